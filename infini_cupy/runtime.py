@@ -1,0 +1,51 @@
+"""The ``cuda`` launcher: our kernel sources compiled by NVRTC through ``cupy.RawModule``.
+
+One module per (device, source, name expression), compiled on first use: a new variant
+costs one small compile, never the whole matrix. CuPy caches the binaries on disk
+(``~/.cupy/kernel_cache``), so a warm process loads instead of compiling.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from . import backends
+from .errors import KernelCompileError
+from .sources import expanded_source, numbered
+
+# -std=c++17 for alignas/if constexpr; no device-wide options that change numerics.
+NVRTC_OPTIONS = ("-std=c++17",)
+
+_functions: dict[tuple[int, str, str], object] = {}
+_lock = threading.Lock()
+
+
+def get_function(source: str, name: str):
+    """The ``cupy.RawKernel`` for name expression ``name`` of ``kernels_src/<source>``
+    on the current device, compiling it once."""
+    cupy = backends.require_cupy()
+    key = (cupy.cuda.Device().id, source, name)
+    fn = _functions.get(key)
+    if fn is not None:
+        return fn
+    with _lock:  # one compile per variant even when threads race for it
+        fn = _functions.get(key)
+        if fn is None:
+            code = expanded_source(source)
+            try:
+                module = cupy.RawModule(
+                    code=code, options=NVRTC_OPTIONS, name_expressions=[name]
+                )
+                fn = module.get_function(name)
+            except cupy.cuda.compiler.CompileException as e:
+                raise KernelCompileError(
+                    "NVRTC", [name], NVRTC_OPTIONS, str(e), numbered(code)
+                ) from None
+            _functions[key] = fn
+    return fn
+
+
+def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
+    """Launch on CuPy's current stream; no synchronization."""
+    fn = get_function(source, name)
+    fn(grid, block, tuple(args), shared_mem=shared_mem)

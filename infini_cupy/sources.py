@@ -1,0 +1,88 @@
+"""Kernel sources: where ``kernels_src/`` is, and each file read once.
+
+An installed wheel carries the sources as ``infini_cupy/kernels_src``; a checkout (or an
+editable install) has them at the top of the repository beside the package.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=None)
+def kernels_dir() -> Path:
+    for candidate in (_PACKAGE_DIR / "kernels_src", _PACKAGE_DIR.parent / "kernels_src"):
+        if (candidate / "common.cuh").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"kernels_src/ not found beside {_PACKAGE_DIR}; the package is installed incompletely"
+    )
+
+
+@functools.lru_cache(maxsize=None)
+def read_source(name: str) -> str:
+    """The text of ``kernels_src/<name>``, read once per process."""
+    return (kernels_dir() / name).read_text()
+
+
+def include_dirs() -> tuple[str, ...]:
+    """Directories both compilers search for ``#include "..."``."""
+    return (str(kernels_dir()),)
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest(name: str) -> str:
+    """A hash of a source and every header beside it, for on-disk caches.
+
+    Headers are included by name, so any change below kernels_src/ invalidates the cache.
+    """
+    h = hashlib.sha256(read_source(name).encode())
+    for path in sorted(kernels_dir().rglob("*")):
+        if path.suffix in (".cuh", ".h", ".cpp") and path.is_file():
+            h.update(path.relative_to(kernels_dir()).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def numbered(source: str) -> str:
+    """Source text with line numbers, for compile-error messages."""
+    return "\n".join(f"{i:5d}  {line}" for i, line in enumerate(source.splitlines(), 1))
+
+
+_INCLUDE_PREFIX = '#include "'
+
+
+@functools.lru_cache(maxsize=None)
+def expanded_source(name: str) -> str:
+    """``name`` with our own ``#include "..."`` headers pasted in, each once.
+
+    NVRTC then needs no include path, and CuPy's kernel cache (keyed on the code it is given)
+    sees header edits. The emulation shim is only included under INFINI_EMULATION and is
+    left out here.
+    """
+    seen: set[str] = set()
+
+    def expand(rel: str) -> list[str]:
+        if rel in seen:
+            return []
+        seen.add(rel)
+        out = []
+        for line in read_source(rel).splitlines():
+            stripped = line.strip()
+            if stripped == "#pragma once":
+                continue
+            if stripped.startswith(_INCLUDE_PREFIX):
+                header = stripped[len(_INCLUDE_PREFIX):].split('"', 1)[0]
+                if not header.startswith("emulation/"):
+                    out.append(f"// ---- {header}")
+                    out.extend(expand(header))
+                    out.append(f"// ---- end {header}")
+                    continue
+            out.append(line)
+        return out
+
+    return "\n".join(expand(name)) + "\n"

@@ -1,0 +1,88 @@
+// Shared by every kernel source: fixed-size argument structs, copy units, and the ld/st
+// helpers through which every global memory access goes.
+//
+// The same text is compiled two ways:
+//   - by NVRTC for the GPU (no standard headers there, so integer types come from here);
+//   - by g++ for the CPU emulator, with INFINI_EMULATION defined: emulation/cuda_emulation.h
+//     supplies threadIdx, __shared__, __syncthreads, vector types, and the access checks.
+#pragma once
+
+#ifdef INFINI_EMULATION
+#include "emulation/cuda_emulation.h"
+#include <cstdint>
+#else
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#endif
+
+namespace ic {
+
+typedef long long index_t;  // byte strides and lengths: signed, 64-bit, as NumPy/CuPy report them
+
+// A fixed-size array passed by value: kernels cannot take std::vector, and a struct of
+// known size is packed once on the host (a NumPy structured scalar of the same layout).
+template <int N, typename T>
+struct ArrayStruct {
+    T a[N];
+};
+
+// A split dimension whose length is not a multiple of its per-block part: the thread with
+// grid index g (in grid dim grid_idx) and block index b (in block dim block_idx) exists
+// only if g * grid_div_block + b < total_len.
+template <typename T>
+struct Constraint {
+    T grid_idx;
+    T block_idx;
+    T grid_div_block;
+    T total_len;
+};
+
+// What one thread copies: a plain type of exactly `Bytes` bytes and that alignment, so the
+// compiler emits one vector access (two for 32 bytes).
+struct alignas(32) unit32_t {
+    uint4 lo, hi;
+};
+template <int Bytes> struct UnitOf;
+template <> struct UnitOf<1> { typedef uint8_t type; };
+template <> struct UnitOf<2> { typedef uint16_t type; };
+template <> struct UnitOf<4> { typedef uint32_t type; };
+template <> struct UnitOf<8> { typedef uint2 type; };
+template <> struct UnitOf<16> { typedef uint4 type; };
+template <> struct UnitOf<32> { typedef unit32_t type; };
+
+// Global memory access. On the GPU a plain load/store; in emulation each access is checked
+// against the buffers passed to the launch (and optionally traced) before it happens, so an
+// out-of-bounds access becomes a Python exception instead of corrupted memory.
+template <typename T>
+__device__ __forceinline__ T ld(const T *p) {
+#ifdef INFINI_EMULATION
+    emu::on_access(p, sizeof(T), false);
+#endif
+    return *p;
+}
+
+template <typename T>
+__device__ __forceinline__ void st(T *p, const T &v) {
+#ifdef INFINI_EMULATION
+    emu::on_access(p, sizeof(T), true);
+#endif
+    *p = v;
+}
+
+// Byte-offset pointer arithmetic: strides are in bytes.
+template <typename T>
+__device__ __forceinline__ T *at(void *base, index_t offset) {
+    return reinterpret_cast<T *>(static_cast<char *>(base) + offset);
+}
+template <typename T>
+__device__ __forceinline__ const T *at(const void *base, index_t offset) {
+    return reinterpret_cast<const T *>(static_cast<const char *>(base) + offset);
+}
+
+}  // namespace ic
