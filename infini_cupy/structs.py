@@ -27,11 +27,11 @@ def array_struct_dtype(length: int, element: np.dtype = INDEX) -> np.dtype:
 
 def array_struct(values, length: int | None = None, element: np.dtype = INDEX) -> np.void:
     """``ic::ArrayStruct<length, element>`` holding ``values``, zero-padded to ``length``."""
-    values = tuple(values)
+    values = list(values)  # a tuple would read as one record of a structured dtype
     length = len(values) if length is None else length
     if len(values) > length:
         raise ValueError(f"{len(values)} values do not fit ArrayStruct<{length}>")
     record = np.zeros((), dtype=array_struct_dtype(length, element))
     if values:
-        record["a"][: len(values)] = values
+        record["a"][: len(values)] = np.array(values, dtype=element)
     return record[()]

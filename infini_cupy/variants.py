@@ -14,7 +14,7 @@ from typing import Callable
 _FAMILIES: dict[str, list[Callable[[], tuple[str, ...]]]] = {}
 
 # Modules that register families when imported.
-_FAMILY_MODULES = ("infini_cupy.rearrange", "infini_cupy.elementwise_kernels")
+_FAMILY_MODULES = ("infini_cupy.strided_copy", "infini_cupy.elementwise_kernels")
 
 
 def register(source: str, names: Callable[[], tuple[str, ...]]) -> None:
