@@ -8,16 +8,24 @@ with the ``emulate`` backend, through the same kernels on a CPU emulator.
 (3, 2)
 """
 
-from . import _data_movement, _delegated
+from . import _data_movement, _delegated, _elementwise_functions
 from ._delegated import *  # noqa: F403  standard functions we delegate, linalg, fft, dtypes, constants
+from ._elementwise_functions import *  # noqa: F403  the 67 elementwise functions, on our kernels
 from ._data_movement import *  # noqa: F403  copies on the rearrange kernel
 from .backends import backend, get_backend
 from .strided_copy import rearrange_
 
-__all__ = [
+# dict.fromkeys: asarray is in both lists (ours wraps the delegated one); list each name once
+__all__ = list(dict.fromkeys([
     *_delegated.__all__,
     *_data_movement.__all__,
+    *_elementwise_functions.__all__,
     "rearrange_",
     "backend",
     "get_backend",
-]
+]))
+
+
+def __dir__():
+    """The namespace's names, not the (private) modules it is built from."""
+    return sorted(__all__)

@@ -1,19 +1,26 @@
 """Data movement of the namespace on the rearrange kernel: views stay views, and every needed
-copy is one (or a few) ``rearrange_`` launches into a preallocated output.
+copy is one (or a few) ``rearrange_`` launches into a preallocated output; a change of dtype
+is the elementwise cast kernel.
 
 All functions take and return native arrays (NumPy or CuPy); on the ``numpy`` backend the
-same code runs with ``rearrange_`` falling back to ``numpy.copyto``.
+same code runs with ``rearrange_`` falling back to ``numpy.copyto``. The view functions
+(``broadcast_to``, ``permute_dims``, ``flip``, ...) are ``_delegated``'s: no copy, no kernel.
+
+>>> import numpy as np, infini_cupy as xp
+>>> xp.concat([np.zeros((1, 2), np.int8), np.ones((2, 2), np.float32)]).dtype
+dtype('float32')
 """
 
 from __future__ import annotations
 
 import math
 import operator
+import warnings
 
 import array_api_compat
 import numpy as np
 
-from . import backends
+from . import _delegated, backends
 from .memory import empty_on_device_of
 from .patterns import apply_pattern, reshape_strides
 from .strided_copy import check_copyable_dtype, rearrange_, rearrange_copy
@@ -23,14 +30,29 @@ def _is_array(a) -> bool:
     return isinstance(a, np.ndarray) or backends.is_cupy_array(a)
 
 
-def _namespace(*arrays):
-    return array_api_compat.array_namespace(*arrays)
+def _check_array(x, what: str) -> None:
+    if not _is_array(x):
+        raise TypeError(f"{what} takes a NumPy or CuPy array, got {type(x).__name__}")
 
 
-def _normalize_axis(axis: int, ndim: int, what: str) -> int:
+def _library(x):
+    """numpy or cupy: the module whose ``broadcast_to``/``repeat`` take ``x``."""
+    return backends.require_cupy() if backends.is_cupy_array(x) else np
+
+
+def _normalize_axis(axis, ndim: int, what: str) -> int:
+    axis = operator.index(axis)
     if not -ndim <= axis < ndim:
-        raise IndexError(f"{what}: axis {axis} is out of bounds for an array of {ndim} dims")
+        # NumPy's AxisError is both an IndexError and a ValueError, as NumPy raises it
+        raise np.exceptions.AxisError(axis, ndim, what)
     return axis % ndim
+
+
+def _int_tuple(values) -> tuple:
+    """A shape or repetitions argument as a tuple of ints (NumPy also takes a bare int)."""
+    if not isinstance(values, (tuple, list)):
+        values = (values,)
+    return tuple(operator.index(v) for v in values)
 
 
 def rearrange(x, pattern: str | None = None, /, **axes_lengths):
@@ -48,41 +70,57 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
         return rearrange_copy(x)
     if not isinstance(pattern, str):
         raise TypeError(f"rearrange: the pattern must be a str, got {type(pattern).__name__}")
+    _check_array(x, "rearrange")
     return apply_pattern(x, pattern, rearrange_copy, **axes_lengths)
 
 
-def ascontiguousarray(x):
+def ascontiguousarray(x, /):
     """``x`` itself when already C-contiguous, else a C-contiguous copy (an extension)."""
+    _check_array(x, "ascontiguousarray")
     return x if x.flags.c_contiguous else rearrange_copy(x)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """``asarray``; a copy of an array on its own device (``copy=True``) is our kernel's."""
-    from . import _delegated
-
-    if copy and _is_array(obj) and (device is None or device == _namespace(obj).device(obj)):
+    """``asarray``; an array copied or cast on its own device goes through our kernels."""
+    if (_is_array(obj) and copy is not False
+            and (device is None or device == array_api_compat.device(obj))
+            and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
         return astype(obj, obj.dtype if dtype is None else dtype, copy=True)
     return _delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
 
 
-def astype(x, dtype, /, *, copy: bool = True, device=None):
-    """``x`` as ``dtype``: same dtype copies through rearrange, other dtypes through the
-    elementwise cast kernel."""
-    if device is not None:
-        from ._delegated import to_device
+def _cast_into(out, x):
+    """``out[...] = x`` converted to ``out.dtype`` (NumPy's casting: complex to real drops the
+    imaginary part): the elementwise cast kernel, ``numpy.copyto`` on the numpy backend."""
+    if backends.backend_for(out, x) == "numpy":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # the kernel is silent too
+            np.copyto(out, x, casting="unsafe")
+        return out
+    from . import elementwise
 
-        x = to_device(x, device)
+    return elementwise.cast(x, out.dtype, out=out)
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """``x`` as ``dtype``: same dtype copies through rearrange (``copy=False``: ``x`` itself),
+    other dtypes through the elementwise cast kernel."""
+    _check_array(x, "astype")
     dtype = np.dtype(dtype)
+    check_copyable_dtype(dtype, "astype")
+    if device is not None and device != array_api_compat.device(x):
+        # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
+        return _delegated.to_device(astype(x, dtype, copy=False), device)
     if x.dtype == dtype:
         return rearrange_copy(x) if copy else x
-    from .elementwise import cast_into
-
-    return cast_into(empty_on_device_of(x, x.shape, dtype), x)
+    check_copyable_dtype(x.dtype, "astype")
+    return _cast_into(empty_on_device_of(x, x.shape, dtype), x)
 
 
 def reshape(x, /, shape, *, copy: bool | None = None):
     """A view when strides allow; else a copy (``copy=False``: ValueError instead)."""
-    shape = tuple(operator.index(n) for n in shape)
+    _check_array(x, "reshape")
+    shape = _int_tuple(shape)
     if shape.count(-1) > 1:
         raise ValueError(f"reshape: at most one -1 in the new shape, got {shape}")
     if -1 in shape:
@@ -104,29 +142,37 @@ def reshape(x, /, shape, *, copy: bool | None = None):
     return rearrange_copy(x).reshape(shape)
 
 
-def _result_dtype(arrays, what: str):
+def _result_dtype(arrays, what: str) -> np.dtype:
     if not arrays:
         raise ValueError(f"{what}: needs at least one array")
+    for a in arrays:
+        _check_array(a, what)
     backends.backend_for(*arrays)  # mixed devices: a clear error before anything else
-    return np.dtype(_namespace(*arrays).result_type(*arrays))
+    # the namespace's result_type (NumPy's promotion, the standard's where it has one)
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    check_copyable_dtype(dtype, what)
+    return dtype
 
 
 def _copy_into(out, x) -> None:
     if out.dtype == x.dtype:
         rearrange_(out, x)
     else:
-        from .elementwise import cast_into
-
-        cast_into(out, x)
+        _cast_into(out, x)
 
 
 def concat(arrays, /, *, axis: int | None = 0):
-    """Join arrays along an existing axis (``axis=None``: flattened) into one new array."""
+    """Join arrays along an existing axis (``axis=None``: flattened): one launch per input."""
     arrays = tuple(arrays)
     dtype = _result_dtype(arrays, "concat")
     if axis is None:
-        arrays = tuple(reshape(a, (-1,)) for a in arrays)
-        axis = 0
+        out = empty_on_device_of(arrays[0], (sum(a.size for a in arrays),), dtype)
+        start = 0
+        for a in arrays:
+            # a contiguous piece of out viewed in a's shape: a's elements land in C order
+            _copy_into(out[start:start + a.size].reshape(a.shape), a)
+            start += a.size
+        return out
     ndim = arrays[0].ndim
     if ndim == 0:
         raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
@@ -151,7 +197,7 @@ def concat(arrays, /, *, axis: int | None = 0):
 
 
 def stack(arrays, /, *, axis: int = 0):
-    """Join arrays of one shape along a new axis."""
+    """Join arrays of one shape along a new axis: one launch per input."""
     arrays = tuple(arrays)
     dtype = _result_dtype(arrays, "stack")
     shape = tuple(arrays[0].shape)
@@ -160,13 +206,15 @@ def stack(arrays, /, *, axis: int = 0):
     axis = _normalize_axis(axis, len(shape) + 1, "stack")
     out = empty_on_device_of(arrays[0], shape[:axis] + (len(arrays),) + shape[axis:], dtype)
     for i, a in enumerate(arrays):
-        _copy_into(out[(slice(None),) * axis + (i,)], a)
+        # the trailing Ellipsis keeps a 0-d slot an array view (NumPy would give a scalar)
+        _copy_into(out[(slice(None),) * axis + (i, Ellipsis)], a)
     return out
 
 
 def tile(x, repetitions, /):
     """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``."""
-    reps = tuple(operator.index(r) for r in repetitions)
+    _check_array(x, "tile")
+    reps = _int_tuple(repetitions)
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     ndim = max(x.ndim, len(reps))
@@ -176,50 +224,57 @@ def tile(x, repetitions, /):
     # out viewed as (r0, n0, r1, n1, ...) is C-contiguous: a view; x broadcast over the r's
     interleaved = tuple(v for pair in zip(reps, shape) for v in pair)
     source = x.reshape(tuple(v for n in shape for v in (1, n)))
-    xp = _namespace(x)
-    rearrange_(out.reshape(interleaved), xp.broadcast_to(source, interleaved))
+    rearrange_(out.reshape(interleaved), _library(x).broadcast_to(source, interleaved))
     return out
 
 
 def repeat(x, repeats, /, *, axis: int | None = None):
     """Repeat each element: an integer count is one launch from a broadcast view; per-element
     counts (an array) have a data-dependent shape and use the array library's repeat."""
-    if axis is None:
-        x, axis = reshape(x, (-1,)), 0
-    axis = _normalize_axis(axis, x.ndim, "repeat")
-    if not isinstance(repeats, int):
-        return _namespace(x).repeat(x, repeats, axis=axis)  # counts per element: library's
+    _check_array(x, "repeat")
+    if _is_array(repeats):
+        backends.backend_for(x, repeats)  # mixed devices: a clear error
+        return _library(x).repeat(x, repeats, axis=axis)  # counts per element: library's
+    repeats = operator.index(repeats)
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     shape = tuple(x.shape)
-    expanded = shape[: axis + 1] + (repeats,) + shape[axis + 1 :]
-    out = empty_on_device_of(x, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1 :],
-                             x.dtype)
-    xp = _namespace(x)
-    source = x.reshape(shape[: axis + 1] + (1,) + shape[axis + 1 :])
-    rearrange_(out.reshape(expanded), xp.broadcast_to(source, expanded))
+    if axis is None:  # flattened: out viewed as (*x.shape, repeats), x broadcast on the last axis
+        out = empty_on_device_of(x, (x.size * repeats,), x.dtype)
+        expanded, source = shape + (repeats,), x[..., None]
+    else:
+        axis = _normalize_axis(axis, x.ndim, "repeat")
+        out = empty_on_device_of(
+            x, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:], x.dtype)
+        expanded = shape[: axis + 1] + (repeats,) + shape[axis + 1:]
+        source = x.reshape(shape[: axis + 1] + (1,) + shape[axis + 1:])
+    rearrange_(out.reshape(expanded), _library(x).broadcast_to(source, expanded))
     return out
 
 
 def roll(x, /, shift, *, axis=None):
-    """Shift elements cyclically: for k rolled axes, 2**k block copies into a new array."""
+    """Shift elements cyclically: for k rolled axes, 2**k block copies into a new array
+    (``axis=None``: 2, plus one to flatten an ``x`` that is not C-contiguous)."""
+    _check_array(x, "roll")
     if axis is None:
+        if isinstance(shift, (tuple, list)):
+            raise ValueError(f"roll: with axis=None, shift must be an int, got {shift}")
         return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     total = {}
     for s, a in zip(shifts, axes):
         a = _normalize_axis(a, x.ndim, "roll")
-        total[a] = total.get(a, 0) + s
+        total[a] = total.get(a, 0) + operator.index(s)
     out = empty_on_device_of(x, tuple(x.shape), x.dtype)
     if x.size == 0:
         return out
     pieces = [((), ())]  # (destination slices, source slices) per axis so far
     for d in range(x.ndim):
         n = x.shape[d]
-        s = total.get(d, 0) % n if n else 0
+        s = total.get(d, 0) % n
         parts = [(slice(None), slice(None))] if s == 0 else [
             (slice(s, None), slice(None, n - s)), (slice(None, s), slice(n - s, None))]
         pieces = [(dst + (pd,), src + (ps,)) for dst, src in pieces for pd, ps in parts]
@@ -229,10 +284,13 @@ def roll(x, /, shift, *, axis=None):
 
 
 def unstack(x, /, *, axis: int = 0):
-    """Views, one per index along ``axis``."""
+    """Views, one per index along ``axis`` (0-d views of a 1-d ``x``, not scalars)."""
+    _check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: x must have at least one dimension, got a 0-d array")
     axis = _normalize_axis(axis, x.ndim, "unstack")
-    return tuple(x[(slice(None),) * axis + (i,)] for i in range(x.shape[axis]))
+    return tuple(x[(slice(None),) * axis + (i, Ellipsis)] for i in range(x.shape[axis]))
 
 
-__all__ = ["rearrange", "ascontiguousarray", "asarray", "astype", "reshape", "concat", "stack", "tile",
-           "repeat", "roll", "unstack"]
+__all__ = ["rearrange", "ascontiguousarray", "asarray", "astype", "reshape", "concat", "stack",
+           "tile", "repeat", "roll", "unstack"]

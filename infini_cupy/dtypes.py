@@ -1,0 +1,196 @@
+"""The one dtype table: which dtypes exist, their C++ names in kernels, their categories,
+and type promotion (the array API standard's, NumPy's for what it leaves open).
+
+>>> import numpy as np
+>>> from infini_cupy import dtypes
+>>> dtypes.result_type(np.dtype("int8"), 1)          # Python scalars are weak
+dtype('int8')
+>>> dtypes.result_type(np.dtype("int8"), np.dtype("float32"))   # mixed kinds: NumPy
+dtype('float32')
+>>> dtypes.ctype(np.dtype("float16"))
+'ic::half_t'
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+# numpy dtype -> (C++ type name in kernels_src, category). Order: the standard's listing.
+DTYPE_TABLE: dict[np.dtype, tuple[str, str]] = {
+    np.dtype(np.bool_): ("bool", "bool"),
+    np.dtype(np.int8): ("int8_t", "signed"),
+    np.dtype(np.int16): ("int16_t", "signed"),
+    np.dtype(np.int32): ("int32_t", "signed"),
+    np.dtype(np.int64): ("int64_t", "signed"),
+    np.dtype(np.uint8): ("uint8_t", "unsigned"),
+    np.dtype(np.uint16): ("uint16_t", "unsigned"),
+    np.dtype(np.uint32): ("uint32_t", "unsigned"),
+    np.dtype(np.uint64): ("uint64_t", "unsigned"),
+    np.dtype(np.float16): ("ic::half_t", "real floating"),
+    np.dtype(np.float32): ("float", "real floating"),
+    np.dtype(np.float64): ("double", "real floating"),
+    np.dtype(np.complex64): ("ic::complex<float>", "complex floating"),
+    np.dtype(np.complex128): ("ic::complex<double>", "complex floating"),
+}
+ALL_DTYPES: tuple[np.dtype, ...] = tuple(DTYPE_TABLE)
+
+# The standard's dtype groups, by the names its function signatures use.
+CATEGORY_GROUPS: dict[str, frozenset[str]] = {
+    "all": frozenset({"bool", "signed", "unsigned", "real floating", "complex floating"}),
+    "boolean": frozenset({"bool"}),
+    "integer": frozenset({"signed", "unsigned"}),
+    "integer or boolean": frozenset({"bool", "signed", "unsigned"}),
+    "numeric": frozenset({"signed", "unsigned", "real floating", "complex floating"}),
+    "real numeric": frozenset({"signed", "unsigned", "real floating"}),
+    "floating-point": frozenset({"real floating", "complex floating"}),
+    "real floating-point": frozenset({"real floating"}),
+    "complex floating-point": frozenset({"complex floating"}),
+}
+
+_REAL_OF_COMPLEX = {np.dtype(np.complex64): np.dtype(np.float32),
+                    np.dtype(np.complex128): np.dtype(np.float64)}
+
+
+def as_dtype(dtype) -> np.dtype:
+    """``dtype`` as a supported ``numpy.dtype``; TypeError for anything else."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{dtype!r} is not a dtype") from None
+    if dt not in DTYPE_TABLE:
+        raise TypeError(f"dtype {dt} is not supported; expected one of "
+                        f"{', '.join(str(d) for d in ALL_DTYPES)}")
+    return dt
+
+
+def ctype(dtype) -> str:
+    """The C++ name of ``dtype``'s element type in kernels_src (``float``, ``ic::half_t``)."""
+    return DTYPE_TABLE[as_dtype(dtype)][0]
+
+
+def category(dtype) -> str:
+    """One of ``bool``, ``signed``, ``unsigned``, ``real floating``, ``complex floating``."""
+    return DTYPE_TABLE[as_dtype(dtype)][1]
+
+
+def dtypes_in(group: str) -> tuple[np.dtype, ...]:
+    """The supported dtypes of a standard group (``"numeric"``, ``"real floating-point"``...)."""
+    cats = CATEGORY_GROUPS[group]
+    return tuple(d for d in ALL_DTYPES if DTYPE_TABLE[d][1] in cats)
+
+
+def is_in(dtype, group: str) -> bool:
+    return DTYPE_TABLE[np.dtype(dtype)][1] in CATEGORY_GROUPS[group]
+
+
+def real_dtype(dtype) -> np.dtype:
+    """float32 for complex64, float64 for complex128, ``dtype`` itself otherwise."""
+    dt = np.dtype(dtype)
+    return _REAL_OF_COMPLEX.get(dt, dt)
+
+
+def _scalar_kind(value) -> str | None:
+    """``bool``/``int``/``float``/``complex`` for Python scalars (NumPy scalars are not weak)."""
+    if isinstance(value, np.generic):
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, complex):
+        return "complex"
+    return None
+
+
+def is_python_scalar(value) -> bool:
+    return _scalar_kind(value) is not None
+
+
+def check_group(func: str, group: str, *dts) -> None:
+    """TypeError, array-api-strict style, unless every dtype in ``dts`` belongs to ``group``.
+
+    >>> check_group("add", "numeric", np.dtype("bool"), np.dtype("int8"))
+    Traceback (most recent call last):
+    TypeError: Only numeric dtypes are allowed in add(...). Got bool and int8.
+    """
+    if all(DTYPE_TABLE[dt][1] in CATEGORY_GROUPS[group] for dt in dts):
+        return
+    allowed = "" if group == "all" else f"{group} "
+    raise TypeError(f"Only {allowed}dtypes are allowed in {func}(...). "
+                    f"Got {' and '.join(str(dt) for dt in dts)}.")
+
+
+@functools.lru_cache(maxsize=1024)
+def _promote_dtypes(dts: tuple[np.dtype, ...]) -> np.dtype:
+    # NumPy 2's table agrees with the standard's wherever the standard defines a result, and
+    # gives NumPy's answer for mixed kinds (int8 + float16 -> float16, int64 + uint64 -> float64).
+    return np.result_type(*dts)
+
+
+_SCALAR_WEAK_OK = {  # Python scalar kind -> array categories it combines with, keeping the array dtype
+    "bool": {"bool"},
+    "int": {"signed", "unsigned", "real floating", "complex floating"},
+    "float": {"real floating", "complex floating"},
+    "complex": {"complex floating"},
+}
+_SCALAR_DEFAULT = {"bool": np.dtype(np.bool_), "int": np.dtype(np.int64),
+                   "float": np.dtype(np.float64), "complex": np.dtype(np.complex128)}
+
+
+def result_type(*args) -> np.dtype:
+    """The promoted dtype of dtypes, arrays and Python scalars.
+
+    Arrays and dtypes promote among themselves first; then each Python scalar is weak: it
+    takes the array dtype when its kind fits (int with any numeric, float with floating,
+    complex with complex), else NumPy's answer (float with int8 gives float64, complex with
+    float32 gives complex64, int with bool gives int64).
+    """
+    dts = []
+    scalars = []
+    for a in args:
+        kind = _scalar_kind(a)
+        if kind is not None:
+            scalars.append(kind)
+        else:
+            dts.append(as_dtype(getattr(a, "dtype", a)))
+    if not dts:
+        if not scalars:
+            raise ValueError("at least one array or dtype is required")
+        order = ("bool", "int", "float", "complex")
+        return _SCALAR_DEFAULT[max(scalars, key=order.index)]
+    dt = _promote_dtypes(tuple(dts))
+    for kind in scalars:
+        if DTYPE_TABLE[dt][1] not in _SCALAR_WEAK_OK[kind]:
+            # NEP 50: float with an integer array -> default float; complex with float32 ->
+            # complex64; anything with bool -> the scalar's default dtype.
+            dt = np.result_type(dt, {"bool": False, "int": 0, "float": 0.0, "complex": 0j}[kind])
+    return dt
+
+
+def scalar_fits(value, dtype) -> bool:
+    """Whether Python scalar ``value`` converts to ``dtype`` without overflow of an integer."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dt)
+        return info.min <= value <= info.max
+    return True
+
+
+def scalar_value(value, dtype):
+    """Python scalar ``value`` as a NumPy scalar of ``dtype`` (what a kernel receives by value).
+
+    OverflowError for integers out of the dtype's range, as NumPy raises.
+    """
+    dt = np.dtype(dtype)
+    if not scalar_fits(value, dt):
+        raise OverflowError(f"Python integer {value} out of bounds for {dt}")
+    if dt.kind in "iub" and isinstance(value, complex):
+        value = value.real
+    if dt.kind in "iu" and isinstance(value, float):
+        value = int(value)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return dt.type(value)

@@ -1,0 +1,295 @@
+// Number types and scalar math shared by the elementwise kernels.
+//
+// NVRTC compiles without any standard header, so float16 storage (half_t), complex numbers
+// and the few type traits the kernels need are defined here in portable C++. Math functions
+// are called by their common names (sin, expm1, hypot, ...): on the GPU they are the CUDA
+// device overloads, in emulation the <cmath> ones brought into namespace ic below.
+#pragma once
+
+#include "common.cuh"
+
+namespace ic {
+
+#ifdef INFINI_EMULATION
+using std::abs; using std::acos; using std::acosh; using std::asin; using std::asinh;
+using std::atan; using std::atan2; using std::atanh; using std::ceil; using std::copysign;
+using std::cos; using std::cosh; using std::exp; using std::expm1; using std::fabs;
+using std::floor; using std::fmod; using std::hypot; using std::isfinite; using std::isinf;
+using std::isnan; using std::log; using std::log10; using std::log1p; using std::log2;
+using std::nextafter; using std::pow; using std::rint; using std::signbit; using std::sin;
+using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
+#endif
+
+// ---- type traits (no <type_traits> under NVRTC)
+template <typename A, typename B> struct is_same { static constexpr bool value = false; };
+template <typename A> struct is_same<A, A> { static constexpr bool value = true; };
+
+template <typename T> struct unsigned_of { typedef T type; };
+template <> struct unsigned_of<int8_t> { typedef uint8_t type; };
+template <> struct unsigned_of<int16_t> { typedef uint16_t type; };
+template <> struct unsigned_of<int32_t> { typedef uint32_t type; };
+template <> struct unsigned_of<int64_t> { typedef uint64_t type; };
+
+template <typename T> struct int_traits { static constexpr bool is_int = false, is_signed = false; };
+#define IC_INT_TRAITS(T, S, MIN, MAX)                                           \
+    template <> struct int_traits<T> {                                          \
+        static constexpr bool is_int = true, is_signed = S;                     \
+        static constexpr T min = MIN, max = MAX;                                \
+    };
+IC_INT_TRAITS(int8_t, true, -128, 127)
+IC_INT_TRAITS(int16_t, true, -32768, 32767)
+IC_INT_TRAITS(int32_t, true, -2147483647 - 1, 2147483647)
+IC_INT_TRAITS(int64_t, true, -9223372036854775807LL - 1, 9223372036854775807LL)
+IC_INT_TRAITS(uint8_t, false, 0, 255)
+IC_INT_TRAITS(uint16_t, false, 0, 65535)
+IC_INT_TRAITS(uint32_t, false, 0, 4294967295U)
+IC_INT_TRAITS(uint64_t, false, 0, 18446744073709551615ULL)
+#undef IC_INT_TRAITS
+
+template <typename T> __host__ __device__ constexpr bool is_int() { return int_traits<T>::is_int; }
+template <typename T> __host__ __device__ constexpr bool is_signed_int() { return int_traits<T>::is_signed; }
+template <typename T> __host__ __device__ constexpr bool is_float() {
+    return is_same<T, float>::value || is_same<T, double>::value;
+}
+
+// ---- float16 storage: IEEE binary16 bits, converted to/from float with round-to-nearest-even.
+struct alignas(2) half_t {
+    uint16_t bits;
+};
+
+__device__ __forceinline__ uint32_t float_bits(float f) {
+    union { float f; uint32_t u; } v;
+    v.f = f;
+    return v.u;
+}
+__device__ __forceinline__ float bits_float(uint32_t u) {
+    union { float f; uint32_t u; } v;
+    v.u = u;
+    return v.f;
+}
+
+// Infinity and NaN without <cmath> macros (NVRTC has none).
+template <typename T> __device__ __forceinline__ T inf_v();
+template <typename T> __device__ __forceinline__ T nan_v();
+template <> __device__ __forceinline__ float inf_v<float>() { return bits_float(0x7f800000u); }
+template <> __device__ __forceinline__ float nan_v<float>() { return bits_float(0x7fc00000u); }
+template <> __device__ __forceinline__ double inf_v<double>() {
+    union { uint64_t u; double d; } v;
+    v.u = 0x7ff0000000000000ULL;
+    return v.d;
+}
+template <> __device__ __forceinline__ double nan_v<double>() {
+    union { uint64_t u; double d; } v;
+    v.u = 0x7ff8000000000000ULL;
+    return v.d;
+}
+
+__device__ inline float half_to_float(half_t h) {
+    uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
+    uint32_t exp = (h.bits >> 10) & 0x1fu;
+    uint32_t man = h.bits & 0x3ffu;
+    if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (man << 13));  // inf, nan
+    if (exp == 0) {
+        // zero or subnormal: man * 2^-24, exact in float
+        float m = (float)man * 5.9604644775390625e-08f;
+        return sign ? -m : m;
+    }
+    return bits_float(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+__device__ inline half_t float_to_half(float f) {
+    uint32_t u = float_bits(f);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t a = u & 0x7fffffffu;
+    half_t h;
+    if (a >= 0x7f800000u) {  // inf or nan (keep nan quiet and non-zero)
+        h.bits = sign | 0x7c00u | (a > 0x7f800000u ? (0x200u | ((a >> 13) & 0x3ffu)) : 0u);
+        return h;
+    }
+    if (a >= 0x477ff000u) {  // rounds to >= 65520: overflow to inf
+        h.bits = sign | 0x7c00u;
+        return h;
+    }
+    if (a < 0x38800000u) {  // below the smallest normal half (2^-14): subnormal or zero
+        if (a < 0x33000000u) {  // below half of the smallest subnormal (2^-25): zero
+            h.bits = sign;
+            return h;
+        }
+        uint32_t e = a >> 23;
+        uint32_t m = (a & 0x7fffffu) | 0x800000u;
+        uint32_t shift = 126u - e;  // value = m * 2^(e-150); half units of 2^-24
+        uint32_t q = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1u);
+        uint32_t halfway = 1u << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u))) ++q;
+        h.bits = sign | (uint16_t)q;
+        return h;
+    }
+    uint32_t q = (a - 0x38000000u) >> 13;  // rebias exponent 127 -> 15
+    uint32_t rem = a & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (q & 1u))) ++q;
+    h.bits = sign | (uint16_t)q;
+    return h;
+}
+
+// ---- complex numbers: the layout of NumPy's complex64/complex128 (real, imag).
+template <typename T>
+struct alignas(2 * sizeof(T)) complex {
+    T re, im;
+};
+
+template <typename T> struct is_complex_t { static constexpr bool value = false; };
+template <typename T> struct is_complex_t<complex<T>> { static constexpr bool value = true; };
+template <typename T> __host__ __device__ constexpr bool is_complex() { return is_complex_t<T>::value; }
+
+template <typename T> struct real_of { typedef T type; };
+template <typename T> struct real_of<complex<T>> { typedef T type; };
+
+template <typename T>
+__device__ __forceinline__ complex<T> cplx(T re, T im) {
+    complex<T> z;
+    z.re = re;
+    z.im = im;
+    return z;
+}
+
+// What a storage type computes in: float16 in float, everything else in itself.
+template <typename T> struct compute_of { typedef T type; };
+template <> struct compute_of<half_t> { typedef float type; };
+
+// ---- conversions between any two of the supported types (NumPy casting semantics).
+template <typename To, typename From>
+struct Convert {
+    __device__ static To run(From x) { return (To)x; }
+};
+template <typename From>
+struct Convert<bool, From> {
+    __device__ static bool run(From x) { return x != (From)0; }
+};
+template <typename To>
+struct Convert<To, half_t> {
+    __device__ static To run(half_t x) { return Convert<To, float>::run(half_to_float(x)); }
+};
+template <typename From>
+struct Convert<half_t, From> {
+    __device__ static half_t run(From x) { return float_to_half(Convert<float, From>::run(x)); }
+};
+template <> struct Convert<half_t, half_t> {
+    __device__ static half_t run(half_t x) { return x; }
+};
+template <> struct Convert<bool, half_t> {
+    __device__ static bool run(half_t x) { return (x.bits & 0x7fffu) != 0; }
+};
+template <typename T, typename From>
+struct Convert<complex<T>, From> {
+    __device__ static complex<T> run(From x) { return cplx((T)Convert<T, From>::run(x), (T)0); }
+};
+template <typename T, typename U>
+struct Convert<complex<T>, complex<U>> {
+    __device__ static complex<T> run(complex<U> x) { return cplx((T)x.re, (T)x.im); }
+};
+template <typename T>
+struct Convert<complex<T>, half_t> {
+    __device__ static complex<T> run(half_t x) { return cplx((T)half_to_float(x), (T)0); }
+};
+template <typename To, typename T>
+struct Convert<To, complex<T>> {  // complex -> real drops the imaginary part, as NumPy does
+    __device__ static To run(complex<T> x) { return Convert<To, T>::run(x.re); }
+};
+template <typename T>
+struct Convert<bool, complex<T>> {
+    __device__ static bool run(complex<T> x) { return x.re != (T)0 || x.im != (T)0; }
+};
+template <typename T>
+struct Convert<half_t, complex<T>> {
+    __device__ static half_t run(complex<T> x) { return float_to_half((float)x.re); }
+};
+
+template <typename To, typename From>
+__device__ __forceinline__ To convert(From x) {
+    return Convert<To, From>::run(x);
+}
+
+// ---- integer arithmetic with NumPy's wrap-around (signed overflow is undefined in C++).
+template <typename T>
+__device__ __forceinline__ T wrap_add(T a, T b) {
+    typedef typename unsigned_of<T>::type U;
+    return (T)(U)((U)a + (U)b);
+}
+template <typename T>
+__device__ __forceinline__ T wrap_sub(T a, T b) {
+    typedef typename unsigned_of<T>::type U;
+    return (T)(U)((U)a - (U)b);
+}
+template <typename T>
+__device__ __forceinline__ T wrap_mul(T a, T b) {
+    typedef typename unsigned_of<T>::type U;
+    // uint16*uint16 promotes to (signed) int and can overflow: multiply in 64-bit unsigned.
+    return (T)(U)((uint64_t)(U)a * (uint64_t)(U)b);
+}
+template <typename T>
+__device__ __forceinline__ T wrap_neg(T a) {
+    typedef typename unsigned_of<T>::type U;
+    return (T)(U)((U)0 - (U)a);
+}
+
+// Floor division and remainder of integers with NumPy's answers: sign of the divisor,
+// 0 for division by zero (never a trap), MIN // -1 wraps to MIN.
+template <typename T>
+__device__ __forceinline__ T int_floor_div(T a, T b) {
+    if (b == 0) return 0;
+    if constexpr (is_signed_int<T>()) {
+        if (b == (T)-1) return wrap_neg(a);
+        T q = (T)(a / b);
+        if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+        return q;
+    } else {
+        return (T)(a / b);
+    }
+}
+template <typename T>
+__device__ __forceinline__ T int_remainder(T a, T b) {
+    if (b == 0) return 0;
+    if constexpr (is_signed_int<T>()) {
+        if (b == (T)-1) return 0;
+        T r = (T)(a % b);
+        if (r != 0 && ((r < 0) != (b < 0))) r = (T)(r + b);
+        return r;
+    } else {
+        return (T)(a % b);
+    }
+}
+
+// ---- real floating point helpers
+template <typename T>
+__device__ __forceinline__ T float_remainder(T a, T b) {
+    // NumPy's npy_divmod: fmod, then move into the sign of b; the zero result takes b's sign.
+    if (b == (T)0) return fmod(a, b);
+    T mod = fmod(a, b);
+    if (mod != (T)0) {
+        if ((b < (T)0) != (mod < (T)0)) mod += b;
+    } else {
+        mod = copysign((T)0, b);
+    }
+    return mod;
+}
+template <typename T>
+__device__ __forceinline__ T float_floor_div(T a, T b) {
+    if (b == (T)0) return a / b;  // inf or nan with the IEEE sign, as NumPy
+    // One infinite operand: the standard's answers (+-inf, +-0), where NumPy's divmod gives
+    // NaN for inf // finite and -1 for -finite // inf.
+    if (isinf(a) != isinf(b) && !isnan(a) && !isnan(b)) return a / b;
+    T mod = fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != (T)0 && ((b < (T)0) != (mod < (T)0))) div -= (T)1;
+    T floordiv;
+    if (div != (T)0) {
+        floordiv = floor(div);
+        if (div - floordiv > (T)0.5) floordiv += (T)1;
+    } else {
+        floordiv = copysign((T)0, a / b);
+    }
+    return floordiv;
+}
+
+}  // namespace ic

@@ -1,0 +1,52 @@
+"""NVRTC compiles every elementwise name expression the engine can request, for sm_75 and
+sm_90, without a GPU (the nvidia-cuda-nvrtc wheel). Names are compiled in batches, batches in
+parallel processes: one program per name would re-parse the source thousands of times."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from infini_cupy import elementwise_kernels as ek
+from infini_cupy import variants
+
+BATCH = 400
+
+
+def _compile(batch, arch):
+    from infini_cupy.nvrtc import compile_ptx
+
+    program = compile_ptx(ek.SOURCE, batch, arch)
+    return {name: program.lowered_names[name] for name in batch}
+
+
+def _nvrtc_available() -> bool:
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+        return True
+    except Exception:
+        return False
+
+
+def test_registry_lists_every_elementwise_name():
+    names = variants.all_variants()[ek.SOURCE]
+    assert set(names) == set(ek.all_names())
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC (nvidia-cuda-nvrtc) not installed")
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_nvrtc_compiles_every_variant(arch):
+    names = ek.all_names()
+    batches = [names[i:i + BATCH] for i in range(0, len(names), BATCH)]
+    workers = max(1, min(len(batches), os.cpu_count() or 1))
+    lowered = {}
+    with ProcessPoolExecutor(workers) as pool:
+        for result in pool.map(_compile, batches, [arch] * len(batches)):
+            lowered.update(result)
+    assert set(lowered) == set(names)
+    assert all(symbol.startswith("_Z") for symbol in lowered.values())
