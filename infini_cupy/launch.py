@@ -13,6 +13,45 @@ Arguments, in kernel parameter order:
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from dataclasses import dataclass
+
+_recorders = threading.local()
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    """One kernel launch, as :func:`recording` saw it."""
+
+    source: str
+    name: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    backend: str
+
+
+@contextlib.contextmanager
+def recording():
+    """Collect a :class:`LaunchRecord` for every launch this thread makes in the block.
+
+    >>> import numpy as np, infini_cupy as xp
+    >>> from infini_cupy.launch import recording
+    >>> with xp.backend("emulate"), recording() as launches:
+    ...     _ = xp.rearrange(np.zeros((4, 3)).T)
+    >>> [r.name for r in launches]  # doctest: +SKIP
+    ['rearrange<8, 1, 1, 0>']
+    """
+    stack = getattr(_recorders, "stack", None)
+    if stack is None:
+        stack = _recorders.stack = []
+    records: list[LaunchRecord] = []
+    stack.append(records)
+    try:
+        yield records
+    finally:
+        stack.remove(records)
+
 
 def _dim3(d) -> tuple[int, int, int]:
     if isinstance(d, int):
@@ -24,6 +63,10 @@ def _dim3(d) -> tuple[int, int, int]:
 def launch(source: str, name: str, grid, block, args, *, backend: str, shared_mem: int = 0):
     """Launch kernel ``name`` (a name expression) of ``kernels_src/<source>``."""
     grid, block = _dim3(grid), _dim3(block)
+    stack = getattr(_recorders, "stack", None)
+    if stack:
+        for records in stack:
+            records.append(LaunchRecord(source, name, grid, block, backend))
     if backend == "cuda":
         from . import runtime
 
