@@ -19,7 +19,14 @@ Kernel semantics of a :class:`GeneralRearrangePlan` (kernel ``rearrange_general<
 thread ``i = b * block_threads + t`` with ``i < total`` copies element ``i`` of the C-order
 enumeration of ``shape`` (``unit`` bytes at ``sum(index * stride)``).
 
+Transposes (and copies whose rows are misaligned) get a :class:`~infini_cupy.tile_planner.
+TilePlan` instead: a tile at a time through shared memory, both sides coalesced (see
+:mod:`infini_cupy.tile_planner`); ``tiles=False`` asks for the seed-style plan.
+
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
+>>> plan.kernel, (plan.tile0, plan.tile1)
+('tiled_copy<4, 1, 1, 1>', (106, 106))
+>>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4, tiles=False)
 >>> plan.kernel, plan.block_len, plan.grid_len, len(plan.constraints)
 ('rearrange<4, 2, 2, 2>', (32, 32), (63, 63), 2)
 """
@@ -30,6 +37,8 @@ import math
 import operator
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from .tile_planner import TilePlan, plan_tiles
 
 MAX_DIMS = 64
 MAX_BLOCK_DIMS = 5
@@ -347,15 +356,18 @@ def _choose_block_parts(shape, dst_strides, src_strides, budget) -> dict[int, in
 
 
 def plan_rearrange(
-    shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0
-) -> RearrangePlan | GeneralRearrangePlan:
+    shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0,
+    tiles=True,
+) -> RearrangePlan | GeneralRearrangePlan | TilePlan:
     """Plan copying a ``shape`` array laid out by ``src_strides`` into ``dst_strides``.
 
-    Strides are in bytes; addresses matter only through :func:`alignment_class`. Returns a
-    :class:`RearrangePlan` when the block and grid each need at most 5 dims, else a
-    :class:`GeneralRearrangePlan`. Zero-size arrays give a plan with ``grid_blocks == 0``
-    (``plan.empty``): launch nothing. Raises ValueError on invalid layouts, including a
-    destination that overlaps itself.
+    Strides are in bytes; addresses matter only through their offset in a 32-byte sector
+    (``address % 32``, which also gives :func:`alignment_class`). Returns a
+    :class:`~infini_cupy.tile_planner.TilePlan` when staging through shared memory pays (a
+    transpose, or misaligned rows; not with ``tiles=False``), else a :class:`RearrangePlan`
+    when the block and grid each need at most 5 dims, else a :class:`GeneralRearrangePlan`.
+    Zero-size arrays give a plan with ``grid_blocks == 0`` (``plan.empty``): launch nothing.
+    Raises ValueError on invalid layouts, including a destination that overlaps itself.
 
     >>> plan = plan_rearrange((4, 8), (32, 4), (32, 4), 4)   # C-contiguous fp32 copy
     >>> plan.kernel, plan.block_len, plan.grid_len, plan.block_threads
@@ -365,6 +377,11 @@ def plan_rearrange(
     layout = normalize_layout(
         shape, dst_strides, src_strides, itemsize, dst_address=dst_address, src_address=src_address
     )
+    if tiles and layout.total:
+        tiled = plan_tiles(layout.unit, layout.shape, layout.dst_strides, layout.src_strides,
+                           dst_address % 32, src_address % 32, budget)
+        if tiled is not None:
+            return tiled
     unit, dims = layout.unit, list(zip(layout.shape, layout.dst_strides, layout.src_strides))
     per_block = _choose_block_parts(*_columns(dims), budget) if layout.total else {}
 

@@ -29,8 +29,10 @@ from infini_cupy.planner import (
     plan_rearrange,
     rearrange_kernel_name,
 )
+from infini_cupy.tile_planner import TilePlan, all_tiled_kernel_names, tiled_kernel_name
+from tile_simulation import simulate_tile_kernel
 
-KERNEL_NAMES = frozenset(all_kernel_names())
+KERNEL_NAMES = frozenset(all_kernel_names() + all_tiled_kernel_names())
 
 
 # --- the oracle and the simulators ------------------------------------------------------
@@ -85,6 +87,15 @@ def check_plan_invariants(plan, max_threads):
     assert plan.kernel in KERNEL_NAMES
     assert plan.unit in (1, 2, 4, 8, 16, 32)
     assert plan.block_threads % 32 == 0 and plan.block_threads <= max(32, max_threads)
+    if isinstance(plan, TilePlan):
+        assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector, plan.wide)
+        assert plan.dst_stride1 == plan.unit and plan.tile0 * plan.pitch <= plan.capacity
+        assert 0 <= plan.shift0 < plan.tile0 and 0 <= plan.shift1 < plan.tile1
+        assert plan.tiles0 == -(-(plan.len0 + plan.shift0) // plan.tile0)
+        assert plan.tiles1 == -(-(plan.len1 + plan.shift1) // plan.tile1)
+        assert plan.tiles == plan.grid_blocks == plan.tiles0 * plan.tiles1 * math.prod(plan.batch_len)
+        assert len(plan.batch_len) == len(plan.src_batch_stride) == len(plan.dst_batch_stride) <= 4
+        return
     if isinstance(plan, GeneralRearrangePlan):
         assert plan.kernel == general_kernel_name(plan.unit)
         assert plan.total == math.prod(plan.shape)
@@ -110,8 +121,12 @@ def check_copies_exactly(shape, dst_strides, src_strides, itemsize, **options):
     plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, **options)
     check_plan_invariants(plan, options.get("max_threads", 1024))
     assert hash(plan) == hash(plan_rearrange(shape, dst_strides, src_strides, itemsize, **options))
-    simulate = simulate_matrix_kernel if isinstance(plan, RearrangePlan) else simulate_general_kernel
-    dst_offsets, src_offsets = simulate(plan)
+    if isinstance(plan, TilePlan):
+        copied = simulate_tile_kernel(plan, options.get("dst_address", 0), options.get("src_address", 0))
+        dst_offsets, src_offsets = copied.dst, copied.src
+    else:
+        simulate = simulate_matrix_kernel if isinstance(plan, RearrangePlan) else simulate_general_kernel
+        dst_offsets, src_offsets = simulate(plan)
     # Vector accesses must be aligned to the unit in both memories.
     assert np.all((options.get("dst_address", 0) + dst_offsets) % plan.unit == 0)
     assert np.all((options.get("src_address", 0) + src_offsets) % plan.unit == 0)
@@ -201,9 +216,14 @@ def test_larger_layouts_split_dims_with_constraints(shape, data):
 
 @settings(max_examples=200, deadline=None)
 @given(layouts(max_dims=4), st.integers(0, 1 << 40), st.integers(0, 1 << 40))
-def test_plan_depends_on_addresses_only_through_alignment_class(layout, dst_address, src_address):
+def test_plan_depends_on_addresses_only_through_their_sector_offset(layout, dst_address, src_address):
     shape, dst_strides, src_strides, itemsize, options = layout
     options.update(dst_address=dst_address, src_address=src_address)
+    plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, **options)
+    options.update(dst_address=dst_address % 32, src_address=src_address % 32)
+    assert plan == plan_rearrange(shape, dst_strides, src_strides, itemsize, **options)
+    # The seed-style plans only through the alignment class.
+    options.update(tiles=False)
     plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, **options)
     options.update(dst_address=alignment_class(dst_address), src_address=alignment_class(src_address))
     assert plan == plan_rearrange(shape, dst_strides, src_strides, itemsize, **options)
@@ -249,14 +269,17 @@ def test_large_contiguous_copy_splits_its_one_dim():
 
 
 def test_transpose_tiles_32x32_with_constraints_when_lengths_do_not_divide():
-    plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)
+    # The seed-style plan of a transpose (the planner prefers a staged copy: test_tile_planner).
+    plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4, tiles=False)
     assert plan.block_len == (32, 32) and plan.grid_len == (63, 63)
     assert plan.src_block_stride == (4, 8004)  # the fastest thread index walks dst's rows
     assert plan.constraints == (Constraint(0, 0, 32, 2001), Constraint(1, 1, 32, 2001))
     assert plan.kernel == "rearrange<4, 2, 2, 2>"
-    assert plan_rearrange((2048, 2048), (8192, 4), (4, 8192), 4).kernel == "rearrange<4, 2, 2, 0>"
-    plan = check_copies_exactly((201, 201), (804, 4), (4, 804), 4)  # the same, simulated
+    assert plan_rearrange((2048, 2048), (8192, 4), (4, 8192), 4, tiles=False).kernel == (
+        "rearrange<4, 2, 2, 0>")
+    plan = check_copies_exactly((201, 201), (804, 4), (4, 804), 4, tiles=False)  # simulated
     assert plan.kernel == "rearrange<4, 2, 2, 2>" and plan.grid_len == (7, 7)
+    assert isinstance(check_copies_exactly((201, 201), (804, 4), (4, 804), 4), TilePlan)
 
 
 def test_nchw_to_nhwc():
@@ -269,11 +292,13 @@ def test_nchw_to_nhwc():
     dst = (H * W * C * 4, 4, W * C * 4, C * 4)
     layout = normalize_layout((N, C, H, W), dst, src, 4)
     assert layout.shape == (N, H * W, C) and layout.unit == 4
-    plan = plan_rearrange((N, C, H, W), dst, src, 4)
+    plan = plan_rearrange((N, C, H, W), dst, src, 4, tiles=False)
     assert plan.block_len == (32, 32) and plan.grid_len == (N, H * W // 32, C // 32)
     assert plan.kernel == "rearrange<4, 2, 3, 0>" and plan.grid_blocks == 100352
     # The same transformation, small enough to simulate: (N, C, H, W) = (2, 8, 6, 5).
-    check_copies_exactly((2, 8, 6, 5), (960, 4, 160, 32), (960, 120, 20, 4), 4, max_threads=64)
+    for tiles in (False, True):
+        check_copies_exactly((2, 8, 6, 5), (960, 4, 160, 32), (960, 120, 20, 4), 4,
+                             max_threads=64, tiles=tiles)
 
 
 def test_kernel_matrix_names():
@@ -290,8 +315,9 @@ def test_kernel_matrix_names():
 def test_misaligned_addresses_give_a_smaller_unit(address, unit):
     assert alignment_class(address) == min(32, address & -address or 32)
     for options in (dict(src_address=address), dict(dst_address=address)):
-        plan = check_copies_exactly((64,), (4,), (4,), 4, **options)
+        plan = check_copies_exactly((64,), (4,), (4,), 4, tiles=False, **options)
         assert plan.unit == min(unit, 4 * 64) and plan.block_len == (256 // plan.unit,)
+        check_copies_exactly((64,), (4,), (4,), 4, **options)  # staged when misaligned
 
 
 def test_every_stride_limits_the_unit():

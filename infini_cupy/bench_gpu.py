@@ -1,0 +1,76 @@
+"""GB/s on a GPU for ``python -m infini_cupy bench``: our kernel against a device-to-device
+copy of as many bytes, CuPy (``cupy.ascontiguousarray`` or the ufunc) and torch when installed.
+
+Bytes moved: a copy reads and writes its destination's size; an elementwise call reads its
+array inputs and writes its output. Times are CUDA-event averages over repeated calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def seconds_per_call(fn, repeats=20) -> float:
+    import cupy
+
+    fn()
+    cupy.cuda.Device().synchronize()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    for _ in range(repeats):
+        fn()
+    end.record()
+    end.synchronize()
+    return cupy.cuda.get_elapsed_time(start, end) / 1e3 / repeats
+
+
+def throughput(case, operands, call) -> dict:
+    """GB/s of our kernel, of a device-to-device copy of as many bytes, CuPy and torch."""
+    import cupy
+
+    if case.suite == "elementwise":
+        op, *inputs = operands
+        arrays = [a for a in inputs if hasattr(a, "nbytes")]
+        out = getattr(cupy, op)(*inputs)
+        moved = sum(a.nbytes for a in arrays) + out.nbytes
+
+        def cupy_call():
+            getattr(cupy, op)(*inputs, out=out)
+    else:
+        y, x = operands
+        moved = 2 * y.nbytes
+
+        def cupy_call():
+            cupy.ascontiguousarray(x)
+    half = max(moved // 2, 1)
+    a, b = cupy.empty(half, np.uint8), cupy.empty(half, np.uint8)
+
+    def copy_call():
+        cupy.cuda.runtime.memcpyAsync(b.data.ptr, a.data.ptr, half, 3,
+                                      cupy.cuda.get_current_stream().ptr)
+
+    record = {
+        "gbps": round(moved / seconds_per_call(call) / 1e9, 1),
+        "copy_gbps": round(2 * half / seconds_per_call(copy_call) / 1e9, 1),
+        "cupy_gbps": round(moved / seconds_per_call(cupy_call) / 1e9, 1),
+        "torch_gbps": None,
+    }
+    torch_call = _torch_call(case, operands)
+    if torch_call is not None:
+        record["torch_gbps"] = round(moved / seconds_per_call(torch_call) / 1e9, 1)
+    return record
+
+
+def _torch_call(case, operands):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if case.suite == "elementwise":
+        op, *inputs = operands
+        tensors = [torch.from_dlpack(a) if hasattr(a, "__dlpack__") else a for a in inputs]
+        function = getattr(torch, op)
+        return lambda: function(*tensors)
+    y, x = operands
+    tx, ty = torch.from_dlpack(x), torch.from_dlpack(y)
+    return lambda: ty.copy_(tx)
