@@ -20,7 +20,7 @@ import warnings
 import array_api_compat
 import numpy as np
 
-from . import _delegated, backends
+from . import _delegated, backends, dtypes
 from .memory import empty_on_device_of
 from .patterns import apply_pattern, reshape_strides
 from .strided_copy import check_copyable_dtype, rearrange_, rearrange_copy
@@ -31,8 +31,11 @@ def _is_array(a) -> bool:
 
 
 def _check_array(x, what: str) -> None:
+    """TypeError unless ``x`` is a NumPy or CuPy array of a dtype our kernels copy, whether
+    or not this call needs a copy (a view of an object array is refused like its copy)."""
     if not _is_array(x):
         raise TypeError(f"{what} takes a NumPy or CuPy array, got {type(x).__name__}")
+    check_copyable_dtype(x.dtype, what)
 
 
 def _library(x):
@@ -40,19 +43,28 @@ def _library(x):
     return backends.require_cupy() if backends.is_cupy_array(x) else np
 
 
+def _index(value, what: str, name: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an integer, got {value!r}") from None
+
+
 def _normalize_axis(axis, ndim: int, what: str) -> int:
-    axis = operator.index(axis)
+    axis = _index(axis, what, "axis")
     if not -ndim <= axis < ndim:
         # NumPy's AxisError is both an IndexError and a ValueError, as NumPy raises it
         raise np.exceptions.AxisError(axis, ndim, what)
     return axis % ndim
 
 
-def _int_tuple(values) -> tuple:
+def _int_tuple(values, what: str, name: str) -> tuple:
     """A shape or repetitions argument as a tuple of ints (NumPy also takes a bare int)."""
-    if not isinstance(values, (tuple, list)):
-        values = (values,)
-    return tuple(operator.index(v) for v in values)
+    items = values if isinstance(values, (tuple, list)) else (values,)
+    try:
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be integers, got {values!r}") from None
 
 
 def rearrange(x, pattern: str | None = None, /, **axes_lengths):
@@ -108,6 +120,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     _check_array(x, "astype")
     dtype = np.dtype(dtype)
     check_copyable_dtype(dtype, "astype")
+    dtypes.as_dtype(dtype)  # the cast kernels' dtypes (no float128 on a GPU): a TypeError
     if device is not None and device != array_api_compat.device(x):
         # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
         return _delegated.to_device(astype(x, dtype, copy=False), device)
@@ -120,7 +133,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
 def reshape(x, /, shape, *, copy: bool | None = None):
     """A view when strides allow; else a copy (``copy=False``: ValueError instead)."""
     _check_array(x, "reshape")
-    shape = _int_tuple(shape)
+    shape = _int_tuple(shape, "reshape", "shape")
     if shape.count(-1) > 1:
         raise ValueError(f"reshape: at most one -1 in the new shape, got {shape}")
     if -1 in shape:
@@ -214,7 +227,7 @@ def stack(arrays, /, *, axis: int = 0):
 def tile(x, repetitions, /):
     """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``."""
     _check_array(x, "tile")
-    reps = _int_tuple(repetitions)
+    reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     ndim = max(x.ndim, len(reps))
@@ -235,7 +248,7 @@ def repeat(x, repeats, /, *, axis: int | None = None):
     if _is_array(repeats):
         backends.backend_for(x, repeats)  # mixed devices: a clear error
         return _library(x).repeat(x, repeats, axis=axis)  # counts per element: library's
-    repeats = operator.index(repeats)
+    repeats = _index(repeats, "repeat", "repeats")
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     shape = tuple(x.shape)
@@ -267,7 +280,7 @@ def roll(x, /, shift, *, axis=None):
     total = {}
     for s, a in zip(shifts, axes):
         a = _normalize_axis(a, x.ndim, "roll")
-        total[a] = total.get(a, 0) + operator.index(s)
+        total[a] = total.get(a, 0) + _index(s, "roll", "shift")
     out = empty_on_device_of(x, tuple(x.shape), x.dtype)
     if x.size == 0:
         return out

@@ -90,7 +90,8 @@ def forget_loaded() -> None:
 
 def cache_info() -> dict:
     """Libraries ``compiled``, ``loaded`` from disk, and found ``corrupt``, in this process."""
-    return dict(stats)
+    with emulator_build._stats_lock:
+        return dict(stats)
 
 
 def _kernel(source: str, name: str) -> _Kernel:

@@ -43,6 +43,12 @@ _TRAILER_LEN = len(_TRAILER_MAGIC) + 32
 
 # What happened to libraries in this process: "compiled", "loaded" (from disk), "corrupt".
 stats: collections.Counter = collections.Counter()
+_stats_lock = threading.Lock()  # threads building different keys count at once
+
+
+def _count(event: str) -> None:
+    with _stats_lock:
+        stats[event] += 1
 
 _key_locks: dict[str, threading.Lock] = {}
 _key_locks_guard = threading.Lock()
@@ -57,15 +63,22 @@ def cache_dir() -> Path:
 @functools.lru_cache(maxsize=None)
 def compiler_version() -> str:
     """``g++`` version and target, part of every cache key."""
-    if shutil.which(CXX) is None:
+    found = shutil.which(CXX)
+    if found is None:
         raise RuntimeError(
             f"the emulate backend compiles kernels with {CXX}, which is not on PATH; "
             "install it (Debian/Ubuntu: apt-get install g++)"
         )
-    out = [
-        subprocess.run([CXX, flag], capture_output=True, text=True, check=True).stdout.strip()
-        for flag in ("-dumpfullversion", "-dumpmachine")
-    ]
+    try:
+        out = [
+            subprocess.run([found, flag], capture_output=True, text=True, check=True).stdout.strip()
+            for flag in ("-dumpfullversion", "-dumpmachine")
+        ]
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise RuntimeError(
+            f"the emulate backend compiles kernels with {CXX}, but {found} does not run "
+            f"({e}); install a working one (Debian/Ubuntu: apt-get install g++)"
+        ) from e
     return " ".join(out)
 
 
@@ -111,16 +124,16 @@ def _compile(cpp_text: str, path: Path, options, names, numbered_source: str) ->
         staged = Path(tmp) / "staged.so"
         staged.write_bytes(body + _TRAILER_MAGIC + hashlib.sha256(body).digest())
         os.replace(staged, path)
-    stats["compiled"] += 1
+    _count("compiled")
 
 
 def _load_or_build(path: Path, build) -> Path:
     """``path`` verified, after building it when it is missing or corrupt."""
     if _read_verified(path):
-        stats["loaded"] += 1
+        _count("loaded")
         return path
     if path.exists():
-        stats["corrupt"] += 1
+        _count("corrupt")
     build()
     return path
 
@@ -222,7 +235,7 @@ def kernel_library(source: str, names: tuple[str, ...]):
         try:
             lib = ctypes.CDLL(str(path))
         except OSError:  # verified yet unloadable (say, a stale runtime ABI): build it anew
-            stats["corrupt"] += 1
+            _count("corrupt")
             build()
             lib = ctypes.CDLL(str(path))
     kernels = {}

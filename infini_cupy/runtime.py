@@ -31,6 +31,9 @@ def get_function(source: str, name: str):
     with _lock:  # one compile per variant even when threads race for it
         fn = _functions.get(key)
         if fn is None:
+            from .nvrtc import load_nvrtc
+
+            load_nvrtc()  # a missing NVRTC says what to install, not what CuPy failed to open
             code = expanded_source(source)
             try:
                 module = cupy.RawModule(
@@ -45,7 +48,20 @@ def get_function(source: str, name: str):
     return fn
 
 
+def _device_of_arguments(args):
+    """The device of the first CuPy array argument (callers have checked they agree)."""
+    cupy = backends.require_cupy()
+    for a in args:
+        if isinstance(a, cupy.ndarray):
+            return a.device
+    return None
+
+
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
-    """Launch on CuPy's current stream; no synchronization."""
-    fn = get_function(source, name)
-    fn(grid, block, tuple(args), shared_mem=shared_mem)
+    """Launch on the arrays' device, on CuPy's current stream there; no synchronization."""
+    device = _device_of_arguments(args)
+    if device is not None and device.id != backends.require_cupy().cuda.Device().id:
+        with device:  # arrays on a GPU that is not the current one: launch where they live
+            get_function(source, name)(grid, block, tuple(args), shared_mem=shared_mem)
+        return
+    get_function(source, name)(grid, block, tuple(args), shared_mem=shared_mem)

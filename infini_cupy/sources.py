@@ -1,4 +1,5 @@
-"""Kernel sources: where ``kernels_src/`` is, and each file read once.
+"""Kernel sources: where ``kernels_src/`` is, and each file read once per version (an edit,
+say the fix after a failed compile, is seen by the next compile of the same process).
 
 An installed wheel carries the sources as ``infini_cupy/kernels_src``; a checkout (or an
 editable install) has them at the top of the repository beside the package.
@@ -23,10 +24,31 @@ def kernels_dir() -> Path:
     )
 
 
+def _stamp(path: Path) -> tuple[int, int, int]:
+    """What changes when a file is edited or replaced: the caches below are keyed on it, so
+    a kernel fixed after a failed compile is what the next compile in this process sees."""
+    st = path.stat()
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _header_stamps() -> tuple:
+    return tuple(
+        (path.relative_to(kernels_dir()).as_posix(), _stamp(path))
+        for path in sorted(kernels_dir().rglob("*"))
+        if path.suffix in (".cuh", ".h", ".cpp") and path.is_file()
+    )
+
+
 @functools.lru_cache(maxsize=None)
+def _read_text(path: str, stamp: tuple) -> str:
+    return Path(path).read_text()
+
+
 def read_source(name: str) -> str:
-    """The text of ``kernels_src/<name>``, read once per process."""
-    return (kernels_dir() / name).read_text()
+    """The text of ``kernels_src/<name>`` (or of an absolute path), read again only when the
+    file changed."""
+    path = kernels_dir() / name
+    return _read_text(str(path), _stamp(path))
 
 
 def include_dirs() -> tuple[str, ...]:
@@ -34,17 +56,20 @@ def include_dirs() -> tuple[str, ...]:
     return (str(kernels_dir()),)
 
 
-@functools.lru_cache(maxsize=None)
 def source_digest(name: str) -> str:
     """A hash of a source and every header beside it, for on-disk caches.
 
     Headers are included by name, so any change below kernels_src/ invalidates the cache.
     """
+    return _digest(name, _stamp(kernels_dir() / name), _header_stamps())
+
+
+@functools.lru_cache(maxsize=None)
+def _digest(name: str, stamp: tuple, headers: tuple) -> str:
     h = hashlib.sha256(read_source(name).encode())
-    for path in sorted(kernels_dir().rglob("*")):
-        if path.suffix in (".cuh", ".h", ".cpp") and path.is_file():
-            h.update(path.relative_to(kernels_dir()).as_posix().encode())
-            h.update(path.read_bytes())
+    for rel, _ in headers:
+        h.update(rel.encode())
+        h.update((kernels_dir() / rel).read_bytes())
     return h.hexdigest()[:24]
 
 
@@ -56,7 +81,6 @@ def numbered(source: str) -> str:
 _INCLUDE_PREFIX = '#include "'
 
 
-@functools.lru_cache(maxsize=None)
 def expanded_source(name: str) -> str:
     """``name`` with our own ``#include "..."`` headers pasted in, each once.
 
@@ -64,6 +88,11 @@ def expanded_source(name: str) -> str:
     sees header edits. The emulation shim is only included under INFINI_EMULATION and is
     left out here.
     """
+    return _expanded(name, _stamp(kernels_dir() / name), _header_stamps())
+
+
+@functools.lru_cache(maxsize=None)
+def _expanded(name: str, stamp: tuple, headers: tuple) -> str:
     seen: set[str] = set()
 
     def expand(rel: str) -> list[str]:

@@ -163,7 +163,9 @@ def _validate(y, x) -> str:
     if y.shape != x.shape:
         raise ValueError(f"rearrange_: shapes differ: y has {y.shape}, x has {x.shape}")
     if isinstance(y, np.ndarray) and not y.flags.writeable:
-        raise ValueError("rearrange_: the destination y is read-only")
+        raise ValueError(
+            f"rearrange_: the destination y (shape {y.shape}, strides {y.strides}) is read-only"
+        )
     return backend
 
 
@@ -250,6 +252,12 @@ def _rearrange_checked(y, x):
     return y
 
 
+def clear_caches() -> None:
+    """Forget planned layouts (tests that change planning or launch constants)."""
+    _recent.clear()
+    prepared_copy.cache_clear()
+
+
 def rearrange_copy(x):
     """A new C-contiguous copy of ``x`` on ``x``'s device."""
     if not _is_array(x):
@@ -270,4 +278,4 @@ def warm(backend: str, names=None) -> None:
         prepare(TILED_SOURCE, tiled, backend=backend)
 
 
-__all__ = ["rearrange_", "rearrange_copy", "plan_for", "prepared_copy"]
+__all__ = ["rearrange_", "rearrange_copy", "plan_for", "prepared_copy", "clear_caches"]

@@ -3,14 +3,35 @@
 By default every test runs in emulation (NumPy arrays, kernels compiled by g++). On a machine
 with a GPU, ``pytest --backend cuda`` re-runs the same tests with CuPy arrays and NVRTC-
 compiled kernels: the GPU test matrix. Tests marked ``gpu`` run only when CuPy sees a device.
+
+Tests marked ``slow`` (the long property runs) are deselected unless asked for:
+``pytest -m slow`` runs only them, ``pytest --run-slow`` runs everything; either loads the
+``long`` hypothesis profile (``INFINI_CUPY_LONG_EXAMPLES`` examples per test, 2000 by default).
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 from infini_cupy import backends
+
+# Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
+# property runs (tests marked slow, tests/test_properties_long.py), many examples each.
+# HYPOTHESIS_PROFILE=<name> or hypothesis's --hypothesis-profile=<name> picks one; a run that
+# selects the slow tests (-m slow, --run-slow) gets "long" unless told otherwise.
+LONG_EXAMPLES = int(os.environ.get("INFINI_CUPY_LONG_EXAMPLES", "2000"))
+settings.register_profile("ci", deadline=None)
+settings.register_profile(
+    "long",
+    max_examples=LONG_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    print_blob=True,  # a failure prints the line that reproduces it
+)
 
 
 def pytest_addoption(parser):
@@ -20,14 +41,44 @@ def pytest_addoption(parser):
         choices=("emulate", "cuda"),
         help="launcher for kernel tests: emulate (CPU, default) or cuda (needs a GPU)",
     )
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        default=False,
+        help="also run the long property tests (marked slow, deselected by default); "
+        "-m slow runs only them",
+    )
+
+
+def _slow_selected(config) -> bool:
+    """True for --run-slow, or a -m expression that selects tests marked slow (-m slow)."""
+    if config.getoption("--run-slow"):
+        return True
+    markexpr = config.getoption("markexpr", "") or ""
+    if not markexpr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+
+        return bool(Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow"))
+    except Exception:  # pragma: no cover - another pytest's private API
+        return "slow" in markexpr and "not slow" not in markexpr
 
 
 def pytest_configure(config):
     if config.getoption("--backend") == "cuda" and not backends.gpu_available():
         raise pytest.UsageError("--backend cuda needs CuPy and a CUDA device; none was found")
+    if config.getoption("--hypothesis-profile", None) is None:  # else hypothesis loads it
+        default = "long" if _slow_selected(config) else "ci"
+        settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "").strip() or default)
 
 
 def pytest_collection_modifyitems(config, items):
+    if not _slow_selected(config):  # the long runs: only when asked for
+        slow = [item for item in items if item.get_closest_marker("slow") is not None]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if item.get_closest_marker("slow") is None]
     if backends.gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (CuPy found none)")
