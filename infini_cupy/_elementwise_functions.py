@@ -1,7 +1,9 @@
 """The array API elementwise functions, generated from the op table (``elementwise_ops.OPS``).
 
 Each function dispatches on its arrays' backend: ``numpy`` calls NumPy through
-``array_api_compat.numpy``; ``emulate`` and ``cuda`` run our kernels (``elementwise.apply``).
+``array_api_compat.numpy``; ``emulate`` and ``cuda`` run our kernels (``elementwise.apply``),
+a call of a signature seen before through ``elementwise.short_call`` first (a few
+microseconds of Python before the launch).
 Extension: every function takes ``out=`` (any non-self-overlapping layout of the result's
 shape and dtype; overlapping an input gives NumPy's answer).
 
@@ -38,11 +40,20 @@ def _dispatch(op: ElementwiseOp, args, out):
 
 
 def _make(op: ElementwiseOp):
+    name, short_call = op.name, elementwise.short_call
     if op.arity == 1:
         def function(x, /, *, out=None):
+            if out is None:
+                result = short_call(name, (x,))
+                if result is not None:
+                    return result
             return _dispatch(op, (x,), out)
     else:
         def function(x1, x2, /, *, out=None):
+            if out is None:
+                result = short_call(name, (x1, x2))
+                if result is not None:
+                    return result
             return _dispatch(op, (x1, x2), out)
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = (f"{op.summary}\n\nArray API ``{op.name}``: inputs of {op.group} dtypes"
@@ -70,8 +81,8 @@ def clip(x, /, min=None, max=None, *, out=None):
     ``min``/``max``: arrays broadcastable to ``x``, Python scalars or None (no bound).
     """
     op = OPS["clip"]
-    if dtypes.is_python_scalar(x):
-        raise TypeError("clip() needs x to be an array")
+    if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
+        raise TypeError(f"clip() needs x to be an array; got {type(x).__name__}")
     backend = backends.backend_for(x, *(a for a in (min, max, out)
                                         if a is not None and not dtypes.is_python_scalar(a)))
     dtypes.check_group("clip", op.group, x.dtype,

@@ -117,7 +117,7 @@ def check_group(func: str, group: str, *dts) -> None:
     Traceback (most recent call last):
     TypeError: Only numeric dtypes are allowed in add(...). Got bool and int8.
     """
-    if all(DTYPE_TABLE[dt][1] in CATEGORY_GROUPS[group] for dt in dts):
+    if all(DTYPE_TABLE[as_dtype(dt)][1] in CATEGORY_GROUPS[group] for dt in dts):
         return
     allowed = "" if group == "all" else f"{group} "
     raise TypeError(f"Only {allowed}dtypes are allowed in {func}(...). "

@@ -4,11 +4,12 @@ request (``variants.register``), built from the op table.
 A variant is (functor, output C type, input C type, layout):
 
 - ``contig``: ``ew_contig<Op, Tout, Tin>``, every array operand C-contiguous, same shape;
-- ``strided``: ``ew_strided<Op, Tout, Tin, NDIM, Index>`` for NDIM coalesced dims (shorter
-  layouts are padded with length-1 dims, longer ones loop over their leading dims on the
-  host). Index is always ``int``: a layout whose byte offsets do not fit in 31 bits is split
-  on the host into launches that do (the kernel template still takes the index type, so a
-  64-bit matrix can be added without touching the kernels).
+- ``strided``: ``ew_strided<Op, Tout, Tin, NDIM, Index>`` for NDIM = 2 or 3 coalesced dims
+  (one strided dim is padded to two: a division per element is nothing next to a strided
+  access, and it saves a variant per signature; longer layouts loop over their leading dims
+  on the host). Index is always ``int``: a layout whose byte offsets do not fit in 31 bits is
+  split on the host into launches that do (the kernel template still takes the index type,
+  so a 64-bit matrix can be added without touching the kernels).
 
 >>> contig_name("ic::OpAdd", "float", "float")
 'ew_contig<ic::OpAdd, float, float>'
@@ -24,7 +25,7 @@ from . import dtypes, variants
 from .elementwise_ops import CAST_FUNCTOR, OPS
 
 SOURCE = "elementwise.cu"
-STRIDED_NDIMS = (1, 2, 3)
+STRIDED_NDIMS = (2, 3)
 MAX_STRIDED_NDIM = STRIDED_NDIMS[-1]
 INDEX_CTYPE = "int"
 

@@ -89,6 +89,7 @@ template <typename T> __device__ inline complex<T> cexpm1(complex<T> z) {
     T x = z.re, y = z.im;
     if (y == (T)0) return cplx(expm1(x), y);
     if (isinf(x) && !isfinite(y)) return x > (T)0 ? cplx(x, nan_v<T>()) : cplx((T)-1, (T)0);
+    if (isinf(x) && x < (T)0) return cplx((T)-1, copysign((T)0, sin(y)));  // exactly +0 cis(y) - 1
     T a = sin(y * (T)0.5);
     return cplx(expm1(x) * cos(y) - 2 * a * a, exp(x) * sin(y));
 }
@@ -132,7 +133,8 @@ template <typename T> __device__ inline complex<T> ccosh(complex<T> z) {
 
 template <typename T> __device__ inline complex<T> ctanh(complex<T> z) {
     T x = z.re, y = z.im;
-    if (isinf(x)) return cplx(copysign((T)1, x), isfinite(y) ? copysign((T)0, sin(2 * y)) : copysign((T)0, y));
+    // The standard: tanh(+inf + y j) is 1 + 0j for y > 0 (C99 takes the sign of sin(2y)).
+    if (isinf(x)) return cplx(copysign((T)1, x), copysign((T)0, y));
     if (isnan(x)) return y == (T)0 ? cplx(x, y) : cplx(x, x);
     if (!isfinite(y)) return x == (T)0 ? cplx(x, nan_v<T>()) : cplx(nan_v<T>(), nan_v<T>());
     const T large = is_same<T, float>::value ? (T)9 : (T)22;
@@ -147,27 +149,57 @@ template <typename T> __device__ inline complex<T> ctanh(complex<T> z) {
     return cplx(beta * rho * s / denom, t / denom);
 }
 
-template <typename T> __device__ inline complex<T> casin(complex<T> z) {
+// asin of finite z (Kahan); casin and casinh below handle the special values.
+template <typename T> __device__ inline complex<T> casin_finite(complex<T> z) {
     complex<T> s1 = csqrt(cplx((T)1 - z.re, -z.im));
     complex<T> s2 = csqrt(cplx((T)1 + z.re, z.im));
     return cplx(atan2(z.re, s1.re * s2.re - s1.im * s2.im), asinh(s1.re * s2.im - s1.im * s2.re));
 }
 
+// C99 G.6.2.2 / the standard's list, for both signs of each part (asinh is odd and
+// commutes with conj).
+template <typename T> __device__ inline complex<T> casinh(complex<T> z) {
+    T x = z.re, y = z.im;
+    const T half_pi = (T)1.5707963267948966, quarter_pi = (T)0.7853981633974483;
+    if (isinf(y)) {
+        if (isnan(x)) return cplx(inf_v<T>(), x);
+        return cplx(copysign(inf_v<T>(), x), copysign(isinf(x) ? quarter_pi : half_pi, y));
+    }
+    if (isinf(x)) return cplx(x, isnan(y) ? y : copysign((T)0, y));
+    if (isnan(x)) return y == (T)0 ? cplx(x, y) : cplx(nan_v<T>(), nan_v<T>());
+    if (isnan(y)) return cplx(nan_v<T>(), nan_v<T>());
+    return mul_neg_i(casin_finite(mul_i(z)));  // asinh(z) = -i asin(i z)
+}
+
+template <typename T> __device__ inline complex<T> casin(complex<T> z) {
+    return mul_neg_i(casinh(mul_i(z)));  // asin(z) = -i asinh(i z)
+}
+
+// C99 G.6.1.1 / the standard's list, both signs of the imaginary part (acos(conj z) =
+// conj(acos z)); finite arguments by Kahan's formula.
 template <typename T> __device__ inline complex<T> cacos(complex<T> z) {
+    T x = z.re, y = z.im;
+    const T pi = (T)3.141592653589793, half_pi = (T)1.5707963267948966;
+    if (isinf(y)) {
+        T re = isnan(x) ? x : (isinf(x) ? (x > (T)0 ? pi / 4 : 3 * pi / 4) : half_pi);
+        return cplx(re, -y);
+    }
+    if (isinf(x)) {
+        if (isnan(y)) return cplx(y, copysign(inf_v<T>(), -y));  // the sign acosh needs below
+        return cplx(x > (T)0 ? (T)0 : pi, copysign(inf_v<T>(), -y));
+    }
+    if (isnan(x)) return cplx(nan_v<T>(), nan_v<T>());
+    if (isnan(y)) return x == (T)0 ? cplx(half_pi, y) : cplx(nan_v<T>(), nan_v<T>());
     complex<T> s1 = csqrt(cplx((T)1 - z.re, -z.im));
     complex<T> s2 = csqrt(cplx((T)1 + z.re, z.im));
     return cplx(2 * atan2(s1.re, s2.re), asinh(s2.re * s1.im - s2.im * s1.re));
 }
 
+// acosh(z) = +-i acos(z), the sign taken from the imaginary part of z (as musl does): every
+// special value of cacos becomes the one the standard lists for acosh.
 template <typename T> __device__ inline complex<T> cacosh(complex<T> z) {
-    complex<T> s1 = csqrt(cplx(z.re - (T)1, z.im));
-    complex<T> s2 = csqrt(cplx(z.re + (T)1, z.im));
-    return cplx(asinh(s1.re * s2.re + s1.im * s2.im), 2 * atan2(s1.im, s2.re));
-}
-
-template <typename T> __device__ inline complex<T> casinh(complex<T> z) {
-    complex<T> w = casin(mul_i(z));  // asinh(z) = -i asin(i z)
-    return mul_neg_i(w);
+    complex<T> w = cacos(z);
+    return signbit(z.im) ? cplx(w.im, -w.re) : cplx(-w.im, w.re);
 }
 
 template <typename T> __device__ inline complex<T> catanh(complex<T> z) {
@@ -176,6 +208,7 @@ template <typename T> __device__ inline complex<T> catanh(complex<T> z) {
     if (isinf(y)) return cplx(isnan(x) ? (T)0 : copysign((T)0, x), copysign(half_pi, y));
     if (isinf(x)) return cplx(copysign((T)0, x), isnan(y) ? y : copysign(half_pi, y));
     if (isnan(x) || isnan(y)) return x == (T)0 ? cplx(x, y) : cplx(nan_v<T>(), nan_v<T>());
+    if (x == (T)0) return cplx(x, atan(y));  // exact, and keeps the sign of a zero real part
     complex<T> a = clog1p(z), b = clog1p(cplx(-x, -y));
     return cplx((a.re - b.re) * (T)0.5, (a.im - b.im) * (T)0.5);
 }

@@ -6,7 +6,9 @@
 //                                           when the host says every pointer is aligned.
 //   ew_strided<Op, Tout, Tin, NDIM, Index>  any strides (bytes; negative, zero), NDIM coalesced
 //                                           dims, index arithmetic in Index (int when every
-//                                           offset fits in 32 bits, else long long).
+//                                           offset fits in 32 bits, else long long); for
+//                                           NDIM 2, 16-byte accesses along the inner dim
+//                                           when the host says the layout allows them.
 //
 // All inputs share one storage type Tin (the host promotes first); each is either an array or
 // a scalar passed by value (bit k of scalar_mask set: input k is the value sk, its pointer is
@@ -167,7 +169,7 @@ IC_BINARY(OpHypot) { return hypot(a, b); } IC_END
 IC_BINARY(OpNextafter) {
     if constexpr (is_same<T, half_t>::value) {  // steps of float16, not of float
         if (isnan(half_to_float(a)) || isnan(half_to_float(b))) return float_to_half(nan_v<float>());
-        if (half_to_float(a) == half_to_float(b)) return a;  // NumPy's npy_half_nextafter
+        if (half_to_float(a) == half_to_float(b)) return b;  // IEEE: y when x == y (-0, +0: +0)
         half_t r;
         if (!(a.bits & 0x7fffu)) r.bits = (uint16_t)((b.bits & 0x8000u) + 1u);
         else if (!(a.bits & 0x8000u))
@@ -308,16 +310,39 @@ __global__ void ew_contig(Tout *out, const Tin *in0, const Tin *in1, const Tin *
 
 // strides.a[d * 4 + k]: byte stride of dim d for operand k (0 the output, 1..3 the inputs).
 // Dims run outermost first; unused leading dims have length 1.
+//
+// With `vectorized` (NDIM == 2 only; the host checked it: the inner dim's length is a multiple
+// of VEC, its stride is one element for the output and one element or 0 for every array
+// input, and every other stride and pointer of an operand moved in vectors is VEC elements
+// aligned) each thread takes VEC consecutive elements of the inner dim: one 16-byte access per
+// operand, or one element for an input broadcast along that dim (a column of a matrix), whose
+// lanes then ask for the same few sectors instead of half the warp's requests. Two dims cover
+// the layouts that need it (rows plus a column or a row); three would double the compile time
+// of every 3-dim variant for rarer layouts.
 template <typename Op, typename Tout, typename Tin, int NDIM, typename Index>
 __global__ void ew_strided(Tout *out, const Tin *in0, const Tin *in1, const Tin *in2, Tin s0, Tin s1,
                            Tin s2, int scalar_mask, ic::ArrayStruct<NDIM, Index> shape,
-                           ic::ArrayStruct<NDIM * 4, Index> strides, Index n) {
+                           ic::ArrayStruct<NDIM * 4, Index> strides, Index n, int vectorized) {
     typedef typename ic::compute_for<Op, Tin>::type C;
     constexpr int NIN = Op::arity;
+    constexpr int VEC = ic::VecWidth<Tin, Tout>::value;
     const Tin *in[3] = {in0, in1, in2};
     const C sval[3] = {ic::convert<C>(s0), ic::convert<C>(s1), ic::convert<C>(s2)};
     const Index step = (Index)gridDim.x * (Index)blockDim.x;
-    for (Index i = (Index)blockIdx.x * (Index)blockDim.x + (Index)threadIdx.x; i < n; i += step) {
+    Index count = n;
+    int same_mask = scalar_mask;  // inputs with one value per pack: scalars and broadcasts
+    if constexpr (VEC > 1 && NDIM == 2) {
+        if (vectorized) {  // the innermost dim counted in packs of VEC elements
+            shape.a[NDIM - 1] /= VEC;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+                strides.a[(NDIM - 1) * 4 + k] *= VEC;
+                if (k > 0 && strides.a[(NDIM - 1) * 4 + k] == 0) same_mask |= 1 << (k - 1);
+            }
+            count = n / VEC;
+        }
+    }
+    for (Index i = (Index)blockIdx.x * (Index)blockDim.x + (Index)threadIdx.x; i < count; i += step) {
         Index offset[NIN + 1] = {};
         Index rest = i;
 #pragma unroll
@@ -330,6 +355,31 @@ __global__ void ew_strided(Tout *out, const Tin *in0, const Tin *in1, const Tin 
             }
 #pragma unroll
             for (int k = 0; k <= NIN; ++k) offset[k] += coord * strides.a[d * 4 + k];
+        }
+        if constexpr (VEC > 1 && NDIM == 2) {
+            if (vectorized) {
+                typedef ic::Pack<Tin, VEC> PackIn;
+                typedef ic::Pack<Tout, VEC> PackOut;
+                PackIn p[NIN];
+                C same[NIN];
+#pragma unroll
+                for (int k = 0; k < NIN; ++k) {
+                    if (scalar_mask >> k & 1) same[k] = sval[k];
+                    else if (same_mask >> k & 1) same[k] = ic::convert<C>(ic::ld(ic::at<Tin>(in[k], offset[k + 1])));
+                    else p[k] = ic::ld(ic::at<PackIn>(in[k], offset[k + 1]));
+                }
+                PackOut r;
+#pragma unroll
+                for (int j = 0; j < VEC; ++j) {
+                    C v[NIN];
+#pragma unroll
+                    for (int k = 0; k < NIN; ++k)
+                        v[k] = (same_mask >> k & 1) ? same[k] : ic::convert<C>(p[k].v[j]);
+                    r.v[j] = ic::convert<Tout>(ic::apply<Op>(v));
+                }
+                ic::st(ic::at<PackOut>(out, offset[0]), r);
+                continue;
+            }
         }
         C v[NIN];
 #pragma unroll

@@ -184,13 +184,13 @@ def test_scalar_overflow_raises(backend_name, to_device):
 
 def test_layouts_past_32_bit_offsets_split_on_host(monkeypatch, backend_name, to_device, to_host):
     """Pretend 32-bit offsets end at 4000 bytes: every launch must then stay within them."""
-    from infini_cupy import elementwise
+    from infini_cupy import elementwise, elementwise_plan
 
     prepare(backend_name, "add", "cast")
-    monkeypatch.setattr(elementwise, "_INT32_MAX", 4000)
-    monkeypatch.setattr(elementwise, "MAX_GRID", 2)
-    monkeypatch.setattr(elementwise, "BLOCK", 32)
-    elementwise.plan.cache_clear()
+    monkeypatch.setattr(elementwise_plan, "INT32_MAX", 4000)
+    monkeypatch.setattr(elementwise_plan, "MAX_GRID", 2)
+    monkeypatch.setattr(elementwise_plan, "BLOCK", 32)
+    elementwise.clear_caches()
     try:
         rng = np.random.default_rng(5)
         a = rng.standard_normal((40, 30)).astype(np.float32)
@@ -198,24 +198,44 @@ def test_layouts_past_32_bit_offsets_split_on_host(monkeypatch, backend_name, to
         for x, y in ((a.T, b), (a[::-1, ::2], b[:15].T), (a, a[::-1])):
             got = to_host(F.add(to_device(x), to_device(y)))
             np.testing.assert_array_equal(got, x + y)
-        p = elementwise.plan("ic::OpAdd", "float", "float", 4, 4, (40, 30), ((120, 4), (4, 160)),
-                             True, False)
-        assert p.split is not None
+        p = elementwise_plan.plan_call("ic::OpAdd", "float", "float", 4, 4, (40, 30), (120, 4),
+                                       (((30, 40), (4, 120)),))
+        assert p.split is not None and p.launch is None
     finally:
-        elementwise.plan.cache_clear()
+        elementwise.clear_caches()
+
+
+def _plan(out_strides, *inputs, shape=(8, 5)):
+    from infini_cupy import elementwise_plan
+
+    return elementwise_plan.plan_call("ic::OpAdd", "float", "float", 4, 4, shape, out_strides,
+                                      tuple(inputs))
 
 
 def test_plan_paths():
-    from infini_cupy import elementwise
-
-    c = elementwise.plan("ic::OpAdd", "float", "float", 4, 4, (8, 5), ((20, 4), (20, 4), None), True, False)
-    assert c.contiguous and c.vectorized and c.kernel == "ew_contig<ic::OpAdd, float, float>"
-    m = elementwise.plan("ic::OpAdd", "float", "float", 4, 4, (8, 5), ((20, 4), (20, 4), None), False, False)
-    assert m.contiguous and not m.vectorized
-    s = elementwise.plan("ic::OpAdd", "float", "float", 4, 4, (8, 5), ((20, 4), (4, 32), None), True, False)
-    assert s.kernel == "ew_strided<ic::OpAdd, float, float, 2, int>" and s.index_bits == 32
-    b = elementwise.plan("ic::OpAdd", "float", "float", 4, 4, (8, 5), ((20, 4), (0, 4), (4, 0)), True, False)
+    c = _plan((20, 4), ((8, 5), (20, 4)), ((8, 5), (20, 4))).launch
+    assert c.contiguous and c.vector_masks == (15, 15, 15, 0)
+    assert c.kernel == "ew_contig<ic::OpAdd, float, float>"
+    s = _plan((20, 4), ((8, 5), (20, 4)), ((5, 8), (32, 4))).launch  # small: read as it is
+    assert s.kernel == "ew_strided<ic::OpAdd, float, float, 2, int>" and s.vector_masks is None
+    b = _plan((20, 4), ((8, 1), (4, 4)), ((5,), (4,))).launch
     assert b.kernel.startswith("ew_strided") and b.shape == (8, 5)
+    one = _plan((8,), ((4,), (8,)), None, shape=(4,)).launch  # 1-d strided: padded to 2 dims
+    assert one.kernel == "ew_strided<ic::OpAdd, float, float, 2, int>" and one.shape == (1, 4)
+
+
+def test_strided_vector_path_plans():
+    """Rows moved 16 bytes at a time when every row starts aligned and is whole packs long;
+    an input broadcast along the rows (a column) reads one element per pack."""
+    column = _plan((32, 4), ((8, 8), (32, 4)), ((8, 1), (4, 4)), shape=(8, 8)).launch
+    assert not column.contiguous and column.vector_masks == (15, 15, 0, 0)
+    row = _plan((32, 4), ((8, 8), (32, 4)), ((8,), (4,)), shape=(8, 8)).launch
+    assert row.vector_masks == (15, 15, 15, 0)
+    assert _plan((24, 4), ((8, 6), (24, 4)), ((6,), (4,)), shape=(8, 6)).launch.vector_masks is None
+    padded = _plan((40, 4), ((8, 8), (32, 4)), ((8, 1), (4, 4)), shape=(8, 8)).launch
+    assert padded.vector_masks is None  # output rows 40 bytes apart do not stay aligned
+    scalar = _plan((32, 4), ((8, 8), (64, 8)), None, shape=(8, 8)).launch
+    assert scalar.vector_masks is None  # an input strided along the row
 
 
 def test_numpy_backend_calls_numpy():

@@ -50,3 +50,20 @@ def test_nvrtc_compiles_every_variant(arch):
             lowered.update(result)
     assert set(lowered) == set(names)
     assert all(symbol.startswith("_Z") for symbol in lowered.values())
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC (nvidia-cuda-nvrtc) not installed")
+def test_strided_kernels_have_a_16_byte_path():
+    """Rows of a 2-dim strided layout (a broadcast column, a padded row pitch) move 16 bytes per
+    access; the element path stays for the layouts without aligned rows (and for 3 dims)."""
+    from infini_cupy.nvrtc import compile_ptx
+
+    names = [ek.strided_name("ic::OpAdd", "float", "float", n, ek.INDEX_CTYPE) for n in ek.STRIDED_NDIMS]
+    program = compile_ptx(ek.SOURCE, names, "sm_90")
+    for name in names:
+        symbol = program.lowered_names[name]
+        start = program.ptx.index(f".entry {symbol}(")
+        body = program.ptx[start:program.ptx.index("\n}\n", start)]
+        assert "ld.global.f32" in body and "st.global.f32" in body, name
+        vector = "ld.global.v4.f32" in body and "st.global.v4.f32" in body
+        assert vector == name.endswith(", 2, int>"), name

@@ -193,10 +193,6 @@ def test_elementwise_out_over_the_bytes_of_an_input_of_another_dtype(to_device, 
     np.testing.assert_array_equal(to_host(buffer).view(np.uint8), expected.view(np.uint8))
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason=(
-    "elementwise engine (not this module's): out= with interleaved dims that share no byte "
-    "(sorted strides (12, 8) for lengths (2, 3)) is refused as 'overlaps itself'; the "
-    "rearrange planner's exact check accepts it"))
 def test_elementwise_out_interleaved_but_disjoint(to_device, to_host):
     buffer = to_device(np.zeros(16, np.float32))
     out = _strided(buffer, (2, 3), (12, 8))  # elements at 0, 8, 16 and 12, 20, 28 bytes
