@@ -29,6 +29,7 @@ import numpy as np
 from . import emulator_build
 from .emulator_build import cache_dir, stats  # noqa: F401  (re-exported)
 from .errors import KernelFault
+from .memory import byte_extent  # the bounds a launch checks accesses against
 
 WORKERS_ENV_VAR = "INFINI_CUPY_EMULATOR_THREADS"
 MAX_BLOCK_THREADS = 1024
@@ -124,20 +125,6 @@ def _check_config(grid, block) -> None:
         raise ValueError(
             f"invalid launch configuration: grid {grid}; CUDA allows up to (2**31-1, 65535, 65535)"
         )
-
-
-def byte_extent(a: np.ndarray) -> tuple[int, int]:
-    """``[lo, hi)``: the bytes view ``a`` can touch (empty for a zero-size array)."""
-    start = a.__array_interface__["data"][0]
-    if a.size == 0:
-        return start, start
-    lo = hi = start
-    for n, stride in zip(a.shape, a.strides):
-        if stride < 0:
-            lo += (n - 1) * stride
-        else:
-            hi += (n - 1) * stride
-    return lo, hi + a.itemsize
 
 
 def _pack(kernel: _Kernel, args):
