@@ -8,22 +8,25 @@ with the ``emulate`` backend, through the same kernels on a CPU emulator.
 (3, 2)
 """
 
-from . import _data_movement, _delegated, _elementwise_functions
-from ._delegated import *  # noqa: F403  standard functions we delegate, linalg, fft, dtypes, constants
-from ._elementwise_functions import *  # noqa: F403  the 67 elementwise functions, on our kernels
-from ._data_movement import *  # noqa: F403  copies on the rearrange kernel
-from .backends import backend, get_backend
-from .strided_copy import rearrange_
+from .config import backend, get_backend
+from .namespace import data_movement, delegated, elementwise_functions
+# isort: off  (order matters: data movement's asarray replaces the delegated one)
+from .namespace.delegated import *  # noqa: F403  standard functions we delegate, linalg, fft, dtypes, constants
+from .namespace.elementwise_functions import *  # noqa: F403  the 67 elementwise functions, on our kernels
+from .namespace.data_movement import *  # noqa: F403  copies on the rearrange kernel
+# isort: on
+from .strided.copy import rearrange_
 
 # dict.fromkeys: asarray is in both lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
-    *_delegated.__all__,
-    *_data_movement.__all__,
-    *_elementwise_functions.__all__,
+    *delegated.__all__,
+    *data_movement.__all__,
+    *elementwise_functions.__all__,
     "rearrange_",
     "backend",
     "get_backend",
 ]))
+del data_movement, delegated, elementwise_functions
 
 
 def __dir__():

@@ -35,6 +35,8 @@ DTYPE_TABLE: dict[np.dtype, tuple[str, str]] = {
     np.dtype(np.complex128): ("ic::complex<double>", "complex floating"),
 }
 ALL_DTYPES: tuple[np.dtype, ...] = tuple(DTYPE_TABLE)
+# The standard's dtypes: float16 is an extension (computed in float32).
+STANDARD_DTYPES: tuple[np.dtype, ...] = tuple(d for d in ALL_DTYPES if d != np.float16)
 
 # The standard's dtype groups, by the names its function signatures use.
 CATEGORY_GROUPS: dict[str, frozenset[str]] = {

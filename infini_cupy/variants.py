@@ -1,39 +1,25 @@
-"""The registry of kernel variants: every name expression the package can ever request.
+"""Every kernel name expression the package can ever request, by source file.
 
-Each kernel family registers its source file and a function listing its name expressions.
-The ``cuda`` runtime, the emulator, the NVRTC compile checks and ``warmup`` all read this one
-registry, so a variant the runtime can launch is a variant the tests have compiled.
+The NVRTC compile checks, ``warmup`` and the tests read this one list, so a variant the
+runtime can launch is a variant the tests have compiled.
+
+>>> len(all_variants()["rearrange.cu"])
+456
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Callable
-
-# source file in kernels_src/ -> functions returning name expressions of that source
-_FAMILIES: dict[str, list[Callable[[], tuple[str, ...]]]] = {}
-
-# Modules that register families when imported.
-_FAMILY_MODULES = ("infini_cupy.strided_copy", "infini_cupy.elementwise_kernels")
-
-
-def register(source: str, names: Callable[[], tuple[str, ...]]) -> None:
-    """Declare that ``names()`` lists name expressions of kernels in ``kernels_src/<source>``."""
-    _FAMILIES.setdefault(source, []).append(names)
+from .elementwise import kernels as elementwise_kernels
+from .strided.plan_cache import SOURCE as REARRANGE_SOURCE
+from .strided.plan_cache import TILED_SOURCE
+from .strided.planner import all_kernel_names
+from .strided.tile_planner import all_tiled_kernel_names
 
 
 def all_variants() -> dict[str, tuple[str, ...]]:
     """Every name expression the package can request, grouped by source file."""
-    for module in _FAMILY_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:  # a real import error inside the family module
-                raise
-    out = {}
-    for source, fns in _FAMILIES.items():
-        names: list[str] = []
-        for fn in fns:
-            names.extend(n for n in fn() if n not in names)
-        out[source] = tuple(names)
-    return out
+    return {
+        REARRANGE_SOURCE: all_kernel_names(),
+        TILED_SOURCE: all_tiled_kernel_names(),
+        elementwise_kernels.SOURCE: elementwise_kernels.all_names(),
+    }

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
-from infini_cupy import backends
+from infini_cupy import arrays, config
 
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
 # property runs (tests marked slow, tests/test_properties_long.py), many examples each.
@@ -66,7 +66,7 @@ def _slow_selected(config) -> bool:
 
 
 def pytest_configure(config):
-    if config.getoption("--backend") == "cuda" and not backends.gpu_available():
+    if config.getoption("--backend") == "cuda" and not arrays.gpu_available():
         raise pytest.UsageError("--backend cuda needs CuPy and a CUDA device; none was found")
     if config.getoption("--hypothesis-profile", None) is None:  # else hypothesis loads it
         default = "long" if _slow_selected(config) else "ci"
@@ -79,7 +79,7 @@ def pytest_collection_modifyitems(config, items):
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if item.get_closest_marker("slow") is None]
-    if backends.gpu_available():
+    if arrays.gpu_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device (CuPy found none)")
     for item in items:
@@ -95,7 +95,7 @@ def backend_name(pytestconfig) -> str:
 @pytest.fixture(autouse=True)
 def _run_on_backend(backend_name):
     """Every test body runs with the suite's backend in force (and nothing leaks out)."""
-    with backends.backend(backend_name):
+    with config.backend(backend_name):
         yield
 
 
@@ -114,7 +114,7 @@ def to_host():
     """Bring an array back as NumPy, whatever device it is on."""
 
     def convert(a):
-        if backends.is_cupy_array(a):
+        if arrays.is_cupy_array(a):
             return a.get()
         return np.asarray(a)
 

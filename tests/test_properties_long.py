@@ -23,10 +23,18 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from view_cases import DTYPES, buffer_length, carve, check_overlapping_views, overlapping_views
-from view_cases import shapes, values, view_spec
 
 import infini_cupy as xp
+from tests.support.view_cases import (
+    DTYPES,
+    buffer_length,
+    carve,
+    check_overlapping_views,
+    overlapping_views,
+    shapes,
+    values,
+    view_spec,
+)
 
 SHORT = settings(max_examples=40, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

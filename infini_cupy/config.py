@@ -1,0 +1,98 @@
+"""Every setting the package reads from the environment, and the backend switch.
+
+| variable                        | what it sets                                    | default                   |
+| ------------------------------- | ----------------------------------------------- | ------------------------- |
+| ``INFINI_CUPY_BACKEND``         | backend for NumPy arrays: numpy, emulate, cuda  | ``numpy``                 |
+| ``INFINI_CUPY_CACHE_DIR``       | where the emulator keeps its compiled libraries | ``~/.cache/infini_cupy``  |
+| ``INFINI_CUPY_EMULATOR_THREADS``| worker threads of the emulator                  | the CPUs available        |
+
+Backends:
+
+| backend   | arrays          | what runs                                              |
+| --------- | --------------- | ------------------------------------------------------ |
+| ``cuda``    | ``cupy.ndarray``  | our kernels, compiled by NVRTC through ``cupy.RawModule`` |
+| ``emulate`` | ``numpy.ndarray`` | the same kernel sources compiled by g++, run on the CPU |
+| ``numpy``   | ``numpy.ndarray`` | plain NumPy                                            |
+
+CuPy arrays always take ``cuda``. NumPy arrays take ``numpy`` unless ``INFINI_CUPY_BACKEND``
+says otherwise or the code runs inside ``backend(name)``.
+
+>>> from infini_cupy import config
+>>> with config.backend("emulate"):
+...     config.get_backend()
+'emulate'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from pathlib import Path
+
+BACKENDS = ("cuda", "emulate", "numpy")
+BACKEND_VAR = "INFINI_CUPY_BACKEND"
+CACHE_DIR_VAR = "INFINI_CUPY_CACHE_DIR"
+EMULATOR_THREADS_VAR = "INFINI_CUPY_EMULATOR_THREADS"
+
+# None: no override in force, fall back to the environment variable.
+_override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "infini_cupy_backend", default=None
+)
+
+
+def _check_name(name: str) -> str:
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+    return name
+
+
+def get_backend() -> str:
+    """The backend asked for: ``backend()`` override, else ``$INFINI_CUPY_BACKEND``, else ``numpy``.
+
+    ``cuda`` is only the answer for CuPy arrays (see :func:`infini_cupy.arrays.backend_for`);
+    asking for it here makes NumPy inputs an error rather than a silent CPU computation.
+    """
+    name = _override.get()
+    if name is None:
+        name = os.environ.get(BACKEND_VAR, "").strip() or "numpy"
+        if name not in BACKENDS:
+            raise ValueError(
+                f"{BACKEND_VAR}={name!r} is not a backend; expected one of {', '.join(BACKENDS)}"
+            )
+    return name
+
+
+@contextlib.contextmanager
+def backend(name: str):
+    """Run NumPy arrays through ``name`` inside the ``with`` block.
+
+    >>> import numpy as np, infini_cupy as xp
+    >>> with xp.backend("emulate"):
+    ...     y = xp.rearrange(np.arange(6).reshape(2, 3).T)
+    """
+    token = _override.set(_check_name(name))
+    try:
+        yield name
+    finally:
+        _override.reset(token)
+
+
+def cache_dir() -> Path:
+    """``$INFINI_CUPY_CACHE_DIR``, by default ``~/.cache/infini_cupy``."""
+    env = os.environ.get(CACHE_DIR_VAR, "").strip()
+    return Path(env) if env else Path.home() / ".cache" / "infini_cupy"
+
+
+def emulator_threads(default: int) -> int:
+    """``$INFINI_CUPY_EMULATOR_THREADS`` (a positive integer), else ``default``."""
+    env = os.environ.get(EMULATOR_THREADS_VAR, "").strip()
+    if not env:
+        return default
+    try:
+        threads = int(env)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise ValueError(f"{EMULATOR_THREADS_VAR}={env!r}: expected a positive number of threads")
+    return threads

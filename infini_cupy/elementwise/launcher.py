@@ -1,0 +1,266 @@
+"""The elementwise launcher, shared by the ``cuda`` and ``emulate`` backends: validation, type
+promotion, output allocation, staged copies and the kernel launch of a planned call
+(:mod:`.plan`). A new signature goes through here (``apply``) and is remembered for the
+short path (:mod:`.short_path`) when it needs no cast of an input.
+
+>>> import numpy as np
+>>> from infini_cupy import backend
+>>> from infini_cupy.elementwise.launcher import apply
+>>> with backend("emulate"):
+...     apply("add", np.arange(3.0), 1)
+array([1., 2., 3.])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..arrays import (
+    array_module,
+    as_strided,
+    backend_for,
+    device_context,
+    empty,
+    is_array,
+    is_cupy_array,
+    is_writeable,
+    pointer_reader,
+)
+from ..runtime.launch import launch
+from ..strided.layout import check_dst_not_self_overlapping
+from ..strided.plan_cache import prepared_copy
+from . import kernels as ek
+from .ops import CAST_FUNCTOR, OPS, ElementwiseOp
+from .plan import broadcast_shapes, broadcast_strides, plan_call
+from .short_path import FLAG_OFF, FLAG_ON, remember
+
+# ---------------------------------------------------------------- array helpers per backend
+
+
+def _self_overlapping(a) -> bool:
+    """Two elements of ``a`` share a byte (the rearrange planner's check: exact for
+    interleaved layouts of up to a million elements)."""
+    try:
+        check_dst_not_self_overlapping(tuple(a.shape), tuple(a.strides), a.itemsize)
+    except ValueError:
+        return True
+    return False
+
+
+def _overlap(a, b) -> bool:
+    if is_cupy_array(a):
+        import cupy
+
+        return bool(cupy.may_share_memory(a, b))
+    return bool(np.may_share_memory(a, b))
+
+
+# ---------------------------------------------------------------- running a plan
+def _copy(dst, src, backend):
+    """``rearrange_(dst, src)`` for a fresh temporary on either side (no overlap, no checks)."""
+    pointer = pointer_reader(backend)
+    prepared = prepared_copy(src.itemsize, tuple(src.shape), tuple(dst.strides), tuple(src.strides),
+                             pointer(dst) % 32, pointer(src) % 32)
+    launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
+           (dst, src) + prepared.struct_args, backend=backend)
+
+
+def _launch_kernel(kernel_launch, target, inputs, values, scalar_mask, backend):
+    operands = [target] + [target if x is None else x for x in inputs]
+    operands += [target] * (4 - len(operands))
+    masks = kernel_launch.vector_masks
+    flag = FLAG_OFF
+    if masks is not None:
+        pointer = pointer_reader(backend)
+        if not any(pointer(a) & m for a, m in zip(operands, masks)):
+            flag = FLAG_ON
+    tail = (np.int32(scalar_mask),) + kernel_launch.layout_args + (flag,)
+    if kernel_launch.outer == 0:
+        launch(ek.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
+               (*operands, *values, *tail), backend=backend)
+        return
+    # More dims than the widest kernel: views with the coalesced layout, one launch per
+    # index of the leading dims.
+    views = [as_strided(a, kernel_launch.shape, kernel_launch.strides[k])
+             if k == 0 or inputs[k - 1] is not None else None
+             for k, a in enumerate(operands[:1 + len(inputs)])]
+    for idx in np.ndindex(*kernel_launch.shape[:kernel_launch.outer]):
+        sub = [v[idx] if v is not None else None for v in views]
+        sub = [s if s is not None else sub[0] for s in sub]
+        sub += [sub[0]] * (4 - len(sub))
+        launch(ek.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
+               (*sub, *values, *tail), backend=backend)
+
+
+def _run(signature, plan, out, inputs, values, scalar_mask, backend):
+    """Run a planned call: staged input copies, the kernel into ``out`` (or a staged
+    temporary, then copied into ``out``). ``inputs``: arrays in their own layout, or None
+    where ``values`` holds a scalar; ``values``: three NumPy scalars of the input dtype."""
+    if plan.split is not None:
+        return _run_split(signature, plan.split, out, inputs, values, scalar_mask, backend)
+    staging = plan.staging
+    if staging.inputs:
+        inputs = list(inputs)
+        for k, temp_shape, axes in staging.inputs:
+            x = inputs[k]
+            temp = empty(backend, temp_shape, x.dtype).transpose(axes)
+            _copy(temp, x, backend)
+            inputs[k] = temp
+    target = out
+    if staging.output is not None:
+        temp_shape, axes = staging.output
+        target = empty(backend, temp_shape, out.dtype).transpose(axes)
+    _launch_kernel(plan.launch, target, inputs, values, scalar_mask, backend)
+    if target is not out:
+        _copy(out, target, backend)
+    return out
+
+
+def _run_split(signature, split, out, inputs, values, scalar_mask, backend):
+    """Offsets past 32 bits: the call on chunks of dim ``split[0]``, each within 32 bits."""
+    dim, chunk = split
+    shape = out.shape
+    views = [None if x is None else as_strided(x, shape, broadcast_strides(x.shape, x.strides, shape))
+             for x in inputs]
+    for idx in np.ndindex(*shape[:dim]):
+        for start in range(0, shape[dim], chunk):
+            sl = idx + (slice(start, start + chunk),)
+            sub_out = out[sl]
+            sub = [None if v is None else v[sl] for v in views]
+            plan = _plan(signature, sub_out, sub)
+            _run(signature, plan, sub_out, sub, values, scalar_mask, backend)
+    return out
+
+
+def _plan(signature, out, inputs):
+    return plan_call(*signature, tuple(out.shape), tuple(out.strides),
+                     tuple(None if x is None else (tuple(x.shape), tuple(x.strides)) for x in inputs),
+                     signature[0] == CAST_FUNCTOR)
+
+
+def _signature(functor, dtype_out, dtype_in) -> tuple:
+    return (functor, dtypes.ctype(dtype_out), dtypes.ctype(dtype_in), dtype_out.itemsize,
+            dtype_in.itemsize)
+
+
+# ---------------------------------------------------------------- public entry points
+def cast(x, dtype, backend: str | None = None, out=None):
+    """``x`` converted to ``dtype`` as a new C-contiguous array (NumPy's casting: complex to
+    real drops the imaginary part), or written into ``out``."""
+    dtype = dtypes.as_dtype(dtype)
+    backend = backend or backend_for(x)
+    with device_context([x]):
+        if out is None:
+            out = empty(backend, x.shape, dtype)
+        if out.size == 0:
+            return out
+        signature = _signature(CAST_FUNCTOR, out.dtype, x.dtype)
+        zero = x.dtype.type(0)
+        _run(signature, _plan(signature, out, [x]), out, [x], (zero, zero, zero), 0, backend)
+    return out
+
+
+def _prepare_out(func, out, shape, dtype, inputs, backend):
+    """A validated ``out=``; returns (array to compute into, array to copy back into or None)."""
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError(f"{func}(): out has shape {tuple(out.shape)}, the result has shape {tuple(shape)}")
+    if out.dtype != dtype:
+        raise TypeError(f"{func}(): out has dtype {out.dtype}, the result has dtype {dtype}")
+    if backend_for(out) != backend:
+        raise ValueError(f"{func}(): out is on a different device than the inputs")
+    if _self_overlapping(out):
+        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides})")
+    if not is_writeable(out):
+        raise ValueError(f"{func}(): out (shape {out.shape}, strides {out.strides}) is read-only")
+    pointer = pointer_reader(backend)
+    for x in inputs:
+        if x is None:
+            continue
+        same_view = (pointer(x) == pointer(out) and x.shape == out.shape
+                     and x.strides == out.strides and x.dtype.itemsize == out.dtype.itemsize)
+        if not same_view and _overlap(x, out):
+            # Each element is read and written by one thread, so only an identical view is
+            # safe in place; anything else computes into a temporary (NumPy's answer).
+            return empty(backend, shape, dtype), out
+    return out, None
+
+
+def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:
+    """(dtype the kernel computes in, result dtype, result shape) of ``op(*args)`` (arrays and
+    Python scalars), or the TypeError/ValueError the call raises; no kernel runs.
+
+    >>> resolve(OPS["less"], (np.zeros(3, np.int8), 1))
+    (dtype('int8'), dtype('bool'), (3,))
+    """
+    arrays = [a for a in args if not dtypes.is_python_scalar(a)]
+    for a in arrays:
+        dtypes.as_dtype(a.dtype)
+    dtypes.check_group(op.name, op.group, *(a.dtype for a in arrays))
+    if op.name == "clip":
+        if dtypes.is_python_scalar(args[0]):
+            raise TypeError("clip() needs x to be an array")
+        dtype_in = arrays[0].dtype
+    else:
+        dtype_in = dtypes.result_type(*args)
+        dtypes.check_group(op.name, op.group, dtype_in)
+    if (op.name == "pow" and dtype_in.kind in "iu" and dtypes.is_python_scalar(args[1])
+            and args[1] < 0):
+        # NumPy's and array-api-strict's answer; an array exponent's negative elements give
+        # the integer part of the true power (the standard leaves both unspecified).
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    shape = broadcast_shapes(op.name, *(a.shape for a in arrays))
+    return dtype_in, op.result_dtype(dtype_in), shape
+
+
+def apply(op: ElementwiseOp | str, *args, out=None):
+    """Apply elementwise function ``op`` (a row of the op table, or its name) with our kernels.
+
+    ``args``: arrays (NumPy in emulation, CuPy on cuda) or Python scalars, at least one array.
+    """
+    op = OPS[op] if isinstance(op, str) else op
+    for a in args:
+        if not (is_array(a) or dtypes.is_python_scalar(a) or isinstance(a, np.generic)):
+            raise TypeError(f"{op.name}() takes arrays and Python scalars; got {type(a).__name__}")
+    if out is not None and not is_array(out):
+        raise TypeError(f"{op.name}(): out must be an array; got {type(out).__name__}")
+    if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
+        raise TypeError(f"{op.name}() needs at least one array argument")
+    backend = backend_for(*args, *(() if out is None else (out,)))
+    if backend == "numpy":
+        raise ValueError("elementwise.apply runs kernels; the numpy backend calls NumPy")
+    with device_context([*args, out]):
+        return _apply(op, args, out, backend)
+
+
+def _apply(op, args, out, backend):
+    # NumPy scalars are typed: they take part as 0-d arrays of their dtype.
+    typed_scalars = any(isinstance(a, np.generic) for a in args)
+    args = tuple(array_module(backend).asarray(a) if isinstance(a, np.generic) else a for a in args)
+    dtype_in, dtype_out, shape = resolve(op, args)
+    zero = dtype_in.type(0)
+    inputs, values, scalar_mask, casts = [], [zero, zero, zero], 0, False
+    for k, a in enumerate(args):
+        if dtypes.is_python_scalar(a):
+            inputs.append(None)
+            values[k] = dtypes.scalar_value(a, dtype_in)
+            scalar_mask |= 1 << k
+        elif a.dtype != dtype_in:
+            inputs.append(cast(a, dtype_in, backend))
+            casts = True
+        else:
+            inputs.append(a)
+    if out is None:
+        target, copy_back = empty(backend, shape, dtype_out), None
+    else:
+        target, copy_back = _prepare_out(op.name, out, shape, dtype_out, inputs, backend)
+    if target.size:
+        signature = _signature(op.functor, dtype_out, dtype_in)
+        plan = _plan(signature, target, inputs)
+        _run(signature, plan, target, inputs, tuple(values), scalar_mask, backend)
+        if out is None and not casts and op.arity <= 2 and not typed_scalars:
+            remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask)
+    if copy_back is not None:
+        cast(target, dtype_out, backend, out=copy_back)
+        return copy_back
+    return target

@@ -1,0 +1,311 @@
+"""Data movement of the namespace on the rearrange kernel: views stay views, and every needed
+copy is one (or a few) ``rearrange_`` launches into a preallocated output; a change of dtype
+is the elementwise cast kernel.
+
+All functions take and return native arrays (NumPy or CuPy); on the ``numpy`` backend the
+same code runs with ``rearrange_`` falling back to ``numpy.copyto``. The view functions
+(``broadcast_to``, ``permute_dims``, ``flip``, ...) are :mod:`.delegated`'s: no copy, no kernel.
+
+>>> import numpy as np, infini_cupy as xp
+>>> xp.concat([np.zeros((1, 2), np.int8), np.ones((2, 2), np.float32)]).dtype
+dtype('float32')
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+
+import array_api_compat
+import numpy as np
+
+from .. import dtypes
+from ..arrays import (
+    backend_for,
+    empty_on_device_of,
+    is_array,
+    is_cupy_array,
+    require_cupy,
+)
+from ..elementwise.launcher import cast
+from ..strided.copy import check_copyable_dtype, rearrange_, rearrange_copy
+from . import delegated
+from .patterns import apply_pattern, reshape_strides
+
+
+def _check_array(x, what: str) -> None:
+    """TypeError unless ``x`` is a NumPy or CuPy array of a dtype our kernels copy, whether
+    or not this call needs a copy (a view of an object array is refused like its copy)."""
+    if not is_array(x):
+        raise TypeError(f"{what} takes a NumPy or CuPy array, got {type(x).__name__}")
+    check_copyable_dtype(x.dtype, what)
+
+
+def _library(x):
+    """numpy or cupy: the module whose ``broadcast_to``/``repeat`` take ``x``."""
+    return require_cupy() if is_cupy_array(x) else np
+
+
+def _index(value, what: str, name: str) -> int:
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be an integer, got {value!r}") from None
+
+
+def _normalize_axis(axis, ndim: int, what: str) -> int:
+    axis = _index(axis, what, "axis")
+    if not -ndim <= axis < ndim:
+        # NumPy's AxisError is both an IndexError and a ValueError, as NumPy raises it
+        raise np.exceptions.AxisError(axis, ndim, what)
+    return axis % ndim
+
+
+def _int_tuple(values, what: str, name: str) -> tuple:
+    """A shape or repetitions argument as a tuple of ints (NumPy also takes a bare int)."""
+    items = values if isinstance(values, (tuple, list)) else (values,)
+    try:
+        return tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise TypeError(f"{what}: {name} must be integers, got {values!r}") from None
+
+
+def rearrange(x, pattern: str | None = None, /, **axes_lengths):
+    """A C-contiguous copy of ``x``, or einops' ``rearrange(x, pattern, **axes_lengths)``
+    computed as views plus at most one kernel launch.
+
+    >>> import numpy as np, infini_cupy as xp
+    >>> x = np.arange(24).reshape(2, 3, 4)
+    >>> xp.rearrange(x, "b h w -> b (w h)").shape
+    (2, 12)
+    """
+    if pattern is None:
+        if axes_lengths:
+            raise TypeError("rearrange: axis lengths were given without a pattern")
+        return rearrange_copy(x)
+    if not isinstance(pattern, str):
+        raise TypeError(f"rearrange: the pattern must be a str, got {type(pattern).__name__}")
+    _check_array(x, "rearrange")
+    return apply_pattern(x, pattern, rearrange_copy, **axes_lengths)
+
+
+def ascontiguousarray(x, /):
+    """``x`` itself when already C-contiguous, else a C-contiguous copy (an extension)."""
+    _check_array(x, "ascontiguousarray")
+    return x if x.flags.c_contiguous else rearrange_copy(x)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """``asarray``; an array copied or cast on its own device goes through our kernels."""
+    if (is_array(obj) and copy is not False
+            and (device is None or device == array_api_compat.device(obj))
+            and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
+        return astype(obj, obj.dtype if dtype is None else dtype, copy=True)
+    return delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
+
+
+def _cast_into(out, x):
+    """``out[...] = x`` converted to ``out.dtype`` (NumPy's casting: complex to real drops the
+    imaginary part): the elementwise cast kernel, ``numpy.copyto`` on the numpy backend."""
+    if backend_for(out, x) == "numpy":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # the kernel is silent too
+            np.copyto(out, x, casting="unsafe")
+        return out
+    return cast(x, out.dtype, out=out)
+
+
+def astype(x, dtype, /, *, copy: bool = True, device=None):
+    """``x`` as ``dtype``: same dtype copies through rearrange (``copy=False``: ``x`` itself),
+    other dtypes through the elementwise cast kernel."""
+    _check_array(x, "astype")
+    dtype = np.dtype(dtype)
+    check_copyable_dtype(dtype, "astype")
+    dtypes.as_dtype(dtype)  # the cast kernels' dtypes (no float128 on a GPU): a TypeError
+    if device is not None and device != array_api_compat.device(x):
+        # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
+        return delegated.to_device(astype(x, dtype, copy=False), device)
+    if x.dtype == dtype:
+        return rearrange_copy(x) if copy else x
+    check_copyable_dtype(x.dtype, "astype")
+    return _cast_into(empty_on_device_of(x, x.shape, dtype), x)
+
+
+def reshape(x, /, shape, *, copy: bool | None = None):
+    """A view when strides allow; else a copy (``copy=False``: ValueError instead)."""
+    _check_array(x, "reshape")
+    shape = _int_tuple(shape, "reshape", "shape")
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: at most one -1 in the new shape, got {shape}")
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or x.size % known:
+            raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
+        shape = tuple(x.size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != x.size or any(n < 0 for n in shape):
+        raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {shape}")
+    if copy:
+        return rearrange_copy(x).reshape(shape)
+    if reshape_strides(tuple(x.shape), tuple(x.strides), shape) is not None:
+        return x.reshape(shape)
+    if copy is False:
+        raise ValueError(
+            f"reshape: shape {x.shape} with strides {x.strides} cannot be viewed as {shape} "
+            "without a copy, and copy=False"
+        )
+    return rearrange_copy(x).reshape(shape)
+
+
+def _result_dtype(arrays, what: str) -> np.dtype:
+    if not arrays:
+        raise ValueError(f"{what}: needs at least one array")
+    for a in arrays:
+        _check_array(a, what)
+    backend_for(*arrays)  # mixed devices: a clear error before anything else
+    # the namespace's result_type (NumPy's promotion, the standard's where it has one)
+    dtype = np.result_type(*(a.dtype for a in arrays))
+    check_copyable_dtype(dtype, what)
+    return dtype
+
+
+def _copy_into(out, x) -> None:
+    if out.dtype == x.dtype:
+        rearrange_(out, x)
+    else:
+        _cast_into(out, x)
+
+
+def concat(arrays, /, *, axis: int | None = 0):
+    """Join arrays along an existing axis (``axis=None``: flattened): one launch per input."""
+    arrays = tuple(arrays)
+    dtype = _result_dtype(arrays, "concat")
+    if axis is None:
+        out = empty_on_device_of(arrays[0], (sum(a.size for a in arrays),), dtype)
+        start = 0
+        for a in arrays:
+            # a contiguous piece of out viewed in a's shape: a's elements land in C order
+            _copy_into(out[start:start + a.size].reshape(a.shape), a)
+            start += a.size
+        return out
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
+    axis = _normalize_axis(axis, ndim, "concat")
+    for a in arrays:
+        if a.ndim != ndim or any(
+            n != m for d, (n, m) in enumerate(zip(a.shape, arrays[0].shape)) if d != axis
+        ):
+            raise ValueError(
+                f"concat: shapes {[tuple(a.shape) for a in arrays]} differ outside axis {axis}"
+            )
+    shape = list(arrays[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    out = empty_on_device_of(arrays[0], tuple(shape), dtype)
+    start = 0
+    for a in arrays:
+        index = [slice(None)] * ndim
+        index[axis] = slice(start, start + a.shape[axis])
+        _copy_into(out[tuple(index)], a)
+        start += a.shape[axis]
+    return out
+
+
+def stack(arrays, /, *, axis: int = 0):
+    """Join arrays of one shape along a new axis: one launch per input."""
+    arrays = tuple(arrays)
+    dtype = _result_dtype(arrays, "stack")
+    shape = tuple(arrays[0].shape)
+    if any(tuple(a.shape) != shape for a in arrays):
+        raise ValueError(f"stack: all shapes must agree, got {[tuple(a.shape) for a in arrays]}")
+    axis = _normalize_axis(axis, len(shape) + 1, "stack")
+    out = empty_on_device_of(arrays[0], shape[:axis] + (len(arrays),) + shape[axis:], dtype)
+    for i, a in enumerate(arrays):
+        # the trailing Ellipsis keeps a 0-d slot an array view (NumPy would give a scalar)
+        _copy_into(out[(slice(None),) * axis + (i, Ellipsis)], a)
+    return out
+
+
+def tile(x, repetitions, /):
+    """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``."""
+    _check_array(x, "tile")
+    reps = _int_tuple(repetitions, "tile", "repetitions")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(x.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
+    out = empty_on_device_of(x, tuple(r * n for r, n in zip(reps, shape)), x.dtype)
+    # out viewed as (r0, n0, r1, n1, ...) is C-contiguous: a view; x broadcast over the r's
+    interleaved = tuple(v for pair in zip(reps, shape) for v in pair)
+    source = x.reshape(tuple(v for n in shape for v in (1, n)))
+    rearrange_(out.reshape(interleaved), _library(x).broadcast_to(source, interleaved))
+    return out
+
+
+def repeat(x, repeats, /, *, axis: int | None = None):
+    """Repeat each element: an integer count is one launch from a broadcast view; per-element
+    counts (an array) have a data-dependent shape and use the array library's repeat."""
+    _check_array(x, "repeat")
+    if is_array(repeats):
+        backend_for(x, repeats)  # mixed devices: a clear error
+        return _library(x).repeat(x, repeats, axis=axis)  # counts per element: library's
+    repeats = _index(repeats, "repeat", "repeats")
+    if repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    shape = tuple(x.shape)
+    if axis is None:  # flattened: out viewed as (*x.shape, repeats), x broadcast on the last axis
+        out = empty_on_device_of(x, (x.size * repeats,), x.dtype)
+        expanded, source = shape + (repeats,), x[..., None]
+    else:
+        axis = _normalize_axis(axis, x.ndim, "repeat")
+        out = empty_on_device_of(
+            x, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:], x.dtype)
+        expanded = shape[: axis + 1] + (repeats,) + shape[axis + 1:]
+        source = x.reshape(shape[: axis + 1] + (1,) + shape[axis + 1:])
+    rearrange_(out.reshape(expanded), _library(x).broadcast_to(source, expanded))
+    return out
+
+
+def roll(x, /, shift, *, axis=None):
+    """Shift elements cyclically: for k rolled axes, 2**k block copies into a new array
+    (``axis=None``: 2, plus one to flatten an ``x`` that is not C-contiguous)."""
+    _check_array(x, "roll")
+    if axis is None:
+        if isinstance(shift, (tuple, list)):
+            raise ValueError(f"roll: with axis=None, shift must be an int, got {shift}")
+        return reshape(roll(reshape(x, (-1,)), shift, axis=0), x.shape)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    shifts = tuple(shift) if isinstance(shift, (tuple, list)) else (shift,) * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    total = {}
+    for s, a in zip(shifts, axes):
+        a = _normalize_axis(a, x.ndim, "roll")
+        total[a] = total.get(a, 0) + _index(s, "roll", "shift")
+    out = empty_on_device_of(x, tuple(x.shape), x.dtype)
+    if x.size == 0:
+        return out
+    pieces = [((), ())]  # (destination slices, source slices) per axis so far
+    for d in range(x.ndim):
+        n = x.shape[d]
+        s = total.get(d, 0) % n
+        parts = [(slice(None), slice(None))] if s == 0 else [
+            (slice(s, None), slice(None, n - s)), (slice(None, s), slice(n - s, None))]
+        pieces = [(dst + (pd,), src + (ps,)) for dst, src in pieces for pd, ps in parts]
+    for dst, src in pieces:
+        rearrange_(out[dst], x[src])
+    return out
+
+
+def unstack(x, /, *, axis: int = 0):
+    """Views, one per index along ``axis`` (0-d views of a 1-d ``x``, not scalars)."""
+    _check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: x must have at least one dimension, got a 0-d array")
+    axis = _normalize_axis(axis, x.ndim, "unstack")
+    return tuple(x[(slice(None),) * axis + (i, Ellipsis)] for i in range(x.shape[axis]))
+
+
+__all__ = ["rearrange", "ascontiguousarray", "asarray", "astype", "reshape", "concat", "stack",
+           "tile", "repeat", "roll", "unstack"]

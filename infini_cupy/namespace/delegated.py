@@ -1,0 +1,265 @@
+"""The rest of the array API namespace (standard 2024.12), delegated to ``array_api_compat``.
+
+Our kernels provide the elementwise functions and data movement; every other function of the
+standard comes from ``array_api_compat.numpy`` or ``array_api_compat.cupy``, picked per call:
+
+* from the array arguments (NumPy -> ``array_api_compat.numpy``, CuPy -> ``array_api_compat.cupy``);
+  arrays on different devices raise ValueError naming both;
+* for creation functions without array arguments, from ``device=``: ``None`` is the current
+  backend's default device (``cuda``: CuPy's current device; ``numpy``/``emulate``: the CPU),
+  ``"cpu"`` is NumPy, a ``cupy.cuda.Device`` is CuPy on that device.
+
+Functions take and return native arrays (no wrapper class). Copying data movement
+(``concat``, ``reshape``, ``astype``, ...) is ours, in :mod:`.data_movement`.
+
+>>> import numpy as np
+>>> from infini_cupy.namespace import delegated as xp
+>>> xp.sort(np.array([3, 1, 2]))
+array([1, 2, 3])
+>>> xp.zeros(2, device="cpu").dtype == xp.float64
+True
+"""
+
+from __future__ import annotations
+
+import builtins  # this module defines all, any, bool, max, min, sum: use builtins.X
+import math
+import sys
+import types
+
+import array_api_compat
+import array_api_compat.numpy as _compat_numpy
+import numpy as np
+
+from .. import config
+from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
+from .info import __array_namespace_info__
+
+__array_api_version__ = "2024.12"
+
+# Functions whose namespace comes from their array arguments, by family of the standard.
+_FROM_ARRAYS = {
+    "creation": ["meshgrid", "tril", "triu"],
+    "data_type": ["can_cast", "finfo", "iinfo", "isdtype", "result_type"],
+    "indexing": ["take", "take_along_axis"],
+    "linear_algebra": ["matmul", "matrix_transpose", "tensordot", "vecdot"],
+    # views; the copying ones (concat, stack, tile, repeat, roll, reshape) are _data_movement's
+    "manipulation": [
+        "broadcast_arrays", "broadcast_to", "expand_dims", "flip", "moveaxis", "permute_dims",
+        "squeeze",
+    ],
+    "searching": ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"],
+    "set": ["unique_all", "unique_counts", "unique_inverse", "unique_values"],
+    "sorting": ["argsort", "sort"],
+    "statistical": [
+        "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    ],
+    "utility": ["all", "any", "diff"],
+}
+# Creation functions with no array argument: the namespace comes from ``device=``.
+_FROM_DEVICE = ["arange", "empty", "eye", "full", "linspace", "ones", "zeros"]
+_LIKE = ["empty_like", "full_like", "ones_like", "zeros_like"]
+
+LINALG_NAMES = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
+]
+FFT_NAMES = [
+    "fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
+    "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+]
+CONSTANT_NAMES = ["e", "inf", "nan", "newaxis", "pi"]
+DTYPE_NAMES = [
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+]
+
+
+def _compat_cupy():
+    require_cupy()
+    import array_api_compat.cupy as compat_cupy
+
+    return compat_cupy
+
+
+def _arrays_in(args, kwargs) -> list:
+    """The arrays among the arguments, looking one level into lists and tuples (concat, stack)."""
+    found = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            found.extend(b for b in a if is_array(b))
+        elif is_array(a):
+            found.append(a)
+    return found
+
+
+def namespace_for_device(device):
+    """The compat namespace that creates arrays on ``device`` (None: the backend's default)."""
+    if device is None:
+        return _compat_cupy() if config.get_backend() == "cuda" else _compat_numpy
+    if isinstance(device, str) and device == "cpu":
+        return _compat_numpy
+    cp = sys.modules.get("cupy")
+    if cp is not None and isinstance(device, cp.cuda.Device):
+        return _compat_cupy()
+    raise ValueError(f"unknown device {device!r}: expected None, 'cpu' or a cupy.cuda.Device")
+
+
+def namespace_of(*arrays):
+    """The compat namespace of ``arrays``; ValueError naming both devices when they differ.
+
+    With no arrays (``result_type(float32, int8)``, ...): the default device's namespace.
+    """
+    if not arrays:
+        return namespace_for_device(None)
+    # backend_for raises on mixed devices, naming both, and answers cuda exactly for CuPy
+    # arrays: what array_api_compat.array_namespace would say, without its 1.7 us per call
+    return _compat_cupy() if backend_for(*arrays) == "cuda" else _compat_numpy
+
+
+def _named(function, name: str, doc: str):
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+def _zero_d(result):
+    """NumPy reductions return NumPy scalars, compat keeps them: the standard wants 0-d arrays."""
+    if isinstance(result, np.generic):
+        return np.asarray(result)
+    if isinstance(result, tuple) and builtins.any(isinstance(r, np.generic) for r in result):
+        values = [np.asarray(r) if isinstance(r, np.generic) else r for r in result]
+        return type(result)._make(values) if hasattr(result, "_make") else tuple(values)
+    return result
+
+
+def _delegate(name: str, submodule: str | None = None):
+    """``name`` (of ``submodule``) from the compat namespace of the array arguments."""
+
+    def delegated(*args, **kwargs):
+        xp = namespace_of(*_arrays_in(args, kwargs))
+        return _zero_d(getattr(getattr(xp, submodule) if submodule else xp, name)(*args, **kwargs))
+
+    where = f"{submodule}.{name}" if submodule else name
+    return _named(delegated, name, f"``{where}`` of the arrays' library, through array_api_compat.")
+
+
+def _delegate_from_device(name: str, submodule: str | None = None):
+    # no array argument: the device picks the library
+    def created(*args, device=None, **kwargs):
+        xp = namespace_for_device(device)
+        return getattr(getattr(xp, submodule) if submodule else xp, name)(*args, device=device, **kwargs)
+
+    where = f"{submodule}.{name}" if submodule else name
+    return _named(created, name, f"``{where}`` on ``device`` (None: the backend's default device).")
+
+
+def _delegate_like(name: str):
+    # *_like on another device than x's: compat's *_like cannot cross devices, so create anew
+    def like(x, /, *args, dtype=None, device=None, **kwargs):
+        if device is None or array_api_compat.device(x) == device:
+            return getattr(namespace_of(x), name)(x, *args, dtype=dtype, device=device, **kwargs)
+        fresh = getattr(namespace_for_device(device), name.removesuffix("_like"))
+        return fresh(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device, **kwargs)
+
+    return _named(like, name, f"``{name}`` of x's library, or a new array on ``device``.")
+
+
+def to_device(x, device, /, *, stream=None):
+    """``x`` on ``device``: ``x`` itself when already there, else a copy (an extension: the
+    standard's ``x.to_device`` method, which CuPy arrays lack).
+
+    >>> import numpy as np
+    >>> x = np.ones(3)
+    >>> to_device(x, "cpu") is x
+    True
+    """
+    namespace_for_device(device)  # rejects unknown devices
+    if array_api_compat.device(x) == device:
+        return x
+    if isinstance(device, str):  # "cpu": x is a CuPy array
+        return x.get(stream=stream)
+    cp = require_cupy()
+    with device, (stream if stream is not None else cp.cuda.get_current_stream()):
+        # copy() lands on the current device, reading from any other; asarray uploads NumPy
+        return x.copy() if is_cupy_array(x) else cp.asarray(x)
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """``asarray`` on ``device`` (None: obj's device if it is an array, else the default)."""
+    if device is None:
+        xp = namespace_of(obj) if is_array(obj) else namespace_for_device(None)
+    else:
+        xp = namespace_for_device(device)
+        if is_array(obj) and array_api_compat.device(obj) != device:
+            # compat's asarray does not move CuPy arrays between devices: to_device does
+            if copy is False:
+                raise ValueError(
+                    f"asarray(copy=False) cannot move an array from {device_of(obj)} "
+                    f"to {device}"
+                )
+            obj, copy = to_device(obj, device), None  # already a fresh array
+    return xp.asarray(obj, dtype=dtype, device=device, copy=copy)
+
+
+_DLPACK_CUDA_DEVICE_TYPES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """``from_dlpack`` into the library of ``device``, or of the producer's device if None."""
+    # the producer is not necessarily a NumPy or CuPy array: ask it where its data lives
+    if device is None and hasattr(x, "__dlpack_device__"):
+        on_cuda = x.__dlpack_device__()[0] in _DLPACK_CUDA_DEVICE_TYPES
+        xp = _compat_cupy() if on_cuda else _compat_numpy
+    else:
+        xp = namespace_for_device(device)
+    kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
+    return xp.from_dlpack(x, **kwargs)
+
+
+def _submodule(name: str, names: list, from_device: tuple = ()) -> types.ModuleType:
+    package = __name__.split(".")[0]  # infini_cupy.linalg, as the namespace's own submodule
+    module = types.ModuleType(f"{package}.{name}", f"The array API ``{name}`` extension, delegated.")
+    for function in names:
+        if function in _FROM_ARRAYS["linear_algebra"]:
+            setattr(module, function, globals()[function])  # the same function as the namespace's
+        elif function in from_device:
+            setattr(module, function, _delegate_from_device(function, name))
+        else:
+            setattr(module, function, _delegate(name=function, submodule=name))
+    module.__all__ = list(names)
+    # registered so that ``import infini_cupy.linalg`` works as for a real submodule
+    sys.modules.setdefault(module.__name__, module)
+    return module
+
+
+for _name in [n for family in _FROM_ARRAYS.values() for n in family]:
+    globals()[_name] = _delegate(_name)
+for _name in _FROM_DEVICE:
+    globals()[_name] = _delegate_from_device(_name)
+for _name in _LIKE:
+    globals()[_name] = _delegate_like(_name)
+
+linalg = _submodule("linalg", LINALG_NAMES)
+fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
+
+e, inf, nan, newaxis, pi = math.e, math.inf, math.nan, None, math.pi
+# NumPy dtype objects: CuPy uses NumPy's dtypes too, so one set serves both libraries.
+globals().update({_name: np.dtype(_name) for _name in DTYPE_NAMES})
+del _name
+
+FUNCTION_NAMES = sorted(
+    [n for family in _FROM_ARRAYS.values() for n in family]
+    + _FROM_DEVICE + _LIKE + ["asarray", "from_dlpack"]
+)
+DELEGATED_NAMES = (
+    FUNCTION_NAMES
+    + ["linalg", "fft"]
+    + CONSTANT_NAMES
+    + DTYPE_NAMES
+    + ["__array_api_version__", "__array_namespace_info__"]
+)
+# Not in the standard, used by our data movement too.
+EXTENSION_NAMES = ["to_device"]
+__all__ = DELEGATED_NAMES + EXTENSION_NAMES

@@ -1,0 +1,109 @@
+"""The array API elementwise functions, generated from the op table (``elementwise.ops.OPS``).
+
+Each function dispatches on its arrays' backend: ``numpy`` calls NumPy through
+``array_api_compat.numpy``; ``emulate`` and ``cuda`` run our kernels
+(``elementwise.launcher.apply``), a call of a signature seen before through
+``elementwise.short_path.short_call`` first (a few microseconds of Python before the launch).
+Extension: every function takes ``out=`` (any non-self-overlapping layout of the result's
+shape and dtype; overlapping an input gives NumPy's answer).
+
+>>> import numpy as np, infini_cupy as xp
+>>> xp.add(np.asarray([1, 2], dtype=np.int8), 1)
+array([2, 3], dtype=int8)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..arrays import backend_for
+from ..elementwise.launcher import apply
+from ..elementwise.ops import OPS, ElementwiseOp
+from ..elementwise.short_path import short_call
+
+
+def _numpy_call(op: ElementwiseOp, args, out):
+    import array_api_compat.numpy as compat
+
+    if out is not None:
+        getattr(np, op.numpy_name)(*args, out=out)
+        return out
+    result = getattr(compat, op.name)(*args)
+    return np.asarray(result) if isinstance(result, np.generic) else result
+
+
+def _dispatch(op: ElementwiseOp, args, out):
+    if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
+        raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
+    backend = backend_for(*args, *(() if out is None else (out,)))
+    if backend == "numpy":
+        return _numpy_call(op, args, out)
+    return apply(op, *args, out=out)
+
+
+def _make(op: ElementwiseOp):
+    name = op.name
+    if op.arity == 1:
+        def function(x, /, *, out=None):
+            if out is None:
+                result = short_call(name, (x,))
+                if result is not None:
+                    return result
+            return _dispatch(op, (x,), out)
+    else:
+        def function(x1, x2, /, *, out=None):
+            if out is None:
+                result = short_call(name, (x1, x2))
+                if result is not None:
+                    return result
+            return _dispatch(op, (x1, x2), out)
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = (f"{op.summary}\n\nArray API ``{op.name}``: inputs of {op.group} dtypes"
+                        + (" or Python scalars" if op.arity > 1 else "") + ".")
+    return function
+
+
+def _clip_bound(x_dtype: np.dtype, bound, is_min: bool):
+    """A Python scalar bound representable in ``x``'s dtype (None: no bound)."""
+    if x_dtype.kind in "iu":
+        info = np.iinfo(x_dtype)
+        if bound is None:
+            return int(info.min if is_min else info.max)
+        if isinstance(bound, float):
+            bound = int(np.ceil(bound) if is_min else np.floor(bound))
+        return int(min(max(bound, info.min), info.max))
+    if bound is None:
+        return float("-inf") if is_min else float("inf")
+    return float(bound)
+
+
+def clip(x, /, min=None, max=None, *, out=None):
+    """x clamped to [min, max] elementwise (NaN propagates); the result has x's dtype.
+
+    ``min``/``max``: arrays broadcastable to ``x``, Python scalars or None (no bound).
+    """
+    op = OPS["clip"]
+    if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
+        raise TypeError(f"clip() needs x to be an array; got {type(x).__name__}")
+    backend = backend_for(x, *(a for a in (min, max, out)
+                                        if a is not None and not dtypes.is_python_scalar(a)))
+    dtypes.check_group("clip", op.group, x.dtype,
+                       *(a.dtype for a in (min, max) if a is not None and not dtypes.is_python_scalar(a)))
+    if backend == "numpy":
+        import array_api_compat.numpy as compat
+
+        result = np.asarray(compat.clip(x, min, max))
+        if out is not None:
+            np.copyto(out, result)
+            return out
+        return result
+    bounds = [_clip_bound(x.dtype, b, i == 0) if b is None or dtypes.is_python_scalar(b) else b
+              for i, b in enumerate((min, max))]
+    return apply(op, x, *bounds, out=out)
+
+
+_FUNCTIONS = {name: (clip if name == "clip" else _make(op)) for name, op in OPS.items()}
+globals().update(_FUNCTIONS)
+
+__all__ = sorted(_FUNCTIONS)

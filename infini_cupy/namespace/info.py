@@ -1,0 +1,91 @@
+"""``__array_namespace_info__()``: what the namespace supports, on which devices.
+
+The default device follows the backend (``cuda``: CuPy's current device; ``numpy`` and
+``emulate``: the CPU). Devices are the libraries' own objects: ``"cpu"`` for NumPy,
+``cupy.cuda.Device`` for CuPy. NumPy and CuPy share dtypes and defaults, so one table serves
+every device.
+
+>>> from infini_cupy.namespace.info import __array_namespace_info__
+>>> info = __array_namespace_info__()
+>>> info.capabilities()["max dimensions"]
+64
+>>> sorted(info.dtypes(kind="unsigned integer"))
+['uint16', 'uint32', 'uint64', 'uint8']
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .. import config, dtypes
+from ..arrays import gpu_available, require_cupy
+
+# The standard's dtype kinds, from the dtype table's categories.
+_KIND = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer",
+         "real floating": "real floating", "complex floating": "complex floating"}
+_DTYPES = {kind: tuple(d.name for d in dtypes.STANDARD_DTYPES if _KIND[dtypes.category(d)] == kind)
+           for kind in _KIND.values()}
+_DTYPES["integral"] = _DTYPES["signed integer"] + _DTYPES["unsigned integer"]
+_DTYPES["numeric"] = _DTYPES["integral"] + _DTYPES["real floating"] + _DTYPES["complex floating"]
+
+
+def _check_device(device) -> None:
+    if device is None or (isinstance(device, str) and device == "cpu"):
+        return
+    cp = sys.modules.get("cupy")  # a CuPy device can only exist once CuPy is imported
+    if cp is None or not isinstance(device, cp.cuda.Device):
+        raise ValueError(f"unknown device {device!r}: expected None, 'cpu' or a cupy.cuda.Device")
+
+
+class Info:
+    """The object returned by ``__array_namespace_info__()`` (array API inspection API)."""
+
+    __module__ = "infini_cupy"
+
+    def capabilities(self) -> dict:
+        """Boolean indexing and data-dependent shapes are supported; up to 64 dimensions."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self):
+        """CuPy's current device under the ``cuda`` backend, else ``"cpu"``."""
+        if config.get_backend() == "cuda":
+            return require_cupy().cuda.Device()
+        return "cpu"
+
+    def default_dtypes(self, *, device=None) -> dict:
+        """float64, complex128 and int64 (integral and indexing), on every device."""
+        _check_device(device)
+        return {
+            "real floating": np.dtype("float64"),
+            "complex floating": np.dtype("complex128"),
+            "integral": np.dtype("int64"),
+            "indexing": np.dtype("int64"),
+        }
+
+    def dtypes(self, *, device=None, kind=None) -> dict:
+        """The standard's dtypes by name, of ``kind`` (a kind name or a tuple of them) if given."""
+        _check_device(device)
+        if kind is None:
+            names = _DTYPES["bool"] + _DTYPES["numeric"]
+        else:
+            kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+            unknown = [k for k in kinds if k not in _DTYPES]
+            if unknown:
+                raise ValueError(f"unknown dtype kind {unknown[0]!r}; expected one of {', '.join(_DTYPES)}")
+            names = [n for n in _DTYPES["bool"] + _DTYPES["numeric"] if any(n in _DTYPES[k] for k in kinds)]
+        return {name: np.dtype(name) for name in names}
+
+    def devices(self) -> list:
+        """``"cpu"``, then every CUDA device CuPy sees (none without a GPU)."""
+        found = ["cpu"]
+        if gpu_available():
+            cp = require_cupy()
+            found += [cp.cuda.Device(i) for i in range(cp.cuda.runtime.getDeviceCount())]
+        return found
+
+
+def __array_namespace_info__() -> Info:
+    """The namespace's inspection object (array API 2023.12+)."""
+    return Info()

@@ -1,0 +1,36 @@
+"""The short paths' memo: call signatures already validated and planned, mapped to what a
+repeat of the call needs to launch at once (the strided copy's and the elementwise engine's).
+
+A plain ``dict`` subclass, so a lookup stays one C call; bounded by clearing when full (a
+program cycling through more signatures than the limit loses only the short path).
+"""
+
+from __future__ import annotations
+
+# Everything forget_all() empties: the memos below and the planners' lru_caches.
+_clear_functions: list = []
+
+
+def register_cache(clear) -> None:
+    """Have :func:`forget_all` call ``clear()`` (a planner's ``lru_cache.cache_clear``)."""
+    _clear_functions.append(clear)
+
+
+class RecentCalls(dict):
+    """``signature -> prepared call``, at most ``limit`` entries."""
+
+    def __init__(self, limit: int = 4096):
+        super().__init__()
+        self.limit = limit
+        register_cache(self.clear)
+
+    def remember(self, key, value) -> None:
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+
+
+def forget_all() -> None:
+    """Forget every planned call and layout (tests and tools that change planning)."""
+    for clear in _clear_functions:
+        clear()

@@ -1,0 +1,46 @@
+"""Kernel struct arguments as NumPy structured scalars, laid out as CUDA lays out the structs,
+and launch shapes as CUDA's ``dim3``.
+
+``align=True`` gives C struct alignment, which is what both CuPy (for ``numpy.void``
+arguments) and the emulator's ctypes launch copy byte for byte into the parameter buffer.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+INDEX = np.dtype("<i8")  # ic::index_t (long long)
+
+# ic::Constraint<index_t>: grid_idx, block_idx, grid_div_block, total_len
+CONSTRAINT = np.dtype(
+    [("grid_idx", INDEX), ("block_idx", INDEX), ("grid_div_block", INDEX), ("total_len", INDEX)],
+    align=True,
+)
+
+
+@functools.lru_cache(maxsize=None)
+def array_struct_dtype(length: int, element: np.dtype = INDEX) -> np.dtype:
+    """The dtype of ``ic::ArrayStruct<length, element>``."""
+    return np.dtype([("a", element, (length,))], align=True)
+
+
+def array_struct(values, length: int | None = None, element: np.dtype = INDEX) -> np.void:
+    """``ic::ArrayStruct<length, element>`` holding ``values``, zero-padded to ``length``."""
+    values = list(values)  # a tuple would read as one record of a structured dtype
+    length = len(values) if length is None else length
+    if len(values) > length:
+        raise ValueError(f"{len(values)} values do not fit ArrayStruct<{length}>")
+    record = np.zeros((), dtype=array_struct_dtype(length, element))
+    if values:
+        record["a"][: len(values)] = np.array(values, dtype=element)
+    return record[()]
+
+
+def dim3(d) -> tuple[int, int, int]:
+    """A grid or block size as CUDA's ``dim3``: an int, or 1 to 3 ints padded with 1."""
+    d = (int(d),) if isinstance(d, (int, np.integer)) else tuple(int(v) for v in d)
+    if not 1 <= len(d) <= 3:
+        raise ValueError(f"a grid or block has 1 to 3 dimensions, got {d}")
+    return d + (1,) * (3 - len(d))

@@ -1,0 +1,161 @@
+"""The plan cache of strided copies: a layout's plan with its launch configuration and
+by-value struct arguments, packed once per layout (dtype size, shape, strides, addresses
+modulo 32) and looked up on every later copy of that layout.
+
+>>> p = prepared_copy(4, (64, 48), (192, 4), (4, 256), 0, 0)    # an fp32 transpose
+>>> p.kernel, p.source
+('tiled_copy<4, 1, 1, 0>', 'transpose.cu')
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..arrays import data_pointer, layout_extent
+from ..runtime import recent
+from ..runtime.launch import prepare
+from ..runtime.structs import CONSTRAINT, array_struct
+from .planner import (
+    GeneralRearrangePlan,
+    RearrangePlan,
+    all_kernel_names,
+    plan_rearrange,
+)
+from .tile_planner import MAX_BATCH_DIMS, TilePlan, all_tiled_kernel_names
+
+SOURCE = "rearrange.cu"
+TILED_SOURCE = "transpose.cu"
+MAX_THREADS = 1024  # every CUDA GPU since Fermi; the same plans run in emulation
+MAX_GRID_X = 2**31 - 1  # CUDA's gridDim.x limit; kernels loop over blocks past it
+GENERAL_MAX_DIMS = 64
+
+# ic::TileLayout (transpose.cu): every field a long long, in declaration order.
+TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
+    "len0", "len1", "src_stride0", "src_stride1", "dst_stride0", "dst_stride1", "src_offset",
+    "dst_offset", "tile0", "tile1", "shift0", "shift1", "tiles0", "tiles1", "pitch", "tiles",
+    "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform")], align=True)
+
+
+@dataclass(frozen=True)
+class PreparedCopy:
+    """A plan with its launch configuration and by-value struct arguments packed once."""
+
+    plan: RearrangePlan | GeneralRearrangePlan | TilePlan
+    source: str  # kernels_src file of the plan's kernel
+    grid: int
+    block: int
+    struct_args: tuple  # everything after the (dst, src) pointers
+    dst_extent: tuple[int, int]  # [lo, hi) bytes the copy touches, relative to dst's pointer
+    src_extent: tuple[int, int]  # and to src's
+
+    @property
+    def kernel(self) -> str:
+        return self.plan.kernel
+
+    def overlaps(self, dst_pointer: int, src_pointer: int) -> bool:
+        """The byte ranges of dst and src intersect (cheap; may say True for interleaved
+        arrays that share no byte, which only costs a snapshot copy)."""
+        return (dst_pointer + self.dst_extent[0] < src_pointer + self.src_extent[1]
+                and src_pointer + self.src_extent[0] < dst_pointer + self.dst_extent[1])
+
+
+def _tile_args(plan: TilePlan) -> tuple:
+    layout = np.zeros((), TILE_LAYOUT)
+    for name in TILE_LAYOUT.names:
+        layout[name] = int(getattr(plan, name))
+    pad = MAX_BATCH_DIMS - len(plan.batch_len)
+    return (
+        layout[()],
+        array_struct((1,) * pad + plan.batch_len),
+        array_struct((0,) * pad + plan.src_batch_stride),
+        array_struct((0,) * pad + plan.dst_batch_stride),
+    )
+
+
+def pack(plan) -> tuple[str, int, int, tuple]:
+    """(source, grid, block, struct arguments) of a plan's launch."""
+    grid = min(plan.grid_blocks, MAX_GRID_X)
+    if isinstance(plan, TilePlan):
+        return TILED_SOURCE, grid, plan.block_threads, _tile_args(plan)
+    if isinstance(plan, GeneralRearrangePlan):
+        ndim = len(plan.shape)
+        args = (
+            array_struct(plan.shape, GENERAL_MAX_DIMS),
+            array_struct(plan.src_strides, GENERAL_MAX_DIMS),
+            array_struct(plan.dst_strides, GENERAL_MAX_DIMS),
+            np.int32(ndim),
+            np.int64(plan.total),
+        )
+        return SOURCE, grid, plan.block_threads, args
+    n_constraints = max(len(plan.constraints), 1)
+    args = (
+        array_struct(plan.block_len),
+        array_struct(plan.src_block_stride),
+        array_struct(plan.dst_block_stride),
+        array_struct(plan.grid_len),
+        array_struct(plan.src_grid_stride),
+        array_struct(plan.dst_grid_stride),
+        array_struct(
+            [tuple(c) for c in plan.constraints] or [(0, 0, 0, 0)], n_constraints, CONSTRAINT
+        ),
+        np.int64(np.prod(plan.block_len, dtype=np.int64)),
+        np.int64(plan.grid_blocks),
+    )
+    return SOURCE, grid, plan.block_threads, args
+
+
+@functools.lru_cache(maxsize=4096)
+def prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
+                  max_threads=MAX_THREADS) -> PreparedCopy:
+    """The cached plan + packed arguments for one layout (the plan cache).
+
+    Keyed on hashables only: addresses enter through their offset in a 32-byte sector
+    (``address % 32``), the one thing about them the plan depends on. ``functools.lru_cache``
+    is thread-safe.
+    """
+    plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, max_threads=max_threads,
+                          dst_address=dst_residue, src_address=src_residue, tiles=_tiles[0])
+    return PreparedCopy(plan, *pack(plan), layout_extent(shape, dst_strides, itemsize),
+                        layout_extent(shape, src_strides, itemsize))
+
+
+def plan_for(y, x) -> PreparedCopy:
+    """The prepared copy ``rearrange_(y, x)`` would launch (for inspection and tests)."""
+    return prepared_copy(x.itemsize, tuple(x.shape), tuple(y.strides), tuple(x.strides),
+                         data_pointer(y) % 32, data_pointer(x) % 32)
+
+
+recent.register_cache(prepared_copy.cache_clear)
+# Staged (tiled) plans allowed; the bench's --planner seed turns them off for comparison.
+_tiles = [True]
+
+
+@contextlib.contextmanager
+def seed_plans_only():
+    """Plan copies with the seed planner's block/grid split only (no staged copies) inside
+    the ``with`` block, for comparison; caches are cleared on the way in and out."""
+    _tiles[0] = False
+    recent.forget_all()
+    try:
+        yield
+    finally:
+        _tiles[0] = True
+        recent.forget_all()
+
+
+def warm(backend: str, names=None) -> None:
+    """Compile rearrange variants ahead of use (by default all of both families: the 456 of
+    the matrix and general kernels, the 22 staged-copy kernels)."""
+    names = tuple(names) if names is not None else all_kernel_names() + all_tiled_kernel_names()
+    tiled = tuple(n for n in names if n.startswith("tiled_copy<"))
+    matrix = tuple(n for n in names if not n.startswith("tiled_copy<"))
+    if matrix:
+        prepare(SOURCE, matrix, backend=backend)
+    if tiled:
+        prepare(TILED_SOURCE, tiled, backend=backend)
+
+

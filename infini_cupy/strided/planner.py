@@ -1,0 +1,272 @@
+"""Rearrange planning: how CUDA threads copy one strided layout into another.
+
+Pure Python (no CuPy, no NumPy): every input is an int or a tuple of ints, every output a
+frozen, hashable dataclass, so the caller can cache plans and the tests run on any machine.
+Strides are in BYTES, as NumPy/CuPy ``.strides`` report them; they may be negative, and
+source strides may be 0 (broadcast). The planner re-creates the InfiniCore Moore rearrange
+planner (seed 000) with two changes: the vector width checks every stride and both base
+addresses, and layouts outside the kernel matrix get a flat-index plan (seed 001).
+
+Kernel semantics of a :class:`RearrangePlan` (kernel ``rearrange<Unit, B, G, C>``): launch
+``grid_blocks`` blocks of ``block_threads`` threads. Block ``b`` is decomposed over
+``grid_len`` and thread ``t`` over ``block_len``, last index fastest. A thread with
+``t >= block_elements``, or for which some constraint has
+``grid_index[grid_idx] * grid_div_block + block_index[block_idx] >= total_len``, copies
+nothing. Every other thread copies ``unit`` bytes from ``src + src_offset`` to
+``dst + dst_offset``, each offset being ``sum(index * stride)`` over the grid and block dims.
+
+Kernel semantics of a :class:`GeneralRearrangePlan` (kernel ``rearrange_general<Unit>``):
+thread ``i = b * block_threads + t`` with ``i < total`` copies element ``i`` of the C-order
+enumeration of ``shape`` (``unit`` bytes at ``sum(index * stride)``).
+
+Steps 1-2 (normalizing the layout, the vector width) are :mod:`.layout`'s. Transposes (and
+copies whose rows are misaligned) get a :class:`~infini_cupy.strided.tile_planner.TilePlan`
+instead: a tile at a time through shared memory, both sides coalesced (see
+:mod:`.tile_planner`); ``tiles=False`` asks for the seed-style plan.
+
+>>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
+>>> plan.kernel, (plan.tile0, plan.tile1)
+('tiled_copy<4, 1, 1, 1>', (106, 106))
+>>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4, tiles=False)
+>>> plan.kernel, plan.block_len, plan.grid_len, len(plan.constraints)
+('rearrange<4, 2, 2, 2>', (32, 32), (63, 63), 2)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from .layout import UNIT_SIZES, LaunchPlan, columns, normalize_layout
+from .tile_planner import TilePlan, plan_tiles
+
+MAX_BLOCK_DIMS = 5
+MAX_GRID_DIMS = 5
+MAX_CONSTRAINTS = 2
+WARP_SIZE = 32
+GENERAL_BLOCK_THREADS = 256
+
+
+class Constraint(NamedTuple):
+    """A dim split between grid and block whose length is not a multiple of the block part.
+
+    A thread is out of range when
+    ``grid_index[grid_idx] * grid_div_block + block_index[block_idx] >= total_len``.
+    """
+
+    grid_idx: int  # position of the split dim's grid part in ``grid_len``
+    block_idx: int  # position of its block part in ``block_len``
+    grid_div_block: int  # indices of the dim covered by one block (the block part's length)
+    total_len: int  # the dim's full length
+
+
+@dataclass(frozen=True)
+class RearrangePlan(LaunchPlan):
+    """A launch of ``rearrange<unit, len(block_len), len(grid_len), len(constraints)>``.
+
+    unit: bytes each thread copies (1, 2, 4, 8, 16 or 32).
+    block_len: lengths of the dims walked by the threads of a block, outer -> inner; the last
+        (fastest-varying thread index) walks the smallest dst stride. At least one dim.
+    dst_block_stride, src_block_stride: byte strides of those dims.
+    grid_len: lengths of the dims walked by the blocks, outer -> inner. At least one dim.
+    dst_grid_stride, src_grid_stride: byte strides of the grid dims.
+    constraints: :class:`Constraint` tuples ``(grid_idx, block_idx, grid_div_block,
+        total_len)`` for split dims whose length the block part does not divide; at most 2.
+    block_elements: product of ``block_len``; threads ``t >= block_elements`` copy nothing.
+    block_threads: threads per block, ``block_elements`` rounded up to a multiple of 32.
+    grid_blocks: blocks to launch (1-D grid), the product of ``grid_len``; 0 when there is
+        nothing to copy (zero-size arrays: launch nothing).
+    kernel: the name expression, ``rearrange_kernel_name(unit, B, G, C)``.
+    """
+
+    unit: int
+    block_len: tuple[int, ...]
+    dst_block_stride: tuple[int, ...]
+    src_block_stride: tuple[int, ...]
+    grid_len: tuple[int, ...]
+    dst_grid_stride: tuple[int, ...]
+    src_grid_stride: tuple[int, ...]
+    constraints: tuple[Constraint, ...]
+    block_elements: int
+    block_threads: int
+    grid_blocks: int
+    kernel: str
+
+
+@dataclass(frozen=True)
+class GeneralRearrangePlan(LaunchPlan):
+    """A launch of the flat-index kernel ``rearrange_general<unit>`` (any number of dims).
+
+    unit: bytes each thread copies (1, 2, 4, 8, 16 or 32).
+    shape: normalized dims, outer -> inner; thread ``i`` copies element ``i`` of its C-order
+        enumeration, so consecutive threads walk the smallest dst stride.
+    dst_strides, src_strides: byte strides of the dims of ``shape``.
+    total: elements to copy, the product of ``shape``.
+    block_threads: threads per block (a multiple of 32).
+    grid_blocks: blocks to launch (1-D grid), ``ceil(total / block_threads)``.
+    kernel: the name expression, ``general_kernel_name(unit)``.
+    """
+
+    unit: int
+    shape: tuple[int, ...]
+    dst_strides: tuple[int, ...]
+    src_strides: tuple[int, ...]
+    total: int
+    block_threads: int
+    grid_blocks: int
+    kernel: str
+
+
+def rearrange_kernel_name(unit: int, block_dims: int, grid_dims: int, constraints: int) -> str:
+    """Name expression of a kernel of the matrix: ``rearrange<Unit, B, G, C>``."""
+    return f"rearrange<{unit}, {block_dims}, {grid_dims}, {constraints}>"
+
+
+def general_kernel_name(unit: int) -> str:
+    """Name expression of the flat-index kernel: ``rearrange_general<Unit>``."""
+    return f"rearrange_general<{unit}>"
+
+
+def all_kernel_names() -> tuple[str, ...]:
+    """Every rearrange name expression the planner can return: 450 matrix + 6 general."""
+    matrix = tuple(
+        rearrange_kernel_name(unit, b, g, c)
+        for unit in UNIT_SIZES
+        for b in range(1, MAX_BLOCK_DIMS + 1)
+        for g in range(1, MAX_GRID_DIMS + 1)
+        for c in range(MAX_CONSTRAINTS + 1)
+    )
+    return matrix + tuple(general_kernel_name(unit) for unit in UNIT_SIZES)
+
+
+def _thread_budget(max_threads: int) -> int:
+    # Rounded down to whole warps so that rounding block_elements up to a multiple of 32
+    # never exceeds max_threads; below one warp the block still launches 32 threads.
+    if max_threads < 1:
+        raise ValueError(f"rearrange needs max_threads >= 1, got {max_threads}")
+    return max_threads - max_threads % WARP_SIZE if max_threads >= WARP_SIZE else max_threads
+
+
+def _choose_block_parts(shape, dst_strides, src_strides, budget) -> dict[int, int]:
+    """Step 3, the greedy sqrt-balanced splitter: dim -> indices of it one block covers.
+
+    Dims absent from the result lie entirely in the grid. Two cursors walk the dims, one by
+    ascending |dst stride| (the normalized order reversed), one by ascending |src stride|, so
+    a block covers a tile contiguous-ish in both memories, as square as the budget allows.
+    """
+    ndim = len(shape)
+    dst_order = list(range(ndim - 1, -1, -1))
+    src_order = sorted(range(ndim), key=lambda i: (abs(src_strides[i]), -i))
+    per_block: dict[int, int] = {}
+    elements = src_taken = dst_taken = 1
+    dst_cursor = src_cursor = 0
+    while True:
+        while dst_cursor < ndim and dst_order[dst_cursor] in per_block:
+            dst_cursor += 1
+        while src_cursor < ndim and src_order[src_cursor] in per_block:
+            src_cursor += 1
+        available = budget // elements
+        if dst_cursor == ndim or src_cursor == ndim or available < 2:
+            return per_block
+        dst_dim, src_dim = dst_order[dst_cursor], src_order[src_cursor]
+        if dst_dim == src_dim:  # innermost in both memories: as much of it as fits
+            length = shape[dst_dim]
+            per_block[dst_dim] = min(length, available)
+            if length > available:
+                return per_block
+            elements *= length
+            src_taken *= length
+            dst_taken *= length
+            continue
+        # Balance so that both sides end with about as many elements: the src side may take
+        # sqrt(budget / elements / ratio), the dst side ratio times that.
+        ratio = src_taken / dst_taken
+        src_quota = math.sqrt(budget / elements / ratio)
+        dst_quota = src_quota * ratio
+        src_len, dst_len = shape[src_dim], shape[dst_dim]
+        if src_len <= src_quota and src_len <= available:
+            per_block[src_dim] = src_len
+            elements *= src_len
+            src_taken *= src_len
+        elif dst_len <= dst_quota and dst_len <= available:
+            per_block[dst_dim] = dst_len
+            elements *= dst_len
+            dst_taken *= dst_len
+        else:
+            src_part = max(1, min(int(src_quota), available, src_len))
+            dst_part = max(1, min(int(dst_quota), available // src_part, dst_len))
+            per_block[src_dim] = src_part
+            per_block[dst_dim] = dst_part
+            return per_block
+
+
+def plan_rearrange(
+    shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0,
+    tiles=True,
+) -> RearrangePlan | GeneralRearrangePlan | TilePlan:
+    """Plan copying a ``shape`` array laid out by ``src_strides`` into ``dst_strides``.
+
+    Strides are in bytes; addresses matter only through their offset in a 32-byte sector
+    (``address % 32``, which also gives :func:`alignment_class`). Returns a
+    :class:`~infini_cupy.strided.tile_planner.TilePlan` when staging through shared memory pays (a
+    transpose, or misaligned rows; not with ``tiles=False``), else a :class:`RearrangePlan`
+    when the block and grid each need at most 5 dims, else a :class:`GeneralRearrangePlan`.
+    Zero-size arrays give a plan with ``grid_blocks == 0`` (``plan.empty``): launch nothing.
+    Raises ValueError on invalid layouts, including a destination that overlaps itself.
+
+    >>> plan = plan_rearrange((4, 8), (32, 4), (32, 4), 4)   # C-contiguous fp32 copy
+    >>> plan.kernel, plan.block_len, plan.grid_len, plan.block_threads
+    ('rearrange<32, 1, 1, 0>', (4,), (1,), 32)
+    """
+    budget = _thread_budget(operator.index(max_threads))
+    layout = normalize_layout(
+        shape, dst_strides, src_strides, itemsize, dst_address=dst_address, src_address=src_address
+    )
+    if tiles and layout.total:
+        tiled = plan_tiles(layout.unit, layout.shape, layout.dst_strides, layout.src_strides,
+                           dst_address % 32, src_address % 32, budget)
+        if tiled is not None:
+            return tiled
+    unit, dims = layout.unit, list(zip(layout.shape, layout.dst_strides, layout.src_strides))
+    per_block = _choose_block_parts(*columns(dims), budget) if layout.total else {}
+
+    # Step 4: both lists in normalized order, so the fastest thread index walks the smallest
+    # dst stride. A split dim's grid part strides over whole block parts.
+    block: list[tuple[int, int, int]] = []
+    grid: list[tuple[int, int, int]] = []
+    constraints: list[Constraint] = []
+    for dim, (length, dst, src) in enumerate(dims):
+        part = per_block.get(dim, 1)
+        if part > 1:
+            block.append((part, dst, src))
+        if part < length or length == 0:  # zero-size: grid_blocks == 0, nothing launched
+            grid.append((-(-length // part), dst * part, src * part))
+            if part > 1 and length % part:
+                constraints.append(Constraint(len(grid) - 1, len(block) - 1, part, length))
+
+    if len(block) > MAX_BLOCK_DIMS or len(grid) > MAX_GRID_DIMS:
+        threads = min(GENERAL_BLOCK_THREADS, max(WARP_SIZE, budget))  # budget: whole warps
+        return GeneralRearrangePlan(
+            unit=unit,
+            shape=layout.shape,
+            dst_strides=layout.dst_strides,
+            src_strides=layout.src_strides,
+            total=layout.total,
+            block_threads=threads,
+            grid_blocks=-(-layout.total // threads),
+            kernel=general_kernel_name(unit),
+        )
+    # Every launch has at least one block dim and one grid dim.
+    block_len, dst_block_stride, src_block_stride = columns(block or [(1, 0, 0)])
+    grid_len, dst_grid_stride, src_grid_stride = columns(grid or [(1, 0, 0)])
+    block_elements = math.prod(block_len)
+    return RearrangePlan(
+        unit, block_len, dst_block_stride, src_block_stride,
+        grid_len, dst_grid_stride, src_grid_stride, tuple(constraints),
+        block_elements=block_elements,
+        block_threads=-(-block_elements // WARP_SIZE) * WARP_SIZE,
+        grid_blocks=math.prod(grid_len),
+        kernel=rearrange_kernel_name(unit, len(block_len), len(grid_len), len(constraints)),
+    )  # fmt: skip

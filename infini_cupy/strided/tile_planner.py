@@ -1,0 +1,313 @@
+"""Staged-copy planning: when and how to copy a tile at a time through shared memory.
+
+Pure Python, like :mod:`infini_cupy.strided.planner`, which calls :func:`plan_tiles` on its normalized
+layout before falling back to the seed-style kernel matrix. Two layouts qualify:
+
+- a **transpose**: the dim contiguous in dst (the innermost of the normalized layout, dst
+  stride +-unit) is not the dim contiguous in src (the smallest non-zero |src stride|, equal to
+  the unit). The seed kernel walks dst's dim with the threads of a warp, so each thread reads
+  another source row: 1/8 of every fetched sector used for fp32. A tile read along src's dim
+  and written along dst's fixes both sides.
+- a **misaligned copy**: both contiguous dims are the same, but some rows on one side do not
+  start on a 32-byte sector boundary (an offset slice, an odd row pitch), and rows span at
+  least two warps' accesses (and 256 bytes): the seed kernel's warp accesses then each touch a
+  sector more than their data fills (5 for 4 with 4-byte units). Staging lets each side align
+  its own accesses, leaving one extra sector per row.
+
+Kernel semantics of a :class:`TilePlan` (kernel ``tiled_copy<Unit, ReadVector, WriteVector,
+Wide>`` of ``kernels_src/transpose.cu``): launch ``grid_blocks`` blocks of ``block_threads``
+threads over ``tiles = tiles0 * tiles1 * prod(batch_len)`` tiles (blocks loop with stride
+``gridDim.x``). Tile ``b`` is ``b`` decomposed over ``(*batch_len, tiles0, tiles1)``, last
+fastest; it covers ``i0 in [max(0, t0 * tile0 - shift0), min(len0, (t0 + 1) * tile0 -
+shift0))`` and ``i1`` likewise, with the batch indices fixed. Each of its elements is copied once: ``unit`` bytes from
+``src + src_offset + sum(index * src stride)`` to ``dst + dst_offset + sum(index * dst
+stride)`` over dims 0, 1 and the batch dims. Phase 1 reads along dim ``read_along``,
+``read_vector`` elements per access; phase 2 writes along dim 1, ``write_vector`` per access;
+both start each row's accesses at the sector boundary below its lowest address (see
+``tile_pass`` in the kernel source). Element ``(i0, i1)`` of a tile sits in shared memory at
+``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``).
+
+>>> plan = plan_tiles(4, (2048, 2048), (8192, 4), (4, 8192), 0, 0, 1024)   # fp32 transpose
+>>> plan.kernel, (plan.tile0, plan.tile1), plan.pitch, plan.tiles
+('tiled_copy<4, 1, 1, 0>', (64, 64), 65, 1024)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .layout import LaunchPlan
+
+TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
+SECTOR = 32  # bytes: the granule of global memory traffic
+MAX_BATCH_DIMS = 4  # TILE_BATCH_DIMS in transpose.cu
+# Shared memory per block, bytes: TILE_COMPACT_BYTES and TILE_WIDE_BYTES in transpose.cu.
+COMPACT_BYTES = 16896
+WIDE_BYTES = 49152
+COMPACT_THREADS = 256
+WIDE_THREADS = 512
+MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
+MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
+
+
+@dataclass(frozen=True)
+class TilePlan(LaunchPlan):
+    """A launch of ``tiled_copy<unit, read_vector, write_vector, wide>`` (semantics: module doc).
+
+    unit: bytes per element (1, 2, 4, 8 or 16); ``dst_stride1 == unit``.
+    read_vector, write_vector: elements per global access of phase 1 and phase 2 (4 bytes for
+        1- and 2-byte elements when every address of that side allows it, else 1).
+    wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
+    len0, len1: lengths of the tiled dims; dim 1 is dst's contiguous dim.
+    src_stride0, src_stride1, dst_stride0, dst_stride1: their byte strides.
+    src_offset, dst_offset: bytes from each pointer to element 0 of the copy (dims whose stride
+        the planner negated, to walk memory upwards, start at their far end).
+    tile0, tile1: tile extents (elements); shift0, shift1: elements the first tile of each
+        dim gives up (so later tiles start on sector boundaries); tiles0, tiles1: tiles along
+        each dim, ``ceil((len + shift) / tile)``.
+    pitch: shared-memory row pitch in elements (odd for transposes: no bank conflicts).
+    read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
+    read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
+        the phase is one run (its along dim lies whole in the tile).
+    read_uniform, write_uniform: the rows of phase 1 (phase 2) all start equally far into a
+        sector (every other stride of that side a multiple of 32), so a warp's accesses need
+        no room for rows starting anywhere else.
+    batch_len, src_batch_stride, dst_batch_stride: the other dims (at most 4), outer -> inner.
+    tiles: tiles to copy; block_threads: threads per block; grid_blocks: blocks to launch
+        (``tiles``; 0 when there is nothing to copy).
+    kernel: the name expression, ``tiled_kernel_name(unit, read_vector, write_vector, wide)``.
+    """
+
+    unit: int
+    read_vector: int
+    write_vector: int
+    wide: bool
+    len0: int
+    len1: int
+    src_stride0: int
+    src_stride1: int
+    dst_stride0: int
+    dst_stride1: int
+    src_offset: int
+    dst_offset: int
+    tile0: int
+    tile1: int
+    shift0: int
+    shift1: int
+    tiles0: int
+    tiles1: int
+    pitch: int
+    read_along: int
+    read_chained: bool
+    write_chained: bool
+    read_uniform: bool
+    write_uniform: bool
+    batch_len: tuple[int, ...]
+    src_batch_stride: tuple[int, ...]
+    dst_batch_stride: tuple[int, ...]
+    tiles: int
+    block_threads: int
+    grid_blocks: int
+    kernel: str
+
+    @property
+    def capacity(self) -> int:
+        """Elements of shared memory the variant declares."""
+        return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
+
+
+def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool) -> str:
+    """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide>``."""
+    return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}>"
+
+
+def vector_widths(unit: int) -> tuple[int, ...]:
+    """Elements per global access a side may use: 4-byte accesses for 1- and 2-byte units."""
+    return (1, 4 // unit) if unit < 4 else (1,)
+
+
+def all_tiled_kernel_names() -> tuple[str, ...]:
+    """Every staged-copy name expression the planner can return (22)."""
+    return tuple(
+        tiled_kernel_name(unit, rv, wv, wide)
+        for unit in TILE_UNITS
+        for rv in vector_widths(unit)
+        for wv in vector_widths(unit)
+        for wide in (False, True)
+    )
+
+
+def _row_skew(shape, strides, residue, along) -> int | None:
+    """Where in its sector (bytes) the lowest address of every row along dim ``along`` lies,
+    when all rows agree (every other stride a multiple of 32); None when they differ."""
+    if any(s % SECTOR for i, (n, s) in enumerate(zip(shape, strides)) if i != along and n > 1):
+        return None
+    low = residue + ((shape[along] - 1) * strides[along] if strides[along] < 0 else 0)
+    return low % SECTOR
+
+
+def _shift(length, extent, skew, unit) -> int:
+    """Elements the first tile of a dim gives up so that every later tile starts on a sector
+    boundary of rows whose first element sits ``skew`` bytes into its sector (0 when the
+    extent is not whole sectors or the rows disagree)."""
+    sector_elems = SECTOR // unit
+    if skew is None or extent >= length or extent % sector_elems:
+        return 0
+    return skew // unit % sector_elems
+
+
+def _vector(unit, shape, strides, residue, along) -> int:
+    """The widest access of vector_widths(unit) that every element of the side allows."""
+    for v in reversed(vector_widths(unit)):
+        width = v * unit
+        if (
+            v == 1
+            or strides[along] == unit
+            and shape[along] % v == 0
+            and residue % width == 0
+            and all(s % width == 0 for i, (n, s) in enumerate(zip(shape, strides)) if i != along and n > 1)
+        ):
+            return v
+    return 1  # pragma: no cover - v == 1 always qualifies
+
+
+def _round_down(n: int, granule: int) -> int:
+    return max(granule, n // granule * granule)
+
+
+def _balanced(length: int, limit: int, granule: int) -> int:
+    """An extent <= limit (a multiple of granule unless it is the whole length) splitting
+    ``length`` into tiles of nearly equal size, so the last tile's short rows do not drag the
+    sector efficiency down."""
+    if length <= limit:
+        return length
+    limit = _round_down(limit, granule)
+    count = -(-length // limit)
+    extent = -(-(-(-length // count)) // granule) * granule
+    return min(extent, limit)
+
+
+def _transpose_extents(len0, len1, capacity, granule0, granule1) -> tuple[int, int]:
+    """Tile extents (dim 0 = src-contiguous, dim 1 = dst-contiguous) fitting
+    ``tile0 * (tile1 | 1) <= capacity``, as square as the lengths allow."""
+    side = math.isqrt(capacity - math.isqrt(capacity))  # leaves room for the pitch's +1
+    if len1 <= side:
+        tile1 = len1
+        tile0 = _balanced(len0, capacity // (tile1 | 1), granule0)
+    elif len0 <= side:
+        tile0 = len0
+        tile1 = _balanced(len1, capacity // tile0 - 1, granule1)
+    else:
+        tile0 = _balanced(len0, side, granule0)
+        tile1 = _balanced(len1, side, granule1)
+    return tile0, tile1
+
+
+def _flip(dim, shape, dst_strides, src_strides, offsets):
+    """Walk ``dim`` backwards: same copy, strides negated, element 0 at the far end."""
+    n = shape[dim]
+    offsets[0] += (n - 1) * dst_strides[dim]
+    offsets[1] += (n - 1) * src_strides[dim]
+    dst_strides[dim] = -dst_strides[dim]
+    src_strides[dim] = -src_strides[dim]
+
+
+def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, max_threads):
+    """A :class:`TilePlan` for a normalized layout, or None when staging does not pay.
+
+    ``shape``/strides: the normalized layout (:func:`infini_cupy.planner.normalize_layout`:
+    no length-1 dims, ordered by |dst stride| descending, unit-contiguous dims folded).
+    ``dst_residue``/``src_residue``: the addresses modulo 32. ``max_threads``: thread budget.
+    """
+    ndim = len(shape)
+    if unit not in TILE_UNITS or ndim == 0 or 0 in shape:
+        return None
+    dim1 = ndim - 1  # dst-contiguous
+    if abs(dst_strides[dim1]) != unit:
+        return None
+    readable = [i for i in range(ndim) if src_strides[i] != 0]
+    if not readable:
+        return None
+    src_dim = min(readable, key=lambda i: (abs(src_strides[i]), i != dim1, -i))
+    if abs(src_strides[src_dim]) != unit:
+        return None
+    dst_strides, src_strides = list(dst_strides), list(src_strides)
+    offsets = [0, 0]  # dst, src
+    transpose = src_dim != dim1
+    if transpose:
+        dim0, read_along = src_dim, 0
+        if src_strides[dim0] < 0:
+            _flip(dim0, shape, dst_strides, src_strides, offsets)
+        if dst_strides[dim1] < 0:
+            _flip(dim1, shape, dst_strides, src_strides, offsets)
+    else:
+        # A row one warp covers loses one sector either way: staging pays from two.
+        row_bytes = shape[dim1] * unit
+        if unit > MISALIGNED_MAX_UNIT or row_bytes < max(MISALIGNED_ROW_MIN_BYTES, 64 * unit):
+            return None
+        if _row_skew(shape, dst_strides, dst_residue, dim1) == 0 == _row_skew(
+            shape, src_strides, src_residue, dim1
+        ):
+            return None  # the seed kernel's warps already cover whole sectors on both sides
+        if dst_strides[dim1] < 0:
+            _flip(dim1, shape, dst_strides, src_strides, offsets)
+        dim0 = dim1 - 1 if ndim > 1 else None
+        read_along = 1
+    batch = [i for i in range(ndim) if i not in (dim0, dim1)]
+    if len(batch) > MAX_BATCH_DIMS:
+        return None
+    dst_residue = (dst_residue + offsets[0]) % SECTOR
+    src_residue = (src_residue + offsets[1]) % SECTOR
+    read_dim = dim0 if transpose else dim1
+    read_vector = _vector(unit, shape, src_strides, src_residue, read_dim)
+    write_vector = _vector(unit, shape, dst_strides, dst_residue, dim1)
+
+    def dim_fields(i):  # (len, src stride, dst stride); a missing dim 0 has length 1
+        return (1, 0, 0) if i is None else (shape[i], src_strides[i], dst_strides[i])
+
+    len0, src_stride0, dst_stride0 = dim_fields(dim0)
+    len1, src_stride1, dst_stride1 = dim_fields(dim1)
+    sector_elems = SECTOR // unit
+    dst_skew = _row_skew(shape, dst_strides, dst_residue, dim1)
+    src_skew = _row_skew(shape, src_strides, src_residue, read_dim)
+    if transpose:
+        # Rows that disagree in alignment lose a partial sector at both ends of every run:
+        # longer runs (wider tiles) make that a smaller part.
+        wide = src_skew is None or dst_skew is None
+        capacity = (WIDE_BYTES if wide else COMPACT_BYTES) // unit
+        # Where rows share their alignment, tile edges fall on sector boundaries and rows are
+        # whole warps of accesses (no warp straddles two rows: fewer bank conflicts).
+        granule0 = max(sector_elems, 32 * read_vector) if src_skew is not None else read_vector
+        granule1 = max(sector_elems, 32 * write_vector) if dst_skew is not None else write_vector
+        tile0, tile1 = _transpose_extents(len0, len1, capacity, granule0, granule1)
+        shift0 = _shift(len0, tile0, src_skew, unit)
+        pitch = tile1 | 1
+        read_chained = tile0 == len0 and src_stride1 == len0 * unit
+    else:
+        wide = False
+        capacity = COMPACT_BYTES // unit
+        tile1 = _balanced(len1, capacity, max(sector_elems, read_vector, write_vector))
+        tile0 = min(len0, capacity // tile1)
+        shift0 = 0
+        pitch = tile1
+        read_chained = tile1 == len1 and src_stride1 == unit and src_stride0 == len1 * unit
+    shift1 = _shift(len1, tile1, dst_skew, unit)
+    write_chained = tile1 == len1 and dst_stride0 == len1 * unit
+    tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
+    tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
+
+    budget = max(32, max_threads - max_threads % 32)
+    work = max(tile0 * tile1 // min(read_vector, write_vector), 1)
+    threads = min(WIDE_THREADS if wide else COMPACT_THREADS, budget, -(-work // 32) * 32)
+    return TilePlan(
+        unit, read_vector, write_vector, wide,
+        len0, len1, src_stride0, src_stride1, dst_stride0, dst_stride1,
+        offsets[1], offsets[0], tile0, tile1, shift0, shift1, tiles0, tiles1, pitch, read_along,
+        read_chained, write_chained, src_skew is not None, dst_skew is not None,
+        tuple(shape[i] for i in batch),
+        tuple(src_strides[i] for i in batch),
+        tuple(dst_strides[i] for i in batch),
+        tiles=tiles, block_threads=threads, grid_blocks=tiles,
+        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide),
+    )  # fmt: skip

@@ -1,0 +1,329 @@
+"""``python -m infini_cupy bench``: coalescing, host overhead and compile latency of our kernels
+on realistic layouts (and GB/s against copies, CuPy and torch on a GPU).
+
+For every case (see :mod:`infini_cupy.tools.cases`):
+
+- **coalescing**: the case runs once in emulation under the emulator's tracing, and
+  :mod:`infini_cupy.tools.profiler` counts 32-byte sectors per warp access: ``read_efficiency`` and
+  ``write_efficiency`` (bytes asked for / 32 x sectors touched), and per block;
+- **host_us**: median microseconds per call on a cached plan with the launch replaced by a
+  no-op and, for elementwise calls, the output allocation too: what Python does before a launch;
+- **compile**: for each kernel variant the case launches, a cold NVRTC compile of that one
+  name expression (``nvrtc_ms``) and a warm load from the on-disk cache (``warm_ms``: CuPy's
+  kernel cache on a GPU, the emulator's library cache without one);
+- on a GPU, ``gbps`` (bytes read and written per second), ``copy_gbps`` (a device-to-device
+  copy of as many bytes), ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and
+  ``torch_gbps`` when torch is installed.
+
+Emulated cases run at their ``emulated_shape`` (scaled so the suites take minutes on 2 cores);
+``--case`` layouts run as given.
+
+>>> main(["bench", "--case", "64,64:1,64:C:float32", "--backend", "emulate"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from .. import config
+from ..arrays import (
+    data_pointer,
+    gpu_available,
+    is_cupy_array,
+    outputs_from,
+    require_cupy,
+)
+from ..runtime.emulate import launcher as emulator
+from ..runtime.launch import launches_skipped
+from ..runtime.nvrtc import NVRTC_OPTIONS, compile_ptx
+from ..runtime.sources import expanded_source
+from ..strided.plan_cache import plan_for, seed_plans_only
+from . import cases as bench_cases
+from . import profiler
+from .plan import launch_plan
+
+HELP = "measure coalescing, host overhead and compile latency (and GB/s on a GPU) on layouts"
+PROFILE_MAX_ELEMENTS = 1 << 23  # beyond, only the first blocks' accesses are traced (memory)
+HOST_REPEATS = 7
+HOST_SECONDS = 0.02  # per repeat
+NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--suite", choices=("rearrange", "elementwise", "all"),
+                        help="suites to run (default: all, or none when --case is given)")
+    parser.add_argument("--case", action="append", default=[],
+                        metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
+                        help='an ad-hoc rearrange layout, strides in elements, DST_STRIDES "C" '
+                             'for C-contiguous; e.g. "2001,2001:1,2001:C:float32" (repeatable)')
+    parser.add_argument("--backend", choices=("auto", "emulate", "cuda"), default="auto",
+                        help="where host overhead and GB/s are measured (coalescing is always "
+                             "measured in emulation); auto: cuda when a GPU is present")
+    parser.add_argument("--json", metavar="PATH", help="write one JSON record per case to PATH")
+    parser.add_argument("--no-compile", action="store_true", help="skip compile measurements")
+    parser.add_argument("--planner", choices=("default", "seed"), default="default",
+                        help="seed: rearrange with the seed-style plans only (no staged "
+                             "copies), for comparison")
+
+
+def run(args) -> int:
+    backend = args.backend
+    if backend == "auto":
+        backend = "cuda" if gpu_available() else "emulate"
+    try:
+        cases = [bench_cases.parse_case(spec) for spec in args.case]
+    except bench_cases.CaseSyntaxError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    suites = args.suite or ("all" if not cases else None)
+    for name in ("rearrange", "elementwise"):
+        if suites in (name, "all"):
+            cases += list(bench_cases.SUITES[name])
+    compiler = _CompileTimes(backend, enabled=not args.no_compile)
+    records, failures = [], 0
+    print(_HEADER)
+    with seed_plans_only() if args.planner == "seed" else contextlib.nullcontext():
+        for case in cases:
+            try:
+                record = measure(case, backend, compiler)
+            except Exception as e:  # a case that cannot run is reported, the others still run
+                record = {"case": case.name, "suite": case.suite,
+                          "error": f"{type(e).__name__}: {e}"}
+                failures += 1
+            record["planner"] = args.planner
+            records.append(record)
+            print(_row(record), flush=True)
+    compiler.print_summary()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(records, f, indent=1)
+        print(f"wrote {len(records)} records to {args.json}")
+    return 1 if failures else 0
+
+
+# ---- one case
+
+
+def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
+    """Every measurement of one case, as a JSON-ready record."""
+    shape = case.emulated_shape or case.shape
+    operands = case.build(_emulator_alloc, shape, case.dtype)
+    call, check = _call_and_check(case, operands)
+    sampled = case.suite != "elementwise" and int(np.prod(shape)) > PROFILE_MAX_ELEMENTS
+    with config.backend("emulate"), outputs_from(_emulator_alloc):
+        if sampled:
+            launches, blocks = _profile_first_blocks(*operands)
+        else:
+            call()  # compiles and plans
+            check()
+            _, launches = profiler.profile(call)
+    reads, writes = profiler.total(launches)
+    kernels = list(dict.fromkeys((p.source, p.kernel) for p in launches))
+    record = {
+        "case": case.name,
+        "suite": case.suite,
+        "shape": list(case.shape),
+        "dtype": case.dtype,
+        "kernel": ", ".join(name for _, name in kernels),
+        "read_efficiency": round(reads.efficiency, 4),
+        "write_efficiency": round(writes.efficiency, 4),
+        "read_block_efficiency": round(reads.block_efficiency, 4),
+        "write_block_efficiency": round(writes.block_efficiency, 4),
+        "profiled_shape": list(shape),
+        "launches": len(launches),
+        "backend": backend,
+    }
+    if sampled:
+        record["profiled_blocks"] = list(blocks)  # (traced, of the launch's)
+    if backend == "cuda":
+        operands = case.build(_cupy_alloc, case.shape, case.dtype)
+        call, check = _call_and_check(case, operands)
+        call()
+        check()
+    with config.backend(backend):
+        record["host_us"] = round(host_overhead_us(case, operands, call), 3)
+    if compiler is not None:
+        record.update(compiler.times(kernels))
+    if backend == "cuda":
+        from .bench_gpu import throughput
+
+        record.update(throughput(case, operands, call))
+    return record
+
+
+def _profile_first_blocks(y, x):
+    """The coalescing of ``rearrange_(y, x)`` over the first blocks of its launch, enough for
+    PROFILE_MAX_ELEMENTS elements: ([profile], (blocks traced, blocks in the launch))."""
+    plan = plan_for(y, x).plan
+    blocks = max(1, plan.grid_blocks * PROFILE_MAX_ELEMENTS // max(1, y.size))
+    launch_trace, blocks = launch_plan(plan, y, x, max_blocks=blocks)
+    return [profiler.profile_launch(launch_trace)], (blocks, plan.grid_blocks)
+
+
+def _emulator_alloc(shape, dtype, align=256):
+    """NumPy memory aligned like CuPy's allocator (256 bytes), so plans match the GPU's."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    start = -data_pointer(raw) % align
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _cupy_alloc(shape, dtype):
+    import cupy
+
+    return cupy.empty(shape, dtype)
+
+
+def _call_and_check(case, operands):
+    """(the call the case measures, a check of its result against NumPy)."""
+    import infini_cupy as xp
+
+    if case.suite != "elementwise":
+        y, x = operands
+        return (lambda: xp.rearrange_(y, x)), (lambda: _assert_equal(y, x))
+    op, *inputs = operands
+    function = getattr(xp, op)
+    result = []
+
+    def call():
+        result[:] = [function(*inputs)]
+
+    def check():
+        expected = getattr(np, op)(*(_host(a) for a in inputs))
+        np.testing.assert_allclose(_host(result[0]), expected, rtol=1e-3)
+
+    return call, check
+
+
+def _host(a):
+    return a.get() if is_cupy_array(a) else a
+
+
+def _assert_equal(y, x):
+    if not np.array_equal(_host(y), _host(x)):
+        raise AssertionError("the copy differs from NumPy's")
+
+
+# ---- host overhead
+
+
+@contextlib.contextmanager
+def _launches_skipped():
+    """Launches become no-ops, and an elementwise call's output is allocated beforehand."""
+    preallocated = {}
+
+    def alloc_once(shape, dtype):
+        if (shape, dtype) not in preallocated:
+            xp = np if config.get_backend() != "cuda" else require_cupy()
+            preallocated[shape, dtype] = xp.empty(shape, dtype)
+        return preallocated[shape, dtype]
+
+    with launches_skipped(), outputs_from(alloc_once):
+        yield
+
+
+def host_overhead_us(case, operands, call) -> float:
+    """Median microseconds per call on a cached plan, launches skipped."""
+    with _launches_skipped():
+        call()
+        start = time.perf_counter()
+        call()
+        once = max(time.perf_counter() - start, 1e-7)
+        number = max(20, int(HOST_SECONDS / once))
+        samples = []
+        for _ in range(HOST_REPEATS):
+            start = time.perf_counter()
+            for _ in range(number):
+                call()
+            samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples) * 1e6
+
+
+# ---- compile latency
+
+
+class _CompileTimes:
+    """Cold NVRTC and warm cached-load milliseconds per kernel variant, measured once each."""
+
+    def __init__(self, backend: str, enabled: bool):
+        self.backend, self.enabled = backend, enabled
+        self.measured: dict[tuple[str, str], dict] = {}
+        self.nvrtc_init_ms = None
+
+    def times(self, kernels) -> dict:
+        if not self.enabled:
+            return {}
+        rows = [self._measure(source, name) for source, name in kernels]
+        return {
+            "nvrtc_ms": round(max(r["nvrtc_ms"] for r in rows), 1) if rows else None,
+            "warm_ms": round(max(r["warm_ms"] for r in rows), 2) if rows else None,
+        }
+
+    def _arch(self) -> str:
+        if self.backend == "cuda":
+            import cupy
+
+            major, minor = cupy.cuda.Device().compute_capability
+            return f"sm_{major}{minor}"
+        return NVRTC_ARCH
+
+    def _measure(self, source: str, name: str) -> dict:
+        key = (source, name)
+        if key not in self.measured:
+            if self.nvrtc_init_ms is None:  # library loading, once per process: not a variant's
+                start = time.perf_counter()
+                compile_ptx("transpose.cu", ["tiled_copy<4, 1, 1, 0>"], self._arch())
+                self.nvrtc_init_ms = (time.perf_counter() - start) * 1e3
+            start = time.perf_counter()
+            compile_ptx(source, [name], self._arch())
+            nvrtc_ms = (time.perf_counter() - start) * 1e3
+            self.measured[key] = {"nvrtc_ms": nvrtc_ms, "warm_ms": self._warm_ms(source, name)}
+        return self.measured[key]
+
+    def _warm_ms(self, source: str, name: str) -> float:
+        start = time.perf_counter()
+        if self.backend == "cuda":  # CuPy finds the binary in its disk cache
+            import cupy
+
+            module = cupy.RawModule(code=expanded_source(source), options=NVRTC_OPTIONS,
+                                    name_expressions=[name])
+            module.get_function(name)
+        else:  # the emulator maps the library from its disk cache
+            emulator.forget_loaded()
+            start = time.perf_counter()
+            emulator.prepare(source, [name])
+        return (time.perf_counter() - start) * 1e3
+
+    def print_summary(self) -> None:
+        if not self.measured:
+            return
+        cold = [m["nvrtc_ms"] for m in self.measured.values()]
+        warm = [m["warm_ms"] for m in self.measured.values()]
+        where = "CuPy disk cache" if self.backend == "cuda" else "emulator disk cache"
+        print(f"compile: {len(cold)} variants; cold NVRTC ({self._arch()}) median "
+              f"{statistics.median(cold):.0f} ms, max {max(cold):.0f} ms (library load once: "
+              f"{self.nvrtc_init_ms:.0f} ms); warm load ({where}) median "
+              f"{statistics.median(warm):.2f} ms, max {max(warm):.2f} ms")
+
+
+# ---- printing
+
+
+_HEADER = (f"{'case':30s} {'kernel':32s} {'read':>6s} {'write':>6s} {'host us':>8s} "
+           f"{'nvrtc ms':>8s} {'GB/s':>7s}")
+
+
+def _row(r: dict) -> str:
+    if "error" in r:
+        return f"{r['case'][:30]:30s} ERROR {r['error']}"
+    gbps = f"{r['gbps']:7.1f}" if r.get("gbps") is not None else f"{'-':>7s}"
+    nvrtc = f"{r['nvrtc_ms']:8.0f}" if r.get("nvrtc_ms") is not None else f"{'-':>8s}"
+    return (f"{r['case'][:30]:30s} {r['kernel'][:32]:32s} {r['read_efficiency']:6.3f} "
+            f"{r['write_efficiency']:6.3f} {r['host_us']:8.2f} {nvrtc} {gbps}")

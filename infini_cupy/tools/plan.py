@@ -1,0 +1,283 @@
+"""``python -m infini_cupy plan``: how a layout becomes a launch, printed step by step.
+
+Strides are given in ELEMENTS, comma-separated, or ``C`` / ``F`` for a contiguous layout
+(the convention of the bench's ``--case SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE``); the planner
+works in bytes and so does the printout. The coalescing efficiency is measured in emulation
+(the CPU emulator traces every global access of the planned kernel; see
+:mod:`infini_cupy.tools.profiler`) over the first ``--profile-blocks`` blocks of the launch.
+
+>>> from infini_cupy.__main__ import main
+>>> main(["plan", "--shape", "64,48", "--src-strides", "1,64", "--dtype", "float32",
+...       "--no-profile"])  # doctest: +ELLIPSIS
+layout      shape (64, 48), float32 (4 bytes)
+...
+plan        tiled_copy<4, 1, 1, 0>
+...
+0
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import numpy as np
+
+from ..runtime.emulate import launcher as emulator
+from ..runtime.launch import launch
+from ..strided.layout import normalize_layout
+from ..strided.plan_cache import pack
+from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
+from ..strided.tile_planner import TilePlan
+from . import profiler
+from .cases import CaseSyntaxError, parse_layout, split_case
+
+HELP = "print the plan (normalized dims, unit, block/grid split, kernel) of a strided copy"
+PROFILE_BLOCKS = 64
+LABEL = 12  # width of the section labels on the left
+WIDTH = 100  # columns of the printout
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--shape", help="lengths, comma-separated: 8,64,224,224")
+    parser.add_argument("--src-strides", default="C",
+                        help="source strides in elements, comma-separated (0: broadcast; "
+                             "negative: reversed), or C / F (default C)")
+    parser.add_argument("--dst-strides", default="C", help="destination strides, as above")
+    parser.add_argument("--dtype", default="float32", help="element type (default float32)")
+    parser.add_argument("--case", help="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE in one argument "
+                                       "(the bench's --case), instead of the four above")
+    parser.add_argument("--src-offset", type=int, default=0,
+                        help="elements between a 32-byte boundary and the source's element 0 "
+                             "(an offset view; default 0)")
+    parser.add_argument("--dst-offset", type=int, default=0, help="the same for the destination")
+    parser.add_argument("--max-threads", type=int, default=1024, help="thread budget per block")
+    parser.add_argument("--no-tiles", action="store_true",
+                        help="the seed-style plan (no shared-memory staging) for comparison")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="skip measuring coalescing in the emulator (needs g++)")
+    parser.add_argument("--profile-blocks", type=int, default=PROFILE_BLOCKS,
+                        help=f"blocks to run under the emulator's tracing (default {PROFILE_BLOCKS})")
+
+
+def _table(header, rows) -> list[str]:
+    """Right-aligned columns."""
+    cells = [tuple(str(c) for c in header)] + [tuple(str(c) for c in row) for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+
+
+def _dims_table(lengths, dst, src, name="dim") -> list[str]:
+    rows = [(i, n, d, s) for i, (n, d, s) in enumerate(zip(lengths, dst, src))]
+    return ["  " + line for line in _table((name, "length", "dst stride", "src stride"), rows)]
+
+
+def section(label: str, lines) -> str:
+    """``label`` in a left column, the lines (wrapped at WIDTH columns) beside it."""
+    out = []
+    for line in lines:
+        if len(line) <= WIDTH - LABEL:
+            out.append(line)
+        else:
+            indent = " " * (len(line) - len(line.lstrip()))
+            out += textwrap.wrap(line, WIDTH - LABEL, initial_indent=indent,
+                                 subsequent_indent=indent + "  ")
+    return "\n".join(f"{label if i == 0 else '':{LABEL}s}{line}".rstrip()
+                     for i, line in enumerate(out))
+
+
+def describe_layout(layout) -> list[str]:
+    """Lines describing a :class:`~infini_cupy.strided.layout.NormalizedLayout`."""
+    return [
+        f"unit {layout.unit} bytes per thread access, {layout.total} units to copy "
+        f"({layout.contiguous_bytes} bytes contiguous in both before the vector width)",
+        "length-1 dims dropped, sorted by |dst stride|, chained dims merged (bytes):",
+        *_dims_table(layout.shape, layout.dst_strides, layout.src_strides),
+    ]
+
+
+def plan_kind(plan) -> str:
+    """One line: which family of kernel the plan launches, and why."""
+    if isinstance(plan, TilePlan):
+        if plan.read_along == 0:
+            return ("staged transpose: the dims contiguous in src and in dst differ, so each "
+                    "tile is read along src's and written along dst's, through shared memory")
+        return "staged copy: rows start off sector boundaries; each side aligns its own accesses"
+    if isinstance(plan, GeneralRearrangePlan):
+        return ("flat-index kernel: the split needs more than 5 block or grid dims, outside "
+                "the kernel matrix")
+    return "kernel matrix: the threads of a block walk the block dims, blocks the grid dims"
+
+
+def describe_plan(plan) -> list[str]:
+    """Lines describing a plan of any kind (strides in bytes)."""
+    lines = [plan.kernel, plan_kind(plan)]
+    if isinstance(plan, RearrangePlan):
+        lines.append(f"block dims (thread index, last fastest), {plan.block_elements} elements:")
+        lines += _dims_table(plan.block_len, plan.dst_block_stride, plan.src_block_stride,
+                             "block")
+        lines.append("grid dims (block index, last fastest):")
+        lines += _dims_table(plan.grid_len, plan.dst_grid_stride, plan.src_grid_stride, "grid")
+        if plan.constraints:
+            lines.append("constraints (split dims the block part does not divide):")
+            lines += [f"  grid[{c.grid_idx}] * {c.grid_div_block} + block[{c.block_idx}] "
+                      f"< {c.total_len}" for c in plan.constraints]
+        else:
+            lines.append("constraints: none (every split divides its dim)")
+    elif isinstance(plan, GeneralRearrangePlan):
+        lines.append(f"thread i copies element i of the C-order enumeration ({plan.total}):")
+        lines += _dims_table(plan.shape, plan.dst_strides, plan.src_strides)
+    else:
+        lines += _describe_tiles(plan)
+    return lines
+
+
+def _describe_tiles(plan: TilePlan) -> list[str]:
+    kib = plan.capacity * plan.unit / 1024
+    shifted = (f", first tiles shifted by ({plan.shift0}, {plan.shift1})"
+               if plan.shift0 or plan.shift1 else "")
+    lines = [
+        f"tile {plan.tile0} x {plan.tile1} elements of {plan.unit} bytes, shared-memory pitch "
+        f"{plan.pitch} ({'wide' if plan.wide else 'compact'} variant, {kib:g} KiB); "
+        f"{plan.tiles0} x {plan.tiles1} tiles{shifted}",
+        "tiled dims (bytes):",
+        *["  " + line for line in _table(
+            ("tiled", "length", "dst stride", "src stride"),
+            [(0, plan.len0, plan.dst_stride0, plan.src_stride0),
+             (1, plan.len1, plan.dst_stride1, plan.src_stride1)])],
+        f"reads along dim {plan.read_along}, {plan.read_vector} element(s) per access"
+        + (", rows chained" if plan.read_chained else "")
+        + f"; writes along dim 1, {plan.write_vector} element(s) per access"
+        + (", rows chained" if plan.write_chained else ""),
+    ]
+    if plan.batch_len:
+        lines.append("batch dims (one tile per index):")
+        lines += _dims_table(plan.batch_len, plan.dst_batch_stride, plan.src_batch_stride,
+                             "batch")
+    if plan.src_offset or plan.dst_offset:
+        lines.append(f"element 0 at dst + {plan.dst_offset}, src + {plan.src_offset} bytes "
+                     "(reversed dims walked upwards from their far end)")
+    return lines
+
+
+def describe_launch(plan, layout) -> list[str]:
+    per_block = layout.total / plan.grid_blocks if plan.grid_blocks else 0
+    blocks = "1 block" if plan.grid_blocks == 1 else f"{plan.grid_blocks} blocks"
+    return [f"{blocks} x {plan.block_threads} threads, "
+            f"{per_block:.4g} units per block"]
+
+
+# ---------------------------------------------------------------- profiling in emulation
+def _strided_buffer(shape, strides, dtype, residue: int) -> np.ndarray:
+    """An uninitialised array of ``shape``/byte ``strides`` whose element 0 sits ``residue``
+    bytes past a 32-byte boundary. Pages the kernel never touches are never committed, so a
+    large layout profiled over a few blocks costs little memory."""
+    lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0) + dtype.itemsize
+    base = np.empty(hi - lo + 64, np.uint8)
+    offset = -lo + (residue - (base.ctypes.data - lo)) % 32
+    return np.ndarray(shape, dtype, buffer=base, offset=offset, strides=strides)
+
+
+def _sampled_args(plan, struct_args, blocks: int) -> tuple:
+    """The launch's struct arguments with the work cut to its first ``blocks`` blocks (the
+    kernels loop over blocks up to a count passed by value: the last argument, or the tile
+    layout's ``tiles``)."""
+    args = list(struct_args)
+    if isinstance(plan, TilePlan):
+        layout = np.array(args[0])
+        layout["tiles"] = blocks
+        args[0] = layout[()]
+    elif isinstance(plan, GeneralRearrangePlan):
+        args[-1] = np.int64(min(plan.total, blocks * plan.block_threads))
+    else:
+        args[-1] = np.int64(blocks)
+    return tuple(args)
+
+
+def launch_plan(plan, dst, src, *, max_blocks=None):
+    """Run ``plan`` in the emulator, copying NumPy array ``src`` into ``dst`` (the layout it was
+    planned for) under tracing, over all its blocks or its first ``max_blocks``; returns
+    ``(emulator.LaunchTrace, blocks run)``. The way to see a plan ``rearrange_`` would not
+    choose (``tiles=False``) at work."""
+    source, _, block, struct_args = pack(plan)
+    blocks = plan.grid_blocks if max_blocks is None else max(1, min(plan.grid_blocks, max_blocks))
+    if blocks < plan.grid_blocks:
+        struct_args = _sampled_args(plan, struct_args, blocks)
+    with emulator.tracing() as trace:
+        launch(source, plan.kernel, blocks, block, (dst, src, *struct_args), backend="emulate")
+    return trace.launches[0], blocks
+
+
+def profile_plan(plan, shape, dst_strides, src_strides, dtype, *, dst_address=0, src_address=0,
+                 max_blocks=PROFILE_BLOCKS):
+    """The coalescing of ``plan`` (for byte strides ``dst_strides``/``src_strides``, element 0
+    at the given addresses modulo 32) over its first ``max_blocks`` blocks, on uninitialised
+    buffers; returns ``(profiler.LaunchProfile, blocks run)``."""
+    dtype = np.dtype(dtype)
+    dst = _strided_buffer(shape, dst_strides, dtype, dst_address)
+    src = _strided_buffer(shape, src_strides, dtype, src_address)
+    launch_trace, blocks = launch_plan(plan, dst, src, max_blocks=max_blocks)
+    return profiler.profile_launch(launch_trace), blocks
+
+
+def _layout_args(args):
+    if args.case:
+        return parse_layout(*split_case(args.case), what="--case")
+    if args.shape:
+        return parse_layout(args.shape, args.src_strides, args.dst_strides, args.dtype,
+                            names=("--shape", "--src-strides", "--dst-strides", "--dtype"))
+    raise CaseSyntaxError("give --shape (with --src-strides, --dst-strides, --dtype) or --case")
+
+
+def run(args) -> int:
+    try:
+        shape, src, dst, dtype = _layout_args(args)
+    except (ValueError, TypeError) as e:
+        print(f"plan: {e}")
+        return 2
+    size = dtype.itemsize
+    src_bytes, dst_bytes = tuple(s * size for s in src), tuple(s * size for s in dst)
+    dst_address, src_address = args.dst_offset * size % 32, args.src_offset * size % 32
+    lines = [f"shape {shape}, {dtype} ({size} bytes)"]
+    for name, strides, in_bytes, address in (("src", src, src_bytes, src_address),
+                                             ("dst", dst, dst_bytes, dst_address)):
+        lines.append(f"{name} strides {strides} elements = {in_bytes} bytes"
+                     + (f", element 0 at {address} bytes into a sector" if address else ""))
+    print(section("layout", lines))
+    try:
+        layout = normalize_layout(shape, dst_bytes, src_bytes, size,
+                                  dst_address=dst_address, src_address=src_address)
+        plan = plan_rearrange(shape, dst_bytes, src_bytes, size, max_threads=args.max_threads,
+                              dst_address=dst_address, src_address=src_address,
+                              tiles=not args.no_tiles)
+    except ValueError as e:
+        print(f"plan: {e}")
+        return 2
+    print(section("normalized", describe_layout(layout)))
+    print(section("plan", describe_plan(plan)))
+    if plan.empty:
+        print(section("launch", ["none: nothing to copy"]))
+        return 0
+    print(section("launch", describe_launch(plan, layout)))
+    if args.no_profile:
+        return 0
+    if shutil.which("g++") is None:
+        print(section("coalescing", ["not measured: the emulator needs g++"]))
+        return 0
+    try:
+        profile, blocks = profile_plan(plan, shape, dst_bytes, src_bytes, dtype,
+                                       dst_address=dst_address, src_address=src_address,
+                                       max_blocks=args.profile_blocks)
+    except MemoryError:
+        print(section("coalescing", ["not measured: the arrays' address ranges could not be "
+                                     "reserved"]))
+        return 0
+    scope = "all" if blocks == plan.grid_blocks else f"the first {blocks} of {plan.grid_blocks}"
+    lines = [f"emulated over {scope} blocks: bytes used / bytes of the 32-byte sectors "
+             "fetched (1.0 is ideal)"]
+    for name, stats in (("reads", profile.reads), ("writes", profile.writes)):
+        lines.append(f"{name:6s} {stats.efficiency:.3f} ({stats.sectors_per_request:.1f} sectors "
+                     f"per warp access; {stats.block_efficiency:.3f} per block)")
+    print(section("coalescing", lines))
+    return 0

@@ -1,0 +1,69 @@
+"""NVRTC compiles every elementwise name expression the engine can request, for sm_75 and
+sm_90, without a GPU (the nvidia-cuda-nvrtc wheel). Names are compiled in batches, batches in
+parallel processes: one program per name would re-parse the source thousands of times."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from infini_cupy import variants
+from infini_cupy.elementwise import kernels as ek
+
+BATCH = 400
+
+
+def _compile(batch, arch):
+    from infini_cupy.runtime.nvrtc import compile_ptx
+
+    program = compile_ptx(ek.SOURCE, batch, arch)
+    return {name: program.lowered_names[name] for name in batch}
+
+
+def _nvrtc_available() -> bool:
+    try:
+        from cupy.cuda import nvrtc
+
+        nvrtc.getVersion()
+        return True
+    except Exception:
+        return False
+
+
+def test_registry_lists_every_elementwise_name():
+    names = variants.all_variants()[ek.SOURCE]
+    assert set(names) == set(ek.all_names())
+    assert len(names) == len(set(names))
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC (nvidia-cuda-nvrtc) not installed")
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_nvrtc_compiles_every_variant(arch):
+    names = ek.all_names()
+    batches = [names[i:i + BATCH] for i in range(0, len(names), BATCH)]
+    workers = max(1, min(len(batches), os.cpu_count() or 1))
+    lowered = {}
+    with ProcessPoolExecutor(workers) as pool:
+        for result in pool.map(_compile, batches, [arch] * len(batches)):
+            lowered.update(result)
+    assert set(lowered) == set(names)
+    assert all(symbol.startswith("_Z") for symbol in lowered.values())
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC (nvidia-cuda-nvrtc) not installed")
+def test_strided_kernels_have_a_16_byte_path():
+    """Rows of a 2-dim strided layout (a broadcast column, a padded row pitch) move 16 bytes per
+    access; the element path stays for the layouts without aligned rows (and for 3 dims)."""
+    from infini_cupy.runtime.nvrtc import compile_ptx
+
+    names = [ek.strided_name("ic::OpAdd", "float", "float", n, ek.INDEX_CTYPE) for n in ek.STRIDED_NDIMS]
+    program = compile_ptx(ek.SOURCE, names, "sm_90")
+    for name in names:
+        symbol = program.lowered_names[name]
+        start = program.ptx.index(f".entry {symbol}(")
+        body = program.ptx[start:program.ptx.index("\n}\n", start)]
+        assert "ld.global.f32" in body and "st.global.f32" in body, name
+        vector = "ld.global.v4.f32" in body and "st.global.v4.f32" in body
+        assert vector == name.endswith(", 2, int>"), name

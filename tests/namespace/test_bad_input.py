@@ -1,0 +1,500 @@
+"""Bad inputs across the public API, one table row each: the standard's exception type
+(TypeError for types and dtypes, ValueError for shapes, values and devices, IndexError for
+axes: NumPy's AxisError is both), a message naming the offending values, and a destination
+left untouched (sentinel-filled, compared afterwards).
+
+Rows whose arrays cannot exist on the suite's device (object, structured or byte-swapped
+dtypes, read-only arrays under ``--backend cuda``) skip there. Elementwise rows that fail
+would be ``xfail(strict=True)`` rows with the reason (none today).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy import arrays
+
+SENTINEL = 7  # every destination starts full of it; an error must leave it so
+F32 = np.float32
+
+
+@dataclass(frozen=True)
+class Row:
+    """``build(ctx)`` returns ``(call, destination or None)``; ``call()`` must raise ``error``
+    with a message matching ``match``."""
+
+    name: str
+    error: type
+    match: str
+    build: Callable
+    xfail: str | None = None
+    xfail_raises: type | None = None  # what the known bug raises instead
+
+
+class Context:
+    """Arrays for a row: on the suite's device, or on another one (mixed devices)."""
+
+    def __init__(self, to_device, foreign, on_gpu: bool):
+        self._to_device = to_device
+        self.foreign = foreign  # a host array -> the same values on another device
+        self.on_gpu = on_gpu
+
+    def dev(self, a):
+        """``a`` on the suite's device; skips rows whose dtype the device cannot hold."""
+        try:
+            return self._to_device(np.asarray(a))
+        except Exception as e:  # CuPy has no object, structured or byte-swapped arrays
+            pytest.skip(f"{np.asarray(a).dtype} arrays cannot live on this device: {e}")
+
+    def ones(self, shape, dtype=F32):
+        return self.dev(np.ones(shape, dtype))
+
+    def dest(self, shape, dtype=F32):
+        return self.dev(np.full(shape, SENTINEL, dtype))
+
+    def host_only(self, a):
+        """A NumPy-only layout (read-only flags): skips when the suite runs on CuPy."""
+        if self.on_gpu:
+            pytest.skip("NumPy-only input (CuPy arrays are always writable)")
+        return a
+
+
+def _strided(a, shape, strides):
+    if arrays.is_cupy_array(a):
+        import cupy
+
+        return cupy.lib.stride_tricks.as_strided(a, shape, strides)
+    return np.lib.stride_tricks.as_strided(a, shape, strides)
+
+
+def _read_only(shape, dtype=F32):
+    a = np.full(shape, SENTINEL, dtype)
+    a.flags.writeable = False
+    return a
+
+
+STRUCTURED = np.dtype([("a", "<f4"), ("b", "<i4")])
+BAD_DTYPES = [  # (dtype, what the message must name)
+    (np.dtype(object), "object"),
+    (STRUCTURED, r"\('a', '<f4'\)|V8"),
+    (np.dtype(">f4"), ">f4"),
+    (np.dtype("<U3"), "U3"),
+    (np.dtype("M8[s]"), "datetime64|M8"),
+]
+
+
+def _bad(dtype, shape=(3,)):
+    return np.zeros(shape, dtype) if dtype.kind != "O" else np.full(shape, None, dtype)
+
+
+# ---------------------------------------------------------------- the table
+ROWS: list[Row] = []
+
+
+def row(name, error, match, xfail=None, xfail_raises=None):
+    def register(build):
+        ROWS.append(Row(name, error, match, build, xfail, xfail_raises))
+        return build
+
+    return register
+
+
+# rearrange_(y, x) ------------------------------------------------------------------------
+def _into(make_destination, call):
+    """A row builder whose call writes into a fresh sentinel destination: ``call(c, y)``."""
+
+    def build(c):
+        y = make_destination(c)
+        return (lambda: call(c, y)), y
+
+    return build
+
+
+for _what, _value, _shown in [("list", [[1.0] * 4] * 3, "list"), ("None", None, "NoneType"),
+                              ("scalar", F32(1), "float32"), ("str", "x", "str")]:
+    row(f"rearrange_ x={_what}", TypeError, _shown)(
+        _into(lambda c: c.dest((3, 4)), lambda c, y, v=_value: xp.rearrange_(y, v)))
+    row(f"rearrange_ y={_what}", TypeError, _shown)(
+        lambda c, v=_value: (lambda: xp.rearrange_(v, c.ones((3, 4))), None))
+
+for _dtype, _shown in BAD_DTYPES:
+    row(f"rearrange_ dtype {_dtype}", TypeError, _shown)(
+        lambda c, dt=_dtype: (lambda: xp.rearrange_(c.dev(_bad(dt)), c.dev(_bad(dt))), None))
+    row(f"rearrange pattern dtype {_dtype}", TypeError, _shown)(  # a view-only pattern too
+        lambda c, dt=_dtype: (lambda: xp.rearrange(c.dev(_bad(dt, (2, 3))), "a b -> b a"), None))
+    row(f"ascontiguousarray dtype {_dtype}", TypeError, _shown)(
+        lambda c, dt=_dtype: (lambda: xp.ascontiguousarray(c.dev(_bad(dt))), None))
+    row(f"astype to {_dtype}", TypeError, _shown)(
+        lambda c, dt=_dtype: (lambda: xp.astype(c.ones(3), dt), None))
+    row(f"concat dtype {_dtype}", TypeError, _shown)(
+        lambda c, dt=_dtype: (lambda: xp.concat([c.dev(_bad(dt)), c.dev(_bad(dt))]), None))
+    row(f"add dtype {_dtype}", TypeError, _shown)(
+        _into(lambda c: c.dest(3), lambda c, y, dt=_dtype: xp.add(c.dev(_bad(dt)), 1, out=y)))
+    for _name, _call in [("reshape", lambda a: xp.reshape(a, (2, 3))),
+                         ("reshape copy", lambda a: xp.reshape(a.T, (6,))),
+                         ("stack", lambda a: xp.stack([a, a])),
+                         ("unstack", lambda a: xp.unstack(a)),
+                         ("tile", lambda a: xp.tile(a, (2,))),
+                         ("repeat", lambda a: xp.repeat(a, 2, axis=0)),
+                         ("roll", lambda a: xp.roll(a, 1, axis=1))]:
+        row(f"{_name} dtype {_dtype}", TypeError, _shown)(  # views are refused like copies
+            lambda c, dt=_dtype, f=_call: (lambda: f(c.dev(_bad(dt, (2, 3)))), None))
+
+
+@row("rearrange_ dtypes differ", TypeError, r"float32.*float64")
+def _(c):
+    y = c.dest((3, 4))
+    return (lambda: xp.rearrange_(y, c.ones((3, 4), np.float64))), y
+
+
+@row("rearrange_ bool into uint8", TypeError, r"uint8.*bool")
+def _(c):
+    y = c.dest(5, np.uint8)
+    return (lambda: xp.rearrange_(y, c.ones(5, bool))), y
+
+
+@row("rearrange_ shapes differ", ValueError, r"\(3, 4\).*\(4, 3\)")
+def _(c):
+    y = c.dest((3, 4))
+    return (lambda: xp.rearrange_(y, c.ones((4, 3)))), y
+
+
+@row("rearrange_ broadcastable but different shape", ValueError, r"\(3, 4\).*\(1, 4\)")
+def _(c):
+    y = c.dest((3, 4))
+    return (lambda: xp.rearrange_(y, c.ones((1, 4)))), y
+
+
+@row("rearrange_ ndim differs", ValueError, r"\(12,\).*\(3, 4\)")
+def _(c):
+    y = c.dest(12)
+    return (lambda: xp.rearrange_(y, c.ones((3, 4)))), y
+
+
+@row("rearrange_ read-only destination", ValueError, r"\(3, 4\).*read-only")
+def _(c):
+    y = c.host_only(_read_only((3, 4)))
+    return (lambda: xp.rearrange_(y, c.ones((3, 4)))), y
+
+
+@row("rearrange_ broadcast destination", ValueError, r"(read-only|overlaps itself).*\(0, 4\)")
+def _(c):
+    buf = c.dest(4)
+    y = _strided(buf, (3, 4), (0, 4))
+    return (lambda: xp.rearrange_(y, c.ones((3, 4)))), buf
+
+
+@row("rearrange_ interleaved self-overlapping destination", ValueError,
+     r"overlaps itself.*\(3, 3\).*\(8, 4\)")
+def _(c):
+    buf = c.dest(16)
+    y = _strided(buf, (3, 3), (8, 4))  # rows two elements apart, three long: they share bytes
+    return (lambda: xp.rearrange_(y, c.ones((3, 3)))), buf
+
+
+@row("rearrange_ mixed devices", ValueError, r"different devices|cuda backend needs CuPy")
+def _(c):
+    y = c.dest((3, 4))
+    return (lambda: xp.rearrange_(y, c.foreign(np.ones((3, 4), F32)))), y
+
+
+@row("rearrange_ destination on another device", ValueError, r"different devices")
+def _(c):
+    y = c.foreign(np.full((3, 4), SENTINEL, F32))
+    return (lambda: xp.rearrange_(y, c.ones((3, 4)))), None
+
+
+@row("rearrange_ NumPy arrays under the cuda backend", ValueError, "cuda backend needs CuPy")
+def _(c):
+    y = np.full((3, 4), SENTINEL, F32)
+
+    def call():
+        with xp.backend("cuda"):
+            xp.rearrange_(y, np.ones((3, 4), F32))
+
+    return call, y
+
+
+# rearrange(x, pattern, **axes) ----------------------------------------------------------
+for _pattern, _match in [
+    ("a b -> a c", r"'a b -> a c'.*b only on the left.*c only on the right"),
+    ("a b c -> a b c", r"'a b c -> a b c'.*3 dimensions.*\(3, 4\)"),
+    ("a b -> (a b", r"unbalanced parentheses"),
+    ("a a -> a", r"'a a -> a'.*twice"),
+    ("a b -> b a ...", r"ellipsis.*right side only"),
+    ("a -> b -> a", r"exactly one '->'"),
+    ("a b -> a 2b", r"'2b'|anonymous axis|not a valid axis"),
+    ("a ((b)) -> a b", r"nested parentheses"),
+    ("a b -> a_ b", r"a_"),
+    ("", r"exactly one '->'"),
+]:
+    row(f"rearrange pattern {_pattern!r}", ValueError, _match)(
+        lambda c, p=_pattern: (lambda: xp.rearrange(c.ones((3, 4)), p), None))
+
+for _axes, _match in [
+    ({"a": 1.5}, r"integers.*1\.5"),
+    ({"a": "3"}, r"integers.*'3'"),
+    ({"a": -1}, r"a=-1"),
+    ({"a": 2}, r"length 3.*not divisible by 2"),
+    ({"a": 4}, r"length 3.*not divisible by 4"),
+    ({"z": 2}, r"'z'.*not in the pattern"),
+    ({"a": 3, "b": 2}, r"length 3.*a=3 \* b=2"),
+]:
+    row(f"rearrange axes {_axes}", ValueError, _match)(
+        lambda c, a=_axes: (lambda: xp.rearrange(c.ones((3, 4)), "(a b) c -> a b c", **a), None))
+
+row("rearrange pattern not a str", TypeError, r"str.*int")(
+    lambda c: (lambda: xp.rearrange(c.ones(3), 5), None))
+row("rearrange axes without a pattern", TypeError, "without a pattern")(
+    lambda c: (lambda: xp.rearrange(c.ones(3), a=3), None))
+row("rearrange x=list", TypeError, "list")(lambda c: (lambda: xp.rearrange([1.0, 2.0]), None))
+row("rearrange x=list with pattern", TypeError, "list")(
+    lambda c: (lambda: xp.rearrange([1.0, 2.0], "a -> a"), None))
+row("ascontiguousarray x=list", TypeError, "list")(
+    lambda c: (lambda: xp.ascontiguousarray([1.0]), None))
+
+# asarray / astype --------------------------------------------------------------------------
+row("astype unknown dtype", TypeError, "foo")(lambda c: (lambda: xp.astype(c.ones(3), "foo"), None))
+row("astype float128", TypeError, "float128|longdouble")(
+    lambda c: (lambda: xp.astype(c.ones(3), np.longdouble), None))
+row("astype x=list", TypeError, "list")(lambda c: (lambda: xp.astype([1.0], F32), None))
+row("astype unknown device", ValueError, "'gpu'")(
+    lambda c: (lambda: xp.astype(c.ones(3), F32, device="gpu"), None))
+row("asarray copy to object", TypeError, "object")(
+    lambda c: (lambda: xp.asarray(c.ones(3), dtype=object, copy=True), None))
+row("asarray unknown device", ValueError, "'gpu'")(
+    lambda c: (lambda: xp.asarray(c.ones(3), device="gpu", copy=True), None))
+
+# reshape ---------------------------------------------------------------------------------
+for _shape, _error, _match in [
+    ((5,), ValueError, r"\(3, 4\) into \(5,\)"),
+    ((-1, -1), ValueError, r"at most one -1.*\(-1, -1\)"),
+    ((-2, -6), ValueError, r"\(3, 4\) into \(-2, -6\)"),
+    ((5, -1), ValueError, r"\(3, 4\) into \(5, -1\)"),
+    ((3.0, 4), TypeError, r"shape must be integers.*3\.0"),
+    ("12", TypeError, r"shape must be integers.*'12'"),
+    (None, TypeError, r"shape must be integers.*None"),
+]:
+    row(f"reshape to {_shape!r}", _error, _match)(
+        lambda c, s=_shape: (lambda: xp.reshape(c.ones((3, 4)), s), None))
+row("reshape copy=False needs a copy", ValueError, r"\(4, 3\).*\(12,\).*copy=False")(
+    lambda c: (lambda: xp.reshape(c.ones((3, 4)).T, (12,), copy=False), None))
+row("reshape x=list", TypeError, "list")(lambda c: (lambda: xp.reshape([1.0, 2.0], (2,)), None))
+
+# concat / stack ------------------------------------------------------------------------
+row("concat no arrays", ValueError, "at least one")(lambda c: (lambda: xp.concat([]), None))
+row("concat shapes differ", ValueError, r"\(3, 4\), \(3, 5\).*axis 0")(
+    lambda c: (lambda: xp.concat([c.ones((3, 4)), c.ones((3, 5))]), None))
+row("concat ndims differ", ValueError, r"\(3, 4\), \(4,\)")(
+    lambda c: (lambda: xp.concat([c.ones((3, 4)), c.ones(4)], axis=1), None))
+row("concat 0-d", ValueError, "zero-dimensional")(
+    lambda c: (lambda: xp.concat([c.ones(()), c.ones(())]), None))
+row("concat axis out of range", IndexError, r"axis 2.*dimension 2")(
+    lambda c: (lambda: xp.concat([c.ones((3, 4))] * 2, axis=2), None))
+row("concat axis -3", IndexError, r"axis -3.*dimension 2")(
+    lambda c: (lambda: xp.concat([c.ones((3, 4))] * 2, axis=-3), None))
+row("concat axis float", TypeError, r"axis must be an integer.*1\.0")(
+    lambda c: (lambda: xp.concat([c.ones((3, 4))] * 2, axis=1.0), None))
+row("concat list element", TypeError, "list")(
+    lambda c: (lambda: xp.concat([c.ones((1, 4)), [[1.0] * 4]]), None))
+row("concat mixed devices", ValueError, r"different devices|cuda backend needs CuPy")(
+    lambda c: (lambda: xp.concat([c.ones((1, 4)), c.foreign(np.ones((1, 4), F32))]), None))
+row("stack no arrays", ValueError, "at least one")(lambda c: (lambda: xp.stack([]), None))
+row("stack shapes differ", ValueError, r"\(3, 4\), \(2, 4\)")(
+    lambda c: (lambda: xp.stack([c.ones((3, 4)), c.ones((2, 4))]), None))
+row("stack axis out of range", IndexError, r"axis 3.*dimension 3")(
+    lambda c: (lambda: xp.stack([c.ones((3, 4))] * 2, axis=3), None))
+row("stack axis -4", IndexError, r"axis -4.*dimension 3")(
+    lambda c: (lambda: xp.stack([c.ones((3, 4))] * 2, axis=-4), None))
+row("stack mixed devices", ValueError, r"different devices|cuda backend needs CuPy")(
+    lambda c: (lambda: xp.stack([c.foreign(np.ones(4, F32)), c.ones(4)]), None))
+
+# tile / repeat / roll / unstack ----------------------------------------------------------
+row("tile negative", ValueError, r"non-negative.*\(-1, 2\)")(
+    lambda c: (lambda: xp.tile(c.ones((3, 4)), (-1, 2)), None))
+row("tile float", TypeError, r"repetitions must be integers.*1\.5")(
+    lambda c: (lambda: xp.tile(c.ones((3, 4)), (1.5, 2)), None))
+row("tile x=list", TypeError, "list")(lambda c: (lambda: xp.tile([1.0], (2,)), None))
+row("repeat negative", ValueError, r"non-negative.*-1")(
+    lambda c: (lambda: xp.repeat(c.ones((3, 4)), -1), None))
+row("repeat float", TypeError, r"repeats must be an integer.*2\.0")(
+    lambda c: (lambda: xp.repeat(c.ones((3, 4)), 2.0), None))
+row("repeat axis out of range", IndexError, r"axis 2.*dimension 2")(
+    lambda c: (lambda: xp.repeat(c.ones((3, 4)), 2, axis=2), None))
+row("repeat counts on another device", ValueError, r"different devices|cuda backend needs CuPy")(
+    lambda c: (lambda: xp.repeat(c.ones(3), c.foreign(np.ones(3, np.int64))), None))
+row("roll axis out of range", IndexError, r"axis 2.*dimension 2")(
+    lambda c: (lambda: xp.roll(c.ones((3, 4)), 1, axis=2), None))
+row("roll shift float", TypeError, r"shift must be an integer.*1\.5")(
+    lambda c: (lambda: xp.roll(c.ones((3, 4)), 1.5, axis=0), None))
+row("roll shifts and axes differ", ValueError, r"2 shifts for 1 axes")(
+    lambda c: (lambda: xp.roll(c.ones((3, 4)), (1, 2), axis=(0,)), None))
+row("roll axis=None with shifts", ValueError, r"axis=None.*\(1, 2\)")(
+    lambda c: (lambda: xp.roll(c.ones((3, 4)), (1, 2)), None))
+row("unstack axis out of range", IndexError, r"axis -3.*dimension 2")(
+    lambda c: (lambda: xp.unstack(c.ones((3, 4)), axis=-3), None))
+row("unstack 0-d", ValueError, "0-d")(lambda c: (lambda: xp.unstack(c.ones(())), None))
+
+# elementwise -------------------------------------------------------------------------------
+row("add shapes do not broadcast", ValueError, r"add\(\).*\(3,\) and \(4,\)")(
+    lambda c: (lambda: xp.add(c.ones(3), c.ones(4)), None))
+
+
+@row("add out shape", ValueError, r"out has shape \(4,\).*\(3,\)")
+def _(c):
+    out = c.dest(4)
+    return (lambda: xp.add(c.ones(3), 1, out=out)), out
+
+
+@row("add out dtype", TypeError, r"out has dtype float64.*float32")
+def _(c):
+    out = c.dest(3, np.float64)
+    return (lambda: xp.add(c.ones(3), 1, out=out)), out
+
+
+@row("add out overlaps itself", ValueError, r"overlaps itself.*\(0,\)")
+def _(c):
+    buf = c.dest(3)
+    out = _strided(buf, (3,), (0,))
+    return (lambda: xp.add(c.ones(3), 1, out=out)), buf
+
+
+@row("add out on another device", ValueError, r"different devices|cuda backend needs CuPy")
+def _(c):
+    out = c.dest(3)
+    return (lambda: xp.add(c.foreign(np.ones(3, F32)), 1, out=out)), out
+
+
+@row("add inputs on two devices", ValueError, r"different devices|cuda backend needs CuPy")
+def _(c):
+    return (lambda: xp.add(c.ones(3), c.foreign(np.ones(3, F32)))), None
+
+
+row("negative of bool", TypeError, r"numeric.*negative.*bool")(
+    lambda c: (lambda: xp.negative(c.ones(3, bool)), None))
+row("sin of int8", TypeError, r"floating-point.*sin.*int8")(
+    lambda c: (lambda: xp.sin(c.ones(3, np.int8)), None))
+row("bitwise_and of float", TypeError, r"bitwise_and.*float32")(
+    lambda c: (lambda: xp.bitwise_and(c.ones(3), c.ones(3)), None))
+row("add of scalars only", TypeError, r"add\(\).*array")(lambda c: (lambda: xp.add(1, 2), None))
+
+for _value, _shown in [(None, "NoneType"), ([1.0, 2.0, 3.0], "list"), ("a", "str"),
+                       (object(), "object")]:
+    row(f"add with {_shown}", TypeError, _shown)(
+        lambda c, v=_value: (lambda: xp.add(c.ones(3), v), None))
+row("sin of a list", TypeError, "list")(lambda c: (lambda: xp.sin([1.0]), None))
+row("add out=list", TypeError, "list")(
+    lambda c: (lambda: xp.add(c.ones(3), 1, out=[0.0, 0.0, 0.0]), None))
+for _dtype, _shown in [(np.dtype(object), "object"), (np.dtype(">f4"), ">f4")]:
+    row(f"clip dtype {_dtype}", TypeError, _shown)(
+        lambda c, dt=_dtype: (lambda: xp.clip(c.dev(_bad(dt)), 0, 1), None))
+
+
+@row("add read-only out", ValueError, r"read-only")
+def _(c):
+    out = c.host_only(_read_only(3))
+    return (lambda: xp.add(c.ones(3), 1, out=out)), out
+
+
+# ---------------------------------------------------------------- running the table
+@pytest.fixture
+def foreign(backend_name, monkeypatch):
+    """Host array -> the same values on another device: NumPy (cpu) when the suite runs on
+    CuPy, else a stand-in for a CuPy array on cuda:1 (only device bookkeeping sees it)."""
+    if backend_name == "cuda":
+        return np.asarray
+
+    class OtherDevice(np.ndarray):
+        pass
+
+    real = arrays.is_cupy_array
+    monkeypatch.setattr(arrays, "is_cupy_array", lambda a: isinstance(a, OtherDevice) or real(a))
+    monkeypatch.setattr(arrays, "device_of",
+                        lambda a: "cuda:1" if isinstance(a, OtherDevice) else "cpu")
+    return lambda a: np.asarray(a).view(OtherDevice)
+
+
+def _params():
+    for r in ROWS:
+        marks = [pytest.mark.xfail(strict=True, reason=r.xfail, raises=r.xfail_raises)] if r.xfail else []
+        yield pytest.param(r, id=r.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", list(_params()))
+def test_bad_input(case, to_device, to_host, foreign, backend_name):
+    ctx = Context(to_device, foreign, backend_name == "cuda")
+    call, destination = case.build(ctx)
+    before = None if destination is None else to_host(destination).copy()
+    with pytest.raises(case.error) as info:
+        call()
+    assert re.search(case.match, str(info.value)), (
+        f"{type(info.value).__name__} message does not name the values:\n{info.value}")
+    if destination is not None:
+        np.testing.assert_array_equal(to_host(destination), before)
+
+
+def test_the_table_covers_every_data_movement_function():
+    from infini_cupy.namespace import data_movement as _data_movement
+
+    covered = " ".join(r.name for r in ROWS)
+    for name in [*_data_movement.__all__, "rearrange_"]:
+        assert re.search(rf"\b{name}\b", covered), name
+
+
+# ---------------------------------------------------------------- warm caches
+def test_errors_after_a_valid_call_of_the_same_layout(to_device, to_host, foreign):
+    """The short paths (a layout seen before skips validation and planning) still refuse."""
+    x = to_device(np.arange(12, dtype=F32).reshape(3, 4))
+    y = to_device(np.zeros((4, 3), F32)).T
+    xp.rearrange_(y, x)
+    xp.rearrange_(y, x)  # now on the short path
+    other = foreign(np.ones((3, 4), F32))
+    before = to_host(y).copy()
+    with pytest.raises(ValueError, match="different devices|cuda backend needs CuPy"):
+        xp.rearrange_(y, other)
+    with pytest.raises(TypeError, match="float32.*float64"):
+        xp.rearrange_(y, x.astype(np.float64))
+    np.testing.assert_array_equal(to_host(y), before)
+    a = to_device(np.ones(5, F32))
+    xp.add(a, 1)
+    xp.add(a, 1)
+    with pytest.raises(ValueError, match="different devices|cuda backend needs CuPy"):
+        xp.add(a, foreign(np.ones(5, F32)))
+
+
+def test_read_only_after_a_valid_call_of_the_same_layout(backend_name):
+    if backend_name == "cuda":
+        pytest.skip("NumPy-only: CuPy arrays are always writable")
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    y = np.zeros((4, 3), F32).T
+    xp.rearrange_(y, x)
+    y[...] = SENTINEL
+    y.base.flags.writeable = False  # same pointer, shape and strides: a cached layout
+    y = y.base.T
+    with pytest.raises(ValueError, match=r"read-only"):
+        xp.rearrange_(y, x)
+    assert (y == SENTINEL).all()
+
+
+def test_numpy_backend_raises_the_same_errors():
+    """The numpy backend (``numpy.copyto`` underneath) applies the same rules."""
+    with xp.backend("numpy"):
+        y = np.full((3, 4), SENTINEL, F32)
+        for call, error, match in [
+            (lambda: xp.rearrange_(y, np.ones((4, 3), F32)), ValueError, r"\(3, 4\).*\(4, 3\)"),
+            (lambda: xp.rearrange_(y, np.ones((3, 4))), TypeError, "float32.*float64"),
+            (lambda: xp.rearrange_(y, [[1.0] * 4] * 3), TypeError, "list"),
+            (lambda: xp.rearrange_(np.lib.stride_tricks.as_strided(y, (3, 4), (0, 4)),
+                                   np.ones((3, 4), F32)), ValueError, "overlaps itself"),
+            (lambda: xp.rearrange(np.ones((2, 3), ">f4"), "a b -> b a"), TypeError, ">f4"),
+            (lambda: xp.concat([y, y], axis=2), IndexError, "axis 2"),
+        ]:
+            with pytest.raises(error, match=match):
+                call()
+        assert (y == SENTINEL).all()

@@ -1,0 +1,123 @@
+"""What the GPU would run, read from the PTX NVRTC emits (no GPU needed): contiguous elementwise
+kernels move 16 bytes per global access, and (when ``ptxas`` is on PATH) no kernel spills
+registers.
+
+``ptxas`` of CUDA 13.0 accepts PTX up to ISA 9.0 while NVRTC 13.x writes a newer ``.version``
+line; the kernels use nothing newer, so the line is rewritten for the register report.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from infini_cupy import dtypes
+from infini_cupy.elementwise import kernels as ek
+from infini_cupy.elementwise.ops import OPS
+from infini_cupy.strided.planner import rearrange_kernel_name
+from infini_cupy.strided.tile_planner import all_tiled_kernel_names
+
+pytest.importorskip("cupy")
+from infini_cupy.runtime.nvrtc import compile_ptx  # noqa: E402  (needs cupy)
+
+ARCH = "sm_90"
+PTXAS_MAX_ISA = "9.0"
+_ACCESS = re.compile(r"\b(ld|st)\.global(?:\.nc)?(?:\.v(\d))?\.[a-z]+?(\d+)\b")
+
+
+def _entry_bodies(program) -> dict[str, str]:
+    """Name expression -> PTX text of its kernel."""
+    bodies = {}
+    for name, symbol in program.lowered_names.items():
+        start = program.ptx.index(f".entry {symbol}(")
+        bodies[name] = program.ptx[start:program.ptx.index("\n}\n", start)]
+    return bodies
+
+
+def _access_bytes(body: str, kind: str) -> set[int]:
+    """Sizes in bytes of the global loads (kind "ld") or stores ("st") of a kernel."""
+    return {int(vector or 1) * int(bits) // 8
+            for op, vector, bits in _ACCESS.findall(body) if op == kind}
+
+
+def _contiguous_sample() -> dict[str, tuple[int, int]]:
+    """Contiguous variants -> (input, output) element sizes: every input dtype through add (or
+    logical_and for bool), comparisons (bool out), a transcendental, casts both ways."""
+    sample = {}
+    for dtype in dtypes.ALL_DTYPES:
+        for op_name in ("add", "logical_and", "less", "exp", "abs"):
+            op = OPS[op_name]
+            if dtype in op.input_dtypes():
+                out = op.result_dtype(dtype)
+                name = ek.contig_name(op.functor, dtypes.ctype(out), dtypes.ctype(dtype))
+                sample[name] = (np.dtype(dtype).itemsize, np.dtype(out).itemsize)
+                break
+    for src, dst in (("int8", "float64"), ("float64", "int8"), ("float16", "complex128")):
+        name = ek.contig_name(ek.CAST_FUNCTOR, dtypes.ctype(dst), dtypes.ctype(src))
+        sample[name] = (np.dtype(src).itemsize, np.dtype(dst).itemsize)
+    assert set(sample) <= set(ek.all_names())
+    return sample
+
+
+def test_contiguous_elementwise_moves_16_bytes_per_access():
+    sample = _contiguous_sample()
+    bodies = _entry_bodies(compile_ptx(ek.SOURCE, list(sample), ARCH))
+    for name, (in_size, out_size) in sample.items():
+        vec = max(1, 16 // max(in_size, out_size))  # VecWidth in elementwise.cu
+        loads, stores = _access_bytes(bodies[name], "ld"), _access_bytes(bodies[name], "st")
+        # the vector loop, then the scalar tail
+        assert max(loads) == vec * in_size and max(stores) == vec * out_size, (name, loads, stores)
+        assert 16 in (max(loads), max(stores)), name
+    float_add = bodies[ek.contig_name("ic::OpAdd", "float", "float")]
+    assert "ld.global.v4.f32" in float_add and "st.global.v4.f32" in float_add
+
+
+def _heaviest_variants() -> dict[str, list[str]]:
+    """Per source, the variants most likely to need registers: every op on its widest input
+    dtype, contiguous and strided on the most dims; the widest casts; the rearrange kernels
+    with the most dims; every staged-copy kernel. (All 3064 variants of the three sources, for
+    sm_75 and sm_90, were checked this way once: none spills.)"""
+    registered = ek.all_names()
+
+    def every_layout(functor, out_ctype, in_ctype):  # contiguous, and strided on the most dims
+        prefix = f"<{functor}, {out_ctype}, {in_ctype}"
+        strided = [n for n in registered if n.startswith("ew_strided" + prefix)]
+        return [n for n in registered if n.startswith("ew_contig" + prefix)] + strided[-1:]
+
+    elementwise = []
+    for op in OPS.values():
+        dtype = max(op.input_dtypes(), key=lambda d: (np.dtype(d).itemsize, np.dtype(d).kind == "c"))
+        elementwise += every_layout(op.functor, dtypes.ctype(op.result_dtype(dtype)), dtypes.ctype(dtype))
+    for src in ("complex128", "float64", "int64"):
+        elementwise += every_layout(ek.CAST_FUNCTOR, "int8_t", dtypes.ctype(src))
+    elementwise = list(dict.fromkeys(elementwise))
+    rearrange = [rearrange_kernel_name(unit, 5, 5, 2) for unit in (1, 4, 32)]
+    rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32>"]
+    return {ek.SOURCE: elementwise, "rearrange.cu": rearrange,
+            "transpose.cu": list(all_tiled_kernel_names())}
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not on PATH")
+def test_no_kernel_spills_registers(tmp_path):
+    reports = []
+    for source, names in _heaviest_variants().items():
+        ptx = compile_ptx(source, names, ARCH).ptx
+        ptx = re.sub(r"^\.version \d+\.\d+", f".version {PTXAS_MAX_ISA}", ptx, count=1, flags=re.M)
+        path = tmp_path / f"{source}.ptx"
+        path.write_text(ptx)
+        result = subprocess.run(["ptxas", f"-arch={ARCH}", "-v", str(path), "-o", "/dev/null"],
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr[-2000:]
+        reports.append((source, len(names), result.stderr))
+    for source, count, report in reports:
+        assert report.count("Compiling entry function") == count, source
+        # one line per entry and per device function compiled on its own (a call, not inlined)
+        frames = re.findall(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads",
+                            report)
+        assert len(frames) >= count, source
+        spilling = [f for f in frames if f[1] != "0" or f[2] != "0"]
+        assert not spilling, f"{source}: {len(spilling)} kernels spill registers"

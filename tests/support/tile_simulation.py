@@ -1,0 +1,108 @@
+"""The staged-copy kernel (``tiled_copy`` in kernels_src/transpose.cu) simulated in Python.
+
+Follows the kernel's index arithmetic step by step (tiles, the two phases, virtual rows that
+start on sector boundaries, vector units, chained rows) so planner tests can check the bytes a
+TilePlan copies without compiling anything, plus what the GPU would see: the alignment of
+every access, the shared-memory slots (inside the declared capacity, each written once and
+read once) and the bank conflicts of each warp step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from infini_cupy.strided.tile_planner import SECTOR, TilePlan
+
+
+@dataclass
+class Simulated:
+    dst: np.ndarray  # byte offset (from dst's pointer) of every copied element...
+    src: np.ndarray  # ...and of its source, element for element
+    bank_conflicts: dict = field(default_factory=dict)  # phase -> worst ways of a warp step
+
+
+def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, unit, sh_row,
+          sh_along):
+    """(global addresses, shared slots, warp step of each) of every element moved by one pass."""
+    run = rows * row_len if chained else row_len
+    units = run // vector
+    sec = SECTOR // (vector * unit)
+    descending = along < 0
+    first_lo = origin + ((run - 1) * along if descending else 0)
+    lead = (first_lo % SECTOR) // (vector * unit) if uniform or chained else sec - 1
+    vl = (units + lead + sec - 1) // sec * sec
+    item = np.arange((1 if chained else rows) * vl)
+    r = item // vl
+    lo = origin + r * row_stride + ((run - 1) * along if descending else 0)
+    skew = (lo % SECTOR) // (vector * unit)
+    assert not uniform or np.all(skew == lead), "rows said to share their lead do not"
+    p = item - r * vl - skew
+    active = (p >= 0) & (p < units)
+    item, r, lo, p = item[active], r[active], lo[active], p[active]
+    e = run - 1 - p if descending else p * vector
+    a = e % row_len if chained else e
+    row = e // row_len if chained else r
+    address = lo + p * vector * unit
+    assert np.all(address % (vector * unit) == 0), "misaligned vector access"
+    k = np.arange(vector)
+    element_address = (address[:, None] + k * unit).reshape(-1)
+    slot = ((row * sh_row + a * sh_along)[:, None] + k * sh_along).reshape(-1)
+    step = ((item // 32)[:, None] * vector + k).reshape(-1)  # one shared access per element
+    return element_address, slot, step
+
+
+def _worst_bank_conflict(slot, step, unit):
+    """Most distinct 4-byte words one bank serves in a warp step (1: conflict-free)."""
+    word = slot * unit // 4
+    worst = 1
+    for s in np.unique(step):
+        words = np.unique(word[step == s])
+        worst = max(worst, int(np.bincount(words % 32).max()))
+    return worst
+
+
+def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=False) -> Simulated:
+    """Every (dst offset, src offset) pair ``tiled_copy`` copies, checking as it goes."""
+    unit = plan.unit
+    capacity = plan.capacity
+    dst_out, src_out = [], []
+    conflicts = {"read": 1, "write": 1}
+    batch_index = np.unravel_index(np.arange(math.prod(plan.batch_len)), plan.batch_len or (1,))
+    for b in range(plan.tiles):
+        t1 = b % plan.tiles1
+        t0 = b // plan.tiles1 % plan.tiles0
+        batch = b // plan.tiles1 // plan.tiles0
+        start0, start1 = t0 * plan.tile0 - plan.shift0, t1 * plan.tile1 - plan.shift1
+        first0, first1 = max(start0, 0), max(start1, 0)
+        n0 = min(start0 + plan.tile0, plan.len0) - first0
+        n1 = min(start1 + plan.tile1, plan.len1) - first1
+        assert n0 > 0 and n1 > 0, "an empty tile"
+        src_at = plan.src_offset + first0 * plan.src_stride0 + first1 * plan.src_stride1
+        dst_at = plan.dst_offset + first0 * plan.dst_stride0 + first1 * plan.dst_stride1
+        for i, (s, d) in enumerate(zip(plan.src_batch_stride, plan.dst_batch_stride)):
+            src_at += int(batch_index[i][batch]) * s
+            dst_at += int(batch_index[i][batch]) * d
+        if plan.read_along == 0:
+            read = _pass(src_address + src_at, plan.src_stride0, plan.src_stride1, n1, n0,
+                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, 1, plan.pitch)
+        else:
+            read = _pass(src_address + src_at, plan.src_stride1, plan.src_stride0, n0, n1,
+                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, plan.pitch, 1)
+        write = _pass(dst_address + dst_at, plan.dst_stride1, plan.dst_stride0, n0, n1,
+                      plan.write_chained, plan.write_uniform, plan.write_vector, unit, plan.pitch, 1)
+        (src_bytes, read_slot, read_step), (dst_bytes, write_slot, write_step) = read, write
+        assert read_slot.size == n0 * n1 and len(np.unique(read_slot)) == read_slot.size
+        assert np.array_equal(np.sort(read_slot), np.sort(write_slot)), "phases disagree"
+        assert read_slot.min() >= 0 and read_slot.max() < capacity, "beyond shared memory"
+        if banks:
+            conflicts["read"] = max(conflicts["read"], _worst_bank_conflict(read_slot, read_step, unit))
+            conflicts["write"] = max(conflicts["write"], _worst_bank_conflict(write_slot, write_step, unit))
+        source_of_slot = dict(zip(read_slot.tolist(), src_bytes.tolist()))
+        dst_out.append(dst_bytes - dst_address)
+        src_out.append(np.array([source_of_slot[s] for s in write_slot.tolist()]) - src_address)
+    if not dst_out:
+        return Simulated(np.zeros(0, np.int64), np.zeros(0, np.int64), conflicts)
+    return Simulated(np.concatenate(dst_out), np.concatenate(src_out), conflicts)

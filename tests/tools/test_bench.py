@@ -1,0 +1,95 @@
+"""``python -m infini_cupy bench``: case parsing, the suites' layouts, and the JSON it writes
+(small layouts only: the suites themselves are for the command line)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from infini_cupy.__main__ import main
+from infini_cupy.tools import bench
+from infini_cupy.tools import cases as bench_cases
+
+REQUIRED = {"case", "shape", "dtype", "kernel", "read_efficiency", "write_efficiency", "host_us"}
+
+
+def numpy_alloc(shape, dtype):
+    return np.empty(shape, dtype)
+
+
+@pytest.fixture(autouse=True)
+def _emulation_only(backend_name):
+    if backend_name != "emulate":
+        pytest.skip("the bench profiles in emulation; its GPU columns need a GPU run of the CLI")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("3,4:C:C", "4 fields"),
+    ("3,x:1,3:C:float32", "SHAPE must be comma-separated integers"),
+    ("3,4:1:C:float32", "SRC_STRIDES: 1 strides for 2 dims"),
+    ("3,4:1,3:1:float32", "DST_STRIDES: 1 strides for 2 dims"),
+    ("3,4:1,3:C:float99", "unknown dtype"),
+])
+def test_bad_cases_are_named(spec, message):
+    with pytest.raises(bench_cases.CaseSyntaxError, match=message):
+        bench_cases.parse_case(spec)
+
+
+def test_a_case_builds_the_strided_views_it_describes():
+    y, x = bench_cases.parse_case("5,7:-7,0:1,5:int16").build(numpy_alloc, None, None)
+    assert x.shape == y.shape == (5, 7) and x.strides == (-14, 0) and y.strides == (2, 10)
+    assert x[0, 0] == x[0, 6] and (x[:, 0] == x[::-1, 0][::-1]).all()
+    y, x = bench_cases.parse_case("0,3:3,1:C:float32").build(numpy_alloc, None, None)
+    assert x.shape == y.shape == (0, 3)
+
+
+@pytest.mark.parametrize("case", bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE,
+                         ids=lambda c: c.name)
+def test_suite_cases_build_at_their_emulated_size(case):
+    shape = tuple(max(1, n // 16) for n in case.emulated_shape)  # the same layout, smaller
+    operands = case.build(numpy_alloc, shape, case.dtype)
+    if case.suite == "rearrange":
+        y, x = operands
+        assert y.shape == x.shape == shape and y.dtype == x.dtype == np.dtype(case.dtype)
+    else:
+        op, *inputs = operands
+        assert op in ("add", "multiply", "exp") and inputs[0].shape == shape
+
+
+def test_cli_writes_one_record_per_case(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    assert main(["bench", "--case", "96,80:1,96:C:float32", "--case", "70,70:1,70:C:float16",
+                 "--backend", "emulate", "--json", str(path)]) == 0
+    records = json.loads(path.read_text())
+    assert [r["case"] for r in records] == ["96,80:1,96:C:float32", "70,70:1,70:C:float16"]
+    for record in records:
+        assert REQUIRED <= set(record) and record["kernel"].startswith("tiled_copy<")
+        assert record["read_efficiency"] >= 0.9 and record["write_efficiency"] >= 0.9
+        assert 0 < record["host_us"] < 1000 and record["nvrtc_ms"] > 0 and record["warm_ms"] > 0
+    out = capsys.readouterr().out
+    assert "96,80:1,96:C:float32" in out and "compile: 2 variants; cold NVRTC" in out
+
+
+def test_cli_compares_with_the_seed_planner(tmp_path):
+    path = tmp_path / "seed.json"
+    assert main(["bench", "--case", "64,64:1,64:C:float32", "--planner", "seed", "--no-compile",
+                 "--json", str(path)]) == 0
+    record, = json.loads(path.read_text())
+    assert record["kernel"].startswith("rearrange<4,") and record["planner"] == "seed"
+    assert record["read_efficiency"] == pytest.approx(0.125)
+
+
+def test_cli_rejects_a_malformed_case(capsys):
+    assert main(["bench", "--case", "3,4:1,4"]) == 2
+    assert "SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE" in capsys.readouterr().err
+
+
+def test_a_suite_case_measured_small():
+    case = next(c for c in bench_cases.ELEMENTWISE_SUITE if c.name == "add contiguous fp16")
+    record = bench.measure(dataclasses.replace(case, emulated_shape=(64, 96)), "emulate")
+    assert record["kernel"].startswith("ew_contig<ic::OpAdd")
+    assert record["read_efficiency"] == record["write_efficiency"] == 1.0
+    assert record["profiled_shape"] == [64, 96] and record["host_us"] > 0
