@@ -1,0 +1,261 @@
+"""Dask arrays through infini_cupy: ``rearrange``, the elementwise functions and ``astype`` over
+a ``dask.array.Array``, each call one blockwise graph layer whose tasks run our kernels on one
+chunk each (plus one rechunk layer, only when a pattern needs whole axes in a chunk).
+
+Dask plans and runs everything: we only choose chunks and per-chunk functions. Chunks are
+whatever the input's are (CuPy chunks: the ``cuda`` backend, one chunk on one GPU per task;
+NumPy chunks: the backend in force when the graph is built, re-entered in every task because
+a ``backend()`` context does not follow tasks to worker threads or processes).
+
+>>> import numpy as np, dask.array as da
+>>> from infini_cupy import dask as xd
+>>> x = da.from_array(np.arange(24.0).reshape(2, 3, 4), chunks=(1, 1, 2))
+>>> y = xd.rearrange(x, "b h w -> b (w h)")  # h must be whole in a chunk: one rechunk
+>>> y.chunks, len(y.dask.layers) - len(x.dask.layers)
+(((1, 1), (6, 6)), 2)
+>>> bool((y.compute() == np.arange(24.0).reshape(2, 3, 4).transpose(0, 2, 1).reshape(2, 12)).all())
+True
+>>> xd.add(y, 1).dtype  # Python scalars are weak, as in infini_cupy.add
+dtype('float64')
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import math
+
+import numpy as np
+
+try:
+    import dask.array as da
+    from dask.array.utils import meta_from_array
+    from dask.base import tokenize
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("infini_cupy.dask needs Dask: pip install 'infini_cupy[dask]'") from e
+
+import infini_cupy as _xp
+
+# The array API standard's elementwise functions (2024.12), as infini_cupy exports them.
+ELEMENTWISE_NAMES = (
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
+    "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+    "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1",
+    "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag", "isfinite", "isinf",
+    "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
+    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round",
+    "sign", "signbit", "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc",
+)
+
+
+def _patterns():
+    """The pattern module (its home moves in the package restructuring: try both)."""
+    for name in ("infini_cupy.rearrange.patterns", "infini_cupy.patterns"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    raise ImportError("infini_cupy.dask: cannot find infini_cupy's pattern parser")
+
+
+def _check_dask(x, what: str) -> None:
+    if not isinstance(x, da.Array):
+        raise TypeError(f"infini_cupy.dask.{what} takes a dask.array.Array, got "
+                        f"{type(x).__module__}.{type(x).__name__}; for NumPy or CuPy arrays "
+                        f"call infini_cupy.{what}")
+    if any(math.isnan(c) for dim in x.chunks for c in dim):
+        raise ValueError(f"infini_cupy.dask.{what}: the input's chunk sizes are unknown "
+                         f"(chunks {x.chunks}); call x.compute_chunk_sizes() first")
+
+
+def _in_backend(backend: str, func, *args, **kwargs):
+    """One task, run under the backend captured when the graph was built."""
+    with _xp.backend(backend):
+        return func(*args, **kwargs)
+
+
+def _layer(label: str, func, out_ind, args, meta, backend: str, **kwargs):
+    """One blockwise layer named ``infini-<label>-<token>`` (a dashboard shows our tasks
+    apart from Dask's; the token covers the backend: an emulated and a NumPy graph of the
+    same inputs are different computations)."""
+    name = f"infini-{label}-{tokenize(label, func, out_ind, args, kwargs, backend)}"
+    return da.blockwise(functools.partial(_in_backend, backend, func), out_ind, *args,
+                        name=name, meta=meta, dtype=meta.dtype, **kwargs)
+
+
+# ------------------------------------------------------------------ elementwise and astype
+def _is_array(a) -> bool:
+    return isinstance(a, np.ndarray) or type(a).__module__.split(".")[0] == "cupy"
+
+
+def _map(label: str, func, args):
+    """``func(*args)`` chunk by chunk: dask arrays (and NumPy/CuPy arrays, wrapped by Dask)
+    broadcast against each other, anything else (Python scalars, None, a dtype) is passed to
+    every task as is. The result's dtype and meta come from ``func`` itself on 0-size metas,
+    so promotion, weak scalars and bad dtypes are exactly infini_cupy's, raised here."""
+    if not any(isinstance(a, da.Array) for a in args):
+        given = ", ".join(type(a).__name__ for a in args)
+        raise TypeError(f"infini_cupy.dask.{label} needs a dask.array.Array argument, got "
+                        f"({given}); for NumPy or CuPy arrays call infini_cupy.{label}")
+    args = [da.asarray(a) if _is_array(a) else a for a in args]
+    for a in args:
+        if isinstance(a, da.Array):
+            _check_dask(a, label)
+    meta = func(*(meta_from_array(a, ndim=a.ndim) if isinstance(a, da.Array) else a
+                  for a in args))
+    out_ind = tuple(range(meta.ndim))[::-1]  # right-aligned indices: NumPy broadcasting
+    pairs = []
+    for a in args:
+        pairs += [a, out_ind[meta.ndim - a.ndim:]] if isinstance(a, da.Array) else [a, None]
+    return _layer(label, func, out_ind, pairs, meta, _xp.get_backend())
+
+
+def _arity(func) -> int:
+    return sum(p.kind is p.POSITIONAL_ONLY for p in inspect.signature(func).parameters.values())
+
+
+def _make(name: str):
+    func = getattr(_xp, name)
+    if name == "clip":
+        def function(x, /, min=None, max=None):
+            return _map(name, func, (x, min, max))
+    elif _arity(func) == 1:
+        def function(x, /):
+            return _map(name, func, (x,))
+    else:
+        def function(x1, x2, /):
+            return _map(name, func, (x1, x2))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"infini_cupy.{name} chunk by chunk over dask arrays (one blockwise "
+                        f"layer; broadcasting, promotion and weak scalars as ours).\n\n"
+                        f"{func.__doc__ or ''}")
+    return function
+
+
+globals().update({name: _make(name) for name in ELEMENTWISE_NAMES})
+
+
+def astype(x, dtype, /, *, copy: bool = True):
+    """``x`` as ``dtype``, chunk by chunk through infini_cupy.astype (our cast kernel; the same
+    dtype with ``copy=True``: our copy kernel; with ``copy=False``: ``x`` itself)."""
+    _check_dask(x, "astype")
+    if not copy and np.dtype(dtype) == x.dtype:
+        return x
+    return _map("astype", _xp.astype, (x, np.dtype(dtype)))
+
+
+# ------------------------------------------------------------------------------ rearrange
+def _rearrange_block(block, pattern: str, axes: dict):
+    # an input axis in no output index arrives as a list of its one chunk (concatenate=False)
+    while isinstance(block, list):
+        (block,) = block
+    return _xp.rearrange(block, pattern, **axes)
+
+
+def _groups(pattern: str, shape: tuple, axes_lengths: dict):
+    """Input and output groups of elementary axis names (the ellipsis expanded) and every
+    axis' length; pattern errors name the pattern and the input shape."""
+    patterns = _patterns()
+    try:
+        recipe = patterns.plan_pattern(pattern, shape, tuple(sorted(axes_lengths.items())))
+    except TypeError as e:  # unhashable or non-integer lengths
+        raise patterns.PatternError(f"rearrange pattern {pattern!r}: axis lengths must be "
+                                    f"integers, got {axes_lengths}") from e
+    except patterns.PatternError as e:
+        if str(shape) in str(e):
+            raise
+        raise type(e)(f"{e} (input shape {shape})") from None
+    parsed = patterns.parse_pattern(pattern)
+    n_fixed = sum(1 for entry in parsed.left if entry != "...")
+    dots = tuple(f"...{i}" for i in range(len(shape) - n_fixed)) if parsed.has_ellipsis else ()
+
+    def expand(side):
+        out = []
+        for entry in side:
+            if entry == "...":
+                out += [(name,) for name in dots]
+            else:
+                out.append(tuple(n for name in entry for n in (dots if name == "..." else (name,))))
+        return out
+
+    left, right = expand(parsed.left), expand(parsed.right)
+    lengths = dict(recipe.axis_lengths)
+    lengths.update({g[0]: n for g, n in zip(left, shape) if len(g) == 1})  # includes the dots
+    return left, right, lengths, tuple(recipe.output_shape)
+
+
+def _lead(group, lengths):
+    """The one axis of a group that may stay chunked: its outermost axis not of length 1."""
+    return next((name for name in group if lengths[name] != 1), group[-1] if group else None)
+
+
+def rearrange(x, pattern: str | None = None, /, **axes_lengths):
+    """einops' ``rearrange(x, pattern, **axes_lengths)`` of a dask array: one blockwise layer
+    of infini_cupy.rearrange per chunk (a view where it can be, else one of our copies),
+    after one rechunk only where the pattern needs it:
+
+    - axes merged into one output axis ``(h w)``: all but the outermost must be whole in a
+      chunk (they are rechunked to one chunk when they are not);
+    - an input axis split ``(h d) -> ...``: its chunks must be multiples of the inner
+      lengths (``d``), else it is rechunked to the multiple nearest its chunk size.
+
+    Without a pattern: a C-contiguous copy of each chunk.
+    """
+    _check_dask(x, "rearrange")
+    if pattern is None:
+        if axes_lengths:
+            raise TypeError("rearrange: axis lengths were given without a pattern")
+        return _map("rearrange", _xp.rearrange, (x,))
+    if not isinstance(pattern, str):
+        raise TypeError(f"rearrange: the pattern must be a str, got {type(pattern).__name__}")
+    shape = tuple(x.shape)
+    left, right, lengths, out_shape = _groups(pattern, shape, axes_lengths)
+    backend = _xp.get_backend()
+    meta = meta_from_array(x, ndim=len(out_shape))
+    if x.size == 0:  # no data: one chunk, einops works out the shape
+        x = x.rechunk(-1) if x.npartitions > 1 else x
+        new = {x.ndim + j: n for j, n in enumerate(out_shape)}
+        return _layer("rearrange", _rearrange_block, tuple(new), [x, tuple(range(x.ndim))],
+                      meta, backend, new_axes=new, concatenate=False,
+                      pattern=pattern, axes=dict(axes_lengths))
+
+    whole = set()  # axes that must be whole in a chunk: all but the lead of an output group
+    for group in right:
+        whole.update([name for name in group if lengths[name] != 1][1:])
+    leads, inner, rechunk = [], [], {}
+    for i, group in enumerate(left):
+        lead = _lead(group, lengths)
+        after = group[group.index(lead) + 1:] if group else ()
+        leads.append(lead)
+        inner.append(math.prod(lengths[name] for name in after))
+        multiple = shape[i] if lead in whole else inner[i]
+        if any(c % multiple for c in x.chunks[i]):
+            # keep about the chunk size asked for, rounded to a whole number of multiples
+            # (integer arithmetic: this module's round, abs and pow are the elementwise ones)
+            rechunk[i] = max(1, (max(x.chunks[i]) + multiple // 2) // multiple) * multiple
+    if rechunk:
+        x = x.rechunk(rechunk)
+
+    # each output axis takes the block index of the input axis whose lead it starts with
+    out_ind, adjust, new = [], {}, {}
+    for j, group in enumerate(right):
+        lead = _lead(group, lengths)
+        if lead is not None and lead in leads:
+            i = leads.index(lead)
+            scale = math.prod(lengths[name] for name in group[group.index(lead) + 1:])
+            out_ind.append(i)
+            adjust[i] = tuple(c // inner[i] * scale for c in x.chunks[i])
+        else:  # an anonymous 1, or an axis whole in one chunk: one block
+            out_ind.append(x.ndim + j)
+            new[x.ndim + j] = out_shape[j]
+    # per chunk, give every length but the lead's of each composed input axis (it varies)
+    block_axes = {name: lengths[name] for group, lead in zip(left, leads) if len(group) > 1
+                  for name in group if name != lead}
+    return _layer("rearrange", _rearrange_block, tuple(out_ind), [x, tuple(range(x.ndim))],
+                  meta, backend, adjust_chunks=adjust, new_axes=new, concatenate=False,
+                  pattern=pattern, axes=block_axes)
+
+
+__all__ = ["rearrange", "astype", *ELEMENTWISE_NAMES]
