@@ -22,7 +22,6 @@ dtype('float64')
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import math
 
@@ -37,27 +36,11 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 import infini_cupy as _xp
 
-# The array API standard's elementwise functions (2024.12), as infini_cupy exports them.
-ELEMENTWISE_NAMES = (
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
-    "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
-    "ceil", "clip", "conj", "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1",
-    "floor", "floor_divide", "greater", "greater_equal", "hypot", "imag", "isfinite", "isinf",
-    "isnan", "less", "less_equal", "log", "log1p", "log2", "log10", "logaddexp", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative",
-    "nextafter", "not_equal", "positive", "pow", "real", "reciprocal", "remainder", "round",
-    "sign", "signbit", "sin", "sinh", "square", "sqrt", "subtract", "tan", "tanh", "trunc",
-)
+from .elementwise.ops import OPS
+from .namespace import patterns
 
-
-def _patterns():
-    """The pattern module (its home moves in the package restructuring: try both)."""
-    for name in ("infini_cupy.rearrange.patterns", "infini_cupy.patterns"):
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    raise ImportError("infini_cupy.dask: cannot find infini_cupy's pattern parser")
+# The array API standard's elementwise functions, from the op table.
+ELEMENTWISE_NAMES = tuple(OPS)
 
 
 def _check_dask(x, what: str) -> None:
@@ -157,7 +140,6 @@ def _rearrange_block(block, pattern: str, axes: dict):
 def _groups(pattern: str, shape: tuple, axes_lengths: dict):
     """Input and output groups of elementary axis names (the ellipsis expanded) and every
     axis' length; pattern errors name the pattern and the input shape."""
-    patterns = _patterns()
     try:
         recipe = patterns.plan_pattern(pattern, shape, tuple(sorted(axes_lengths.items())))
     except TypeError as e:  # unhashable or non-integer lengths

@@ -25,10 +25,7 @@ from dask.core import get_dependencies  # noqa: E402
 
 from infini_cupy import dask as xd  # noqa: E402
 
-try:  # the launch module moves in the package restructuring
-    from infini_cupy.runtime.launch import recording
-except ImportError:
-    from infini_cupy.launch import recording
+from infini_cupy.runtime.launch import recording  # noqa: E402
 
 SCHEDULERS = ("synchronous", "threads")
 
