@@ -3,14 +3,14 @@
 | variable                        | what it sets                                    | default                   |
 | ------------------------------- | ----------------------------------------------- | ------------------------- |
 | ``INFINI_CUPY_BACKEND``         | backend for NumPy arrays: numpy, emulate, cuda  | ``numpy``                 |
-| ``INFINI_CUPY_CACHE_DIR``       | where the emulator keeps its compiled libraries | ``~/.cache/infini_cupy``  |
+| ``INFINI_CUPY_CACHE_DIR``       | compiled kernels: cubins, emulator libraries     | ``~/.cache/infini_cupy``  |
 | ``INFINI_CUPY_EMULATOR_THREADS``| worker threads of the emulator                  | the CPUs available        |
 
 Backends:
 
 | backend   | arrays          | what runs                                              |
 | --------- | --------------- | ------------------------------------------------------ |
-| ``cuda``    | ``cupy.ndarray``  | our kernels, compiled by NVRTC through ``cupy.RawModule`` |
+| ``cuda``    | ``cupy.ndarray``  | our kernels, compiled by NVRTC, launched through CuPy |
 | ``emulate`` | ``numpy.ndarray`` | the same kernel sources compiled by g++, run on the CPU |
 | ``numpy``   | ``numpy.ndarray`` | plain NumPy                                            |
 

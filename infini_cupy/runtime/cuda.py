@@ -1,46 +1,85 @@
-"""The ``cuda`` launcher: our kernel sources compiled by NVRTC through ``cupy.RawModule``.
+"""The ``cuda`` launcher: our kernel sources compiled by NVRTC with our own options
+(:mod:`.nvrtc`), loaded and launched through the CUDA driver API that CuPy exposes, on CuPy's
+current stream.
 
-One module per (device, source, name expression), compiled on first use: a new variant
-costs one small compile, never the whole matrix. CuPy caches the binaries on disk
-(``~/.cupy/kernel_cache``), so a warm process loads instead of compiling.
+One binary per (device architecture, source, name expression), compiled on first use: a new
+variant costs one small compile, never the whole matrix. Binaries are kept on disk under
+``$INFINI_CUPY_CACHE_DIR/cubin`` (keyed by the expanded source, options, NVRTC version and
+architecture), so a warm process loads instead of compiling.
+
+Arguments are packed by :func:`.structs.pack_arguments`, the same packing the emulator runs
+(array -> its device pointer, NumPy scalar -> its bytes, structured scalar -> a struct by
+value) and handed to ``cuLaunchKernel``: no CuPy argument conversion is involved, so structs
+of any size pass on every CuPy version with the driver API (13 and 14).
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import tempfile
 import threading
 
+import numpy as np
+
+from .. import config
 from ..arrays import require_cupy
-from ..errors import KernelCompileError
-from .nvrtc import NVRTC_OPTIONS, load_nvrtc
-from .sources import expanded_source, numbered
+from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
+from .sources import expanded_source
+from .structs import argument_bytes, dim3, pack_arguments
 
 _functions: dict[tuple[int, str, str], object] = {}
 _lock = threading.Lock()
 
 
-def get_function(source: str, name: str):
-    """The ``cupy.RawKernel`` for name expression ``name`` of ``kernels_src/<source>``
-    on the current device, compiling it once."""
+def _cache_path(source: str, name: str, arch: str):
+    key = hashlib.sha256(repr((expanded_source(source), name, NVRTC_OPTIONS, nvrtc_version(),
+                               arch)).encode()).hexdigest()[:32]
+    return config.cache_dir() / "cubin" / f"{key}.bin"
+
+
+def device_arch() -> str:
+    """The NVRTC architecture of the current device (see :func:`.nvrtc.arch_for`)."""
+    return arch_for(int(require_cupy().cuda.Device().compute_capability))
+
+
+def cached_binary(source: str, name: str, arch: str) -> tuple[str, bytes]:
+    """(lowered name, cubin or PTX) of one name expression, from the disk cache or NVRTC."""
+    path = _cache_path(source, name, arch)
+    try:
+        lowered, _, binary = path.read_bytes().partition(b"\0")
+        if binary:
+            return lowered.decode(), binary
+    except OSError:
+        pass
+    program = compile_program(source, [name], arch)
+    lowered, binary = program.lowered_names[name], program.binary
+    try:  # a cache that cannot be written costs a compile per process, nothing else
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as f:
+            f.write(lowered.encode() + b"\0" + binary)
+        os.replace(f.name, path)
+    except OSError:
+        pass
+    return lowered, binary
+
+
+def get_function(source: str, name: str) -> int:
+    """The ``CUfunction`` of name expression ``name`` of ``kernels_src/<source>`` on the
+    current device, compiled (or loaded) once; its module stays loaded for the process."""
     cupy = require_cupy()
-    key = (cupy.cuda.Device().id, source, name)
+    device = cupy.cuda.Device()
+    key = (device.id, source, name)
     fn = _functions.get(key)
     if fn is not None:
         return fn
     with _lock:  # one compile per variant even when threads race for it
         fn = _functions.get(key)
         if fn is None:
-            load_nvrtc()  # a missing NVRTC says what to install, not what CuPy failed to open
-            code = expanded_source(source)
-            try:
-                module = cupy.RawModule(
-                    code=code, options=NVRTC_OPTIONS, name_expressions=[name]
-                )
-                fn = module.get_function(name)
-            except cupy.cuda.compiler.CompileException as e:
-                raise KernelCompileError(
-                    "NVRTC", [name], NVRTC_OPTIONS, str(e), numbered(code)
-                ) from None
-            _functions[key] = fn
+            lowered, binary = cached_binary(source, name, arch_for(int(device.compute_capability)))
+            driver = cupy.cuda.driver
+            module = driver.moduleLoadData(binary)
+            fn = _functions[key] = driver.moduleGetFunction(module, lowered.encode())
     return fn
 
 
@@ -53,14 +92,32 @@ def _device_of_arguments(args):
     return None
 
 
+def _device_pointer(a) -> int:
+    return a.data.ptr
+
+
+def _launch_here(cupy, source, name, grid, block, args, shared_mem):
+    fn = get_function(source, name)
+    for index, arg in enumerate(args):
+        if not isinstance(arg, (cupy.ndarray, np.generic)):
+            raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "
+                            f"NumPy scalar, got {type(arg).__name__}")
+    storage, _, params = pack_arguments([argument_bytes(a, _device_pointer) for a in args])
+    (gx, gy, gz), (bx, by, bz) = dim3(grid), dim3(block)
+    stream = cupy.cuda.get_current_stream().ptr
+    cupy.cuda.driver.launchKernel(fn, gx, gy, gz, bx, by, bz, shared_mem, stream, params, 0)
+    del storage  # cuLaunchKernel has copied the values
+
+
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
     """Launch on the arrays' device, on CuPy's current stream there; no synchronization."""
+    cupy = require_cupy()
     device = _device_of_arguments(args)
-    if device is not None and device.id != require_cupy().cuda.Device().id:
+    if device is not None and device.id != cupy.cuda.Device().id:
         with device:  # arrays on a GPU that is not the current one: launch where they live
-            get_function(source, name)(grid, block, tuple(args), shared_mem=shared_mem)
+            _launch_here(cupy, source, name, grid, block, args, shared_mem)
         return
-    get_function(source, name)(grid, block, tuple(args), shared_mem=shared_mem)
+    _launch_here(cupy, source, name, grid, block, args, shared_mem)
 
 
 def prepare(source: str, names) -> None:

@@ -1,8 +1,12 @@
-"""NVRTC compile checks that need no GPU.
+"""NVRTC, driven directly: the one compiler of our kernels for the GPU, and compile checks
+that need no GPU.
 
-``cupy.RawModule`` asks the device for its architecture before compiling, so on a machine
-without one we drive NVRTC directly (the ``nvidia-cuda-nvrtc`` wheel) with the same code and
-options as the ``cuda`` runtime and an explicit ``--gpu-architecture``.
+CuPy's ``RawModule`` appends ``-ftz=true`` to every compile (after the caller's options;
+NVRTC takes the last one), which flushes float32 subnormals on the GPU while the emulator
+keeps them. So the ``cuda`` launcher compiles here, with exactly :data:`NVRTC_OPTIONS`, and
+loads the binary through CuPy; the compile checks of the test suite use the same function and
+the same options, for an explicit ``--gpu-architecture`` (the ``nvidia-cuda-nvrtc`` wheel
+runs without a GPU).
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ from dataclasses import dataclass
 from ..errors import KernelCompileError
 from .sources import expanded_source, numbered
 
-# -std=c++17 for alignas/if constexpr; no device-wide options that change numerics.
-NVRTC_OPTIONS = ("-std=c++17",)
+# What the GPU computes must be what the emulator computes (g++, IEEE float without FMA
+# contraction): no flush-to-zero, correctly rounded division and square root, no fused
+# multiply-add contraction (it changes the last bit of a*b+c, complex products for one).
+# -std=c++17 for alignas / if constexpr.
+NVRTC_OPTIONS = ("-std=c++17", "-ftz=false", "-prec-div=true", "-prec-sqrt=true", "-fmad=false")
 
 
 @dataclass(frozen=True)
@@ -22,9 +29,10 @@ class CompiledProgram:
     """What NVRTC produced for a batch of name expressions of one source."""
 
     source: str
-    arch: str
-    lowered_names: dict  # name expression -> mangled kernel symbol in the PTX
+    arch: str  # sm_XX: ``binary`` is a cubin; compute_XX: ``binary`` is PTX
+    lowered_names: dict  # name expression -> mangled kernel symbol
     ptx: str
+    binary: bytes  # what the driver loads: the cubin (sm_XX), or the PTX (compute_XX)
 
 
 INSTALL_HINT = (
@@ -59,14 +67,30 @@ def nvrtc_version() -> tuple[int, int]:
     return tuple(load_nvrtc().getVersion())
 
 
-def compile_ptx(source: str, names, arch: str = "sm_90", extra_options=()) -> CompiledProgram:
-    """Compile name expressions ``names`` of ``kernels_src/<source>`` to PTX for ``arch``.
+def arch_for(compute_capability: int) -> str:
+    """``sm_XX`` (a cubin) when this NVRTC knows the architecture, else ``compute_XX`` of
+    the newest one it knows, below it (PTX, which the driver compiles for the device)."""
+    supported = tuple(int(a) for a in load_nvrtc().getSupportedArchs())
+    if compute_capability in supported:
+        return f"sm_{compute_capability}"
+    older = [a for a in supported if a <= compute_capability]
+    if not older:
+        raise RuntimeError(
+            f"this GPU is sm_{compute_capability}, older than every architecture NVRTC "
+            f"{'.'.join(map(str, nvrtc_version()))} compiles for (sm_{min(supported)} and up); "
+            "install the NVRTC of an older CUDA toolkit (and the matching CuPy)"
+        )
+    return f"compute_{max(older)}"
+
+
+def compile_program(source: str, names, arch: str = "sm_90", extra_options=()) -> CompiledProgram:
+    """Compile name expressions ``names`` of ``kernels_src/<source>`` for ``arch``: PTX, and
+    for ``sm_XX`` a cubin too.
 
     Raises KernelCompileError (kernel names, options, log, numbered source) on failure, and
     RuntimeError saying what to install when NVRTC is missing.
     """
     nvrtc = load_nvrtc()
-
     code = expanded_source(source)
     options = (*NVRTC_OPTIONS, f"--gpu-architecture={arch}", *extra_options)
     prog = nvrtc.createProgram(code, source, [], [])
@@ -80,8 +104,12 @@ def compile_ptx(source: str, names, arch: str = "sm_90", extra_options=()) -> Co
             raise KernelCompileError("NVRTC", names, options, log, numbered(code)) from None
         lowered = {name: nvrtc.getLoweredName(prog, name) for name in names}
         ptx = nvrtc.getPTX(prog)
-        if isinstance(ptx, bytes):
-            ptx = ptx.decode()
-        return CompiledProgram(source, arch, lowered, ptx)
+        ptx_bytes = ptx if isinstance(ptx, bytes) else ptx.encode()
+        binary = bytes(nvrtc.getCUBIN(prog)) if arch.startswith("sm_") else ptx_bytes
+        return CompiledProgram(source, arch, lowered, ptx_bytes.decode().rstrip("\0"), binary)
     finally:
         nvrtc.destroyProgram(prog)
+
+
+# The compile checks read the PTX of the same compile the GPU runs.
+compile_ptx = compile_program

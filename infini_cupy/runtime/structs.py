@@ -1,5 +1,5 @@
-"""Kernel struct arguments as NumPy structured scalars, laid out as CUDA lays out the structs,
-and launch shapes as CUDA's ``dim3``.
+"""Kernel struct arguments as NumPy structured scalars, laid out as CUDA lays out the structs;
+the packed parameter buffer both launchers hand to a kernel; launch shapes as CUDA's ``dim3``.
 
 ``align=True`` gives C struct alignment, which is what both CuPy (for ``numpy.void``
 arguments) and the emulator's ctypes launch copy byte for byte into the parameter buffer.
@@ -7,6 +7,7 @@ arguments) and the emulator's ctypes launch copy byte for byte into the paramete
 
 from __future__ import annotations
 
+import ctypes
 import functools
 
 import numpy as np
@@ -44,3 +45,31 @@ def dim3(d) -> tuple[int, int, int]:
     if not 1 <= len(d) <= 3:
         raise ValueError(f"a grid or block has 1 to 3 dimensions, got {d}")
     return d + (1,) * (3 - len(d))
+
+
+SLOT = 32  # bytes per packed value: a kernel may load a struct argument with vector moves
+
+
+def argument_bytes(arg, pointer) -> bytes:
+    """The bytes of one kernel argument: an array's data pointer (``pointer(arg)``, 8 bytes)
+    or a NumPy scalar's value (structured scalars are structs passed by value)."""
+    if isinstance(arg, np.generic):
+        return arg.tobytes()
+    return pointer(arg).to_bytes(8, "little")
+
+
+def pack_arguments(values):
+    """``cuLaunchKernel``'s ``kernelParams``: a ``void *`` to each value, every value in its
+    own SLOT-aligned slot. Returns (storage to keep alive during the launch, the pointer
+    array, its address)."""
+    blob, offsets = bytearray(), []
+    for value in values:
+        offsets.append(len(blob))
+        blob += value
+        blob += bytes(-len(blob) % SLOT)
+    storage = np.zeros(len(blob) + SLOT, np.uint8)
+    base = storage.__array_interface__["data"][0]
+    base += -base % SLOT
+    ctypes.memmove(base, bytes(blob), len(blob))
+    pointers = (ctypes.c_uint64 * max(1, len(offsets)))(*(base + o for o in offsets))
+    return storage, pointers, ctypes.addressof(pointers)

@@ -5,9 +5,9 @@ Three ways, one registry (:func:`infini_cupy.variants.all_variants`):
 - ``--arch sm_XX``: NVRTC, no GPU needed. Batches of name expressions become one NVRTC
   program each, compiled on a thread pool (NVRTC releases the GIL). A compile check for a
   target architecture; nothing is cached.
-- on a machine with a GPU (no ``--arch``): the ``cuda`` runtime compiles each variant as it
-  would at its first launch (one ``cupy.RawModule`` per name expression), which fills CuPy's
-  on-disk kernel cache (``~/.cupy/kernel_cache``): later processes load instead of compiling.
+- on a machine with a GPU (no ``--arch``): the ``cuda`` launcher compiles each variant as it
+  would at its first launch (one NVRTC program per name expression), which fills its on-disk
+  cache (``$INFINI_CUPY_CACHE_DIR/cubin``): later processes load instead of compiling.
 - ``--backend emulate``: g++ builds the emulator's libraries, one per batch, in the emulator's
   disk cache; checks that every variant builds for the CPU.
 

@@ -47,15 +47,14 @@ def compiles(backend_name, tmp_path, monkeypatch):
     """Cold caches; yields the list of name-expression tuples compiled during the test."""
     seen = []
     if backend_name == "cuda":
-        import cupy
+        monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))  # no binary on disk yet
+        real_compile = runtime.compile_program
 
-        real_module = cupy.RawModule
+        def counting_compile(source, names, arch, *args, **kwargs):
+            seen.append(tuple(names))
+            return real_compile(source, names, arch, *args, **kwargs)
 
-        def counting_module(*args, name_expressions=(), **kwargs):
-            seen.append(tuple(name_expressions))
-            return real_module(*args, name_expressions=name_expressions, **kwargs)
-
-        monkeypatch.setattr(cupy, "RawModule", counting_module)
+        monkeypatch.setattr(runtime, "compile_program", counting_compile)
         monkeypatch.setattr(runtime, "_functions", {})
     else:
         monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))

@@ -29,7 +29,7 @@ import numpy as np
 from ... import config
 from ...arrays import byte_extent, is_writeable, numpy_data_pointer
 from ...errors import KernelFault
-from ..structs import dim3
+from ..structs import argument_bytes, dim3, pack_arguments
 from . import build as emulator_build
 
 MAX_BLOCK_THREADS = 1024
@@ -124,19 +124,17 @@ def _pack(kernel: _Kernel, args):
         raise TypeError(
             f"kernel {kernel.name} takes {len(kernel.param_sizes)} arguments, got {len(args)}"
         )
-    blob, offsets, buffers = bytearray(), [], []
+    values, buffers = [], []
     for index, (arg, size) in enumerate(zip(args, kernel.param_sizes)):
         if isinstance(arg, np.ndarray):
             lo, hi = byte_extent(arg)
             buffers += (lo, hi, int(is_writeable(arg)))
-            value = numpy_data_pointer(arg).to_bytes(8, "little")
-        elif isinstance(arg, np.generic):
-            value = arg.tobytes()
-        else:
+        elif not isinstance(arg, np.generic):
             raise TypeError(
                 f"argument {index} of kernel {kernel.name}: expected a NumPy array or NumPy "
                 f"scalar, got {type(arg).__name__}"
             )
+        value = argument_bytes(arg, numpy_data_pointer)
         if len(value) != size:
             what = (f"a {arg.dtype} array (passed as an 8-byte pointer)"
                     if isinstance(arg, np.ndarray)
@@ -145,19 +143,11 @@ def _pack(kernel: _Kernel, args):
                 f"argument {index} of kernel {kernel.name}: the parameter has {size} bytes, "
                 f"got {what}"
             )
-        offsets.append(len(blob))
-        blob += value
-        blob += bytes(-len(blob) % _SLOT)
-    # Every value _SLOT-aligned: the kernel may load a struct argument with vector moves.
-    storage = np.empty(len(blob) + _SLOT, np.uint8)
-    base = storage.__array_interface__["data"][0]
-    base += -base % _SLOT
-    ctypes.memmove(base, bytes(blob), len(blob))
-    pointers = (ctypes.c_uint64 * max(1, len(offsets)))(*(base + o for o in offsets))
+        values.append(value)
+    storage, pointers, _ = pack_arguments(values)
     return storage, pointers, (ctypes.c_uint64 * max(1, len(buffers)))(*buffers)
 
 
-_SLOT = 32
 _CPU_COUNT = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
