@@ -23,7 +23,14 @@ from . import cuda
 from .emulate import launcher as emulate
 from .structs import dim3
 
-_recorders = threading.local()
+class _Hooks(threading.local):
+    """This thread's recorders and whether it skips launches (class attributes: defaults)."""
+
+    recorders: tuple = ()
+    skipping = False
+
+
+_hooks = _Hooks()
 
 
 class Launcher(Protocol):
@@ -32,7 +39,8 @@ class Launcher(Protocol):
 
     def launch(self, source: str, name: str, grid: tuple, block: tuple, args,
                shared_mem: int = 0) -> None:
-        """Run name expression ``name``: ``grid`` blocks of ``block`` threads (3-tuples)."""
+        """Run name expression ``name``: ``grid`` blocks of ``block`` threads (each an int
+        or up to 3 ints, as :func:`.structs.dim3` reads them)."""
 
     def prepare(self, source: str, names: tuple[str, ...]) -> None:
         """Compile ``names`` ahead of their first launch."""
@@ -63,42 +71,35 @@ def recording():
     >>> [r.name for r in launches]  # doctest: +SKIP
     ['rearrange<8, 1, 1, 0>']
     """
-    stack = getattr(_recorders, "stack", None)
-    if stack is None:
-        stack = _recorders.stack = []
     records: list[LaunchRecord] = []
-    stack.append(records)
+    _hooks.recorders += (records,)
     try:
         yield records
     finally:
-        stack.remove(records)
-
-
-# Launches skipped (recorded, not run) by this thread: the bench's host-overhead measurement.
-_skipping = threading.local()
+        _hooks.recorders = tuple(r for r in _hooks.recorders if r is not records)
 
 
 @contextlib.contextmanager
 def launches_skipped():
     """Record launches but run none inside the ``with`` block (this thread only): what is
     left of a call is its host side, which the bench times."""
-    previous = getattr(_skipping, "on", False)
-    _skipping.on = True
+    previous = _hooks.skipping
+    _hooks.skipping = True
     try:
         yield
     finally:
-        _skipping.on = previous
+        _hooks.skipping = previous
 
 
 def launch(source: str, name: str, grid, block, args, *, backend: str, shared_mem: int = 0):
-    """Launch kernel ``name`` (a name expression) of ``kernels_src/<source>``."""
-    grid, block = dim3(grid), dim3(block)
-    stack = getattr(_recorders, "stack", None)
-    if stack:
-        record = LaunchRecord(source, name, grid, block, backend)
-        for records in stack:
+    """Launch kernel ``name`` (a name expression) of ``kernels_src/<source>``: ``grid``
+    blocks of ``block`` threads, each an int or up to 3 ints."""
+    hooks = _hooks
+    if hooks.recorders:
+        record = LaunchRecord(source, name, dim3(grid), dim3(block), backend)
+        for records in hooks.recorders:
             records.append(record)
-    if getattr(_skipping, "on", False):
+    if hooks.skipping:
         return
     launcher = LAUNCHERS.get(backend)
     if launcher is None:

@@ -41,7 +41,9 @@ def array_struct(values, length: int | None = None, element: np.dtype = INDEX) -
 
 def dim3(d) -> tuple[int, int, int]:
     """A grid or block size as CUDA's ``dim3``: an int, or 1 to 3 ints padded with 1."""
-    d = (int(d),) if isinstance(d, (int, np.integer)) else tuple(int(v) for v in d)
+    if type(d) is int:
+        return (d, 1, 1)
+    d = (int(d),) if isinstance(d, np.integer) else tuple(int(v) for v in d)
     if not 1 <= len(d) <= 3:
         raise ValueError(f"a grid or block has 1 to 3 dimensions, got {d}")
     return d + (1,) * (3 - len(d))

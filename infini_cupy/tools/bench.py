@@ -46,9 +46,16 @@ from ..runtime.nvrtc import compile_ptx
 from ..strided.plan_cache import plan_for, seed_plans_only
 from . import cases as bench_cases
 from . import profiler
+from .permutation_cases import random_cases, ttc_cases
 from .plan import launch_plan
 
 HELP = "measure coalescing, host overhead and compile latency (and GB/s on a GPU) on layouts"
+SUITES = {
+    "rearrange": lambda: bench_cases.REARRANGE_SUITE,
+    "elementwise": lambda: bench_cases.ELEMENTWISE_SUITE,
+    "ttc": ttc_cases,
+    "random": random_cases,
+}
 PROFILE_MAX_ELEMENTS = 1 << 23  # beyond, only the first blocks' accesses are traced (memory)
 HOST_REPEATS = 7
 HOST_SECONDS = 0.02  # per repeat
@@ -56,8 +63,11 @@ NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--suite", choices=("rearrange", "elementwise", "all"),
-                        help="suites to run (default: all, or none when --case is given)")
+    parser.add_argument("--suite", action="append", choices=(*SUITES, "all"),
+                        help="suites to run, repeatable: rearrange (deep-learning layouts), "
+                             "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "
+                             "(random permutations of rank 2-8); default: all, or none when "
+                             "--case is given")
     parser.add_argument("--case", action="append", default=[],
                         metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
                         help='an ad-hoc rearrange layout, strides in elements, DST_STRIDES "C" '
@@ -81,10 +91,10 @@ def run(args) -> int:
     except bench_cases.CaseSyntaxError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 2
-    suites = args.suite or ("all" if not cases else None)
-    for name in ("rearrange", "elementwise"):
-        if suites in (name, "all"):
-            cases += list(bench_cases.SUITES[name])
+    suites = args.suite or (["all"] if not cases else [])
+    for name, suite in SUITES.items():
+        if name in suites or "all" in suites:
+            cases += list(suite())
     compiler = _CompileTimes(backend, enabled=not args.no_compile)
     records, failures = [], 0
     print(_HEADER)
@@ -100,6 +110,7 @@ def run(args) -> int:
             records.append(record)
             print(_row(record), flush=True)
     compiler.print_summary()
+    _print_ratios(records)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)
@@ -141,6 +152,12 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
     }
     if sampled:
         record["profiled_blocks"] = list(blocks)  # (traced, of the launch's)
+    if case.suite != "elementwise":  # what any kernel could reach on these two layouts
+        y, x = operands
+        for side, array, stats in (("read", x, reads), ("write", y, writes)):
+            limit = profiler.sector_limit(array)
+            record[f"{side}_limit"] = round(limit, 4)
+            record[f"{side}_ratio"] = round(stats.efficiency / limit, 4)
     if backend == "cuda":
         operands = case.build(_cupy_alloc, case.shape, case.dtype)
         call, check = _call_and_check(case, operands)
@@ -312,8 +329,8 @@ class _CompileTimes:
 # ---- printing
 
 
-_HEADER = (f"{'case':30s} {'kernel':32s} {'read':>6s} {'write':>6s} {'host us':>8s} "
-           f"{'nvrtc ms':>8s} {'GB/s':>7s}")
+_HEADER = (f"{'case':30s} {'kernel':32s} {'read':>6s} {'write':>6s} {'ratio':>6s} "
+           f"{'host us':>8s} {'nvrtc ms':>8s} {'GB/s':>7s}")
 
 
 def _row(r: dict) -> str:
@@ -321,5 +338,22 @@ def _row(r: dict) -> str:
         return f"{r['case'][:30]:30s} ERROR {r['error']}"
     gbps = f"{r['gbps']:7.1f}" if r.get("gbps") is not None else f"{'-':>7s}"
     nvrtc = f"{r['nvrtc_ms']:8.0f}" if r.get("nvrtc_ms") is not None else f"{'-':>8s}"
+    ratio = (f"{min(r['read_ratio'], r['write_ratio']):6.3f}" if "read_ratio" in r
+             else f"{'-':>6s}")
     return (f"{r['case'][:30]:30s} {r['kernel'][:32]:32s} {r['read_efficiency']:6.3f} "
-            f"{r['write_efficiency']:6.3f} {r['host_us']:8.2f} {nvrtc} {gbps}")
+            f"{r['write_efficiency']:6.3f} {ratio} {r['host_us']:8.2f} {nvrtc} {gbps}")
+
+
+def _print_ratios(records) -> None:
+    """Per suite: the lowest efficiency / sector limit of reads and writes (1.0: each side
+    as coalesced as its layout allows)."""
+    by_suite: dict[str, list] = {}
+    for r in records:
+        if "read_ratio" in r:
+            by_suite.setdefault(r["suite"], []).append(r)
+    for suite, rows in by_suite.items():
+        worst = min(rows, key=lambda r: min(r["read_ratio"], r["write_ratio"]))
+        below = sum(min(r["read_ratio"], r["write_ratio"]) < 0.9 for r in rows)
+        print(f"{suite}: {len(rows)} cases, {below} below 0.9 of their sector limit; lowest "
+              f"{min(worst['read_ratio'], worst['write_ratio']):.3f} ({worst['case']}: reads "
+              f"{worst['read_ratio']:.3f}, writes {worst['write_ratio']:.3f})")

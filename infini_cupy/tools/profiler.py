@@ -224,3 +224,17 @@ def total(profiles) -> tuple[AccessStats, AccessStats]:
     for p in profiles:
         reads, writes = reads + p.reads, writes + p.writes
     return reads, writes
+
+
+def sector_limit(a) -> float:
+    """The best efficiency any kernel can reach on NumPy array ``a``: the bytes of its
+    distinct elements / 32 x the distinct 32-byte sectors holding them (1.0 for a sector-
+    aligned contiguous array; less when rows start or end inside sectors)."""
+    if a.size == 0:
+        return 1.0
+    offsets = np.zeros((), np.int64)
+    for n, stride in zip(a.shape, a.strides):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
+    starts = np.unique(offsets.ravel()) + a.__array_interface__["data"][0]
+    sectors = np.unique(np.concatenate([starts // SECTOR, (starts + a.itemsize - 1) // SECTOR]))
+    return starts.size * a.itemsize / (SECTOR * sectors.size)

@@ -93,3 +93,33 @@ def test_a_suite_case_measured_small():
     assert record["kernel"].startswith("ew_contig<ic::OpAdd")
     assert record["read_efficiency"] == record["write_efficiency"] == 1.0
     assert record["profiled_shape"] == [64, 96] and record["host_us"] > 0
+
+
+def test_permutation_sets():
+    """The TTC set (57 = 19 permutations x 3 shapes, no fusable indices) and the random set
+    (ranks 2-8, never the identity): each case copies a permuted C-contiguous array into a
+    C-contiguous one of the shape it names."""
+    from infini_cupy.tools.permutation_cases import TTC_PERMUTATIONS, random_cases, ttc_cases
+
+    ttc = ttc_cases()
+    assert len(ttc) == 57 and sum(map(len, TTC_PERMUTATIONS)) == 19
+    for perms in TTC_PERMUTATIONS:  # no two indices adjacent in A stay adjacent in B
+        for perm in perms:
+            assert all(perm[k + 1] != perm[k] + 1 for k in range(len(perm) - 1)), perm
+    randoms = random_cases()
+    assert {len(c.shape) for c in randoms} == set(range(2, 9))
+    for case in ttc[::7] + randoms[::5]:
+        shape = tuple(max(1, n // 4) for n in case.emulated_shape or case.shape)
+        y, x = case.build(numpy_alloc, shape, case.dtype)
+        assert y.shape == x.shape == shape and y.flags.c_contiguous
+        assert x.base is not None and x.base.flags.c_contiguous and not x.flags.c_contiguous
+
+
+def test_sector_limit_counts_distinct_sectors():
+    from infini_cupy.tools.profiler import sector_limit
+
+    buffer = bench._emulator_alloc((64, 64), "float32")  # 256-byte aligned, like CuPy's
+    assert sector_limit(buffer) == 1.0
+    assert sector_limit(buffer[:, 1:]) == 252 / 256  # each row: 252 bytes in 8 sectors
+    assert sector_limit(buffer[:, ::8]) == 4 / 32  # one element per sector
+    assert sector_limit(np.broadcast_to(buffer[0], (5, 64))) == 1.0  # distinct elements once
