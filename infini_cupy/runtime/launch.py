@@ -6,8 +6,8 @@ the ``cuda`` and ``emulate`` backends: only the launcher below differs.
 
 Arguments, in kernel parameter order:
 - an array (``cupy.ndarray`` for cuda, ``numpy.ndarray`` for emulate): passed as a pointer to
-  its element 0 (``a.data.ptr`` / ``a.ctypes.data``), which with negative strides is not the
-  lowest address; the emulator bounds-checks accesses against each array's byte extent;
+  its element 0 (``a.data.ptr`` / the NumPy data pointer), which with negative strides is not
+  the lowest address; the emulator bounds-checks accesses against each array's byte extent;
 - a NumPy scalar (``np.int64(3)``, ``np.float32(2)``): passed by value;
 - a NumPy structured scalar (``np.void``, built with ``align=True``): a struct passed by value.
 """
@@ -22,6 +22,7 @@ from typing import Protocol
 from . import cuda
 from .emulate import launcher as emulate
 from .structs import dim3
+
 
 class _Hooks(threading.local):
     """This thread's recorders and whether it skips launches (class attributes: defaults)."""
