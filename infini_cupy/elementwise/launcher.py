@@ -17,7 +17,6 @@ import numpy as np
 
 from .. import dtypes
 from ..arrays import (
-    array_module,
     as_strided,
     backend_for,
     device_context,
@@ -58,9 +57,11 @@ def _overlap(a, b) -> bool:
 
 # ---------------------------------------------------------------- running a plan
 def _copy(dst, src, backend):
-    """``rearrange_(dst, src)`` for a fresh temporary on either side (no overlap, no checks)."""
+    """``rearrange_(dst, src)`` for a fresh temporary on either side (no overlap, no checks);
+    ``src`` is broadcast to ``dst``'s shape (one launch however many dims)."""
     pointer = pointer_reader(backend)
-    prepared = prepared_copy(src.itemsize, tuple(src.shape), tuple(dst.strides), tuple(src.strides),
+    prepared = prepared_copy(src.itemsize, tuple(dst.shape), tuple(dst.strides),
+                             broadcast_strides(src.shape, src.strides, dst.shape),
                              pointer(dst) % 32, pointer(src) % 32)
     launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
            (dst, src) + prepared.struct_args, backend=backend)
@@ -186,6 +187,22 @@ def _prepare_out(func, out, shape, dtype, inputs, backend):
     return out, None
 
 
+def check_clip_bounds(dtype, bounds) -> None:
+    """TypeError for a bound of ``clip`` that has no exact meaning for x of ``dtype``: a
+    complex one, or a floating one with integer x (array-api-strict's answer too)."""
+    for name, b in zip(("min", "max"), bounds):
+        if b is None:
+            continue
+        if hasattr(b, "dtype"):
+            kind, what = b.dtype.kind, f"of dtype {b.dtype}"
+        else:
+            kind = "c" if isinstance(b, complex) else "f" if isinstance(b, float) else "i"
+            what = f"{b!r}"
+        if kind == "c" or (kind == "f" and dtype.kind in "iu"):
+            raise TypeError(f"clip(): {name} {what} does not fit x of dtype {dtype}: bounds of "
+                            f"{'integer x must be integers' if kind == 'f' else 'clip are real'}")
+
+
 def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:
     """(dtype the kernel computes in, result dtype, result shape) of ``op(*args)`` (arrays and
     Python scalars), or the TypeError/ValueError the call raises; no kernel runs.
@@ -201,6 +218,7 @@ def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:
         if dtypes.is_python_scalar(args[0]):
             raise TypeError("clip() needs x to be an array")
         dtype_in = arrays[0].dtype
+        check_clip_bounds(dtype_in, args[1:])
     else:
         dtype_in = dtypes.result_type(*args)
         dtypes.check_group(op.name, op.group, dtype_in)
@@ -234,9 +252,9 @@ def apply(op: ElementwiseOp | str, *args, out=None):
 
 
 def _apply(op, args, out, backend):
-    # NumPy scalars are typed: they take part as 0-d arrays of their dtype.
-    typed_scalars = any(isinstance(a, np.generic) for a in args)
-    args = tuple(array_module(backend).asarray(a) if isinstance(a, np.generic) else a for a in args)
+    # NumPy scalars are typed: they promote like 0-d arrays of their dtype (resolve reads
+    # their dtype and shape), and go to the kernel by value like Python scalars (on cuda a
+    # 0-d array would be a host-to-device copy per call).
     dtype_in, dtype_out, shape = resolve(op, args)
     zero = dtype_in.type(0)
     inputs, values, scalar_mask, casts = [], [zero, zero, zero], 0, False
@@ -244,6 +262,11 @@ def _apply(op, args, out, backend):
         if dtypes.is_python_scalar(a):
             inputs.append(None)
             values[k] = dtypes.scalar_value(a, dtype_in)
+            scalar_mask |= 1 << k
+        elif isinstance(a, np.generic):
+            inputs.append(None)
+            with np.errstate(all="ignore"):  # NumPy's cast, as the cast kernel would do
+                values[k] = a.astype(dtype_in)
             scalar_mask |= 1 << k
         elif a.dtype != dtype_in:
             inputs.append(cast(a, dtype_in, backend))
@@ -258,9 +281,10 @@ def _apply(op, args, out, backend):
         signature = _signature(op.functor, dtype_out, dtype_in)
         plan = _plan(signature, target, inputs)
         _run(signature, plan, target, inputs, tuple(values), scalar_mask, backend)
-        if out is None and not casts and op.arity <= 2 and not typed_scalars:
+        if out is None and not casts and op.arity <= 2:
             remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask)
     if copy_back is not None:
-        cast(target, dtype_out, backend, out=copy_back)
+        if target.size:
+            _copy(copy_back, target, backend)  # same dtype; one launch for any layout of out
         return copy_back
     return target

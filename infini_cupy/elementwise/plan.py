@@ -40,6 +40,9 @@ BLOCK = 256
 MAX_GRID = 4096  # blocks; grid-stride loops cover the rest (CUDA allows 2**31 - 1 in x)
 INT32_MAX = 2**31 - 1
 STAGE_MIN_ELEMENTS = 1 << 16  # smaller calls never stage an operand (a launch costs more)
+# A call whose host loop (more dims than the widest kernel) would launch more kernels than
+# this, copies included, copies its operands into dense temporaries instead (dense_staging).
+MAX_LAUNCHES = 4
 _FIRST = float("inf")
 
 
@@ -126,7 +129,8 @@ class Staging:
 
     order: dims of the result, outermost first, as the kernel walks them.
     inputs: (input index, temporary's shape, axes): input k is copied into
-        ``empty(shape).transpose(axes)`` (its own shape, memory in walk order) first.
+        ``empty(shape).transpose(axes)`` (its own shape, memory in walk order) first; a
+        temporary of the result's shape takes the input broadcast to it (see dense_staging).
     output: (shape, axes) of the temporary the kernel writes and a copy then moves into the
         output; None when the kernel writes the output.
     """
@@ -178,6 +182,27 @@ def choose_staging(shape, out_strides, out_itemsize, inputs, in_itemsize) -> Sta
     return Staging(order, tuple(staged_inputs), output)
 
 
+def _dense(shape, strides, order, itemsize) -> bool:
+    """Whether an operand of byte ``strides`` is C-contiguous in walk ``order``."""
+    want = contiguous_strides(shape, order, itemsize)
+    return all(n == 1 or st == w for n, st, w in zip(shape, strides, want))
+
+
+def dense_staging(shape, out_strides, out_itemsize, inputs, in_itemsize) -> Staging:
+    """Every operand dense in the output's memory order: each input that is not is copied
+    into a temporary of the result's shape (broadcast inputs materialized), and an output
+    that is not is computed into a temporary and copied. The kernel is then ``ew_contig``;
+    every copy is one launch of ``rearrange_``'s planner whatever the number of dims."""
+    order = memory_order(shape, out_strides)
+    temp_shape = tuple(shape[d] for d in order)
+    axes = tuple(int(i) for i in np.argsort(order))
+    staged = tuple((k, temp_shape, axes) for k, x in enumerate(inputs)
+                   if x is not None and not _dense(shape, broadcast_strides(*x, shape), order,
+                                                    in_itemsize))
+    output = None if _dense(shape, out_strides, order, out_itemsize) else (temp_shape, axes)
+    return Staging(order, staged, output)
+
+
 # ---------------------------------------------------------------- the kernel launch
 @dataclass(frozen=True)
 class Launch:
@@ -206,6 +231,16 @@ class CallPlan:
     staging: Staging
     launch: Launch | None  # None: offsets past 32 bits, see split
     split: tuple | None = None  # (dim, chunk): the host runs the call on chunks of that dim
+
+    @property
+    def launches(self) -> int:
+        """Kernel launches of the call (copies included); 0 for a split call (per chunk)."""
+        if self.launch is None:
+            return 0
+        host_loop = 1
+        for n in self.launch.shape[:self.launch.outer]:
+            host_loop *= n
+        return len(self.staging.inputs) + (self.staging.output is not None) + host_loop
 
 
 def _grid(items: int) -> int:
@@ -318,7 +353,29 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
     ``inputs``: per input, (own shape, own byte strides) of an array broadcastable to
     ``shape``, or None for a scalar passed by value. Cached: keys are tuples of ints and str.
     """
+    kernel = (functor, out_ctype, in_ctype, out_itemsize, in_itemsize)
     staging = choose_staging(shape, out_strides, out_itemsize, inputs, in_itemsize)
+    launch = _staged_launch(kernel, staging, shape, out_strides, inputs, cast)
+    if launch is not None:
+        plan = CallPlan(staging, launch)
+        if launch.outer and plan.launches > MAX_LAUNCHES:
+            # More dims than the widest kernel that do not coalesce: a host loop would
+            # launch once per index of the leading dims (131072 launches for 20 alternating
+            # broadcast dims). Copies into dense temporaries bound it by the operand count.
+            staging = dense_staging(shape, out_strides, out_itemsize, inputs, in_itemsize)
+            dense = CallPlan(staging, _staged_launch(kernel, staging, shape, out_strides,
+                                                     inputs, cast))
+            if dense.launches < plan.launches:
+                return dense
+        return plan
+    arrays = [out_strides] + [broadcast_strides(*x, shape) for x in inputs if x is not None]
+    return CallPlan(Staging(tuple(range(len(shape)))), None, int32_split(shape, arrays))
+
+
+def _staged_launch(kernel, staging, shape, out_strides, inputs, cast) -> Launch | None:
+    """The kernel launch of a call whose staged operands are read from (written to) their
+    temporaries: ``plan_launch`` over the walk order."""
+    functor, out_ctype, in_ctype, out_itemsize, in_itemsize = kernel
     order = staging.order
     staged = {k: (temp_shape, axes) for k, temp_shape, axes in staging.inputs}
     strides = [out_strides if staging.output is None
@@ -327,22 +384,18 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
         if x is None:
             strides.append(None)
         elif k in staged:
-            own_shape = x[0]
-            temp_strides = contiguous_strides(staged[k][0], range(len(own_shape)), in_itemsize)
-            own = [0] * len(own_shape)
-            for j, axis in enumerate(staged[k][1]):
-                own[j] = temp_strides[axis]
-            strides.append(broadcast_strides(own_shape, own, shape))
+            temp_shape, axes = staged[k]
+            temp_strides = contiguous_strides(temp_shape, range(len(temp_shape)), in_itemsize)
+            # the temporary's transposed view: input k's own shape, or the result's
+            view_shape = tuple(temp_shape[a] for a in axes)
+            view_strides = tuple(temp_strides[a] for a in axes)
+            strides.append(broadcast_strides(view_shape, view_strides, shape))
         else:
             strides.append(broadcast_strides(*x, shape))
     walk_shape = tuple(shape[d] for d in order)
     walk_strides = [None if st is None else tuple(st[d] for d in order) for st in strides]
-    launch = plan_launch(functor, out_ctype, in_ctype, out_itemsize, in_itemsize, walk_shape,
-                         tuple(walk_strides), cast)
-    if launch is not None:
-        return CallPlan(staging, launch)
-    arrays = [out_strides] + [broadcast_strides(*x, shape) for x in inputs if x is not None]
-    return CallPlan(Staging(tuple(range(len(shape)))), None, int32_split(shape, arrays))
+    return plan_launch(functor, out_ctype, in_ctype, out_itemsize, in_itemsize, walk_shape,
+                       tuple(walk_strides), cast)
 
 
 recent.register_cache(plan_call.cache_clear)

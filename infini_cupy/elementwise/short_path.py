@@ -2,8 +2,9 @@
 validation, promotion and planning.
 
 One dict lookup keyed on what the plan depends on (function, array types, dtypes, shapes and
-strides, the Python types of scalar arguments) finds the plan with its packed arguments, the
-output dtype and shape and how to convert the scalars; what is left per call is reading the
+strides, the types of scalar arguments: Python's, or NumPy's, whose type names the dtype)
+finds the plan with its packed arguments, the output dtype and shape and how to convert the
+scalars (all go by value); what is left per call is reading the
 pointers (their alignment picks the 16-byte path), converting scalars, allocating the output
 and the launch. :func:`remember` is called by the launcher after a full call.
 """
@@ -20,10 +21,13 @@ from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from ..strided.plan_cache import prepared_copy
 from . import kernels as ek
+from .plan import broadcast_strides
 
 # The kernels' last argument: 1 when every operand allows the 16-byte vector path.
 FLAG_ON, FLAG_OFF = np.int32(1), np.int32(0)
 _SCALAR_TYPES = frozenset({bool, int, float, complex})
+# NumPy scalars of the supported dtypes: typed, but passed by value like Python scalars.
+_SCALAR_TYPES |= frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 
 
 class _Known:
@@ -85,6 +89,8 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
 
 
 def _value(known, v):
+    if isinstance(v, np.generic):  # promotion made dtype_in hold it: NumPy's cast, exact
+        return v.astype(known.dtype_in)
     bounds = known.bounds
     if bounds is not None and bounds[0] <= v <= bounds[1]:
         return known.dtype_in.type(v)
@@ -169,8 +175,8 @@ def _launch_copy(known, backend, k, dst, dst_pointer, dst_axes, src, src_pointer
     if prepared is None:
         dst_view = dst if dst_axes is None else dst.transpose(dst_axes)
         src_view = src if src_axes is None else src.transpose(src_axes)
-        prepared = known.copies[key] = prepared_copy(
-            src_view.itemsize, tuple(src_view.shape), tuple(dst_view.strides),
-            tuple(src_view.strides), key[1], key[2])
+        prepared = known.copies[key] = prepared_copy(  # src broadcast (a dense temporary)
+            src_view.itemsize, tuple(dst_view.shape), tuple(dst_view.strides),
+            broadcast_strides(src_view.shape, src_view.strides, dst_view.shape), key[1], key[2])
     launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
            (dst, src) + prepared.struct_args, backend=backend)

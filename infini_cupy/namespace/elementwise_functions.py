@@ -14,11 +14,13 @@ array([2, 3], dtype=int8)
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
 from ..arrays import backend_for
-from ..elementwise.launcher import apply
+from ..elementwise.launcher import apply, check_clip_bounds
 from ..elementwise.ops import OPS, ElementwiseOp
 from ..elementwise.short_path import short_call
 
@@ -64,24 +66,45 @@ def _make(op: ElementwiseOp):
     return function
 
 
-def _clip_bound(x_dtype: np.dtype, bound, is_min: bool):
-    """A Python scalar bound representable in ``x``'s dtype (None: no bound)."""
-    if x_dtype.kind in "iu":
-        info = np.iinfo(x_dtype)
+def _clip_bound(x, bound, is_min: bool):
+    """A bound of ``clip`` made exact for x's dtype (see ``clip``): a value of x's range for
+    a scalar (None: x's dtype's limit), or an array whose cast to x's dtype loses nothing."""
+    dt = x.dtype
+    if isinstance(bound, np.generic):
+        bound = bound.item()  # its value (its kind was checked): no 0-d array to copy
+    if bound is None or dtypes.is_python_scalar(bound):
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            if bound is None:
+                return int(info.min if is_min else info.max)
+            return int(min(max(int(bound), info.min), info.max))
         if bound is None:
-            return int(info.min if is_min else info.max)
-        if isinstance(bound, float):
-            bound = int(np.ceil(bound) if is_min else np.floor(bound))
-        return int(min(max(bound, info.min), info.max))
-    if bound is None:
-        return float("-inf") if is_min else float("inf")
-    return float(bound)
+            return -math.inf if is_min else math.inf
+        try:
+            return float(bound)
+        except OverflowError:  # a Python int past float64: rounds to infinity
+            return math.inf if bound > 0 else -math.inf
+    if bound.dtype == dt or dt.kind not in "iu" or np.can_cast(bound.dtype, dt):
+        return bound  # cast to x's dtype by apply: exact, or monotone rounding (floating x)
+    # An integer array of a range x's dtype does not hold: saturated in its own dtype first
+    # (a cast would wrap: int8 -1 is uint8 255).
+    info, own = np.iinfo(dt), np.iinfo(bound.dtype)
+    return apply(OPS["clip"], bound, int(max(info.min, own.min)), int(min(info.max, own.max)))
 
 
 def clip(x, /, min=None, max=None, *, out=None):
     """x clamped to [min, max] elementwise (NaN propagates); the result has x's dtype.
 
-    ``min``/``max``: arrays broadcastable to ``x``, Python scalars or None (no bound).
+    ``min``/``max``: arrays broadcastable to ``x``, Python or NumPy scalars, or None (no bound).
+
+    Bounds of another dtype than x (the standard leaves them to the implementation; NumPy
+    would promote the result): the result is the exact clip of x's values, brought into
+    x's dtype by saturation (integers) or rounding (floating point). So a bound beyond x's
+    integer range acts as that end of the range (``clip(uint8, -1)`` clips nothing,
+    ``clip(uint8, 300)`` gives 255 everywhere, where NumPy raises OverflowError), an
+    integer bound array never wraps (``clip(uint8 [200], int8 [-1])`` is 200), and a NaN
+    bound gives NaN. A floating bound with integer x, or a complex bound, is a TypeError.
+    The ``numpy`` backend calls ``array_api_compat.numpy.clip``.
     """
     op = OPS["clip"]
     if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
@@ -98,9 +121,8 @@ def clip(x, /, min=None, max=None, *, out=None):
             np.copyto(out, result)
             return out
         return result
-    bounds = [_clip_bound(x.dtype, b, i == 0) if b is None or dtypes.is_python_scalar(b) else b
-              for i, b in enumerate((min, max))]
-    return apply(op, x, *bounds, out=out)
+    check_clip_bounds(x.dtype, (min, max))
+    return apply(op, x, _clip_bound(x, min, True), _clip_bound(x, max, False), out=out)
 
 
 _FUNCTIONS = {name: (clip if name == "clip" else _make(op)) for name, op in OPS.items()}

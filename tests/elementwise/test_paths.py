@@ -170,3 +170,147 @@ def test_coalescing_of_every_layout_class(layout, backend_name, monkeypatch):
     with arrays.outputs_from(lambda shape, dtype: _aligned(shape, dtype)):
         reads, writes, kernels = _efficiency(lambda: F.add(first, second))
     assert reads >= 0.9 and writes >= 0.9, (layout, reads, writes, kernels)
+
+
+# ---------------------------------------------------------------- NumPy scalars go by value
+def _kernel_args(monkeypatch):
+    """The arguments of every elementwise kernel launch (the launcher's and the short path's)."""
+    from infini_cupy.elementwise import launcher
+    from infini_cupy.runtime import launch as runtime_launch
+
+    seen = []
+
+    def spy(source, name, grid, block, args, **kwargs):
+        if name.startswith("ew_"):
+            seen.append(args)
+        return runtime_launch.launch(source, name, grid, block, args, **kwargs)
+
+    monkeypatch.setattr(launcher, "launch", spy)
+    monkeypatch.setattr(short_path, "launch", spy)
+    return seen
+
+
+@pytest.mark.parametrize("scalar,dtype", [(np.float32(2.5), "float32"), (np.int8(-3), "int16"),
+                                          (np.float64(0.5), "float64"), (np.uint8(7), "int16"),
+                                          (np.float16(1.5), "float32")])
+def test_numpy_scalar_is_one_launch_by_value(scalar, dtype, backend_name, to_device, to_host,
+                                             monkeypatch):
+    """A NumPy scalar of the array's dtype, or of one that promotes to it: one launch (planned,
+    then remembered), the scalar in the kernel's value slot, no temporary (on cuda a 0-d array
+    would be a host-to-device copy per call)."""
+    prepare(backend_name, "multiply")
+    x = to_device(np.arange(-4, 8, dtype=dtype))
+    expected_dtype = np.result_type(x.dtype, scalar.dtype)
+    assert expected_dtype == x.dtype
+    seen = _kernel_args(monkeypatch)
+    allocated = []
+
+    def alloc(shape, dtype):
+        allocated.append((shape, dtype))
+        return to_device(np.empty(shape, dtype))
+
+    for left in (False, True):
+        for _ in range(2):  # planned, then the short path
+            seen.clear()
+            allocated.clear()
+            with recording() as launches, arrays.outputs_from(alloc):
+                r = F.multiply(scalar, x) if left else F.multiply(x, scalar)
+            assert len(launches) == 1 and len(allocated) == 1, (launches, allocated)
+            (args,) = seen
+            k = 0 if left else 1
+            assert int(args[7]) == 1 << k  # the scalar mask: position k by value
+            assert isinstance(args[4 + k], np.generic) and args[4 + k].dtype == x.dtype
+            assert args[4 + k] == scalar
+            assert r.dtype == expected_dtype
+            np.testing.assert_array_equal(to_host(r), to_host(x) * scalar)
+
+
+def test_numpy_scalars_promote_like_0d_arrays(backend_name, to_device, to_host):
+    """Every pair of dtypes, the scalar on either side: the dtype and values (or the error)
+    of the same call with a 0-d array (how NumPy scalars were taken before they went by
+    value), and NumPy's result dtype."""
+    from infini_cupy import dtypes
+
+    prepare(backend_name, "add", "cast")
+    differences = []
+    for array_dtype in dtypes.ALL_DTYPES:
+        x = to_device(np.arange(1, 6).astype(array_dtype))
+        for scalar_dtype in dtypes.ALL_DTYPES:
+            scalar = scalar_dtype.type(3)
+            zero_d = to_device(np.asarray(scalar))
+            for args, reference in (((x, scalar), (x, zero_d)), ((scalar, x), (zero_d, x))):
+                outcomes = []
+                for call_args in (args, reference):
+                    try:
+                        r = F.add(*call_args)
+                        outcomes.append((str(r.dtype), to_host(r).tolist()))
+                    except TypeError as e:
+                        outcomes.append(("TypeError", str(e)))
+                if outcomes[0] != outcomes[1]:
+                    differences.append((array_dtype, scalar_dtype, outcomes))
+                elif outcomes[0][0] != "TypeError":
+                    assert outcomes[0][0] == str(np.result_type(array_dtype, scalar_dtype))
+    assert not differences, differences[:5]
+
+
+# ---------------------------------------------------------------- launches per call are bounded
+def test_twenty_alternating_broadcast_dims_launch_a_handful(backend_name, to_device, to_host):
+    """20 dims, each broadcast in one input or the other, 2**20 elements: no dims coalesce,
+    so a host loop over the dims past the widest kernel would launch 131072 times. The
+    inputs are materialized by one rearrange launch each, then one contiguous kernel."""
+    prepare(backend_name, "add")
+    a = _floats(tuple(2 if d % 2 == 0 else 1 for d in range(20)))
+    b = _floats(tuple(1 if d % 2 == 0 else 2 for d in range(20)), 1)
+    da, db = to_device(a), to_device(b)
+    for _ in range(2):  # planned, then remembered
+        r, names = _launched(lambda: F.add(da, db))
+        assert len(names) <= 4 and names[-1] == "ew_contig", names
+        np.testing.assert_array_equal(to_host(r), a + b)
+
+
+def _gapped_out(ndim, to_device):
+    """A (2,) * ndim float32 output whose every other dim skips a slot: no two dims merge."""
+    base = to_device(np.full((2, 3) * (ndim // 2), np.nan, np.float32))
+    return base[(slice(None), slice(None, 2)) * (ndim // 2)]
+
+
+def _random_view(rng, shape, to_device):
+    """A random layout of ``shape``: broadcast dims, a permuted memory order, reversed and
+    sliced dims."""
+    import infini_cupy as xp
+
+    own = tuple(1 if rng.random() < 0.3 else n for n in shape)
+    perm = rng.permutation(len(shape))
+    base = _floats(tuple(2 * own[p] for p in perm), int(rng.integers(1 << 30)))
+    index = tuple(slice(None, None, -2) if rng.random() < 0.3 else slice(None, own[p])
+                  for p in perm)
+    view = to_device(base)[index].transpose(tuple(int(i) for i in np.argsort(perm)))
+    return xp.broadcast_to(view, shape) if own != shape else view
+
+
+def test_high_dim_layouts_launch_at_most_four_kernels(backend_name, to_device, to_host):
+    """A random sample of 4- to 12-d layouts (broadcast, permuted, reversed, sliced inputs;
+    new, permuted and gapped outputs; outputs that are an input or overlap one): every
+    binary call launches at most 4 kernels, copies included, and equals NumPy."""
+    prepare(backend_name, "add", "multiply", "subtract", "negative")
+    rng = np.random.default_rng(10)
+    for case in range(40):
+        ndim = int(rng.integers(2, 7)) * 2
+        shape = (2,) * ndim
+        x, y = _random_view(rng, shape, to_device), _random_view(rng, shape, to_device)
+        name = ("add", "multiply", "subtract")[case % 3]
+        expected = getattr(np, name)(to_host(x), to_host(y))
+        expected_negative = -to_host(y)
+        writable_x = 0 not in x.strides
+        out = [None, _gapped_out(ndim, to_device),
+               to_device(np.empty(shape, np.float32)).transpose(tuple(rng.permutation(ndim))),
+               x if writable_x else None,  # in place
+               x[::-1] if writable_x else None][case % 5]  # overlapping x: NumPy's answer
+        r, names = _launched(lambda: getattr(F, name)(x, y, out=out))
+        assert len(names) <= 4, (case, x.strides, y.strides, None if out is None else out.strides,
+                                 names)
+        assert out is None or r is out
+        np.testing.assert_array_equal(to_host(r), expected)
+        r, names = _launched(lambda: F.negative(y))
+        assert len(names) <= 4, names
+        np.testing.assert_array_equal(to_host(r), expected_negative)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import infini_cupy as xp
 from infini_cupy import arrays, config
+from infini_cupy.elementwise.plan import MAX_LAUNCHES
 from infini_cupy.namespace import data_movement
 from tests.support.layout_cases import (  # noqa: F401  cast_launches, launches, same: fixtures
     DTYPES,
@@ -69,7 +70,10 @@ def test_asarray_copy(to_device, same, launches, cast_launches):
             expected = np.asarray(h, dtype=target)
         cast_launches.clear()
         same(xp.asarray(x, dtype=np.dtype(target)), expected)  # copy=None: cast needed
-        assert not launches and len(cast_launches) >= (h.size > 0)
+        # the cast kernel; a layout of more dims than it takes that do not merge is first
+        # copied dense by one rearrange launch (elementwise.plan.MAX_LAUNCHES)
+        assert len(launches) <= 1 and len(cast_launches) >= (h.size > 0)
+        assert len(launches) + len(cast_launches) <= MAX_LAUNCHES
         with pytest.raises(ValueError):
             xp.asarray(x, dtype=np.dtype(target), copy=False)
 

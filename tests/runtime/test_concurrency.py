@@ -60,9 +60,9 @@ def compiles(backend_name, tmp_path, monkeypatch):
         monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
         real_compile = emulator_build._compile
 
-        def counting_compile(cpp_text, path, options, names, numbered_source):
+        def counting_compile(cpp_text, path, options, names, *rest):
             seen.append(tuple(names))
-            return real_compile(cpp_text, path, options, names, numbered_source)
+            return real_compile(cpp_text, path, options, names, *rest)
 
         monkeypatch.setattr(emulator_build, "_compile", counting_compile)
         emulator.forget_loaded()

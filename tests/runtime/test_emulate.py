@@ -151,6 +151,54 @@ def test_zero_size_and_read_only_arrays_fault():
     np.testing.assert_array_equal(frozen, 0)
 
 
+def test_broadcast_arrays_views_never_warn():
+    """``np.broadcast_arrays`` views warn (FutureWarning) when asked for flags.writeable: no
+    path reads it, whether the view is a kernel argument, an input of the namespace's
+    functions (full path and short path), the source of a copy or an ``out=`` refused."""
+    import warnings
+
+    import infini_cupy as xp
+
+    a, b = np.broadcast_arrays(np.arange(4, dtype=np.float32), np.ones((3, 1), np.float32))
+    y = np.zeros(12, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        launch("copy<float>", 1, 32, y, a, np.int64(4))  # packs read-only flags of arrays
+        np.testing.assert_array_equal(y[:4], a[0])
+        with xp.backend("emulate"):
+            for _ in range(2):  # planned, then remembered
+                np.testing.assert_array_equal(xp.add(a, b), a + b)
+                np.testing.assert_array_equal(xp.clip(a, b, None), np.maximum(a, b))
+                np.testing.assert_array_equal(xp.rearrange(a), a)
+                np.testing.assert_array_equal(xp.astype(a, np.float64), a)
+                out = np.zeros((3, 4), np.float32)
+                np.testing.assert_array_equal(xp.rearrange_(out, a), a)
+                np.testing.assert_array_equal(xp.multiply(a, 2.0, out=out), 2 * a)
+            with pytest.raises(ValueError, match="overlaps itself"):
+                xp.add(a, b, out=a)
+            with pytest.raises(ValueError):
+                xp.rearrange_(a, b)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_bad_emulator_threads_named_by_a_launch(value, monkeypatch):
+    """INFINI_CUPY_EMULATOR_THREADS is read per launch: a bad value fails the launch with a
+    ValueError naming the variable and the value, and runs nothing."""
+    import infini_cupy as xp
+
+    monkeypatch.setenv(config.EMULATOR_THREADS_VAR, value)
+    x = np.arange(5, dtype=np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(ValueError, match=rf"INFINI_CUPY_EMULATOR_THREADS='{value}'"):
+        launch("copy<float>", 1, 32, y, x, np.int64(5))
+    with xp.backend("emulate"), pytest.raises(ValueError, match="INFINI_CUPY_EMULATOR_THREADS"):
+        xp.add(x, 1.0)
+    assert not y.any()
+    monkeypatch.setenv(config.EMULATOR_THREADS_VAR, "2")
+    launch("copy<float>", 1, 32, y, x, np.int64(5))
+    np.testing.assert_array_equal(y, x)
+
+
 def test_misaligned_vector_load_faults():
     x = np.zeros(64, np.uint8)
     base = -x.ctypes.data % 16  # x + base is 16-byte aligned
@@ -260,7 +308,8 @@ def test_compile_error_names_kernel_and_source():
     assert "-DINFINI_EMULATION" in message and "no_such_kernel" in info.value.log
 
 
-def test_missing_compiler_says_what_to_install(monkeypatch):
+def test_missing_compiler_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))  # nothing cached to run instead
     monkeypatch.setattr(emulator_build, "CXX", "g++-not-installed")
     emulator_build.compiler_version.cache_clear()
     try:

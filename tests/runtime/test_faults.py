@@ -136,8 +136,15 @@ def test_cuda_runtime_compile_error_then_fixed_source(tmp_path, backend_name):
 
 
 # ---------------------------------------------------------------- damaged cache files
-def _trailer(body: bytes) -> bytes:
-    return body + emulator_build._TRAILER_MAGIC + hashlib.sha256(body).digest()
+def _garbage_as(data: bytes) -> bytes:
+    """Not a library, yet with the trailer and build record of ``data``'s library: it
+    verifies, and only loading it fails."""
+    meta_len = emulator_build._META_LEN.unpack(
+        data[-emulator_build._TRAILER_LEN + len(emulator_build._TRAILER_MAGIC):-32])[0]
+    body = b"\x7fELF, but not really" * 64 + data[-emulator_build._TRAILER_LEN - meta_len:
+                                                   -emulator_build._TRAILER_LEN]
+    return (body + emulator_build._TRAILER_MAGIC + emulator_build._META_LEN.pack(meta_len)
+            + hashlib.sha256(body).digest())
 
 
 CORRUPTIONS = {
@@ -146,7 +153,7 @@ CORRUPTIONS = {
     "trailer only": lambda data: data[-emulator_build._TRAILER_LEN:],
     "trailer cut off": lambda data: data[: -emulator_build._TRAILER_LEN],
     "a byte flipped": lambda data: data[:4000] + bytes([data[4000] ^ 0xFF]) + data[4001:],
-    "garbage with a valid trailer": lambda data: _trailer(b"\x7fELF, but not really" * 64),
+    "garbage with a valid trailer": _garbage_as,
 }
 
 

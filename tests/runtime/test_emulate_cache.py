@@ -1,0 +1,266 @@
+"""The emulator's g++ builds and disk cache when things go wrong around them: a compiler that
+hangs, cache files swapped between keys, a cache directory that cannot be used, no g++ at
+all with every library cached, a library built by another g++ version."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy import config
+from infini_cupy.errors import KernelCompileError
+from infini_cupy.runtime import recent
+from infini_cupy.runtime.emulate import build as emulator_build
+from infini_cupy.runtime.emulate import launcher as emulator
+
+KERNELS = str(Path(__file__).parent.parent / "support" / "kernels" / "emulator_kernels.cu")
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A fresh emulator cache directory, nothing loaded (the runtime stays loaded)."""
+    _runtime_dir()
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path / "cache"))
+    emulator.forget_loaded()
+    recent.forget_all()
+    emulator_build.compiler_version.cache_clear()
+    yield tmp_path / "cache" / "emulator"
+    emulator.forget_loaded()
+    recent.forget_all()
+    emulator_build.compiler_version.cache_clear()
+
+
+def _libraries(directory: Path) -> set[str]:
+    return {p.name for p in directory.glob("*.so") if not p.name.startswith("runtime-")}
+
+
+def _count(event: str) -> int:
+    return emulator_build.cache_info().get(event, 0)
+
+
+# ---------------------------------------------------------------- a hung compiler
+def test_hung_compiler_is_killed_after_the_timeout(cache, tmp_path, monkeypatch):
+    """A g++ that never returns: killed (with its children) after COMPILE_TIMEOUT_S, and a
+    KernelCompileError naming the kernel, the command and the timeout."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    pid_file = tmp_path / "pid"
+    (fake / "g++").write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$1" in
+            -dumpfullversion) echo 99.0; exit 0;;
+            -dumpmachine) echo hung-compiler; exit 0;;
+        esac
+        sleep 300 &
+        echo $! > {pid_file}
+        wait
+    """))
+    (fake / "g++").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(emulator_build, "COMPILE_TIMEOUT_S", 1.0)
+    start = time.monotonic()
+    with pytest.raises(KernelCompileError) as info:
+        emulator.prepare(KERNELS, ("copy<float>",))
+    assert time.monotonic() - start < 30
+    message = str(info.value)
+    assert "copy<float>" in message and "timed out after 1 s" in message
+    assert "COMPILE_TIMEOUT_S" in message and "g++ -std=c++17" in message  # the command
+    grandchild = int(pid_file.read_text())
+    for _ in range(50):  # SIGKILL to the group: the compiler's own children go too
+        if not _running(grandchild):
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(grandchild, 9)
+        pytest.fail("the compiler's child outlived the timeout")
+    assert not _libraries(cache)
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a container's init may never reap an orphan)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# ---------------------------------------------------------------- files under the wrong key
+def test_swapped_libraries_are_rebuilt_not_run(cache):
+    """Two cached libraries swapped on disk (a copy gone wrong, a sync tool): each is found
+    to hold other kernels than its key's and rebuilt; subtract does not multiply. Checked in
+    a new process: this one keeps the libraries it loaded by their paths."""
+    a, b = np.arange(1.0, 7.0, dtype=np.float32), np.full(6, 3.0, np.float32)
+    with xp.backend("emulate"):
+        xp.subtract(a, b)
+        (subtract_file,) = _libraries(cache)
+        xp.multiply(a, b)
+        (multiply_file,) = _libraries(cache) - {subtract_file}
+    subtract_path, multiply_path = cache / subtract_file, cache / multiply_file
+    staged = cache / "staged"
+    subtract_path.rename(staged)
+    multiply_path.rename(subtract_path)
+    staged.rename(multiply_path)
+    _copy_runtime(cache)
+    script = textwrap.dedent("""\
+        import numpy as np
+        import infini_cupy as xp
+        from infini_cupy.runtime.emulate import build
+        a, b = np.arange(1.0, 7.0, dtype=np.float32), np.full(6, 3.0, np.float32)
+        with xp.backend("emulate"):
+            print(xp.subtract(a, b).tolist(), xp.multiply(a, b).tolist())
+        print(build.cache_info())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    results, info = done.stdout.splitlines()[-2:]
+    assert results == f"{(a - b).tolist()} {(a * b).tolist()}"
+    info = ast.literal_eval(info)
+    assert info["corrupt"] == 2 and info["compiled"] == 2
+
+
+def _copy_runtime(directory: Path) -> None:
+    """The runtime this process uses, into ``directory``: spares a child a slow build."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for runtime in _runtime_dir().glob("runtime-*-*.so"):
+        (directory / runtime.name).write_bytes(runtime.read_bytes())
+
+
+_RUNTIME_DIR = []
+
+
+def _runtime_dir() -> Path:
+    if not _RUNTIME_DIR:  # where the runtime this process loaded lives (before any fixture)
+        emulator_build.runtime_library()
+        _RUNTIME_DIR.append(emulator_build.cache_dir())
+    return _RUNTIME_DIR[0]
+
+
+def test_library_missing_an_entry_is_rebuilt(cache, monkeypatch):
+    """A file that verifies and is built for the key, yet lacks an entry symbol (say, a
+    wrapper of another version): rebuilt, not a raw AttributeError."""
+    emulator.prepare(KERNELS, ("copy<float>",))
+    real_entries = emulator_build._entries
+    calls = []
+
+    def first_call_misses(lib, names):
+        calls.append(names)
+        if len(calls) == 1:
+            raise AttributeError("emu_entry_0")
+        return real_entries(lib, names)
+
+    monkeypatch.setattr(emulator_build, "_entries", first_call_misses)
+    emulator.forget_loaded()
+    compiled = _count("compiled")
+    emulator.prepare(KERNELS, ("copy<float>",))
+    assert _count("compiled") == compiled + 1 and len(calls) == 2
+
+
+# ---------------------------------------------------------------- cache directories
+def test_cache_dir_that_is_a_file(tmp_path, monkeypatch, cache):
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("not a directory")
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(not_a_dir))
+    with pytest.raises(RuntimeError, match=r"cache directory .*a-file.*INFINI_CUPY_CACHE_DIR"):
+        emulator.prepare(KERNELS, ("copy<float>",))
+
+
+def test_read_only_cache_dir(tmp_path, monkeypatch, cache):
+    """Nothing to build: a read-only cache serves its libraries. Something to build: a
+    RuntimeError naming the directory and the variable."""
+    emulator.prepare(KERNELS, ("copy<float>",))
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(cache))
+
+    if os.geteuid() == 0:  # root writes anyway: refuse the writes the build makes
+        monkeypatch.setattr(emulator_build.tempfile, "TemporaryDirectory", denied)
+    else:
+        cache.chmod(0o555)
+    try:
+        emulator.forget_loaded()
+        emulator.prepare(KERNELS, ("copy<float>",))  # cached: read only
+        with pytest.raises(RuntimeError, match=r"cache directory .*INFINI_CUPY_CACHE_DIR") as info:
+            emulator.prepare(KERNELS, ("copy<double>",))
+        assert str(cache) in str(info.value) and "Permission denied" in str(info.value)
+    finally:
+        cache.chmod(0o755)
+
+
+# ---------------------------------------------------------------- no g++, another g++
+def test_cached_libraries_run_without_gxx(tmp_path):
+    """In a process without g++ on PATH: the runtime and kernels cached by a process with
+    g++ run; a kernel not cached says what to install."""
+    env = {**os.environ, config.CACHE_DIR_VAR: str(tmp_path)}
+    _copy_runtime(tmp_path / "emulator")
+    script = textwrap.dedent("""\
+        import sys
+        import numpy as np
+        import infini_cupy as xp
+        from infini_cupy.runtime.emulate import build
+        with xp.backend("emulate"):
+            x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+            assert (xp.rearrange(x.T) == x.T).all()
+            assert (xp.add(x, x) == 2 * x).all()
+            if sys.argv[1] == "no-gxx":
+                try:
+                    xp.subtract(x, x)
+                except RuntimeError as e:
+                    print("refused:", e)
+        print(build.cache_info())
+    """)
+    first = subprocess.run([sys.executable, "-c", script, "with-gxx"], env=env,
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert first.returncode == 0, first.stderr
+    empty = tmp_path / "no-compilers-here"
+    empty.mkdir()
+    second = subprocess.run([sys.executable, "-c", script, "no-gxx"],
+                            env={**env, "PATH": str(empty)}, capture_output=True, text=True,
+                            timeout=300, check=False)
+    assert second.returncode == 0, second.stderr
+    assert "refused: the emulate backend compiles kernels with g++, which is not on PATH" in second.stdout
+    info = ast.literal_eval(second.stdout.splitlines()[-1])
+    assert info.get("compiled", 0) == 0 and info["loaded"] >= 3  # the runtime and 2 kernels
+
+
+def test_cached_library_without_gxx_in_process(cache, tmp_path, monkeypatch):
+    emulator.prepare(KERNELS, ("copy<float>",))
+    empty = tmp_path / "no-compilers-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    emulator_build.compiler_version.cache_clear()
+    emulator.forget_loaded()
+    loaded = _count("loaded")
+    emulator.prepare(KERNELS, ("copy<float>",))
+    assert _count("loaded") == loaded + 1
+    x = np.arange(40, dtype=np.float32)
+    y = np.zeros_like(x)
+    emulator.launch(KERNELS, "copy<float>", 1, 64, (y, x, np.int64(40)))
+    np.testing.assert_array_equal(y, x)
+    with pytest.raises(RuntimeError, match=r"g\+\+, which is not on PATH"):
+        emulator.prepare(KERNELS, ("copy<double>",))
+    assert len(_libraries(cache)) == 1  # nothing written
+
+
+def test_library_of_another_gxx_version_is_not_used(cache, monkeypatch):
+    """Where g++ is installed, a library built by another version is not loaded: the
+    installed one builds its own (both stay: machines sharing a cache do not fight)."""
+    emulator.prepare(KERNELS, ("copy<float>",))
+    (first,) = _libraries(cache)
+    compiled = _count("compiled")
+    with monkeypatch.context() as patched:
+        patched.setattr(emulator_build, "compiler_version", lambda: "g++ 0.0-other x86_64")
+        emulator.forget_loaded()
+        emulator.prepare(KERNELS, ("copy<float>",))
+    assert _count("compiled") == compiled + 1
+    assert len(_libraries(cache)) == 2 and first in _libraries(cache)
