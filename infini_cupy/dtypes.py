@@ -1,6 +1,12 @@
 """The one dtype table: which dtypes exist, their C++ names in kernels, their categories,
 and type promotion (the array API standard's, NumPy's for what it leaves open).
 
+Two dtypes are extensions outside the standard, both computed in float32 by the kernels:
+float16, and bfloat16 when the optional ``ml_dtypes`` package is installed
+(``pip install 'infini_cupy[bfloat16]'``; NumPy and CuPy hold bfloat16 arrays through it).
+Without it bfloat16 is simply absent: ``BFLOAT16`` is None and ``xp.bfloat16`` raises an
+AttributeError saying what to install.
+
 >>> import numpy as np
 >>> from infini_cupy import dtypes
 >>> dtypes.result_type(np.dtype("int8"), 1)          # Python scalars are weak
@@ -17,7 +23,17 @@ import functools
 
 import numpy as np
 
-# numpy dtype -> (C++ type name in kernels_src, category). Order: the standard's listing.
+try:
+    import ml_dtypes
+except ImportError:  # optional: bfloat16 is then not supported
+    ml_dtypes = None
+
+# ml_dtypes' bfloat16 (NumPy kind 'V', so dtype.kind tests do not see it as a float), or None.
+BFLOAT16: np.dtype | None = np.dtype(ml_dtypes.bfloat16) if ml_dtypes is not None else None
+BFLOAT16_HINT = "bfloat16 needs the ml_dtypes package: pip install 'ml_dtypes>=0.4'"
+
+# numpy dtype -> (C++ type name in kernels_src, category). Order: the standard's listing,
+# bfloat16 beside float16.
 DTYPE_TABLE: dict[np.dtype, tuple[str, str]] = {
     np.dtype(np.bool_): ("bool", "bool"),
     np.dtype(np.int8): ("int8_t", "signed"),
@@ -29,14 +45,17 @@ DTYPE_TABLE: dict[np.dtype, tuple[str, str]] = {
     np.dtype(np.uint32): ("uint32_t", "unsigned"),
     np.dtype(np.uint64): ("uint64_t", "unsigned"),
     np.dtype(np.float16): ("ic::half_t", "real floating"),
+    **({BFLOAT16: ("ic::bfloat16_t", "real floating")} if BFLOAT16 is not None else {}),
     np.dtype(np.float32): ("float", "real floating"),
     np.dtype(np.float64): ("double", "real floating"),
     np.dtype(np.complex64): ("ic::complex<float>", "complex floating"),
     np.dtype(np.complex128): ("ic::complex<double>", "complex floating"),
 }
 ALL_DTYPES: tuple[np.dtype, ...] = tuple(DTYPE_TABLE)
-# The standard's dtypes: float16 is an extension (computed in float32).
-STANDARD_DTYPES: tuple[np.dtype, ...] = tuple(d for d in ALL_DTYPES if d != np.float16)
+# The standard's dtypes: float16 and bfloat16 are extensions (computed in float32).
+EXTENSION_DTYPES: tuple[np.dtype, ...] = tuple(
+    d for d in (np.dtype(np.float16), BFLOAT16) if d is not None)
+STANDARD_DTYPES: tuple[np.dtype, ...] = tuple(d for d in ALL_DTYPES if d not in EXTENSION_DTYPES)
 
 # The standard's dtype groups, by the names its function signatures use.
 CATEGORY_GROUPS: dict[str, frozenset[str]] = {
@@ -60,7 +79,8 @@ def as_dtype(dtype) -> np.dtype:
     try:
         dt = np.dtype(dtype)
     except TypeError:
-        raise TypeError(f"{dtype!r} is not a dtype") from None
+        hint = f" ({BFLOAT16_HINT})" if BFLOAT16 is None and "bfloat16" in str(dtype) else ""
+        raise TypeError(f"{dtype!r} is not a dtype{hint}") from None
     if dt not in DTYPE_TABLE:
         raise TypeError(f"dtype {dt} is not supported; expected one of "
                         f"{', '.join(str(d) for d in ALL_DTYPES)}")
@@ -126,11 +146,49 @@ def check_group(func: str, group: str, *dts) -> None:
                     f"Got {' and '.join(str(dt) for dt in dts)}.")
 
 
+def is_bfloat16(dtype) -> bool:
+    """Whether ``dtype`` is ml_dtypes' bfloat16 (False for anything not a ``numpy.dtype``)."""
+    return BFLOAT16 is not None and isinstance(dtype, np.dtype) and dtype == BFLOAT16
+
+
+def float_max(dtype) -> float:
+    """The largest finite value of real floating ``dtype`` (bfloat16 included)."""
+    if is_bfloat16(dtype):
+        return float(ml_dtypes.finfo(BFLOAT16).max)
+    return float(np.finfo(dtype).max)
+
+
+def _numpy_result_type(*args) -> np.dtype:
+    """``np.result_type`` with bfloat16 promoting as float16 does: ml_dtypes promotes it with
+    some dtypes only (bfloat16 with float16 or int16 raises), so bfloat16 stands in as
+    float16, and a float16 answer becomes bfloat16 (float32 when float16 itself took part:
+    neither 16-bit type holds the other). So bfloat16 with int8, uint8 or bool stays
+    bfloat16, with int16 gives float32 and with int32 float64, as float16 does; with float32
+    float32, with float64 float64, with complex64 complex64; weak Python scalars as with
+    float16 (a float keeps bfloat16, a complex gives complex64)."""
+    # args: numpy dtypes and Python scalars
+    if BFLOAT16 is None or not any(isinstance(a, np.dtype) and a == BFLOAT16 for a in args):
+        return np.result_type(*args)
+    half = np.dtype(np.float16)
+    has_half = any(isinstance(a, np.dtype) and a == half for a in args)
+    stand_in = tuple(half if isinstance(a, np.dtype) and a == BFLOAT16 else a for a in args)
+    result = np.result_type(*stand_in)
+    if result == half:
+        return np.dtype(np.float32) if has_half else BFLOAT16
+    return result
+
+
 @functools.lru_cache(maxsize=1024)
 def _promote_dtypes(dts: tuple[np.dtype, ...]) -> np.dtype:
     # NumPy 2's table agrees with the standard's wherever the standard defines a result, and
     # gives NumPy's answer for mixed kinds (int8 + float16 -> float16, int64 + uint64 -> float64).
-    return np.result_type(*dts)
+    return _numpy_result_type(*dts)
+
+
+def promote_types(*dts) -> np.dtype:
+    """The promoted dtype of ``dts`` (NumPy's table, bfloat16 as :func:`result_type` has it),
+    for any NumPy dtypes, supported or not: callers check support themselves."""
+    return _promote_dtypes(tuple(np.dtype(d) for d in dts))
 
 
 _SCALAR_WEAK_OK = {  # Python scalar kind -> array categories it combines with, keeping the array dtype
@@ -169,7 +227,7 @@ def result_type(*args) -> np.dtype:
         if DTYPE_TABLE[dt][1] not in _SCALAR_WEAK_OK[kind]:
             # NEP 50: float with an integer array -> default float; complex with float32 ->
             # complex64; anything with bool -> the scalar's default dtype.
-            dt = np.result_type(dt, {"bool": False, "int": 0, "float": 0.0, "complex": 0j}[kind])
+            dt = _numpy_result_type(dt, {"bool": False, "int": 0, "float": 0.0, "complex": 0j}[kind])
     return dt
 
 
@@ -182,8 +240,28 @@ def scalar_fits(value, dtype) -> bool:
     return True
 
 
+def _bfloat16_bits(value) -> np.uint16:
+    # ml_dtypes converts a Python float through float32, as its casts do; a Python int beyond
+    # a C long would raise there, so ints go through float (exact below 2**53).
+    if isinstance(value, int):
+        value = float(value)
+    elif isinstance(value, complex):
+        value = value.real
+    return ml_dtypes.bfloat16(value).view(np.uint16)
+
+
+def kernel_scalar(dtype):
+    """The callable turning a number into what a kernel receives by value for ``dtype``:
+    ``dtype.type``, except bfloat16, passed as its bits in a ``numpy.uint16`` (the kernel's
+    ``ic::bfloat16_t`` is a 2-byte struct; CuPy and the emulator pass a scalar's bytes, and
+    uint16 is a scalar type every CuPy version passes)."""
+    dt = np.dtype(dtype)
+    return _bfloat16_bits if is_bfloat16(dt) else dt.type
+
+
 def scalar_value(value, dtype):
-    """Python scalar ``value`` as a NumPy scalar of ``dtype`` (what a kernel receives by value).
+    """Python scalar ``value`` as a NumPy scalar of ``dtype`` (what a kernel receives by value,
+    see :func:`kernel_scalar`).
 
     OverflowError for integers out of the dtype's range, as NumPy raises.
     """
@@ -195,4 +273,4 @@ def scalar_value(value, dtype):
     if dt.kind in "iu" and isinstance(value, float):
         value = int(value)
     with np.errstate(over="ignore", invalid="ignore"):
-        return dt.type(value)
+        return kernel_scalar(dt)(value)

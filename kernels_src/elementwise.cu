@@ -12,10 +12,11 @@
 //
 // All inputs share one storage type Tin (the host promotes first); each is either an array or
 // a scalar passed by value (bit k of scalar_mask set: input k is the value sk, its pointer is
-// never read). Functors compute in compute_of<Tin> (float16 in float) and return whatever the
-// function yields (bool for comparisons, real for abs of complex); the kernel converts that
-// to Tout.
+// never read). Functors compute in compute_of<Tin> (float16 and bfloat16 in float) and return
+// whatever the function yields (bool for comparisons, real for abs of complex); the kernel
+// converts that to Tout.
 #include "complex_math.cuh"
+#include "bfloat16.cuh"
 
 namespace ic {
 
@@ -167,10 +168,13 @@ IC_BINARY(OpAtan2) { return atan2(a, b); } IC_END
 IC_BINARY(OpCopysign) { return copysign(a, b); } IC_END
 IC_BINARY(OpHypot) { return hypot(a, b); } IC_END
 IC_BINARY(OpNextafter) {
-    if constexpr (is_same<T, half_t>::value) {  // steps of float16, not of float
-        if (isnan(half_to_float(a)) || isnan(half_to_float(b))) return float_to_half(nan_v<float>());
-        if (half_to_float(a) == half_to_float(b)) return b;  // IEEE: y when x == y (-0, +0: +0)
-        half_t r;
+    if constexpr (is_same<T, half_t>::value || is_same<T, bfloat16_t>::value) {
+        // Steps of the 16-bit type, not of float. Both are sign-magnitude: the next value
+        // away from zero is the bit pattern plus one, toward zero minus one.
+        const float fa = convert<float>(a), fb = convert<float>(b);
+        if (isnan(fa) || isnan(fb)) return convert<T>(nan_v<float>());
+        if (fa == fb) return b;  // IEEE: y when x == y (-0, +0: +0)
+        T r;
         if (!(a.bits & 0x7fffu)) r.bits = (uint16_t)((b.bits & 0x8000u) + 1u);
         else if (!(a.bits & 0x8000u))
             r.bits = (uint16_t)((int16_t)a.bits > (int16_t)b.bits ? a.bits - 1u : a.bits + 1u);
@@ -238,10 +242,13 @@ struct OpClip {  // min(max(x, lo), hi) with NaN propagating from any argument
 #undef IC_END
 
 // ---------------------------------------------------------------- kernel helpers
-// The type a functor computes in: float16 in float, except where float would change the
-// answer (nextafter steps by one float16 ulp).
+// The type a functor computes in: float16 and bfloat16 in float, except where float would
+// change the answer: nextafter steps by one ulp of the 16-bit type, and a cast from bfloat16
+// (OpPositive) converts its bits directly (to float16 a NaN becomes 0x7e00, as ml_dtypes).
 template <typename Op, typename Tin> struct compute_for { typedef typename compute_of<Tin>::type type; };
 template <> struct compute_for<OpNextafter, half_t> { typedef half_t type; };
+template <> struct compute_for<OpNextafter, bfloat16_t> { typedef bfloat16_t type; };
+template <> struct compute_for<OpPositive, bfloat16_t> { typedef bfloat16_t type; };
 
 template <typename Op, typename C>
 __device__ __forceinline__ auto apply(const C *v) {

@@ -157,7 +157,7 @@ def cast(x, dtype, backend: str | None = None, out=None):
         if out.size == 0:
             return out
         signature = _signature(CAST_FUNCTOR, out.dtype, x.dtype)
-        zero = x.dtype.type(0)
+        zero = dtypes.kernel_scalar(x.dtype)(0)
         _run(signature, _plan(signature, out, [x]), out, [x], (zero, zero, zero), 0, backend)
     return out
 
@@ -256,7 +256,7 @@ def _apply(op, args, out, backend):
     # their dtype and shape), and go to the kernel by value like Python scalars (on cuda a
     # 0-d array would be a host-to-device copy per call).
     dtype_in, dtype_out, shape = resolve(op, args)
-    zero = dtype_in.type(0)
+    zero = dtypes.kernel_scalar(dtype_in)(0)
     inputs, values, scalar_mask, casts = [], [zero, zero, zero], 0, False
     for k, a in enumerate(args):
         if dtypes.is_python_scalar(a):

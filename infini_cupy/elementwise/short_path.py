@@ -33,8 +33,8 @@ _SCALAR_TYPES |= frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 class _Known:
     """What a remembered signature needs per call (see ``short_call``)."""
 
-    __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "values", "bounds",
-                 "mask_arg", "arrays", "scalars", "pad", "on_gpu", "copies")
+    __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
+                 "bounds", "mask_arg", "arrays", "scalars", "pad", "on_gpu", "copies")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -71,7 +71,8 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
     known.plan, known.launch, known.shape = plan, plan.launch, shape
     known.staged = bool(plan.staging.inputs) or plan.staging.output is not None
     known.dtype_out, known.dtype_in = dtype_out, dtype_in
-    known.values = [dtype_in.type(0)] * 3  # s0, s1, s2; scalars replace theirs per call
+    known.make = dtypes.kernel_scalar(dtype_in)  # dtype_in.type; bfloat16: its bits
+    known.values = [known.make(0)] * 3  # s0, s1, s2; scalars replace theirs per call
     known.mask_arg = np.int32(scalar_mask)
     known.arrays = tuple(k for k in range(len(args)) if not scalar_mask >> k & 1)
     known.scalars = tuple(k for k in range(len(args)) if scalar_mask >> k & 1)
@@ -82,8 +83,8 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
     if dtype_in.kind in "iub":
         info = np.iinfo(dtype_in) if dtype_in.kind != "b" else None
         known.bounds = (info.min, info.max) if info else (False, True)
-    elif dtype_in.kind == "f":
-        fmax = float(np.finfo(dtype_in).max)
+    elif dtype_in.kind == "f" or dtypes.is_bfloat16(dtype_in):
+        fmax = dtypes.float_max(dtype_in)
         known.bounds = (-fmax, fmax)
     _known.remember(key, known)
 
@@ -93,7 +94,7 @@ def _value(known, v):
         return v.astype(known.dtype_in)
     bounds = known.bounds
     if bounds is not None and bounds[0] <= v <= bounds[1]:
-        return known.dtype_in.type(v)
+        return known.make(v)
     return dtypes.scalar_value(v, known.dtype_in)
 
 

@@ -163,8 +163,9 @@ def _result_dtype(arrays, what: str) -> np.dtype:
     for a in arrays:
         _check_array(a, what)
     backend_for(*arrays)  # mixed devices: a clear error before anything else
-    # the namespace's result_type (NumPy's promotion, the standard's where it has one)
-    dtype = np.result_type(*(a.dtype for a in arrays))
+    # the namespace's result_type (NumPy's promotion, the standard's where it has one;
+    # bfloat16 as the elementwise functions promote it)
+    dtype = dtypes.promote_types(*(a.dtype for a in arrays))
     check_copyable_dtype(dtype, what)
     return dtype
 

@@ -29,6 +29,13 @@ _DTYPES = {kind: tuple(d.name for d in dtypes.STANDARD_DTYPES if _KIND[dtypes.ca
            for kind in _KIND.values()}
 _DTYPES["integral"] = _DTYPES["signed integer"] + _DTYPES["unsigned integer"]
 _DTYPES["numeric"] = _DTYPES["integral"] + _DTYPES["real floating"] + _DTYPES["complex floating"]
+# Extensions (float16; bfloat16 with ml_dtypes): listed only when asked for by this kind or by
+# name, never in the standard's kinds, so code written for the standard sees its dtypes only.
+_EXTENDED = {d.name: d for d in dtypes.EXTENSION_DTYPES}
+_DTYPES["extended"] = tuple(_EXTENDED)
+for _name in _EXTENDED:
+    _DTYPES[_name] = (_name,)
+del _name
 
 
 def _check_device(device) -> None:
@@ -65,7 +72,11 @@ class Info:
         }
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        """The standard's dtypes by name, of ``kind`` (a kind name or a tuple of them) if given."""
+        """The standard's dtypes by name, of ``kind`` (a kind name or a tuple of them) if given.
+
+        Extensions: ``kind="extended"`` gives float16 and bfloat16 (bfloat16 only with
+        ml_dtypes installed), ``kind="float16"`` or ``"bfloat16"`` that one dtype.
+        """
         _check_device(device)
         if kind is None:
             names = _DTYPES["bool"] + _DTYPES["numeric"]
@@ -74,8 +85,9 @@ class Info:
             unknown = [k for k in kinds if k not in _DTYPES]
             if unknown:
                 raise ValueError(f"unknown dtype kind {unknown[0]!r}; expected one of {', '.join(_DTYPES)}")
-            names = [n for n in _DTYPES["bool"] + _DTYPES["numeric"] if any(n in _DTYPES[k] for k in kinds)]
-        return {name: np.dtype(name) for name in names}
+            names = [n for n in _DTYPES["bool"] + _DTYPES["numeric"] + _DTYPES["extended"]
+                     if any(n in _DTYPES[k] for k in kinds)]
+        return {name: _EXTENDED[name] if name in _EXTENDED else np.dtype(name) for name in names}
 
     def devices(self) -> list:
         """``"cpu"``, then every CUDA device CuPy sees (none without a GPU)."""

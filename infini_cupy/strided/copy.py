@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from .. import config
+from .. import config, dtypes
 from ..arrays import (
     backend_for,
     data_pointer,
@@ -32,8 +32,9 @@ from .plan_cache import PreparedCopy, plan_for
 
 
 def check_copyable_dtype(dtype, what: str) -> None:
-    """Byte copies are meaningful for bool and numeric dtypes in native byte order only."""
-    if dtype.kind not in "biufc" or not dtype.isnative:
+    """Byte copies are meaningful for bool and numeric dtypes in native byte order only
+    (bfloat16 included: ml_dtypes gives it NumPy kind 'V')."""
+    if (dtype.kind not in "biufc" and not dtypes.is_bfloat16(dtype)) or not dtype.isnative:
         raise TypeError(
             f"{what} supports boolean and numeric dtypes in native byte order; got {dtype.str!r} "
             f"({dtype})"

@@ -9,8 +9,9 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from infini_cupy import variants
+from infini_cupy import dtypes, variants
 from infini_cupy.elementwise import kernels as ek
+from infini_cupy.elementwise.ops import CAST_FUNCTOR
 
 BATCH = 400
 
@@ -67,3 +68,25 @@ def test_strided_kernels_have_a_16_byte_path():
         assert "ld.global.f32" in body and "st.global.f32" in body, name
         vector = "ld.global.v4.f32" in body and "st.global.v4.f32" in body
         assert vector == name.endswith(", 2, int>"), name
+
+
+def _bfloat16_names():
+    return tuple(n for n in ek.all_names() if "ic::bfloat16_t" in n)
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="NVRTC (nvidia-cuda-nvrtc) not installed")
+@pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
+def test_nvrtc_compiles_every_bfloat16_variant(arch):
+    """The bfloat16 names alone (a subset of the test above, quick to run on its own:
+    ``-k bfloat16``): every op variant taking bfloat16 and every cast to and from it."""
+    pytest.importorskip("ml_dtypes")
+    names = _bfloat16_names()
+    casts = [n for n in names if n.startswith(f"ew_contig<{CAST_FUNCTOR},")]
+    assert len(casts) == 2 * (len(dtypes.ALL_DTYPES) - 1) + 1  # to and from every dtype
+    batches = [names[i:i + BATCH] for i in range(0, len(names), BATCH)]
+    lowered = {}
+    with ProcessPoolExecutor(max(1, min(len(batches), os.cpu_count() or 1))) as pool:
+        for result in pool.map(_compile, batches, [arch] * len(batches)):
+            lowered.update(result)
+    assert set(lowered) == set(names)
+    assert len(set(lowered.values())) == len(names)

@@ -5,6 +5,8 @@ Tolerances (relative, and the same absolute for results near zero; complex: of t
 - exact: integers, bools, and the float functions IEEE defines exactly (add, sqrt, floor,
   remainder, ...): bit-equal to NumPy (NaN positions included).
 - float16: 2e-3 (two float16 ulps: both sides compute in float32 and round once).
+- bfloat16: 1.6e-2 (two bfloat16 ulps, likewise). The oracle for bfloat16 is NumPy computing
+  in float32, rounded to bfloat16 by ml_dtypes (nextafter: ml_dtypes' own, in bfloat16 steps).
 - float32: 2e-6 (about 16 ulps: NumPy's SIMD float32 functions and CUDA's each allow ~4).
 - float64: 8e-15 (CUDA's double functions allow 2 ulps; glibc's 1).
 - complex64: 1e-4, complex128: 1e-11 (composite formulas; FMA contraction on the GPU).
@@ -31,7 +33,7 @@ EXACT_COMPLEX = {
     "add", "conj", "equal", "imag", "isfinite", "isinf", "isnan", "negative", "not_equal",
     "positive", "real", "round", "subtract",
 }
-RTOL = {"float16": 2e-3, "float32": 2e-6, "float64": 8e-15, "complex64": 1e-4, "complex128": 1e-11}
+RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 8e-15, "complex64": 1e-4, "complex128": 1e-11}
 
 SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5])
 
@@ -79,9 +81,21 @@ def python_scalar(op_name: str, dtype):
     return 1.5
 
 
+def dtype_kind(dtype) -> str:
+    """NumPy's dtype kind, with bfloat16 (kind 'V' in ml_dtypes) a float: 'f'."""
+    dt = np.dtype(dtype)
+    return "f" if dtypes.is_bfloat16(dt) else dt.kind
+
+
+def _is_bfloat16_array(a) -> bool:
+    return isinstance(a, np.ndarray) and dtypes.is_bfloat16(a.dtype)
+
+
 def oracle(op_name: str, *args):
     """NumPy's answer, cast to the result dtype of our op table."""
     op = OPS[op_name]
+    if any(_is_bfloat16_array(a) for a in args):
+        return _bfloat16_oracle(op_name, args)
     with np.errstate(all="ignore"):
         if op_name == "clip":
             x = args[0]
@@ -104,13 +118,30 @@ def oracle(op_name: str, *args):
         return np.asarray(expected).astype(result_dtype)
 
 
+def _bfloat16_oracle(op_name: str, args):
+    """bfloat16 as our kernels (and ml_dtypes' ufuncs) compute it: bfloat16 arrays widened to
+    float32 (exact), NumPy's float32 answer, rounded once to the result dtype by ml_dtypes."""
+    if op_name == "clip":
+        result_dtype = args[0].dtype
+    else:
+        result_dtype = OPS[op_name].result_dtype(dtypes.result_type(*args))
+    if op_name == "nextafter":  # steps of bfloat16: ml_dtypes' nextafter on bfloat16 operands
+        a, b = (np.asarray(v).astype(result_dtype) for v in args)
+        with np.errstate(all="ignore"):
+            return np.where(a == b, b, np.nextafter(a, b)).astype(result_dtype)
+    wide = [a.astype(np.float32) if _is_bfloat16_array(a) else a for a in args]
+    return oracle(op_name, *wide).astype(result_dtype)
+
+
 def assert_matches(op_name: str, actual, expected: np.ndarray, input_dtype, what: str = ""):
     assert actual.dtype == expected.dtype, f"{op_name} {what}: dtype {actual.dtype} != {expected.dtype}"
     assert actual.shape == expected.shape, f"{op_name} {what}: shape {actual.shape} != {expected.shape}"
-    kind, in_kind = actual.dtype.kind, np.dtype(input_dtype).kind
+    kind, in_kind = dtype_kind(actual.dtype), dtype_kind(input_dtype)
     exact = kind in "biu" or (in_kind == "f" and op_name in EXACT_REAL) or (
         in_kind == "c" and op_name in EXACT_COMPLEX)
     msg = f"{op_name} {what}"
+    if dtypes.is_bfloat16(actual.dtype):  # NumPy's testing finds NaN only in its own float kinds
+        actual, expected = actual.astype(np.float32), expected.astype(np.float32)
     if exact:
         np.testing.assert_array_equal(actual, expected, err_msg=msg, strict=True)
         return

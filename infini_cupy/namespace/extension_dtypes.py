@@ -1,0 +1,75 @@
+"""The dtypes the namespace has beyond the standard: ``float16`` and ``bfloat16`` as namespace
+attributes, and the data-type functions (``result_type``, ``isdtype``, ``finfo``) answering
+for bfloat16, which array_api_compat does not know.
+
+Both are extensions: the standard has neither, and ``__array_namespace_info__().dtypes()``
+lists them only when asked (``kind="extended"``, or by name). Our kernels take them wherever
+they take float32 and compute in float32. bfloat16 is ml_dtypes' (an optional dependency,
+``pip install 'infini_cupy[bfloat16]'``); without ml_dtypes ``xp.bfloat16`` raises an
+AttributeError saying what to install (``infini_cupy.__getattr__``).
+
+>>> import infini_cupy as xp
+>>> xp.float16
+dtype('float16')
+>>> xp.result_type(xp.bfloat16, xp.float16)  # doctest: +SKIP
+dtype('float32')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from . import delegated
+
+float16 = np.dtype(np.float16)
+if dtypes.BFLOAT16 is not None:
+    bfloat16 = dtypes.BFLOAT16
+
+EXTENSION_DTYPE_NAMES = [d.name for d in dtypes.EXTENSION_DTYPES]  # float16, bfloat16
+
+
+def _dtype_of(a):
+    """``a``'s dtype for a dtype, a scalar type (``ml_dtypes.bfloat16``) or an array; None for
+    anything else (Python scalars)."""
+    if isinstance(a, np.dtype):
+        return a
+    if isinstance(a, type) and issubclass(a, np.generic):
+        return np.dtype(a)
+    dt = getattr(a, "dtype", None)
+    return dt if isinstance(dt, np.dtype) else None
+
+
+def _involves_bfloat16(args) -> bool:
+    return dtypes.BFLOAT16 is not None and any(dtypes.is_bfloat16(_dtype_of(a)) for a in args)
+
+
+def result_type(*arrays_and_dtypes):
+    """The standard's ``result_type`` (array_api_compat's), and with bfloat16 the promotion
+    our elementwise functions apply: as float16's, bfloat16 with float16 giving float32."""
+    if _involves_bfloat16(arrays_and_dtypes):
+        return dtypes.result_type(*(a if _dtype_of(a) is None else _dtype_of(a)
+                                    for a in arrays_and_dtypes))
+    return delegated.result_type(*arrays_and_dtypes)
+
+
+_BFLOAT16_KINDS = frozenset({"real floating", "numeric"})
+
+
+def isdtype(dtype, kind):
+    """The standard's ``isdtype``; bfloat16 is of kinds ``"real floating"`` and ``"numeric"``."""
+    if _involves_bfloat16((dtype,)):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        return any(k in _BFLOAT16_KINDS if isinstance(k, str) else dtypes.is_bfloat16(k)
+                   for k in kinds)
+    return delegated.isdtype(dtype, kind)
+
+
+def finfo(type, /):  # noqa: A002  the standard's parameter name
+    """The standard's ``finfo``; for bfloat16 (a dtype or an array of it), ml_dtypes'."""
+    if _involves_bfloat16((type,)):
+        return dtypes.ml_dtypes.finfo(dtypes.BFLOAT16)
+    return delegated.finfo(type)
+
+
+__all__ = EXTENSION_DTYPE_NAMES + ["finfo", "isdtype", "result_type"]
