@@ -11,6 +11,8 @@ For every case (see :mod:`infini_cupy.tools.cases`):
 - **compile**: for each kernel variant the case launches, a cold NVRTC compile of that one
   name expression (``nvrtc_ms``) and a warm load from the on-disk cache (``warm_ms``: CuPy's
   kernel cache on a GPU, the emulator's library cache without one);
+- **Array rows** (``--suite array``, in ``all``): the ``infini_cupy.Array`` wrapper's cost
+  per call over the bare implementation on native arrays (:mod:`.bench_array`);
 - on a GPU, ``gbps`` (bytes read and written per second), ``copy_gbps`` (a device-to-device
   copy of as many bytes), ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and
   ``torch_gbps`` when torch is installed.
@@ -44,8 +46,8 @@ from ..runtime.launch import launches_skipped
 from ..runtime.nvrtc import NVRTC_OPTIONS, compile_ptx
 from ..runtime.sources import expanded_source
 from ..strided.plan_cache import plan_for, seed_plans_only
+from . import bench_array, profiler
 from . import cases as bench_cases
-from . import profiler
 from .plan import launch_plan
 
 HELP = "measure coalescing, host overhead and compile latency (and GB/s on a GPU) on layouts"
@@ -56,7 +58,7 @@ NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--suite", choices=("rearrange", "elementwise", "all"),
+    parser.add_argument("--suite", choices=("rearrange", "elementwise", "array", "all"),
                         help="suites to run (default: all, or none when --case is given)")
     parser.add_argument("--case", action="append", default=[],
                         metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
@@ -100,6 +102,11 @@ def run(args) -> int:
             records.append(record)
             print(_row(record), flush=True)
     compiler.print_summary()
+    if suites in ("array", "all"):  # the Array wrapper's cost per call
+        array_records = bench_array.overhead_records(
+            backend, lambda call: host_overhead_us(None, None, call))
+        bench_array.print_records(array_records)
+        records += array_records
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

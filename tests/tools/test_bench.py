@@ -93,3 +93,14 @@ def test_a_suite_case_measured_small():
     assert record["kernel"].startswith("ew_contig<ic::OpAdd")
     assert record["read_efficiency"] == record["write_efficiency"] == 1.0
     assert record["profiled_shape"] == [64, 96] and record["host_us"] > 0
+
+
+def test_cli_measures_the_array_wrapper(tmp_path, capsys):
+    path = tmp_path / "array.json"
+    assert main(["bench", "--suite", "array", "--backend", "emulate", "--json", str(path)]) == 0
+    records = json.loads(path.read_text())
+    assert records and all(r["suite"] == "array" for r in records)
+    for r in records:
+        assert r["array_us"] > 0 and r["bare_us"] > 0
+        assert r["overhead_us"] == pytest.approx(r["array_us"] - r["bare_us"], abs=2e-3)
+    assert "Array wrapper, per call" in capsys.readouterr().out
