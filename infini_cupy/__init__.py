@@ -1,25 +1,44 @@
-"""infini_cupy: an array-API namespace (standard 2024.12) for CuPy arrays whose data movement
-and elementwise functions run on our own CUDA kernels; NumPy arrays run through NumPy or,
-with the ``emulate`` backend, through the same kernels on a CPU emulator.
+"""infini_cupy: an array-API namespace (standard 2024.12) whose data movement and
+elementwise functions run on our own CUDA kernels. Its array, :class:`Array`, wraps a CuPy
+array (GPU) or a NumPy array (the CPU, or the emulator that runs the same kernels); every
+function also takes and returns plain NumPy and CuPy arrays.
 
 >>> import numpy as np, infini_cupy as xp
 >>> x = np.arange(6.0).reshape(2, 3)
 >>> xp.rearrange(x, "h w -> w h").shape
 (3, 2)
+>>> y = xp.asarray([1.0, 4.0, 9.0], device="cpu")
+>>> xp.sqrt(y) - 1
+Array([0., 1., 2.], device='cpu')
 """
 
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
-from .namespace import data_movement, delegated, elementwise_functions, extension_dtypes
-# isort: off  (order matters: data movement's asarray replaces the delegated one)
-from .namespace.delegated import *  # noqa: F403  standard functions we delegate, linalg, fft, dtypes, constants
-from .namespace.extension_dtypes import *  # noqa: F403  float16, bfloat16; result_type etc. knowing bfloat16
-from .namespace.elementwise_functions import *  # noqa: F403  the 67 elementwise functions, on our kernels
-from .namespace.data_movement import *  # noqa: F403  copies on the rearrange kernel
-# isort: on
-from .strided.copy import rearrange_
+from .namespace import (boundary, data_movement, delegated, elementwise_functions,
+                        extension_dtypes, operators)
+from .namespace.array import Array
+from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
+    __array_api_version__,
+    __array_namespace_info__,
+    e,
+    inf,
+    nan,
+    newaxis,
+    pi,
+)
+from .namespace.device import Device
 
-# dict.fromkeys: asarray is in both lists (ours wraps the delegated one); list each name once
+# Every function, compiled around its implementation on native arrays: the standard's
+# signatures, Arrays in -> Arrays out, NumPy and CuPy arrays in -> the same kind out.
+_public = boundary.public_namespace()
+globals().update(_public)
+globals().update({_name: getattr(delegated, _name) for _name in delegated.DTYPE_NAMES})
+# float16 and bfloat16 (when ml_dtypes is installed): extensions
+globals().update({_name: getattr(extension_dtypes, _name)
+                  for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
+operators.install(_public)
+
+# dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
     *delegated.__all__,
     *extension_dtypes.__all__,
@@ -28,8 +47,10 @@ __all__ = list(dict.fromkeys([
     "rearrange_",
     "backend",
     "get_backend",
+    "Array",
+    "Device",
 ]))
-del data_movement, delegated, elementwise_functions, extension_dtypes
+del data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators, _public
 
 
 def __dir__():

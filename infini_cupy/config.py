@@ -78,6 +78,16 @@ def backend(name: str):
         _override.reset(token)
 
 
+def enter_backend(name: str):
+    """``backend(name)`` without the context manager, for the Array's per-call switch (a few
+    tens of ns): returns the token that :func:`exit_backend` takes. ``name`` is not checked."""
+    return _override.set(name)
+
+
+def exit_backend(token) -> None:
+    _override.reset(token)
+
+
 def cache_dir() -> Path:
     """``$INFINI_CUPY_CACHE_DIR``, by default ``~/.cache/infini_cupy``."""
     env = os.environ.get(CACHE_DIR_VAR, "").strip()

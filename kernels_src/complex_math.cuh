@@ -87,7 +87,8 @@ template <typename T> __device__ inline complex<T> cexp(complex<T> z) {
 
 template <typename T> __device__ inline complex<T> cexpm1(complex<T> z) {
     T x = z.re, y = z.im;
-    if (y == (T)0) return cplx(expm1(x), y);
+    // +-0 + +-0j -> +0 + +-0j (the standard's special case; a real expm1 keeps -0's sign)
+    if (y == (T)0) return cplx(x == (T)0 ? (T)0 : expm1(x), y);
     if (isinf(x) && !isfinite(y)) return x > (T)0 ? cplx(x, nan_v<T>()) : cplx((T)-1, (T)0);
     if (isinf(x) && x < (T)0) return cplx((T)-1, copysign((T)0, sin(y)));  // exactly +0 cis(y) - 1
     T a = sin(y * (T)0.5);

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+import infini_cupy
 from infini_cupy import arrays, config
 
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
@@ -111,9 +112,11 @@ def to_device(backend_name):
 
 @pytest.fixture
 def to_host():
-    """Bring an array back as NumPy, whatever device it is on."""
+    """Bring an array (or an infini_cupy.Array) back as NumPy, whatever device it is on."""
 
     def convert(a):
+        if isinstance(a, infini_cupy.Array):
+            a = a.to_device("cpu")  # GPU Arrays refuse a silent copy to NumPy
         if arrays.is_cupy_array(a):
             return a.get()
         return np.asarray(a)

@@ -26,6 +26,7 @@ import builtins  # this module defines all, any, bool, max, min, sum: use builti
 import math
 import sys
 import types
+from typing import NamedTuple
 
 import array_api_compat
 import array_api_compat.numpy as _compat_numpy
@@ -40,7 +41,7 @@ __array_api_version__ = "2024.12"
 # Functions whose namespace comes from their array arguments, by family of the standard.
 _FROM_ARRAYS = {
     "creation": ["meshgrid", "tril", "triu"],
-    "data_type": ["can_cast", "finfo", "iinfo", "isdtype", "result_type"],
+    "data_type": ["can_cast", "iinfo", "isdtype", "result_type"],  # finfo: below
     "indexing": ["take", "take_along_axis"],
     "linear_algebra": ["matmul", "matrix_transpose", "tensordot", "vecdot"],
     # views; the copying ones (concat, stack, tile, repeat, roll, reshape) are _data_movement's
@@ -54,7 +55,7 @@ _FROM_ARRAYS = {
     "statistical": [
         "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
     ],
-    "utility": ["all", "any", "diff"],
+    "utility": ["all", "any"],  # diff: below
 }
 # Creation functions with no array argument: the namespace comes from ``device=``.
 _FROM_DEVICE = ["arange", "empty", "eye", "full", "linspace", "ones", "zeros"]
@@ -134,12 +135,18 @@ def _zero_d(result):
     return result
 
 
+# Standard 2024.12 returns lists here (NumPy 2 and compat return tuples; 2025.12 tuples too).
+_RETURNS_LIST = ("broadcast_arrays", "meshgrid")
+
+
 def _delegate(name: str, submodule: str | None = None):
     """``name`` (of ``submodule``) from the compat namespace of the array arguments."""
+    as_list = name in _RETURNS_LIST
 
     def delegated(*args, **kwargs):
         xp = namespace_of(*_arrays_in(args, kwargs))
-        return _zero_d(getattr(getattr(xp, submodule) if submodule else xp, name)(*args, **kwargs))
+        result = getattr(getattr(xp, submodule) if submodule else xp, name)(*args, **kwargs)
+        return list(result) if as_list else _zero_d(result)
 
     where = f"{submodule}.{name}" if submodule else name
     return _named(delegated, name, f"``{where}`` of the arrays' library, through array_api_compat.")
@@ -164,6 +171,34 @@ def _delegate_like(name: str):
         return fresh(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device, **kwargs)
 
     return _named(like, name, f"``{name}`` of x's library, or a new array on ``device``.")
+
+
+class finfo_object(NamedTuple):
+    """``finfo``'s answer, the standard's fields as Python numbers (NumPy's are NumPy scalars
+    of the dtype)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+
+
+def finfo(type, /):
+    """Machine limits of a floating dtype (or an array's), fields as Python floats; for a
+    complex dtype, those of its real dtype."""
+    info = namespace_of(*([type] if is_array(type) else [])).finfo(type)
+    return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min),
+                        float(info.smallest_normal), np.dtype(info.dtype))
+
+
+def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+    """``n``-th differences along ``axis``; None for ``prepend``/``append`` is no array (NumPy
+    would take None as a value)."""
+    extra = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    xp = namespace_of(*(a for a in (x, *extra.values()) if is_array(a)))
+    return _zero_d(xp.diff(x, axis=axis, n=n, **extra))
 
 
 def to_device(x, device, /, *, stream=None):
@@ -251,7 +286,7 @@ del _name
 
 FUNCTION_NAMES = sorted(
     [n for family in _FROM_ARRAYS.values() for n in family]
-    + _FROM_DEVICE + _LIKE + ["asarray", "from_dlpack"]
+    + _FROM_DEVICE + _LIKE + ["asarray", "diff", "finfo", "from_dlpack"]
 )
 DELEGATED_NAMES = (
     FUNCTION_NAMES

@@ -37,7 +37,10 @@ def _numpy_call(op: ElementwiseOp, args, out):
 
 def _dispatch(op: ElementwiseOp, args, out):
     if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
-        raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
+        if not any(isinstance(a, np.generic) for a in args):
+            raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
+        # NumPy scalars (NumPy's 0-d results) are 0-d arrays of the CPU
+        args = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in args)
     backend = backend_for(*args, *(() if out is None else (out,)))
     if backend == "numpy":
         return _numpy_call(op, args, out)

@@ -1,9 +1,10 @@
 """``__array_namespace_info__()``: what the namespace supports, on which devices.
 
-The default device follows the backend (``cuda``: CuPy's current device; ``numpy`` and
-``emulate``: the CPU). Devices are the libraries' own objects: ``"cpu"`` for NumPy,
-``cupy.cuda.Device`` for CuPy. NumPy and CuPy share dtypes and defaults, so one table serves
-every device.
+The default device follows the backend (``numpy``: the CPU, ``emulate``: the emulator,
+``cuda``: CuPy's current GPU). Devices are :class:`~.device.Device` values, equal to their
+names (``"cpu"``, ``"emulator"``, ``"cuda:0"``); device arguments also take the libraries'
+own values (``"cpu"``, a ``cupy.cuda.Device``). NumPy and CuPy share dtypes and defaults, so
+one table serves every device.
 
 >>> from infini_cupy.namespace.info import __array_namespace_info__
 >>> info = __array_namespace_info__()
@@ -15,12 +16,10 @@ every device.
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from .. import config, dtypes
-from ..arrays import gpu_available, require_cupy
+from .. import dtypes
+from . import device as devices
 
 # The standard's dtype kinds, from the dtype table's categories.
 _KIND = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer",
@@ -39,11 +38,7 @@ del _name
 
 
 def _check_device(device) -> None:
-    if device is None or (isinstance(device, str) and device == "cpu"):
-        return
-    cp = sys.modules.get("cupy")  # a CuPy device can only exist once CuPy is imported
-    if cp is None or not isinstance(device, cp.cuda.Device):
-        raise ValueError(f"unknown device {device!r}: expected None, 'cpu' or a cupy.cuda.Device")
+    devices.parse(device)  # ValueError naming an unknown device
 
 
 class Info:
@@ -56,10 +51,8 @@ class Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
 
     def default_device(self):
-        """CuPy's current device under the ``cuda`` backend, else ``"cpu"``."""
-        if config.get_backend() == "cuda":
-            return require_cupy().cuda.Device()
-        return "cpu"
+        """The device of the backend in force: cpu, emulator or CuPy's current GPU."""
+        return devices.default()
 
     def default_dtypes(self, *, device=None) -> dict:
         """float64, complex128 and int64 (integral and indexing), on every device."""
@@ -90,12 +83,8 @@ class Info:
         return {name: _EXTENDED[name] if name in _EXTENDED else np.dtype(name) for name in names}
 
     def devices(self) -> list:
-        """``"cpu"``, then every CUDA device CuPy sees (none without a GPU)."""
-        found = ["cpu"]
-        if gpu_available():
-            cp = require_cupy()
-            found += [cp.cuda.Device(i) for i in range(cp.cuda.runtime.getDeviceCount())]
-        return found
+        """The CPU, the emulator, then every CUDA device CuPy sees (none without a GPU)."""
+        return devices.devices()
 
 
 def __array_namespace_info__() -> Info:

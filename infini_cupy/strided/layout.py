@@ -95,6 +95,8 @@ def check_dst_not_self_overlapping(shape, dst_strides, itemsize):
     ``as_strided``) get an exact check enumerating every element's offset when there are at
     most EXACT_OVERLAP_CHECK_LIMIT elements, and are refused as 'may overlap' otherwise.
     """
+    if 0 in shape:
+        return  # nothing is written
     dims = sorted((abs(stride), n) for n, stride in zip(shape, dst_strides) if n > 1)
     extent = itemsize
     for stride, n in dims:

@@ -11,6 +11,8 @@ For every case (see :mod:`infini_cupy.tools.cases`):
 - **compile**: for each kernel variant the case launches, a cold NVRTC compile of that one
   name expression (``nvrtc_ms``) and a warm load from the on-disk cache (``warm_ms``: CuPy's
   kernel cache on a GPU, the emulator's library cache without one);
+- **Array rows** (``--suite array``, in ``all``): the ``infini_cupy.Array`` wrapper's cost
+  per call over the bare implementation on native arrays (:mod:`.bench_array`);
 - on a GPU, ``gbps`` (bytes read and written per second), ``copy_gbps`` (a device-to-device
   copy of as many bytes), ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and
   ``torch_gbps`` when torch is installed.
@@ -44,8 +46,8 @@ from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
 from ..strided.plan_cache import plan_for, seed_plans_only
+from . import bench_array, profiler
 from . import cases as bench_cases
-from . import profiler
 from .permutation_cases import random_cases, ttc_cases
 from .plan import launch_plan
 
@@ -63,11 +65,11 @@ NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--suite", action="append", choices=(*SUITES, "all"),
+    parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "all"),
                         help="suites to run, repeatable: rearrange (deep-learning layouts), "
                              "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "
-                             "(random permutations of rank 2-8); default: all, or none when "
-                             "--case is given")
+                             "(random permutations of rank 2-8), array (the Array wrapper's "
+                             "cost per call); default: all, or none when --case is given")
     parser.add_argument("--case", action="append", default=[],
                         metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
                         help='an ad-hoc rearrange layout, strides in elements, DST_STRIDES "C" '
@@ -111,6 +113,11 @@ def run(args) -> int:
             print(_row(record), flush=True)
     compiler.print_summary()
     _print_ratios(records)
+    if "array" in suites or "all" in suites:  # the Array wrapper's cost per call
+        array_records = bench_array.overhead_records(
+            backend, lambda call: host_overhead_us(None, None, call))
+        bench_array.print_records(array_records)
+        records += array_records
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

@@ -119,8 +119,9 @@ def test_delegated_defines_everything_but_elementwise():
 
 
 def test_submodules_import_like_modules():
-    assert importlib.import_module("infini_cupy.linalg") is _delegated.linalg
-    assert importlib.import_module("infini_cupy.fft") is _delegated.fft
+    assert importlib.import_module("infini_cupy.linalg") is infini_cupy.linalg
+    assert importlib.import_module("infini_cupy.fft") is infini_cupy.fft
+    assert infini_cupy.linalg.matmul is infini_cupy.matmul
     assert _delegated.linalg.matmul is _delegated.matmul
 
 
@@ -140,30 +141,34 @@ xp = infini_cupy
 rng = np.random.default_rng(0)
 
 
-def same(got, expected):
-    assert type(got) is np.ndarray, type(got)  # native arrays, no wrapper
+def same(got, expected, kind=np.ndarray):
+    """Given NumPy arrays: NumPy arrays; creation functions (no array given): Arrays."""
+    assert type(got) is kind, type(got)
+    if kind is xp.Array:
+        got = np.asarray(got.to_device("cpu"))
     assert got.dtype == np.asarray(expected).dtype
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
 def test_creation_on_the_default_and_cpu_devices():
+    new = xp.Array
     for device in (None, "cpu"):
-        same(xp.zeros((2, 3), device=device), np.zeros((2, 3)))
-        same(xp.ones(4, dtype=xp.int32, device=device), np.ones(4, dtype=np.int32))
-        same(xp.full((2,), 7, device=device), np.full((2,), 7))
-        same(xp.arange(1, 10, 3, device=device), np.arange(1, 10, 3))
-        same(xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1))
-        same(xp.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5))
+        same(xp.zeros((2, 3), device=device), np.zeros((2, 3)), new)
+        same(xp.ones(4, dtype=xp.int32, device=device), np.ones(4, dtype=np.int32), new)
+        same(xp.full((2,), 7, device=device), np.full((2,), 7), new)
+        same(xp.arange(1, 10, 3, device=device), np.arange(1, 10, 3), new)
+        same(xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1), new)
+        same(xp.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5), new)
         assert xp.empty((2, 2), device=device).shape == (2, 2)
     x = rng.standard_normal((2, 3))
     same(xp.zeros_like(x), np.zeros_like(x))
     same(xp.ones_like(x, dtype=xp.float32, device="cpu"), np.ones_like(x, dtype=np.float32))
     same(xp.full_like(x, 2.5), np.full_like(x, 2.5))
     assert xp.empty_like(x).shape == x.shape
-    same(xp.asarray([[1, 2], [3, 4]], device="cpu"), np.array([[1, 2], [3, 4]]))
-    same(xp.asarray(x, copy=True), x)
-    assert xp.asarray(x) is x
-    same(xp.from_dlpack(x), x)
+    same(xp.asarray([[1, 2], [3, 4]], device="cpu"), np.array([[1, 2], [3, 4]]), new)
+    same(xp.asarray(x, copy=True), x, new)
+    assert xp.asarray(x)._a is x  # an Array over x's memory
+    same(xp.from_dlpack(x), x, new)
     same(xp.tril(np.ones((3, 3))), np.tril(np.ones((3, 3))))
     a, b = xp.meshgrid(np.arange(3), np.arange(2), indexing="ij")
     same(a, np.meshgrid(np.arange(3), np.arange(2), indexing="ij")[0])
@@ -172,8 +177,11 @@ def test_creation_on_the_default_and_cpu_devices():
 def test_to_device_on_the_cpu():
     x = np.arange(3)
     assert xp.to_device(x, "cpu") is x
-    with pytest.raises(ValueError, match="unknown device 'cuda'"):
-        xp.to_device(x, "cuda")
+    if not arrays.gpu_available():
+        with pytest.raises(ValueError, match="no CUDA device"):
+            xp.to_device(x, "cuda")
+    with pytest.raises(ValueError, match="unknown device 'gpu'"):
+        xp.to_device(x, "gpu")
 
 
 def test_device_argument_errors():
@@ -259,8 +267,8 @@ def test_fft():
     same(xp.fft.fft(x), np.fft.fft(x))
     same(xp.fft.rfft(x, n=8), np.fft.rfft(x, n=8))
     same(xp.fft.irfft(np.fft.rfft(x)), np.fft.irfft(np.fft.rfft(x)))
-    same(xp.fft.fftfreq(8, d=0.5, device="cpu"), np.fft.fftfreq(8, d=0.5))
-    same(xp.fft.rfftfreq(8), np.fft.rfftfreq(8))
+    same(xp.fft.fftfreq(8, d=0.5, device="cpu"), np.fft.fftfreq(8, d=0.5), xp.Array)
+    same(xp.fft.rfftfreq(8), np.fft.rfftfreq(8), xp.Array)
     same(xp.fft.fftshift(x), np.fft.fftshift(x))
 
 
@@ -279,7 +287,9 @@ def test_info():
     assert info.capabilities() == {
         "boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64,
     }
-    assert info.default_device() == "cpu"
+    assert info.default_device() == xp.zeros(1).device  # the backend's: emulator, cuda:N
+    with config.backend("numpy"):
+        assert info.default_device() == "cpu"
     assert info.default_dtypes(device="cpu")["indexing"] == np.int64
     assert list(info.dtypes(kind="bool")) == ["bool"]
     assert set(info.dtypes(kind=("signed integer", "complex floating"))) == {
@@ -312,7 +322,7 @@ def fake_gpu(monkeypatch):
         lambda cpu, gpu: xp.stack((gpu, cpu), axis=1),
         lambda cpu, gpu: xp.where(cpu > 0, cpu, gpu),
         lambda cpu, gpu: xp.searchsorted(cpu[0], gpu),
-        lambda cpu, gpu: xp.take(cpu, indices=gpu),
+        lambda cpu, gpu: xp.take(cpu, gpu),
         lambda cpu, gpu: xp.linalg.solve(gpu, cpu),
         lambda cpu, gpu: xp.broadcast_arrays(cpu, gpu),
     ],

@@ -123,3 +123,14 @@ def test_sector_limit_counts_distinct_sectors():
     assert sector_limit(buffer[:, 1:]) == 252 / 256  # each row: 252 bytes in 8 sectors
     assert sector_limit(buffer[:, ::8]) == 4 / 32  # one element per sector
     assert sector_limit(np.broadcast_to(buffer[0], (5, 64))) == 1.0  # distinct elements once
+
+
+def test_cli_measures_the_array_wrapper(tmp_path, capsys):
+    path = tmp_path / "array.json"
+    assert main(["bench", "--suite", "array", "--backend", "emulate", "--json", str(path)]) == 0
+    records = json.loads(path.read_text())
+    assert records and all(r["suite"] == "array" for r in records)
+    for r in records:
+        assert r["array_us"] > 0 and r["bare_us"] > 0
+        assert r["overhead_us"] == pytest.approx(r["array_us"] - r["bare_us"], abs=2e-3)
+    assert "Array wrapper, per call" in capsys.readouterr().out

@@ -1,0 +1,269 @@
+"""``infini_cupy.Array``: the namespace's array object, a lean wrapper over a ``numpy.ndarray``
+(devices ``cpu`` and ``emulator``) or a ``cupy.ndarray`` (``cuda:N``) that remembers its
+device; attributes, conversions, DLPack, ``to_device`` and indexing. Operators are installed
+by :mod:`.operators`; namespace functions wrap and unwrap in :mod:`.boundary`.
+
+An Array holds two slots, the native array and the backend its calls run on (``numpy``,
+``emulate`` or ``cuda``); a call enters that backend for its duration (a context variable,
+no global state). Basic indexing gives views; ``x[key] = v`` on a basic index is one strided
+copy into the view (``rearrange_``, our kernel) from ``v`` cast and broadcast; boolean and
+integer-array indices are the array library's.
+
+``__array__`` policy: an Array on the CPU or the emulator converts to NumPy without a copy
+(``numpy.asarray(x)``); an Array on a GPU raises TypeError, as CuPy does, rather than copy
+device to host silently: call ``x.to_device("cpu")`` first.
+
+>>> import infini_cupy as xp
+>>> x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
+>>> x.T[0], x.device
+(Array([1., 3.], device='cpu'), Device('cpu'))
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+
+import numpy as np
+
+from ..config import enter_backend, exit_backend
+from ..strided.copy import rearrange_
+from . import device as devices
+from .data_movement import astype
+from .delegated import to_device as _native_to_device
+
+_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+# what indexes a view (bool is an int but a boolean index: not here)
+_BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
+
+
+class Array:
+    """An array of the namespace, on one device; created by ``infini_cupy.asarray``, the
+    creation functions and every namespace function given an Array."""
+
+    __slots__ = ("_a", "_b")
+    __module__ = "infini_cupy"
+    # NumPy's operators and ufuncs defer to ours (ndarray + Array runs Array.__radd__)
+    __array_ufunc__ = None
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
+                        "creation functions, not by its constructor")
+
+    # ---- attributes
+    @property
+    def dtype(self):
+        return self._a.dtype
+
+    @property
+    def shape(self) -> tuple:
+        return self._a.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._a.ndim
+
+    @property
+    def size(self) -> int:
+        return self._a.size
+
+    @property
+    def device(self) -> devices.Device:
+        b = self._b
+        if b == "numpy":
+            return devices.CPU
+        if b == "emulate":
+            return devices.EMULATOR
+        return devices.cuda(self._a.device.id)
+
+    @property
+    def T(self) -> Array:
+        if self._a.ndim != 2:
+            raise ValueError(f"x.T needs a 2-d array, got {self._a.ndim} dims (use permute_dims)")
+        return wrap(self._a.T, self._b)
+
+    @property
+    def mT(self) -> Array:
+        if self._a.ndim < 2:
+            raise ValueError(f"x.mT needs at least 2 dims, got {self._a.ndim}")
+        return wrap(self._a.swapaxes(-1, -2), self._b)
+
+    def __array_namespace__(self, /, *, api_version: str | None = None):
+        if api_version is not None and api_version not in _API_VERSIONS:
+            raise ValueError(f"unsupported array API version {api_version!r}; "
+                             f"expected one of {', '.join(_API_VERSIONS)}")
+        return sys.modules[__name__.split(".")[0]]
+
+    def to_device(self, device, /, *, stream=None) -> Array:
+        """This array on ``device``: itself when already there; the CPU and the emulator
+        share memory (the new Array is a view), a GPU is a copy."""
+        target = devices.parse(device)
+        if target == self.device:
+            return self
+        if target.index is None and self._b != "cuda":
+            return wrap(self._a, target.backend)  # the CPU's memory either way
+        return wrap(_native_to_device(self._a, target.native(), stream=stream), target.backend)
+
+    # ---- conversions
+    def __bool__(self) -> bool:
+        return bool(self._a)
+
+    def __int__(self) -> int:
+        return int(self._a)
+
+    def __float__(self) -> float:
+        return float(self._a)
+
+    def __complex__(self) -> complex:
+        return complex(self._a)
+
+    def __index__(self) -> int:
+        return operator.index(self._a)
+
+    def __array__(self, dtype=None, copy=None):
+        if self._b == "cuda":
+            raise TypeError(f"an Array on {self.device} does not convert to NumPy implicitly "
+                            "(a silent device-to-host copy); use x.to_device('cpu')")
+        return np.array(self._a, dtype=dtype, copy=copy)
+
+    def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        if self._b != "cuda":
+            raise AttributeError(f"an Array on {self.device} has no __cuda_array_interface__")
+        return self._a.__cuda_array_interface__
+
+    def __repr__(self) -> str:
+        body = repr(self._a)
+        body = body[body.index("(") + 1:-1] if body.endswith(")") else body
+        return f"Array({body}, device={str(self.device)!r})"
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self._a.shape[0]))
+
+    # ---- indexing
+    def __getitem__(self, key) -> Array:
+        return wrap(self._a[_native_key(key, self._b)], self._b)
+
+    def __setitem__(self, key, value) -> None:
+        key = _native_key(key, self._b)
+        token = enter_backend(self._b)
+        try:
+            if not all(type(k) in _BASIC_INDEX_TYPES or isinstance(k, np.integer) for k in key):
+                self._a[key] = value._a if type(value) is Array else value  # the library's
+                return
+            view = self._a[key]
+            rearrange_(view, _source(value, view, self._b))
+        finally:
+            exit_backend(token)
+
+
+_new = object.__new__
+
+
+def wrap(native, backend: str) -> Array:
+    """An Array over ``native`` (a NumPy or CuPy array) whose calls run on ``backend``."""
+    a = _new(Array)
+    a._a = native
+    a._b = backend
+    return a
+
+
+def check_same_device(b1: str, b2: str) -> None:
+    if b1 != b2:
+        names = {"numpy": "cpu", "emulate": "emulator", "cuda": "cuda"}
+        raise ValueError(f"arrays are on different devices: {names[b1]} and {names[b2]}; "
+                         "move them to one device first (to_device)")
+
+
+def _native_key(key, backend: str) -> tuple:
+    """``key`` as a tuple for the native array: Arrays unwrapped, and a trailing Ellipsis so
+    that an index selecting one element gives a 0-d view, never a NumPy scalar."""
+    items = key if type(key) is tuple else (key,)
+    out = []
+    ellipsis = False
+    for k in items:
+        if type(k) is Array:
+            check_same_device(backend, k._b)
+            k = k._a
+        elif k is Ellipsis:
+            ellipsis = True
+        out.append(k)
+    if not ellipsis:
+        out.append(Ellipsis)
+    return tuple(out)
+
+
+def _library(native):
+    return np if isinstance(native, np.ndarray) else sys.modules["cupy"]
+
+
+def _source(value, view, backend: str):
+    """``value`` as a native array of ``view``'s dtype and shape (a broadcast view): the
+    source of ``x[key] = value``; another dtype goes through our cast kernel first."""
+    library = _library(view)
+    if type(value) is Array:
+        check_same_device(backend, value._b)
+        value = value._a
+    elif not hasattr(value, "dtype") or isinstance(value, np.generic):
+        value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks
+    if value.dtype != view.dtype:
+        value = astype(value, view.dtype)
+    if value.shape != view.shape:
+        value = _broadcast(library, value, view.shape)
+    return value
+
+
+def _broadcast(library, value, shape):
+    """``broadcast_to(value, shape)``: for a C-contiguous NumPy array a view made directly
+    (about 1 us; ``numpy.broadcast_to`` takes 7 us), else the library's."""
+    if library is not np or not value.flags.c_contiguous or value.ndim > len(shape):
+        return library.broadcast_to(value, shape)
+    lead = len(shape) - value.ndim
+    strides = [0] * lead
+    for n, m, stride in zip(shape[lead:], value.shape, value.strides):
+        if m != n and m != 1:
+            return library.broadcast_to(value, shape)  # NumPy's error message
+        strides.append(stride if m == n else 0)
+    # only ever the source of a copy: no need to mark it read-only as broadcast_to does
+    return np.ndarray(shape, value.dtype, buffer=value, strides=tuple(strides))
+
+
+ARRAY_TYPES: tuple = (np.ndarray,)
+
+
+def native_array_types() -> tuple:
+    """NumPy's array type, and CuPy's once CuPy is imported."""
+    cp = sys.modules.get("cupy")
+    if cp is not None and len(ARRAY_TYPES) == 1:
+        globals()["ARRAY_TYPES"] = (np.ndarray, cp.ndarray)
+    return ARRAY_TYPES
+
+
+def wrap_result(result, backend: str):
+    """Arrays in a namespace function's result as Arrays (NumPy scalars as 0-d Arrays);
+    tuples, named tuples and lists keep their type; anything else is returned as is."""
+    kind = type(result)
+    if kind is np.ndarray:
+        return wrap(result, backend)
+    if isinstance(result, np.generic):
+        return wrap(np.asarray(result), backend)
+    if kind is tuple or kind is list:
+        return kind(wrap_result(r, backend) for r in result)
+    if isinstance(result, tuple):  # named tuples (unique_all, eigh, ...)
+        return kind(*(wrap_result(r, backend) for r in result))
+    if isinstance(result, native_array_types()):
+        return wrap(result, backend)
+    return result
+
+
+__all__ = ["Array", "wrap", "wrap_result", "check_same_device", "native_array_types"]

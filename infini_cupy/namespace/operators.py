@@ -1,0 +1,88 @@
+"""The Array's operators: arithmetic, bitwise and comparison operators, their reflected and
+in-place forms and ``@``, each the namespace function of the standard (our kernels for the
+elementwise ones, ``matmul`` delegated).
+
+In-place operators write into the Array's own memory (the elementwise functions' ``out=``),
+so the result keeps the left operand's dtype and shape, as the standard requires; a result
+of another dtype or shape raises. Operands other than Arrays, native arrays of the same
+device and Python or NumPy scalars give ``NotImplemented`` (Python then raises TypeError).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .array import Array, native_array_types
+
+# operator -> the namespace function it is
+BINARY = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "pow", "and": "bitwise_and",
+    "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "bitwise_left_shift",
+    "rshift": "bitwise_right_shift",
+}
+COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
+               "eq": "equal", "ne": "not_equal"}
+UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
+
+_SCALARS = frozenset({bool, int, float, complex})
+
+
+def _operand(other) -> bool:
+    return (type(other) is Array or type(other) in _SCALARS
+            or isinstance(other, (np.generic, *native_array_types())))
+
+
+def _binary(function):
+    def op(self, other):
+        if not _operand(other):
+            return NotImplemented
+        return function(self, other)
+
+    def rop(self, other):
+        if not _operand(other):
+            return NotImplemented
+        return function(other, self)
+
+    def iop(self, other):
+        if not _operand(other):
+            return NotImplemented
+        function(self, other, out=self)
+        return self
+
+    return op, rop, iop
+
+
+def _unary(function):
+    def op(self):
+        return function(self)
+
+    return op
+
+
+def install(public: dict) -> None:
+    """Set the operators on :class:`~.array.Array` from the namespace's public functions."""
+    for op, name in BINARY.items():
+        forward, reflected, inplace = _binary(public[name])
+        setattr(Array, f"__{op}__", forward)
+        setattr(Array, f"__r{op}__", reflected)
+        setattr(Array, f"__i{op}__", inplace)
+    for op, name in COMPARISONS.items():
+        setattr(Array, f"__{op}__", _binary(public[name])[0])
+    for op, name in UNARY.items():
+        setattr(Array, f"__{op}__", _unary(public[name]))
+    matmul = public["matmul"]
+    forward, reflected, _ = _binary(matmul)
+
+    def imatmul(self, other):
+        if not _operand(other):
+            return NotImplemented
+        result = matmul(self, other)
+        if result.shape != self.shape or result.dtype != self.dtype:
+            raise ValueError(f"x @= y: the product has shape {result.shape} and dtype "
+                             f"{result.dtype}, x has {self.shape} and {self.dtype}")
+        self[...] = result
+        return self
+
+    Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = forward, reflected, imatmul
+    Array.__hash__ = None  # __eq__ is elementwise

@@ -1,0 +1,97 @@
+"""The official array API conformance suite (data-apis/array-api-tests, the pinned copy in
+``../shared/array-api-tests``) against infini_cupy in emulation: every test of the suite,
+on Arrays (the suite makes its inputs with ``xp.asarray`` and the creation functions).
+
+Fails on any failure not listed in ``conformance_xfails.txt``, where each entry says why
+(a deviation NumPy also has, or a documented choice). Runs the whole suite in a subprocess
+(about 2 minutes on 2 cores at the default 20 examples per test; set
+``INFINI_CUPY_CONFORMANCE_EXAMPLES`` for more), derandomized so that CI sees the same
+examples every run. Hypothesis's example database goes to a temporary folder, not the suite's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SUITE = REPO.parent / "shared" / "array-api-tests"
+XFAILS = Path(__file__).with_name("conformance_xfails.txt")
+EXAMPLES = int(os.environ.get("INFINI_CUPY_CONFORMANCE_EXAMPLES", "20"))
+
+
+def read_xfails(path: Path = XFAILS) -> dict[str, str]:
+    """``test id -> why`` from ``path``: one ``test_id  # why`` per line; ``#`` lines are comments."""
+    entries = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        test_id, _, why = line.partition("#")
+        assert why.strip(), f"{path.name}:{number}: {test_id.strip()} needs a reason after '#'"
+        entries[test_id.strip()] = why.strip()
+    return entries
+
+
+def test_xfails_file_is_well_formed():
+    for test_id in read_xfails():
+        assert test_id.startswith("array_api_tests/"), test_id
+
+
+def run_suite(tmp_path: Path, module: str = "infini_cupy", *extra: str) -> dict:
+    """The suite's JSON report for ``module`` (emulation for infini_cupy)."""
+    report = tmp_path / f"{module}.json"
+    env = dict(os.environ, ARRAY_API_TESTS_MODULE=module, INFINI_CUPY_BACKEND="emulate",
+               HYPOTHESIS_STORAGE_DIRECTORY=str(tmp_path / "hypothesis"),
+               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    command = [sys.executable, "-m", "pytest", str(SUITE / "array_api_tests"),
+               f"--rootdir={SUITE}", "-p", "no:cacheprovider", "-q", "--tb=line",
+               f"--max-examples={EXAMPLES}", "--hypothesis-disable-deadline",
+               "--hypothesis-derandomize", "--json-report", f"--json-report-file={report}",
+               *extra]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=1800)
+    if not report.exists():  # the suite did not even start: show why
+        raise AssertionError(f"the conformance suite did not run:\n{done.stdout[-3000:]}\n"
+                             f"{done.stderr[-3000:]}")
+    return json.loads(report.read_text())
+
+
+def failures(report: dict) -> dict[str, str]:
+    """``test id -> first line of the error`` for every failed test of a report."""
+    failed = {}
+    for test in report["tests"]:
+        if test["outcome"] in ("failed", "error"):
+            stage = next((test[s] for s in ("call", "setup", "teardown")
+                          if test.get(s, {}).get("outcome") == "failed"), {})
+            message = stage.get("crash", {}).get("message", "") or stage.get("longrepr", "")
+            failed[test["nodeid"]] = message.strip().splitlines()[0] if message.strip() else "?"
+    return failed
+
+
+@pytest.fixture(scope="module")
+def suite_report(tmp_path_factory):
+    if not SUITE.exists():
+        pytest.skip(f"the pinned conformance suite is not beside the repository ({SUITE})")
+    for plugin, package in (("pytest_jsonreport", "pytest-json-report"), ("ndindex", "ndindex")):
+        pytest.importorskip(plugin, reason=f"the conformance suite needs {package} "
+                                           "(pip install -e '.[test]')")
+    return run_suite(tmp_path_factory.mktemp("conformance"))
+
+
+def test_conformance_suite_in_emulation(request, backend_name):
+    if backend_name != "emulate":
+        pytest.skip("the conformance run is the emulator's (the suite makes its own arrays)")
+    suite_report = request.getfixturevalue("suite_report")  # after the skip: minutes of work
+    summary = suite_report["summary"]
+    assert summary.get("passed", 0) > 1000, summary  # the whole suite ran
+    expected = read_xfails()
+    unexpected = {t: m for t, m in failures(suite_report).items() if t not in expected}
+    assert not unexpected, (
+        f"{len(unexpected)} conformance failures not in {XFAILS.name}:\n"
+        + "\n".join(f"  {t}\n      {m}" for t, m in sorted(unexpected.items())))

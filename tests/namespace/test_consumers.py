@@ -1,0 +1,88 @@
+"""Generic array-API code that nobody here wrote, given Arrays: it discovers infini_cupy from
+the array (``x.__array_namespace__()`` / ``array_namespace(x)``), gives NumPy's answers, and
+runs our kernels (launches counted).
+
+Consumers: ``einops.array_api`` and ``array_api_extra``, unmodified.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.runtime.launch import recording
+
+einops_array_api = pytest.importorskip("einops.array_api")
+xpx = pytest.importorskip("array_api_extra")
+
+rng = np.random.default_rng(3)
+
+
+@pytest.fixture
+def arr(to_device):
+    return lambda h: xp.asarray(to_device(h))
+
+
+def check(got, expected, to_host):
+    assert type(got) is xp.Array, type(got)  # the consumer stayed in our namespace
+    host = to_host(got)
+    assert host.shape == np.shape(expected)
+    np.testing.assert_allclose(host, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_einops_array_api(arr, to_host):
+    h = rng.standard_normal((2, 3, 4))
+    x = arr(h)
+    assert einops_array_api.rearrange.__module__.startswith("einops")
+    with recording() as launches:
+        check(einops_array_api.rearrange(x, "b h w -> b (w h)"),
+              h.transpose(0, 2, 1).reshape(2, 12), to_host)
+    assert len(launches) == 1  # the merge needs one copy: our rearrange kernel
+    check(einops_array_api.rearrange(x, "b h w -> w b h"), h.transpose(2, 0, 1), to_host)
+    check(einops_array_api.reduce(x, "b h w -> b w", "max"), h.max(axis=1), to_host)
+    check(einops_array_api.reduce(x, "b (h h2) w -> b w", "sum", h2=3), h.sum(axis=1), to_host)
+    check(einops_array_api.repeat(x, "b h w -> b h (w c)", c=2), np.repeat(h, 2, axis=2), to_host)
+    packed, shapes = einops_array_api.pack([x, x[:, 0]], "b * w")
+    check(packed, np.concatenate([h, h[:, :1]], axis=1), to_host)
+    first, second = einops_array_api.unpack(packed, shapes, "b * w")
+    check(second, h[:, 0], to_host)
+
+
+# (name, call on an Array or NumPy array, whether our kernels run)
+EXTRA_CASES = [
+    ("cov", lambda m, a: m.cov(a[0]), True),
+    ("kron", lambda m, a: m.kron(a[0], a[1]), True),
+    ("pad", lambda m, a: m.pad(a, 1), True),
+    ("sinc", lambda m, a: m.sinc(a), True),
+    ("create_diagonal", lambda m, a: m.create_diagonal(a[0, 0]), True),
+    ("isclose", lambda m, a: m.isclose(a, a + 1e-9), True),
+    ("setdiff1d", lambda m, a: m.setdiff1d(a[0, 0], a[0, 0, :2]), True),
+    ("apply_where", lambda m, a: m.apply_where(a > 0, a, lambda v: v * v, fill_value=0.0), True),
+    ("atleast_nd", lambda m, a: m.atleast_nd(a[0, 0], ndim=3), False),
+    ("nunique", lambda m, a: m.nunique(a), False),
+]
+
+
+@pytest.mark.parametrize("name, call, ours", EXTRA_CASES, ids=[c[0] for c in EXTRA_CASES])
+def test_array_api_extra(arr, to_host, name, call, ours):
+    h = rng.standard_normal((2, 3, 4))
+    expected = np.asarray(call(xpx, h))  # the same function on NumPy arrays: the oracle
+    with recording() as launches:
+        got = call(xpx, arr(h))
+    check(got, expected, to_host)
+    assert bool(launches) == ours, [r.name for r in launches]
+
+
+def test_array_api_extra_at_writes_through_our_setitem(arr, to_host):
+    h = rng.standard_normal((3, 4))
+    x = arr(h)
+    with recording() as launches:
+        y = xpx.at(x)[1, ::2].set(5.0, copy=True)
+    expected = h.copy()
+    expected[1, ::2] = 5.0
+    check(y, expected, to_host)
+    check(x, h, to_host)  # copy=True left x alone
+    assert len(launches) >= 2  # the copy, and x[key] = v as one strided copy
+    y = xpx.at(x)[x > 0].add(1.0, copy=True)
+    check(y, np.where(h > 0, h + 1, h), to_host)
