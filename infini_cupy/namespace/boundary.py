@@ -74,6 +74,9 @@ _GLOBALS = {"_SPECIAL": _SPECIAL, "_Array": Array, "_take": _take, "_take_all": 
 def compile_function(name: str, params: str, arrays: str, impl, creation: bool = False):
     """The public ``name(params)``: unwraps ``arrays`` parameters, calls ``impl`` and wraps.
 
+    ``arrays`` names the array parameters: ``x`` (an Array or a NumPy scalar, taken as a 0-d
+    array), ``~x`` (an Array; a NumPy scalar passes as it is), ``[xs]``/``*xs`` (sequences).
+
     ``impl`` is called with positional-only parameters by position and the others by
     keyword, under the standard's names.
     """
@@ -99,6 +102,8 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
                       "    if type(out) is _Array: out, _b = _take(out, _b)"]
         elif a[0] in "[*":
             lines.append(f"    {a.strip('[]*')}, _b = _take_all({a.strip('[]*')}, _b)")
+        elif a[0] == "~":  # Arrays unwrapped, NumPy scalars left to go by value (clip bounds)
+            lines.append(f"    if type({a[1:]}) is _Array: {a[1:]}, _b = _take({a[1:]}, _b)")
         else:
             lines.append(f"    if isinstance({a}, _SPECIAL): {a}, _b = _take({a}, _b)")
     result_backend = "_b"

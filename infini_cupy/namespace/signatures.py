@@ -40,7 +40,7 @@ NAMESPACE = {
     "isdtype": ("dtype, kind", ""),
     "result_type": ("*arrays_and_dtypes", "*arrays_and_dtypes"),
     # elementwise
-    "clip": ("x, /, min=None, max=None, *, out=None", "x min max out"),
+    "clip": ("x, /, min=None, max=None, *, out=None", "x ~min ~max out"),
     # indexing
     "take": ("x, indices, /, *, axis=None", "x indices"),
     "take_along_axis": ("x, indices, /, *, axis=-1", "x indices"),
