@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import sys
 
 import array_api_compat
 import numpy as np
@@ -146,27 +147,41 @@ def same(got, expected):
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
 
 
-def test_creation_on_the_default_and_cpu_devices():
-    for device in (None, "cpu"):
-        same(xp.zeros((2, 3), device=device), np.zeros((2, 3)))
-        same(xp.ones(4, dtype=xp.int32, device=device), np.ones(4, dtype=np.int32))
-        same(xp.full((2,), 7, device=device), np.full((2,), 7))
-        same(xp.arange(1, 10, 3, device=device), np.arange(1, 10, 3))
-        same(xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1))
-        same(xp.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5))
+@pytest.fixture
+def same_on_device(to_host):
+    """``same`` for results of the suite's device arrays (CuPy under ``--backend cuda``)."""
+
+    def check(got, expected):
+        native = [np.ndarray] + ([sys.modules["cupy"].ndarray] if "cupy" in sys.modules else [])
+        assert type(got) in native, type(got)  # native arrays, no wrapper
+        same(to_host(got), expected)
+
+    return check
+
+
+def test_creation_on_the_default_and_cpu_devices(to_device, same_on_device):
+    # device=None: the backend's default device (the GPU under --backend cuda)
+    for device, check in ((None, same_on_device), ("cpu", same)):
+        check(xp.zeros((2, 3), device=device), np.zeros((2, 3)))
+        check(xp.ones(4, dtype=xp.int32, device=device), np.ones(4, dtype=np.int32))
+        check(xp.full((2,), 7, device=device), np.full((2,), 7))
+        check(xp.arange(1, 10, 3, device=device), np.arange(1, 10, 3))
+        check(xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1))
+        check(xp.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5))
         assert xp.empty((2, 2), device=device).shape == (2, 2)
-    x = rng.standard_normal((2, 3))
-    same(xp.zeros_like(x), np.zeros_like(x))
-    same(xp.ones_like(x, dtype=xp.float32, device="cpu"), np.ones_like(x, dtype=np.float32))
-    same(xp.full_like(x, 2.5), np.full_like(x, 2.5))
+    h = rng.standard_normal((2, 3))
+    x, check = to_device(h), same_on_device
+    check(xp.zeros_like(x), np.zeros_like(h))
+    same(xp.ones_like(x, dtype=xp.float32, device="cpu"), np.ones_like(h, dtype=np.float32))
+    check(xp.full_like(x, 2.5), np.full_like(h, 2.5))
     assert xp.empty_like(x).shape == x.shape
     same(xp.asarray([[1, 2], [3, 4]], device="cpu"), np.array([[1, 2], [3, 4]]))
-    same(xp.asarray(x, copy=True), x)
+    check(xp.asarray(x, copy=True), h)
     assert xp.asarray(x) is x
-    same(xp.from_dlpack(x), x)
-    same(xp.tril(np.ones((3, 3))), np.tril(np.ones((3, 3))))
-    a, b = xp.meshgrid(np.arange(3), np.arange(2), indexing="ij")
-    same(a, np.meshgrid(np.arange(3), np.arange(2), indexing="ij")[0])
+    check(xp.from_dlpack(x), h)
+    check(xp.tril(to_device(np.ones((3, 3)))), np.tril(np.ones((3, 3))))
+    a, b = xp.meshgrid(to_device(np.arange(3)), to_device(np.arange(2)), indexing="ij")
+    check(a, np.meshgrid(np.arange(3), np.arange(2), indexing="ij")[0])
 
 
 def test_to_device_on_the_cpu():
@@ -193,93 +208,103 @@ def test_cuda_backend_defaults_to_cupy():
         assert _delegated.namespace_for_device(None) is array_api_compat.numpy
 
 
-def test_sorting_searching_sets():
-    x = rng.integers(0, 5, size=(4, 6))
-    same(xp.sort(x, axis=0), np.sort(x, axis=0))
-    same(xp.sort(x, descending=True), -np.sort(-x))
-    same(xp.argsort(x, stable=True), np.argsort(x, kind="stable"))
-    same(xp.unique_values(x), np.unique(x))
+def test_sorting_searching_sets(to_device, same_on_device):
+    h = rng.integers(0, 5, size=(4, 6))
+    x, check = to_device(h), same_on_device
+    check(xp.sort(x, axis=0), np.sort(h, axis=0))
+    check(xp.sort(x, descending=True), -np.sort(-h))
+    check(xp.argsort(x, stable=True), np.argsort(h, kind="stable"))
+    check(xp.unique_values(x), np.unique(h))
     values, counts = xp.unique_counts(x)
-    expected = np.unique(x, return_counts=True)
-    same(values, expected[0])
-    same(counts, expected[1])
+    expected = np.unique(h, return_counts=True)
+    check(values, expected[0])
+    check(counts, expected[1])
     values, inverse = xp.unique_inverse(x)
-    same(values[inverse], x)
+    check(values[inverse], h)
     result = xp.unique_all(x)
-    same(result.values[result.inverse_indices], x)
-    same(x.reshape(-1)[result.indices], result.values)
-    same(xp.searchsorted(np.arange(10), np.array([2.5, 7])), np.searchsorted(np.arange(10), [2.5, 7]))
-    same(xp.argmax(x, axis=1, keepdims=True), np.argmax(x, axis=1, keepdims=True))
-    same(xp.count_nonzero(x, axis=0), np.count_nonzero(x, axis=0))
-    same(xp.nonzero(x)[1], np.nonzero(x)[1])
-    same(xp.where(x > 2, x, 0), np.where(x > 2, x, 0))
+    check(result.values[result.inverse_indices], h)
+    check(x.reshape(-1)[result.indices], np.unique(h))
+    check(xp.searchsorted(to_device(np.arange(10)), to_device(np.array([2.5, 7]))),
+          np.searchsorted(np.arange(10), [2.5, 7]))
+    check(xp.argmax(x, axis=1, keepdims=True), np.argmax(h, axis=1, keepdims=True))
+    check(xp.count_nonzero(x, axis=0), np.count_nonzero(h, axis=0))
+    check(xp.nonzero(x)[1], np.nonzero(h)[1])
+    check(xp.where(x > 2, x, 0), np.where(h > 2, h, 0))
 
 
-def test_statistics_and_utilities():
-    x = rng.standard_normal((3, 4, 5))
+def test_statistics_and_utilities(to_device, same_on_device):
+    h = rng.standard_normal((3, 4, 5))
+    x, check = to_device(h), same_on_device
     for axis in (None, 0, (1, 2), -1):
         for keepdims in (False, True):
-            same(xp.sum(x, axis=axis, keepdims=keepdims), np.sum(x, axis=axis, keepdims=keepdims))
-            same(xp.mean(x, axis=axis, keepdims=keepdims), np.mean(x, axis=axis, keepdims=keepdims))
-            same(xp.std(x, axis=axis, keepdims=keepdims, correction=1),
-                 np.std(x, axis=axis, keepdims=keepdims, ddof=1))
-            same(xp.max(x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
-    same(xp.cumulative_sum(x, axis=1, include_initial=True),
-         np.concatenate([np.zeros((3, 1, 5)), np.cumsum(x, axis=1)], axis=1))
-    same(xp.diff(x, axis=0), np.diff(x, axis=0))
-    same(xp.any(x > 1, axis=0), np.any(x > 1, axis=0))
+            check(xp.sum(x, axis=axis, keepdims=keepdims), np.sum(h, axis=axis, keepdims=keepdims))
+            check(xp.mean(x, axis=axis, keepdims=keepdims), np.mean(h, axis=axis, keepdims=keepdims))
+            check(xp.std(x, axis=axis, keepdims=keepdims, correction=1),
+                  np.std(h, axis=axis, keepdims=keepdims, ddof=1))
+            check(xp.max(x, axis=axis, keepdims=keepdims), np.max(h, axis=axis, keepdims=keepdims))
+    check(xp.cumulative_sum(x, axis=1, include_initial=True),
+          np.concatenate([np.zeros((3, 1, 5)), np.cumsum(h, axis=1)], axis=1))
+    check(xp.diff(x, axis=0), np.diff(h, axis=0))
+    check(xp.any(x > 1, axis=0), np.any(h > 1, axis=0))
 
 
-def test_indexing_and_linear_algebra():
-    x = rng.standard_normal((4, 5))
-    same(xp.take(x, np.array([3, 0, 0]), axis=0), x[[3, 0, 0]])
-    idx = np.argsort(x, axis=1)
-    same(xp.take_along_axis(x, idx, axis=1), np.sort(x, axis=1))
-    y = rng.standard_normal((5, 3))
-    same(xp.matmul(x, y), x @ y)
-    same(xp.matrix_transpose(x), x.T)
-    same(xp.tensordot(x, y, axes=1), np.tensordot(x, y, axes=1))
-    same(xp.vecdot(x, x), np.sum(x * x, axis=-1))
-    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
-    same(xp.linalg.inv(a), np.linalg.inv(a))
-    same(xp.linalg.det(a), np.linalg.det(a))
-    same(xp.linalg.solve(a, np.ones((3, 1))), np.linalg.solve(a, np.ones((3, 1))))
-    same(xp.linalg.svdvals(a), np.linalg.svd(a, compute_uv=False))
-    same(xp.linalg.vector_norm(x, axis=1), np.linalg.norm(x, axis=1))
-    same(xp.linalg.matrix_norm(a, ord="fro"), np.linalg.norm(a))
-    same(xp.linalg.matmul(x, y), x @ y)
+def test_indexing_and_linear_algebra(to_device, same_on_device):
+    h = rng.standard_normal((4, 5))
+    x, check = to_device(h), same_on_device
+    check(xp.take(x, to_device(np.array([3, 0, 0])), axis=0), h[[3, 0, 0]])
+    idx = xp.argsort(x, axis=1)
+    check(xp.take_along_axis(x, idx, axis=1), np.sort(h, axis=1))
+    hy = rng.standard_normal((5, 3))
+    y = to_device(hy)
+    check(xp.matmul(x, y), h @ hy)
+    check(xp.matrix_transpose(x), h.T)
+    check(xp.tensordot(x, y, axes=1), np.tensordot(h, hy, axes=1))
+    check(xp.vecdot(x, x), np.sum(h * h, axis=-1))
+    ha = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    a = to_device(ha)
+    check(xp.linalg.inv(a), np.linalg.inv(ha))
+    check(xp.linalg.det(a), np.linalg.det(ha))
+    check(xp.linalg.solve(a, to_device(np.ones((3, 1)))), np.linalg.solve(ha, np.ones((3, 1))))
+    check(xp.linalg.svdvals(a), np.linalg.svd(ha, compute_uv=False))
+    check(xp.linalg.vector_norm(x, axis=1), np.linalg.norm(h, axis=1))
+    check(xp.linalg.matrix_norm(a, ord="fro"), np.linalg.norm(ha))
+    check(xp.linalg.matmul(x, y), h @ hy)
     sign, logabsdet = xp.linalg.slogdet(a)  # NumPy's scalars come back as 0-d arrays
-    same(sign, np.asarray(np.linalg.slogdet(a).sign))
-    same(logabsdet, np.asarray(np.linalg.slogdet(a).logabsdet))
+    check(sign, np.asarray(np.linalg.slogdet(ha).sign))
+    check(logabsdet, np.asarray(np.linalg.slogdet(ha).logabsdet))
     assert xp.linalg.slogdet(a)._fields == ("sign", "logabsdet")  # still the namedtuple
 
 
-def test_fft():
-    x = rng.standard_normal(16)
-    same(xp.fft.fft(x), np.fft.fft(x))
-    same(xp.fft.rfft(x, n=8), np.fft.rfft(x, n=8))
-    same(xp.fft.irfft(np.fft.rfft(x)), np.fft.irfft(np.fft.rfft(x)))
+def test_fft(to_device, same_on_device):
+    h = rng.standard_normal(16)
+    x, check = to_device(h), same_on_device
+    check(xp.fft.fft(x), np.fft.fft(h))
+    check(xp.fft.rfft(x, n=8), np.fft.rfft(h, n=8))
+    check(xp.fft.irfft(to_device(np.fft.rfft(h))), np.fft.irfft(np.fft.rfft(h)))
     same(xp.fft.fftfreq(8, d=0.5, device="cpu"), np.fft.fftfreq(8, d=0.5))
-    same(xp.fft.rfftfreq(8), np.fft.rfftfreq(8))
-    same(xp.fft.fftshift(x), np.fft.fftshift(x))
+    check(xp.fft.rfftfreq(8), np.fft.rfftfreq(8))
+    check(xp.fft.fftshift(x), np.fft.fftshift(h))
 
 
-def test_data_type_functions():
+def test_data_type_functions(to_device, same_on_device):
     assert xp.result_type(xp.int8, xp.float32) == np.float32
-    assert xp.result_type(np.zeros(2, np.int16), np.zeros(2, np.uint8)) == np.int16
+    assert xp.result_type(to_device(np.zeros(2, np.int16)), to_device(np.zeros(2, np.uint8))) == np.int16
     assert xp.can_cast(xp.int8, xp.int64) and not xp.can_cast(xp.float64, xp.int8)
     assert xp.finfo(xp.float32).eps == np.finfo(np.float32).eps
     assert xp.iinfo(xp.uint8).max == 255
     assert xp.isdtype(xp.float32, "real floating") and not xp.isdtype(xp.int8, "bool")
-    same(xp.astype(np.arange(3), xp.float32), np.arange(3, dtype=np.float32))
+    same_on_device(xp.astype(to_device(np.arange(3)), xp.float32), np.arange(3, dtype=np.float32))
 
 
-def test_info():
+def test_info(backend_name):
     info = xp.__array_namespace_info__()
     assert info.capabilities() == {
         "boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64,
     }
-    assert info.default_device() == "cpu"
+    if backend_name == "cuda":  # the backend's default device: CuPy's current one
+        assert info.default_device() == sys.modules["cupy"].cuda.Device()
+    else:
+        assert info.default_device() == "cpu"
     assert info.default_dtypes(device="cpu")["indexing"] == np.int64
     assert list(info.dtypes(kind="bool")) == ["bool"]
     assert set(info.dtypes(kind=("signed integer", "complex floating"))) == {
@@ -328,9 +353,9 @@ def test_numpy_arrays_under_the_cuda_backend_are_an_error():
         xp.sort(np.arange(3))
 
 
-def test_reductions_return_0d_arrays_not_scalars():
-    x = np.arange(6.0)
+def test_reductions_return_0d_arrays_not_scalars(to_device):
+    x = to_device(np.arange(6.0))
     for result in (xp.sum(x), xp.max(x), xp.all(x > -1), xp.linalg.vector_norm(x)):
-        assert type(result) is np.ndarray and result.ndim == 0
+        assert type(result) is type(x) and result.ndim == 0
     values = xp.unique_counts(x)  # tuples of arrays come back unchanged
     assert values._fields == ("values", "counts")
