@@ -92,6 +92,14 @@ def ctype(dtype) -> str:
     return DTYPE_TABLE[as_dtype(dtype)][0]
 
 
+def alignment(dtype) -> int:
+    """Bytes the kernels' C++ type of ``dtype`` is aligned to: its size (``ic::complex<T>`` is
+    ``alignas(2 * sizeof(T))``, ``ic::half_t`` ``alignas(2)``). NumPy asks less of its arrays
+    (8 bytes for complex128, none of a view carved at any byte offset): a kernel must not
+    dereference such an array as its C++ type (a misaligned access: a dead CUDA context)."""
+    return as_dtype(dtype).itemsize
+
+
 def category(dtype) -> str:
     """One of ``bool``, ``signed``, ``unsigned``, ``real floating``, ``complex floating``."""
     return DTYPE_TABLE[as_dtype(dtype)][1]

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, settings
 
 import infini_cupy
 from infini_cupy import arrays, config
+from tests.support import device
 
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
 # property runs (tests marked slow, tests/test_properties_long.py), many examples each.
@@ -102,11 +103,11 @@ def _run_on_backend(backend_name):
 
 @pytest.fixture
 def to_device(backend_name):
-    """Move a NumPy array to the suite's device (identity in emulation)."""
+    """Move a NumPy array to the suite's device (identity in emulation). On a GPU the copy
+    keeps the shape, strides and address modulo 256 (tests/support/device.py): a transposed,
+    offset or broadcast input stays one, and takes the kernel variant it takes in emulation."""
     if backend_name == "cuda":
-        import cupy
-
-        return cupy.asarray
+        return device.same_layout_on_gpu
     return lambda a: a
 
 

@@ -55,6 +55,33 @@ def _overlap(a, b) -> bool:
     return bool(np.may_share_memory(a, b))
 
 
+def _misaligned(a, pointer) -> bool:
+    """``a``'s address or a stride (of a dim longer than 1) is off the alignment of its C++
+    type (:func:`infini_cupy.dtypes.alignment`, the itemsize): a kernel must not dereference
+    it as that type. NumPy calls ``np.arange(21.0)[1:].view(np.complex128)`` aligned; C++
+    does not."""
+    mask = a.itemsize - 1
+    if not mask or a.size == 0:
+        return False  # 1-byte types are always aligned; nothing is dereferenced
+    if pointer(a) & mask:
+        return True
+    for st in a.strides:  # a stride off the alignment matters only on a dim longer than 1
+        if st & mask:
+            return any(s & mask for n, s in zip(a.shape, a.strides) if n > 1)
+    return False
+
+
+def _aligned(a, backend):
+    """``a`` itself when aligned for its C++ type, else a copy into a new C-contiguous array
+    (the strided copy picks its access width from the actual addresses and strides, down to
+    bytes, so it reads any layout)."""
+    if not _misaligned(a, pointer_reader(backend)):
+        return a
+    temp = empty(backend, a.shape, a.dtype)
+    _copy(temp, a, backend)
+    return temp
+
+
 # ---------------------------------------------------------------- running a plan
 def _copy(dst, src, backend):
     """``rearrange_(dst, src)`` for a fresh temporary on either side (no overlap, no checks);
@@ -156,9 +183,16 @@ def cast(x, dtype, backend: str | None = None, out=None):
             out = empty(backend, x.shape, dtype)
         if out.size == 0:
             return out
-        signature = _signature(CAST_FUNCTOR, out.dtype, x.dtype)
+        x = _aligned(x, backend)
+        target = out
+        if _misaligned(out, pointer_reader(backend)):  # cast into a temporary, copy bytewise
+            target = empty(backend, out.shape, dtype)
+        signature = _signature(CAST_FUNCTOR, target.dtype, x.dtype)
         zero = dtypes.kernel_scalar(x.dtype)(0)
-        _run(signature, _plan(signature, out, [x]), out, [x], (zero, zero, zero), 0, backend)
+        _run(signature, _plan(signature, target, [x]), target, [x], (zero, zero, zero), 0,
+             backend)
+        if target is not out:
+            _copy(out, target, backend)
     return out
 
 
@@ -175,6 +209,8 @@ def _prepare_out(func, out, shape, dtype, inputs, backend):
     if not is_writeable(out):
         raise ValueError(f"{func}(): out (shape {out.shape}, strides {out.strides}) is read-only")
     pointer = pointer_reader(backend)
+    if _misaligned(out, pointer):
+        return empty(backend, shape, dtype), out  # computed aligned, then copied bytewise
     for x in inputs:
         if x is None:
             continue
@@ -257,7 +293,9 @@ def _apply(op, args, out, backend):
     # 0-d array would be a host-to-device copy per call).
     dtype_in, dtype_out, shape = resolve(op, args)
     zero = dtypes.kernel_scalar(dtype_in)(0)
-    inputs, values, scalar_mask, casts = [], [zero, zero, zero], 0, False
+    # copied: an input was cast or realigned, so the plan is not that of args' own layouts
+    # (the short path, keyed on those, must not remember it)
+    inputs, values, scalar_mask, copied = [], [zero, zero, zero], 0, False
     for k, a in enumerate(args):
         if dtypes.is_python_scalar(a):
             inputs.append(None)
@@ -270,9 +308,10 @@ def _apply(op, args, out, backend):
             scalar_mask |= 1 << k
         elif a.dtype != dtype_in:
             inputs.append(cast(a, dtype_in, backend))
-            casts = True
+            copied = True
         else:
-            inputs.append(a)
+            inputs.append(_aligned(a, backend))
+            copied |= inputs[-1] is not a
     if out is None:
         target, copy_back = empty(backend, shape, dtype_out), None
     else:
@@ -281,10 +320,10 @@ def _apply(op, args, out, backend):
         signature = _signature(op.functor, dtype_out, dtype_in)
         plan = _plan(signature, target, inputs)
         _run(signature, plan, target, inputs, tuple(values), scalar_mask, backend)
-        if out is None and not casts and op.arity <= 2:
+        if out is None and not copied and op.arity <= 2:
             remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask)
     if copy_back is not None:
         if target.size:
-            _copy(copy_back, target, backend)  # same dtype; one launch for any layout of out
+            _copy(copy_back, target, backend)  # same dtype: a byte copy, any alignment of out
         return copy_back
     return target

@@ -34,7 +34,8 @@ class _Known:
     """What a remembered signature needs per call (see ``short_call``)."""
 
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
-                 "bounds", "mask_arg", "arrays", "scalars", "pad", "on_gpu", "copies")
+                 "bounds", "mask_arg", "arrays", "scalars", "pad", "on_gpu", "copies",
+                 "align_mask")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -77,6 +78,9 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
     known.arrays = tuple(k for k in range(len(args)) if not scalar_mask >> k & 1)
     known.scalars = tuple(k for k in range(len(args)) if scalar_mask >> k & 1)
     known.pad = 3 - len(args)
+    # Strides are in the key; an address off the C++ type's alignment goes through apply,
+    # which copies that operand aligned first.
+    known.align_mask = dtypes.alignment(dtype_in) - 1
     known.on_gpu = backend == "cuda"
     known.copies = {}
     known.bounds = None  # scalars inside these bounds convert without overflow or rounding to inf
@@ -117,6 +121,17 @@ def short_call(name: str, args):
         backend, pointer = "emulate", numpy_data_pointer
     else:
         return None  # the numpy backend asked for: apply says what happens
+    # Each array's pointer, read once: off its C++ type's alignment, the call goes through
+    # apply (which copies that operand aligned first); else its bits the 16-byte path needs.
+    align_mask = known.align_mask
+    masks = None if known.staged else known.launch.vector_masks
+    misaligned = 0
+    for k in known.arrays:
+        address = pointer(args[k])
+        if address & align_mask:
+            return None
+        if masks is not None:
+            misaligned |= address & masks[k + 1]
     values = known.values[:]
     for k in known.scalars:
         values[k] = _value(known, args[k])
@@ -127,12 +142,9 @@ def short_call(name: str, args):
     operands = list(args)
     for k in known.scalars:
         operands[k] = out
-    masks = kernel_launch.vector_masks
     flag = FLAG_OFF
     if masks is not None:
-        misaligned = pointer(out) & masks[0]
-        for k in known.arrays:
-            misaligned |= pointer(operands[k]) & masks[k + 1]
+        misaligned |= pointer(out) & masks[0]
         flag = FLAG_OFF if misaligned else FLAG_ON
     launch(ek.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
            (out, *operands) + (out,) * known.pad + (*values, known.mask_arg,

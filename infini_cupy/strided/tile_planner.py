@@ -172,6 +172,14 @@ def _vector(unit, shape, strides, residue, along) -> int:
     return 1  # pragma: no cover - v == 1 always qualifies
 
 
+def _tile_vector(vector, length, tile, shift) -> int:
+    """``vector`` when every tile along a dim of ``length`` starts and ends on a whole
+    vector (tiles of ``tile`` elements, the first ``shift`` short), else 1."""
+    if vector == 1 or -(-(length + shift) // tile) == 1:
+        return vector  # one tile: the whole dim, whose start and length _vector checked
+    return vector if tile % vector == 0 and shift % vector == 0 else 1
+
+
 def _round_down(n: int, granule: int) -> int:
     return max(granule, n // granule * granule)
 
@@ -293,6 +301,13 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         pitch = tile1
         read_chained = tile1 == len1 and src_stride1 == unit and src_stride0 == len1 * unit
     shift1 = _shift(len1, tile1, dst_skew, unit)
+    # A side's vector must fit every tile's rows, not just element 0's: tile edges fall at
+    # t * tile - shift along the dim the side walks, and the shift of dim 1 follows dst's
+    # sectors, so a misaligned copy's src rows can start off the vector (float16 src read
+    # 4 bytes at a time from the second tile on, 2 bytes past it: a misaligned access).
+    read_tile, read_shift = (tile0, shift0) if transpose else (tile1, shift1)
+    read_vector = _tile_vector(read_vector, len0 if transpose else len1, read_tile, read_shift)
+    write_vector = _tile_vector(write_vector, len1, tile1, shift1)
     write_chained = tile1 == len1 and dst_stride0 == len1 * unit
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from infini_cupy import arrays, config
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_, rearrange_copy
 from tests.support import dtype_cases
@@ -64,7 +65,8 @@ def buffer_size(shape, spec) -> int:
 
 def carve(flat, shape, spec):
     """A view of ``shape`` into ``flat`` with the layout ``spec`` (steps, permutation,
-    broadcast dims, offset)."""
+    broadcast dims, offset); indexing only, so a host buffer and its device copy give the
+    same view."""
     steps, perm, broadcast, offset = spec
     ndim = len(shape)
     lengths = [1 if broadcast[d] else shape[d] for d in range(ndim)]
@@ -74,8 +76,10 @@ def carve(flat, shape, spec):
         return base  # indexing a 0-d array with () would give a scalar
     view = base[tuple(slice(None, None, steps[d]) for d in perm)]
     view = view[tuple(slice(0, lengths[d]) for d in perm)]
-    view = np.transpose(view, np.argsort(perm))
-    return np.broadcast_to(view, shape) if any(broadcast) else view
+    view = view.transpose(tuple(int(d) for d in np.argsort(perm)))
+    if not any(broadcast):
+        return view
+    return arrays.as_strided(view, shape, [0 if b else st for b, st in zip(broadcast, view.strides)])
 
 
 def random_view(rng, shape, dtype, spec):
@@ -83,33 +87,32 @@ def random_view(rng, shape, dtype, spec):
     return carve(flat, shape, spec), flat
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(layouts())
-def test_rearrange_into_any_layout_matches_numpy(backend_name, case):
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=layouts())
+def test_rearrange_into_any_layout_matches_numpy(case, to_device, to_host):
     shape, dtype, src_spec, dst_spec, seed = case
     rng = np.random.default_rng(seed)
-    if backend_name == "cuda":
-        pytest.skip("host layouts; the cuda variant is test_rearrange_on_gpu")
-    x, _ = random_view(rng, shape, dtype, src_spec)
-    y, y_buffer = random_view(rng, shape, dtype, dst_spec)
-    untouched = y_buffer.copy()
-    y_mask = np.zeros(y_buffer.shape, bool)
-    y_mask[carve(np.arange(y_buffer.size), shape, dst_spec).ravel()] = True  # elements y covers
-    expected = np.array(x)
-    result = rearrange_(y, x)
+    x_host, x_buffer = random_view(rng, shape, dtype, src_spec)
+    _, y_buffer = random_view(rng, shape, dtype, dst_spec)
+    expected = y_buffer.copy()  # y's elements from x, every other element untouched
+    carve(expected, shape, dst_spec)[...] = x_host
+    y_device = to_device(y_buffer)
+    y = carve(y_device, shape, dst_spec)
+    result = rearrange_(y, carve(to_device(x_buffer), shape, src_spec))
     assert result is y
-    np.testing.assert_array_equal(y, expected)
-    np.testing.assert_array_equal(y_buffer[~y_mask], untouched[~y_mask])  # nothing else written
+    np.testing.assert_array_equal(to_host(y_device), expected)
 
 
-@settings(max_examples=60, deadline=None)
-@given(layouts())
-def test_rearrange_copy_is_c_contiguous(backend_name, case):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=layouts())
+def test_rearrange_copy_is_c_contiguous(case, to_device, to_host):
     shape, dtype, src_spec, _, seed = case
-    x, _ = random_view(np.random.default_rng(seed), shape, dtype, src_spec)
+    x_host, x_buffer = random_view(np.random.default_rng(seed), shape, dtype, src_spec)
+    x = carve(to_device(x_buffer), shape, src_spec)
     y = rearrange_copy(x)
     assert y.flags.c_contiguous and y.shape == x.shape and y.dtype == x.dtype
-    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(to_host(y), x_host)
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3, 0, 2), (1,), (1, 1, 1)])
@@ -173,37 +176,39 @@ def test_dtype_mismatch_names_the_dtypes(to_device, to_host):
     assert not to_host(y).any()
 
 
-def test_self_overlapping_destination_is_rejected():
-    buf = np.zeros(4, np.float32)
-    y = np.lib.stride_tricks.as_strided(buf, (3, 4), (0, 4))  # writeable, rows alias
+def test_self_overlapping_destination_is_rejected(to_device, to_host):
+    buf = to_device(np.zeros(4, np.float32))
+    y = arrays.as_strided(buf, (3, 4), (0, 4))  # writeable, rows alias
     with pytest.raises(ValueError, match="overlap"):
-        rearrange_(y, np.ones((3, 4), np.float32))
-    assert not buf.any()
+        rearrange_(y, to_device(np.ones((3, 4), np.float32)))
+    assert not to_host(buf).any()
 
 
-def test_non_arrays_and_object_dtypes_are_type_errors():
+def test_non_arrays_and_object_dtypes_are_type_errors(to_device):
     with pytest.raises(TypeError, match="list"):
-        rearrange_([1, 2], np.zeros(2))
-    with pytest.raises(TypeError, match="object"):
+        rearrange_([1, 2], to_device(np.zeros(2)))
+    # object arrays exist on the host only: the emulate backend takes NumPy arrays in every run
+    with config.backend("emulate"), pytest.raises(TypeError, match="object"):
         rearrange_(np.empty(2, object), np.empty(2, object))
 
 
-def test_read_only_destination(backend_name):
+def test_read_only_destination():
     y = np.zeros(3)
     y.flags.writeable = False
-    with pytest.raises(ValueError, match="read-only"):
+    # the read-only flag is NumPy's (CuPy arrays are always writeable): a host check in every run
+    with config.backend("emulate"), pytest.raises(ValueError, match="read-only"):
         rearrange_(y, np.ones(3))
 
 
-def test_plan_cache_hit_does_no_planning(monkeypatch):
-    x = np.random.default_rng(3).standard_normal((9, 7)).astype(np.float32)
-    y = np.empty((7, 9), np.float32)
+def test_plan_cache_hit_does_no_planning(monkeypatch, to_device, to_host):
+    h = np.random.default_rng(3).standard_normal((9, 7)).astype(np.float32)
+    x, y = to_device(h), to_device(np.empty((7, 9), np.float32))
     rearrange_(y, x.T)
     calls = []
     monkeypatch.setattr(rearrange_module, "plan_rearrange", lambda *a, **k: calls.append(a))
     rearrange_(y, x.T)
     assert calls == []
-    np.testing.assert_array_equal(y, x.T)
+    np.testing.assert_array_equal(to_host(y), h.T)
 
 
 @pytest.mark.gpu

@@ -1,5 +1,6 @@
 """Every variant of the rearrange kernel matrix (450) and the general kernel, launched directly
-with hand-built arguments and checked against NumPy.
+with hand-built arguments and checked against NumPy, on the suite's backend (the buffers move
+to the device with their alignment: ``to_device``).
 
 The planner tests prove plans follow the kernel semantics; these prove the kernels implement
 those semantics, for every (unit, block dims, grid dims, constraints) combination.
@@ -77,7 +78,7 @@ def split_layout(unit, n_block, n_grid, n_constraints, rng):
     return logical, dst_strides, src_strides, dst_bytes, src_bytes, block, grid, constraints
 
 
-def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend):
+def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend, to_device, to_host):
     logical, dst_strides, src_strides, dst_bytes, src_bytes, block, grid, constraints = (
         split_layout(unit, n_block, n_grid, n_constraints, rng)
     )
@@ -91,9 +92,10 @@ def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend):
 
     block_elems = math.prod(b[0] for b in block)
     grid_blocks = math.prod(g[0] for g in grid)
+    device_dst = to_device(dst)
     args = (
-        dst,
-        src,
+        device_dst,
+        to_device(src),
         array_struct([b[0] for b in block]),
         array_struct([b[1] for b in block]),
         array_struct([b[2] for b in block]),
@@ -108,29 +110,26 @@ def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend):
     threads = -(-block_elems // 32) * 32
     # fewer blocks than grid_blocks exercises the kernel's loop over blocks
     launch("rearrange.cu", name, max(1, grid_blocks // 2), threads, args, backend=backend)
-    np.testing.assert_array_equal(dst, expected, err_msg=name)
+    np.testing.assert_array_equal(to_host(device_dst), expected, err_msg=name)
 
 
 @pytest.fixture(scope="module")
 def compiled_matrix(backend_name):
-    """All variants in one emulator library: one g++ run instead of 456."""
+    """All variants up front (emulation: one library, one g++ run instead of 456)."""
     rearrange_module.warm(backend_name, all_kernel_names())
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_every_matrix_variant_copies_exactly(unit, compiled_matrix, backend_name, to_device):
-    if backend_name == "cuda":
-        pytest.skip("direct launches use NumPy buffers; the cuda run covers plans in test_rearrange")
+def test_every_matrix_variant_copies_exactly(unit, compiled_matrix, backend_name, to_device,
+                                             to_host):
     rng = np.random.default_rng(unit)
     for u, b, g, c in MATRIX:
         if u == unit:
-            launch_matrix_variant(u, b, g, c, rng, backend_name)
+            launch_matrix_variant(u, b, g, c, rng, backend_name, to_device, to_host)
 
 
 @pytest.mark.parametrize("unit", UNITS)
-def test_general_kernel_copies_exactly(unit, compiled_matrix, backend_name):
-    if backend_name == "cuda":
-        pytest.skip("direct launches use NumPy buffers")
+def test_general_kernel_copies_exactly(unit, compiled_matrix, backend_name, to_device, to_host):
     rng = np.random.default_rng(100 + unit)
     ndim = 7
     shape = [int(rng.integers(1, 4)) for _ in range(ndim)]
@@ -145,7 +144,8 @@ def test_general_kernel_copies_exactly(unit, compiled_matrix, backend_name):
     dst_strides = list(np.empty(shape, element).strides)
     expected = np.lib.stride_tricks.as_strided(src.view(element), shape, src_strides).copy()
     total = math.prod(shape)
-    args = (dst, src, array_struct(shape, 64), array_struct(src_strides, 64),
+    device_dst = to_device(dst)
+    args = (device_dst, to_device(src), array_struct(shape, 64), array_struct(src_strides, 64),
             array_struct(dst_strides, 64), np.int32(ndim), np.int64(total))
     launch("rearrange.cu", general_kernel_name(unit), 2, 32, args, backend=backend_name)
-    np.testing.assert_array_equal(dst.view(element).reshape(shape), expected)
+    np.testing.assert_array_equal(to_host(device_dst).view(element).reshape(shape), expected)

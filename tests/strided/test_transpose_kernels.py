@@ -1,9 +1,12 @@
-"""The staged-copy kernels (``tiled_copy``, kernels_src/transpose.cu) in emulation, against NumPy.
+"""The staged-copy kernels (``tiled_copy``, kernels_src/transpose.cu) against NumPy, on the
+suite's backend.
 
 Every variant of the family is launched through a layout the planner maps to it; then the
 edges: odd sizes, thin and chained tiles, batch dims, negative strides, broadcast sources,
-misaligned rows, a grid smaller than the tiles. The coalescing each achieves is measured from
-the emulator's traces (``infini_cupy.profiler``).
+misaligned rows, a grid smaller than the tiles. Each case is a pair of host buffers at chosen
+offsets from a 256-byte boundary and the views to copy between; the buffers move to the
+device (keeping those offsets) and the same views are carved there. The coalescing each
+achieves is measured from the emulator's traces (``infini_cupy.profiler``): emulation only.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import itertools
 import numpy as np
 import pytest
 
+from infini_cupy import arrays
 from infini_cupy.runtime.launch import launch
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
@@ -25,23 +29,17 @@ from tests.support import dtype_cases
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
 
 
-@pytest.fixture(autouse=True)
-def _emulation_only(backend_name):
-    if backend_name != "emulate":
-        pytest.skip("direct NumPy layouts; the cuda run covers plans in test_rearrange")
-
-
 @pytest.fixture(scope="module", autouse=True)
-def _compiled():
-    rearrange_module.warm("emulate", all_tiled_kernel_names())  # one g++ run for the family
+def _compiled(backend_name):
+    rearrange_module.warm(backend_name, all_tiled_kernel_names())  # emulate: one g++ run
 
 
 def aligned_empty(shape, dtype, offset=0, align=256):
-    """An uninitialized array whose element 0 is ``offset`` bytes past a 256-byte boundary
-    (CuPy's allocator aligns to 256)."""
+    """A zeroed host array whose element 0 is ``offset`` bytes past a 256-byte boundary
+    (CuPy's allocator aligns to 256; ``to_device`` keeps the offset)."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(nbytes + align + offset, np.uint8)
+    raw = np.zeros(nbytes + align + offset, np.uint8)
     start = (-raw.ctypes.data) % align + offset
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
@@ -53,32 +51,49 @@ def random_fill(a, rng):
     return a
 
 
-def transposed_views(unit, rows, cols, src_pitch, dst_pitch, src_offset, dst_offset, rng):
-    """(y, x): x is x_base[:rows, :cols].T (src rows of ``src_pitch`` elements), y a
-    (cols, rows) view of rows of ``dst_pitch`` elements; both at the given byte offsets."""
+def broadcast(a, shape):
+    """``a`` broadcast to ``shape`` (stride 0 on its length-1 dims) in ``a``'s own library:
+    the same view of a host buffer and of its device copy."""
+    strides = [0 if n == 1 else st for n, st in zip(a.shape, a.strides)]
+    return arrays.as_strided(a, shape, strides)
+
+
+def identity(a):
+    return a
+
+
+def transposed(a):
+    return a.T
+
+
+def transposed_case(unit, rows, cols, src_pitch, dst_pitch, src_offset, dst_offset, rng):
+    """(y buffer, x buffer, y view, x view): x is x_base[:rows, :cols].T (src rows of
+    ``src_pitch`` elements), y a (cols, rows) view of rows of ``dst_pitch`` elements; both
+    buffers at the given byte offsets."""
     dtype = DTYPE_OF_UNIT[unit]
     x_base = random_fill(aligned_empty((rows, src_pitch), dtype, src_offset), rng)
     y_base = random_fill(aligned_empty((cols, dst_pitch), dtype, dst_offset), rng)
-    return y_base[:, :rows], x_base[:rows, :cols].T
+    return y_base, x_base, lambda b: b[:, :rows], lambda b: b[:rows, :cols].T
 
 
-def copy_and_check(y, x):
-    """rearrange_(y, x) equals NumPy's copy bit for bit and writes no byte outside y."""
-    expected = np.ascontiguousarray(x)  # a snapshot, before y is written
-    owner = y if y.base is None else y.base
-    raw = owner.reshape(-1).view(np.uint8)
-    before = raw.copy()
-    rearrange_(y, x)
-    np.testing.assert_array_equal(np.ascontiguousarray(y).view(np.uint8), expected.view(np.uint8))
-    mask = np.zeros(raw.size, bool)
-    offset = y.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
-    np.lib.stride_tricks.as_strided(mask[offset:], y.shape + (y.itemsize,), y.strides + (1,))[...] = True
-    np.testing.assert_array_equal(raw[~mask], before[~mask])
-    return plan_for(y, x).plan
+def copy_and_check(y_base, x_base, y_of, x_of, to_device, to_host):
+    """``rearrange_(y_of(y), x_of(x))`` on the device copies of the host buffers gives, over
+    all of y's buffer, NumPy's copy bit for bit (and writes no byte outside the view).
+    Returns the plan it ran."""
+    expected = y_base.copy()
+    y_of(expected)[...] = x_of(x_base)
+    y_buffer, x_buffer = to_device(y_base), to_device(x_base)
+    y, x = y_of(y_buffer), x_of(x_buffer)
+    prepared = plan_for(y, x)
+    assert rearrange_(y, x) is y
+    # the buffer's bytes (CuPy's own copy kernels would fault on a misaligned float64 buffer)
+    np.testing.assert_array_equal(to_host(y_buffer.reshape(-1).view(np.uint8)),
+                                  expected.reshape(-1).view(np.uint8))
+    return prepared.plan
 
 
 def layout_for_every_variant():
-    """variant name -> transposed_views arguments (unit, rows, cols, src pitch, dst pitch,
+    """variant name -> transposed_case arguments (unit, rows, cols, src pitch, dst pitch,
     src offset, dst offset) of the first layout the planner maps to it."""
     found = {}
     for unit in (1, 2, 4, 8, 16):
@@ -102,100 +117,117 @@ def test_the_layouts_reach_every_variant():
 
 
 @pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
-def test_every_variant_copies_exactly(name):
+def test_every_variant_copies_exactly(name, to_device, to_host):
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
-    y, x = transposed_views(*VARIANT_LAYOUTS[name], rng)
-    assert copy_and_check(y, x).kernel == name
+    case = transposed_case(*VARIANT_LAYOUTS[name], rng)
+    assert copy_and_check(*case, to_device, to_host).kernel == name
 
 
 @pytest.mark.parametrize("shape", [(2001, 33), (33, 2001), (1, 300), (300, 1), (3, 1000),
                                    (1000, 3), (2, 5), (97, 131)])
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.complex128])
-def test_odd_and_thin_transposes(shape, dtype):
+def test_odd_and_thin_transposes(shape, dtype, to_device, to_host):
     rng = np.random.default_rng(shape[0] * 7 + shape[1])
     x = random_fill(aligned_empty(shape, dtype), rng)
-    y = aligned_empty(shape[::-1], dtype)
-    copy_and_check(y, x.T)
+    copy_and_check(aligned_empty(shape[::-1], dtype), x, identity, transposed, to_device, to_host)
     y = aligned_empty(shape, dtype, offset=np.dtype(dtype).itemsize)  # misaligned dst
-    copy_and_check(y, random_fill(aligned_empty(shape[::-1], dtype), rng).T)
+    x = random_fill(aligned_empty(shape[::-1], dtype), rng)
+    copy_and_check(y, x, identity, transposed, to_device, to_host)
 
 
-def test_thin_tiles_chain_their_rows():
-    # (100000, 3) -> (3, 100000): the src rows of 3 follow each other; and the other way.
+def test_thin_tiles_chain_their_rows(to_device, to_host):
+    # (20000, 3) -> (3, 20000): the src rows of 3 follow each other; and the other way.
     rng = np.random.default_rng(5)
     x = random_fill(aligned_empty((20000, 3), np.float32), rng)
-    plan = copy_and_check(aligned_empty((3, 20000), np.float32), x.T)
+    plan = copy_and_check(aligned_empty((3, 20000), np.float32), x, identity, transposed,
+                          to_device, to_host)
     assert plan.read_chained and plan.tile0 == 3
-    plan = copy_and_check(aligned_empty((20000, 3), np.float32),
-                          random_fill(aligned_empty((3, 20000), np.float32), rng).T)
+    x = random_fill(aligned_empty((3, 20000), np.float32), rng)
+    plan = copy_and_check(aligned_empty((20000, 3), np.float32), x, identity, transposed,
+                          to_device, to_host)
     assert plan.write_chained and plan.tile1 == 3
 
 
 @pytest.mark.parametrize("perm", [(0, 2, 3, 1), (0, 3, 1, 2), (2, 0, 3, 1), (3, 2, 1, 0)])
-def test_nchw_nhwc_and_4d_permutations(perm):
+def test_nchw_nhwc_and_4d_permutations(perm, to_device, to_host):
     rng = np.random.default_rng(sum(perm))
     x = random_fill(aligned_empty((3, 20, 9, 13), np.float16), rng)
-    copy_and_check(aligned_empty(tuple(x.shape[p] for p in perm), np.float16),
-                   x.transpose(perm))
+    copy_and_check(aligned_empty(tuple(x.shape[p] for p in perm), np.float16), x, identity,
+                   lambda b: b.transpose(perm), to_device, to_host)
 
 
-def test_four_batch_dims_and_a_fifth():
+def test_four_batch_dims_and_a_fifth(to_device, to_host):
     rng = np.random.default_rng(6)
     x = random_fill(aligned_empty((2, 3, 2, 3, 5, 40, 7), np.float32), rng)
     # dims 5 and 6 swap (the tile); of dims 0-4 only 0 and 1 stay adjacent: 4 batch dims
     perm = (4, 2, 0, 1, 3, 6, 5)
     y = aligned_empty(tuple(x.shape[p] for p in perm), np.float32)
-    plan = copy_and_check(y, x.transpose(perm))
+    plan = copy_and_check(y, x, identity, lambda b: b.transpose(perm), to_device, to_host)
     assert isinstance(plan, TilePlan) and len(plan.batch_len) == 4
-    perm = (4, 2, 0, 3, 1, 6, 5)  # five batch dims: the seed-style path
-    y = aligned_empty(tuple(x.shape[p] for p in perm), np.float32)
-    assert not isinstance(copy_and_check(y, x.transpose(perm)), TilePlan)
+    five = (4, 2, 0, 3, 1, 6, 5)  # five batch dims: the seed-style path
+    y = aligned_empty(tuple(x.shape[p] for p in five), np.float32)
+    plan = copy_and_check(y, x, identity, lambda b: b.transpose(five), to_device, to_host)
+    assert not isinstance(plan, TilePlan)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32])
-def test_negative_strides(dtype):
+def test_negative_strides(dtype, to_device, to_host):
     rng = np.random.default_rng(7)
     x = random_fill(aligned_empty((130, 70), dtype), rng)
-    for view in (x.T[::-1], x.T[:, ::-1], x.T[::-1, ::-2], x[::-1, ::-1].T):
-        copy_and_check(aligned_empty(view.shape, dtype), view)
+    for view in (lambda b: b.T[::-1], lambda b: b.T[:, ::-1], lambda b: b.T[::-1, ::-2],
+                 lambda b: b[::-1, ::-1].T):
+        copy_and_check(aligned_empty(view(x).shape, dtype), x, identity, view, to_device, to_host)
     y = aligned_empty((70, 130), dtype)
-    plan = copy_and_check(y[::-1, ::-1], x.T)  # dst reversed: the planner flips both dims
+    # dst reversed: the planner flips both dims
+    plan = copy_and_check(y, x, lambda b: b[::-1, ::-1], transposed, to_device, to_host)
     assert isinstance(plan, TilePlan) and plan.dst_stride1 == plan.unit
 
 
-def test_broadcast_source():
+def test_broadcast_source(to_device, to_host):
     rng = np.random.default_rng(8)
     column = random_fill(aligned_empty((500, 1), np.float32), rng)  # contiguous (500, 1)
-    plan = copy_and_check(aligned_empty((500, 300), np.float32), np.broadcast_to(column, (500, 300)))
+    plan = copy_and_check(aligned_empty((500, 300), np.float32), column, identity,
+                          lambda b: broadcast(b, (500, 300)), to_device, to_host)
     assert isinstance(plan, TilePlan) and plan.src_stride1 == 0
     row = random_fill(aligned_empty((1, 300), np.float16), rng)
-    copy_and_check(aligned_empty((300, 500), np.float16), np.broadcast_to(row, (500, 300)).T)
+    copy_and_check(aligned_empty((300, 500), np.float16), row, identity,
+                   lambda b: broadcast(b, (500, 300)).T, to_device, to_host)
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64])
-def test_misaligned_rows_copy_staged(dtype):
+def test_misaligned_rows_copy_staged(dtype, to_device, to_host):
     rng = np.random.default_rng(9)
     x = random_fill(aligned_empty((40, 301), dtype), rng)
-    plan = copy_and_check(aligned_empty((39, 300), dtype), x[1:, 1:])
+    plan = copy_and_check(aligned_empty((39, 300), dtype), x, identity, lambda b: b[1:, 1:],
+                          to_device, to_host)
     assert isinstance(plan, TilePlan) and plan.read_along == 1
-    copy_and_check(aligned_empty((39, 300), dtype), x[1:, :0:-1])  # src rows descending
+    copy_and_check(aligned_empty((39, 300), dtype), x, identity,
+                   lambda b: b[1:, :0:-1], to_device, to_host)  # src rows descending
     flat = random_fill(aligned_empty((5000,), dtype), rng)
-    plan = copy_and_check(aligned_empty((4999,), dtype), flat[1:])
+    plan = copy_and_check(aligned_empty((4999,), dtype), flat, identity, lambda b: b[1:],
+                          to_device, to_host)
     assert isinstance(plan, TilePlan) and plan.len0 == 1
 
 
-def test_fewer_blocks_than_tiles():
+def test_fewer_blocks_than_tiles(backend_name, to_device, to_host):
     rng = np.random.default_rng(10)
-    x = random_fill(aligned_empty((300, 200), np.float32), rng)
-    y = aligned_empty((200, 300), np.float32)
+    x_host = random_fill(aligned_empty((300, 200), np.float32), rng)
+    x, y = to_device(x_host), to_device(aligned_empty((200, 300), np.float32))
     prepared = plan_for(y, x.T)
     assert prepared.plan.tiles > 1
     launch(prepared.source, prepared.kernel, 1, prepared.block, (y, x.T, *prepared.struct_args),
-           backend="emulate")
-    np.testing.assert_array_equal(y, x.T)
+           backend=backend_name)
+    np.testing.assert_array_equal(to_host(y), x_host.T)
 
 
 # --- coalescing, measured from the emulator's traces -------------------------------------
+
+
+@pytest.fixture
+def emulation_only(backend_name):
+    if backend_name != "emulate":
+        pytest.skip("coalescing is measured from the emulator's access traces; on a GPU, "
+                    "python -m infini_cupy bench measures bandwidth")
 
 
 def efficiency(y, x, **plan_options):
@@ -206,7 +238,7 @@ def efficiency(y, x, **plan_options):
     return profiler.total(launches)
 
 
-def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose():
+def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose(emulation_only):
     x = random_fill(aligned_empty((256, 256), np.float32), np.random.default_rng(11))
     reads, writes = efficiency(aligned_empty((256, 256), np.float32), x.T, tiles=False)
     assert reads.efficiency == pytest.approx(0.125) and writes.efficiency == 1.0
@@ -214,7 +246,7 @@ def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose():
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize("shape, offset", [((256, 384), 0), ((301, 257), 0), ((320, 300), 1)])
-def test_tiled_transposes_use_whole_sectors(dtype, shape, offset):
+def test_tiled_transposes_use_whole_sectors(dtype, shape, offset, emulation_only):
     rng = np.random.default_rng(12)
     x = random_fill(aligned_empty(shape, dtype), rng)
     y = aligned_empty(shape[::-1], dtype, offset=offset * np.dtype(dtype).itemsize)
