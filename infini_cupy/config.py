@@ -1,10 +1,11 @@
 """Every setting the package reads from the environment, and the backend switch.
 
-| variable                        | what it sets                                    | default                   |
-| ------------------------------- | ----------------------------------------------- | ------------------------- |
-| ``INFINI_CUPY_BACKEND``         | backend for NumPy arrays: numpy, emulate, cuda  | ``numpy``                 |
-| ``INFINI_CUPY_CACHE_DIR``       | compiled kernels: cubins, emulator libraries     | ``~/.cache/infini_cupy``  |
-| ``INFINI_CUPY_EMULATOR_THREADS``| worker threads of the emulator                  | the CPUs available        |
+| variable                              | what it sets                                              | default                  |
+| ------------------------------------- | --------------------------------------------------------- | ------------------------ |
+| ``INFINI_CUPY_BACKEND``               | backend for NumPy arrays: numpy, emulate, cuda            | ``numpy``                |
+| ``INFINI_CUPY_CACHE_DIR``             | compiled kernels: cubins, emulator libraries              | ``~/.cache/infini_cupy`` |
+| ``INFINI_CUPY_EMULATOR_THREADS``      | worker threads of the emulator                            | the CPUs available       |
+| ``INFINI_CUPY_EMULATOR_THREAD_ORDER`` | emulator's thread order: forward, reverse, shuffle[:SEED] | ``forward``              |
 
 Backends:
 
@@ -34,6 +35,8 @@ BACKENDS = ("cuda", "emulate", "numpy")
 BACKEND_VAR = "INFINI_CUPY_BACKEND"
 CACHE_DIR_VAR = "INFINI_CUPY_CACHE_DIR"
 EMULATOR_THREADS_VAR = "INFINI_CUPY_EMULATOR_THREADS"
+THREAD_ORDER_VAR = "INFINI_CUPY_EMULATOR_THREAD_ORDER"
+THREAD_ORDERS = ("forward", "reverse", "shuffle")
 
 # None: no override in force, fall back to the environment variable.
 _override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -106,3 +109,22 @@ def emulator_threads(default: int) -> int:
     if threads < 1:
         raise ValueError(f"{EMULATOR_THREADS_VAR}={env!r}: expected a positive number of threads")
     return threads
+
+
+def emulator_thread_order() -> tuple[str, int | None]:
+    """``$INFINI_CUPY_EMULATOR_THREAD_ORDER``: (``forward``, ``reverse`` or ``shuffle``, the
+    shuffle's seed or None), read at every launch. The emulator runs a block's threads one at
+    a time between barriers, starting and resuming them in this order; a kernel whose result
+    changes with it misses a barrier.
+
+    >>> emulator_thread_order()                                  # doctest: +SKIP
+    ('forward', None)
+    """
+    env = os.environ.get(THREAD_ORDER_VAR, "").strip().lower()
+    order, _, seed = (env or "forward").partition(":")
+    if order not in THREAD_ORDERS or (seed and (order != "shuffle" or not seed.isdigit())):
+        raise ValueError(
+            f"{THREAD_ORDER_VAR}={env!r}: expected one of {', '.join(THREAD_ORDERS)}, "
+            "or shuffle:SEED (a non-negative integer)"
+        )
+    return order, int(seed) if seed else None

@@ -10,8 +10,9 @@ runtime can launch is a variant the tests have compiled.
 from __future__ import annotations
 
 from .elementwise import kernels as elementwise_kernels
+from .strided.packed_planner import all_packed_kernel_names
+from .strided.plan_cache import PACKED_SOURCE, TILED_SOURCE
 from .strided.plan_cache import SOURCE as REARRANGE_SOURCE
-from .strided.plan_cache import TILED_SOURCE
 from .strided.planner import all_kernel_names
 from .strided.tile_planner import all_tiled_kernel_names
 
@@ -21,5 +22,6 @@ def all_variants() -> dict[str, tuple[str, ...]]:
     return {
         REARRANGE_SOURCE: all_kernel_names(),
         TILED_SOURCE: all_tiled_kernel_names(),
+        PACKED_SOURCE: all_packed_kernel_names(),
         elementwise_kernels.SOURCE: elementwise_kernels.all_names(),
     }

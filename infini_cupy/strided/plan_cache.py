@@ -25,10 +25,12 @@ from .planner import (
     all_kernel_names,
     plan_rearrange,
 )
+from .packed_planner import OUTER_DIMS, TILE_DIMS, PackedPlan, all_packed_kernel_names
 from .tile_planner import MAX_BATCH_DIMS, TilePlan, all_tiled_kernel_names
 
 SOURCE = "rearrange.cu"
 TILED_SOURCE = "transpose.cu"
+PACKED_SOURCE = "packed.cu"
 MAX_THREADS = 1024  # every CUDA GPU since Fermi; the same plans run in emulation
 MAX_GRID_X = 2**31 - 1  # CUDA's gridDim.x limit; kernels loop over blocks past it
 GENERAL_MAX_DIMS = 64
@@ -38,13 +40,20 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "len0", "len1", "src_stride0", "src_stride1", "dst_stride0", "dst_stride1", "src_offset",
     "dst_offset", "tile0", "tile1", "shift0", "shift1", "tiles0", "tiles1", "pitch", "tiles",
     "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform")], align=True)
+# ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
+PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
+    "len", "full", "chunk_of", "stride", "slot")] + [(name, "<i8") for name in (
+    "dims", "run", "aligned", "uniform")], align=True)
+PACKED_OUTER = np.dtype([(name, "<i8", (OUTER_DIMS,)) for name in (
+    "len", "src_stride", "dst_stride")] + [("split", "<i8", (2,))] + [(name, "<i8") for name in (
+    "dims", "tiles", "src_offset", "dst_offset")], align=True)
 
 
 @dataclass(frozen=True)
 class PreparedCopy:
     """A plan with its launch configuration and by-value struct arguments packed once."""
 
-    plan: RearrangePlan | GeneralRearrangePlan | TilePlan
+    plan: RearrangePlan | GeneralRearrangePlan | TilePlan | PackedPlan
     source: str  # kernels_src file of the plan's kernel
     grid: int
     block: int
@@ -76,11 +85,40 @@ def _tile_args(plan: TilePlan) -> tuple:
     )
 
 
+def _packed_side(side) -> np.void:
+    record = np.zeros((), PACKED_SIDE)
+    for name, values in (("len", side.length), ("full", side.full), ("chunk_of", side.chunk_of),
+                         ("stride", side.stride), ("slot", side.slot)):
+        record[name][: len(values)] = values
+    record["len"][len(side.length):] = 1
+    record["full"][len(side.length):] = 1
+    record["chunk_of"][len(side.length):] = -1
+    record["dims"], record["run"] = len(side.length), side.run
+    record["aligned"], record["uniform"] = int(side.aligned), int(side.uniform)
+    return record[()]
+
+
+def _packed_args(plan: PackedPlan) -> tuple:
+    outer = np.zeros((), PACKED_OUTER)
+    dims = len(plan.outer_len)
+    outer["len"][:] = 1
+    outer["len"][:dims] = plan.outer_len
+    outer["src_stride"][:dims] = plan.outer_src_stride
+    outer["dst_stride"][:dims] = plan.outer_dst_stride
+    outer["split"][:] = -1
+    outer["split"][: len(plan.split_outer)] = plan.split_outer
+    outer["dims"], outer["tiles"] = dims, plan.tiles
+    outer["src_offset"], outer["dst_offset"] = plan.src_offset, plan.dst_offset
+    return _packed_side(plan.read), _packed_side(plan.write), outer[()]
+
+
 def pack(plan) -> tuple[str, int, int, tuple]:
     """(source, grid, block, struct arguments) of a plan's launch."""
     grid = min(plan.grid_blocks, MAX_GRID_X)
     if isinstance(plan, TilePlan):
         return TILED_SOURCE, grid, plan.block_threads, _tile_args(plan)
+    if isinstance(plan, PackedPlan):
+        return PACKED_SOURCE, grid, plan.block_threads, _packed_args(plan)
     if isinstance(plan, GeneralRearrangePlan):
         ndim = len(plan.shape)
         args = (
@@ -148,14 +186,19 @@ def seed_plans_only():
 
 
 def warm(backend: str, names=None) -> None:
-    """Compile rearrange variants ahead of use (by default all of both families: the 456 of
-    the matrix and general kernels, the 22 staged-copy kernels)."""
-    names = tuple(names) if names is not None else all_kernel_names() + all_tiled_kernel_names()
+    """Compile rearrange variants ahead of use (by default all three families: the 456 of
+    the matrix and general kernels, the 22 staged-copy kernels, the 20 packed ones)."""
+    if names is None:
+        names = all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names()
+    names = tuple(names)
     tiled = tuple(n for n in names if n.startswith("tiled_copy<"))
-    matrix = tuple(n for n in names if not n.startswith("tiled_copy<"))
+    packed = tuple(n for n in names if n.startswith("packed_copy<"))
+    matrix = tuple(n for n in names if n not in tiled and n not in packed)
     if matrix:
         prepare(SOURCE, matrix, backend=backend)
     if tiled:
         prepare(TILED_SOURCE, tiled, backend=backend)
+    if packed:
+        prepare(PACKED_SOURCE, packed, backend=backend)
 
 

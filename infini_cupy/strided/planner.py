@@ -22,7 +22,10 @@ enumeration of ``shape`` (``unit`` bytes at ``sum(index * stride)``).
 Steps 1-2 (normalizing the layout, the vector width) are :mod:`.layout`'s. Transposes (and
 copies whose rows are misaligned) get a :class:`~infini_cupy.strided.tile_planner.TilePlan`
 instead: a tile at a time through shared memory, both sides coalesced (see
-:mod:`.tile_planner`); ``tiles=False`` asks for the seed-style plan.
+:mod:`.tile_planner`). Permutations whose contiguous dims are short get a
+:class:`~infini_cupy.strided.packed_planner.PackedPlan` when the sector model
+(:mod:`.sector_model`) predicts it coalesces better than that plan: tiles spanning several dims
+on each side (see :mod:`.packed_planner`). ``tiles=False`` asks for the seed-style plan.
 
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1)
@@ -39,7 +42,9 @@ import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .layout import UNIT_SIZES, LaunchPlan, columns, normalize_layout
+from . import sector_model
+from .layout import UNIT_SIZES, LaunchPlan, NormalizedLayout, columns, normalize_layout
+from .packed_planner import RIVAL_GOOD, PackedPlan, plan_packed
 from .tile_planner import TilePlan, plan_tiles
 
 MAX_BLOCK_DIMS = 5
@@ -47,6 +52,7 @@ MAX_GRID_DIMS = 5
 MAX_CONSTRAINTS = 2
 WARP_SIZE = 32
 GENERAL_BLOCK_THREADS = 256
+SAMPLED_THREADS = 1024  # threads of the first blocks whose warps estimate a seed plan's coalescing
 
 
 class Constraint(NamedTuple):
@@ -205,13 +211,15 @@ def _choose_block_parts(shape, dst_strides, src_strides, budget) -> dict[int, in
 def plan_rearrange(
     shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0,
     tiles=True,
-) -> RearrangePlan | GeneralRearrangePlan | TilePlan:
+) -> RearrangePlan | GeneralRearrangePlan | TilePlan | PackedPlan:
     """Plan copying a ``shape`` array laid out by ``src_strides`` into ``dst_strides``.
 
     Strides are in bytes; addresses matter only through their offset in a 32-byte sector
     (``address % 32``, which also gives :func:`alignment_class`). Returns a
     :class:`~infini_cupy.strided.tile_planner.TilePlan` when staging through shared memory pays (a
-    transpose, or misaligned rows; not with ``tiles=False``), else a :class:`RearrangePlan`
+    transpose, or misaligned rows; not with ``tiles=False``), a
+    :class:`~infini_cupy.strided.packed_planner.PackedPlan` when tiles of several dims coalesce
+    better still (short contiguous dims; not with ``tiles=False``), else a :class:`RearrangePlan`
     when the block and grid each need at most 5 dims, else a :class:`GeneralRearrangePlan`.
     Zero-size arrays give a plan with ``grid_blocks == 0`` (``plan.empty``): launch nothing.
     Raises ValueError on invalid layouts, including a destination that overlaps itself.
@@ -224,11 +232,78 @@ def plan_rearrange(
     layout = normalize_layout(
         shape, dst_strides, src_strides, itemsize, dst_address=dst_address, src_address=src_address
     )
-    if tiles and layout.total:
-        tiled = plan_tiles(layout.unit, layout.shape, layout.dst_strides, layout.src_strides,
-                           dst_address % 32, src_address % 32, budget)
-        if tiled is not None:
-            return tiled
+    if not (tiles and layout.total):
+        return _seed_plan(layout, budget)
+    dst_residue, src_residue = dst_address % 32, src_address % 32
+    plan = plan_tiles(layout.unit, layout.shape, layout.dst_strides, layout.src_strides,
+                      dst_residue, src_residue, budget)
+    if plan is None:
+        plan = _seed_plan(layout, budget)
+    if 0 in layout.src_strides:  # broadcast sources: packed tiles would re-read them
+        return plan
+    efficiency = _efficiency(plan, layout, dst_residue, src_residue)
+    if min(efficiency) < RIVAL_GOOD:  # at least one side may be below its sector limit
+        packed = plan_packed(layout, dst_residue, src_residue, budget, rival=efficiency)
+        if packed is not None:
+            return packed
+    return plan
+
+
+def _efficiency(plan, layout: NormalizedLayout, dst_residue, src_residue) -> tuple[float, float]:
+    """(reads, writes) bytes / (32 x sectors) the plan is predicted to reach: the sector model
+    of a staged copy, or the warps of its first SAMPLED_THREADS threads for the seed kernels."""
+    if isinstance(plan, TilePlan):
+        read, write = sector_model.tile_plan_sectors(plan, dst_residue, src_residue)
+        total = layout.total * layout.unit
+        return total / (32 * max(read, 1)), total / (32 * max(write, 1))
+    if isinstance(plan, GeneralRearrangePlan):
+        dst, src = _first_offsets(SAMPLED_THREADS, plan.shape, plan.dst_strides, plan.src_strides)
+    else:
+        dst, src = [], []
+        units = [tuple(int(d == k) for d in range(len(plan.block_len))) for k in range(len(plan.block_len))]
+        thread_dst, thread_src, *index = _first_offsets(
+            plan.block_elements, plan.block_len, plan.dst_block_stride, plan.src_block_stride,
+            *units)
+        idle = [None] * (plan.block_threads - plan.block_elements)
+        for b in range(min(plan.grid_blocks, -(-SAMPLED_THREADS // plan.block_threads))):
+            grid_index, block_dst, block_src = _offsets(b, plan.grid_len, plan.dst_grid_stride,
+                                                        plan.src_grid_stride)
+            inside = [all(grid_index[c.grid_idx] * c.grid_div_block + index[c.block_idx][t]
+                          < c.total_len for c in plan.constraints)
+                      for t in range(plan.block_elements)]
+            dst += [block_dst + o if ok else None for o, ok in zip(thread_dst, inside)] + idle
+            src += [block_src + o if ok else None for o, ok in zip(thread_src, inside)] + idle
+    read = sector_model.warp_sectors([None if a is None else a + src_residue for a in src], plan.unit)
+    write = sector_model.warp_sectors([None if a is None else a + dst_residue for a in dst], plan.unit)
+    return tuple(b / (32 * s) if s else 1.0 for b, s in (read, write))
+
+
+def _first_offsets(count, lengths, *strides):
+    """For each strides tuple, the offsets of the first ``count`` indices of the C-order walk
+    of ``lengths`` (last index fastest)."""
+    out = [[0] for _ in strides]
+    inner = 1
+    for d in range(len(lengths) - 1, -1, -1):
+        if inner >= count:
+            break
+        n = min(lengths[d], -(-count // inner))
+        out = [[o + i * s[d] for i in range(n) for o in offsets] for s, offsets in zip(strides, out)]
+        inner *= n
+    return [offsets[:count] for offsets in out]
+
+
+def _offsets(linear, lengths, dst_strides, src_strides):
+    """``linear`` decomposed over ``lengths`` (last fastest): (indices, dst and src offsets)."""
+    index, dst_offset, src_offset = [0] * len(lengths), 0, 0
+    for d in range(len(lengths) - 1, -1, -1):
+        linear, index[d] = divmod(linear, lengths[d])
+        dst_offset += index[d] * dst_strides[d]
+        src_offset += index[d] * src_strides[d]
+    return index, dst_offset, src_offset
+
+
+def _seed_plan(layout: NormalizedLayout, budget: int) -> RearrangePlan | GeneralRearrangePlan:
+    """Steps 3-4: the seed planner's block/grid split, or the flat-index plan beyond it."""
     unit, dims = layout.unit, list(zip(layout.shape, layout.dst_strides, layout.src_strides))
     per_block = _choose_block_parts(*columns(dims), budget) if layout.total else {}
 

@@ -27,6 +27,7 @@ from ..runtime.emulate import launcher as emulator
 from ..runtime.launch import launch
 from ..strided.layout import normalize_layout
 from ..strided.plan_cache import pack
+from ..strided.packed_planner import PackedPlan
 from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
 from ..strided.tile_planner import TilePlan
 from . import profiler
@@ -103,6 +104,9 @@ def plan_kind(plan) -> str:
             return ("staged transpose: the dims contiguous in src and in dst differ, so each "
                     "tile is read along src's and written along dst's, through shared memory")
         return "staged copy: rows start off sector boundaries; each side aligns its own accesses"
+    if isinstance(plan, PackedPlan):
+        return ("packed staged copy: contiguous dims are short, so each tile spans several dims "
+                "on each side, read in src order and written in dst order through shared memory")
     if isinstance(plan, GeneralRearrangePlan):
         return ("flat-index kernel: the split needs more than 5 block or grid dims, outside "
                 "the kernel matrix")
@@ -127,8 +131,35 @@ def describe_plan(plan) -> list[str]:
     elif isinstance(plan, GeneralRearrangePlan):
         lines.append(f"thread i copies element i of the C-order enumeration ({plan.total}):")
         lines += _dims_table(plan.shape, plan.dst_strides, plan.src_strides)
+    elif isinstance(plan, PackedPlan):
+        lines += _describe_packed(plan)
     else:
         lines += _describe_tiles(plan)
+    return lines
+
+
+def _side_table(side) -> list[str]:
+    rows = []
+    for k, (n, full, stride, slot) in enumerate(zip(side.length, side.full, side.stride, side.slot)):
+        what = "run" if k < side.run else "row"
+        rows.append((k, what, f"{n}" if n == full else f"{n} of {full}", stride, slot))
+    return ["  " + line for line in _table(("dim", "part", "length", "stride", "slot"), rows)]
+
+
+def _describe_packed(plan: PackedPlan) -> list[str]:
+    kib = plan.capacity * plan.unit / 1024
+    lines = [f"tile of {plan.tile_elements} elements of {plan.unit} bytes "
+             f"({'wide' if plan.wide else 'compact'} variant, {kib:g} KiB), {plan.tiles} tiles; "
+             f"predicted reads {plan.predicted[0]:.3f}, writes {plan.predicted[1]:.3f} of the "
+             "sector limit"]
+    for name, side, memory in (("phase 1 reads", plan.read, "src"),
+                               ("phase 2 writes", plan.write, "dst")):
+        walk = ("virtual rows from sector boundaries" if side.aligned else "dense items")
+        lines.append(f"{name} in {memory} order, runs of the first {side.run} dim(s), {walk}"
+                     + (", rows equally aligned" if side.uniform else "") + " (bytes):")
+        lines += _side_table(side)
+    lines.append("outer dims (block index, last fastest; chunk indices of split dims):")
+    lines += _dims_table(plan.outer_len, plan.outer_dst_stride, plan.outer_src_stride, "outer")
     return lines
 
 
@@ -182,12 +213,16 @@ def _strided_buffer(shape, strides, dtype, residue: int) -> np.ndarray:
 def _sampled_args(plan, struct_args, blocks: int) -> tuple:
     """The launch's struct arguments with the work cut to its first ``blocks`` blocks (the
     kernels loop over blocks up to a count passed by value: the last argument, or the tile
-    layout's ``tiles``)."""
+    layout's ``tiles``, or the packed plan's outer ``tiles``)."""
     args = list(struct_args)
     if isinstance(plan, TilePlan):
         layout = np.array(args[0])
         layout["tiles"] = blocks
         args[0] = layout[()]
+    elif isinstance(plan, PackedPlan):
+        outer = np.array(args[-1])
+        outer["tiles"] = blocks
+        args[-1] = outer[()]
     elif isinstance(plan, GeneralRearrangePlan):
         args[-1] = np.int64(min(plan.total, blocks * plan.block_threads))
     else:

@@ -3,8 +3,10 @@
 //
 // A launch splits its blocks among worker threads (the caller plus a persistent pool). A
 // worker runs one block at a time; the block's threads are fibers on that worker, started in
-// thread order. A thread runs until it exits or reaches a barrier; a barrier is released when
-// every thread still alive has reached it, so a kernel without barriers runs each thread
+// the launch's thread order (forward, reversed, or shuffled: a kernel whose result depends on
+// the order misses a barrier). A thread runs until it exits or reaches a barrier; a barrier is
+// released when every thread still alive has reached it, and the threads then resume in that
+// order (reshuffled at every barrier), so a kernel without barriers runs each thread
 // start-to-finish, all on one stack.
 #include "cuda_emulation.h"
 #include "fiber.h"
@@ -57,6 +59,8 @@ struct TraceRecord {
 static_assert(sizeof(TraceRecord) == 32, "TraceRecord layout is shared with Python");
 
 // ---- one launch
+enum ThreadOrder : int32_t { FORWARD = 0, REVERSE = 1, SHUFFLE = 2 };
+
 struct Job {
     void (*entry)(void **);
     void **args;
@@ -65,6 +69,8 @@ struct Job {
     const Buffer *buffers;
     int n_buffers;
     bool tracing;
+    ThreadOrder order;
+    uint64_t seed;  // SHUFFLE: with the block index, seeds each block's permutations
     std::atomic<uint64_t> next_block{0};
     std::atomic<bool> stop{false};
     std::atomic<bool> faulted{false};
@@ -88,6 +94,8 @@ struct Fiber {  // one CUDA thread of the current block
 struct Worker {
     Context scheduler;
     Fiber fibers[1024];
+    uint32_t schedule[1024];  // the order in which this block's threads start and resume
+    uint64_t shuffle_state = 0;
     std::vector<char *> free_stacks;  // tops of stacks not held by a suspended fiber
     std::vector<char *> all_stacks;
     unsigned long long warp_slots[32][32];
@@ -144,7 +152,7 @@ static void fiber_main() {
         f.state = EXITED;
         w.warp_slots[f.linear / 32][f.linear % 32] = 0;  // an exited lane votes 0
         if (w.next_unstarted < w.n_threads && !g_job->stop.load(std::memory_order_relaxed)) {
-            Fiber &next = w.fibers[w.next_unstarted++];
+            Fiber &next = w.fibers[w.schedule[w.next_unstarted++]];
             next.stack = f.stack;
             enter(w, next);
             continue;
@@ -246,6 +254,25 @@ static bool release_waiting(Worker &w) {
     return released || !live;
 }
 
+static uint64_t splitmix64(uint64_t &state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// The order of the next round of the block's threads: forward, reversed, or a fresh shuffle.
+static void arrange(Worker &w, const Job &job, uint32_t n) {
+    for (uint32_t k = 0; k < n; ++k) w.schedule[k] = job.order == REVERSE ? n - 1 - k : k;
+    if (job.order != SHUFFLE) return;
+    for (uint32_t k = n; k > 1; --k) {  // Fisher-Yates
+        uint32_t j = uint32_t(splitmix64(w.shuffle_state) % k);
+        uint32_t t = w.schedule[k - 1];
+        w.schedule[k - 1] = w.schedule[j];
+        w.schedule[j] = t;
+    }
+}
+
 static void run_block_threads(Worker &w, Job &job, uint64_t block) {
     uint64_t gx = gridDim.x, gy = gridDim.y;
     blockIdx = uint3{uint32_t(block % gx), uint32_t(block / gx % gy), uint32_t(block / gx / gy)};
@@ -261,6 +288,8 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
     __builtin_memset(w.warp_slots, 0, sizeof(w.warp_slots));
     w.n_threads = n;
     w.next_unstarted = 0;
+    w.shuffle_state = job.seed ^ (block * 0xd1b54a32d192ed03ull);
+    arrange(w, job, n);
     auto after_switch = [&]() {  // a fiber came back: it exited, waits, or faulted
         if (job.stop.load(std::memory_order_relaxed)) {
             for (uint32_t t = 0; t < n; ++t) {
@@ -275,7 +304,7 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
         return true;
     };
     while (w.next_unstarted < n) {
-        Fiber &f = w.fibers[w.next_unstarted++];
+        Fiber &f = w.fibers[w.schedule[w.next_unstarted++]];
         f.stack = w.take_stack();
         init_context(f.ctx, f.stack, fiber_main);
         enter(w, f);
@@ -294,8 +323,9 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
             return;
         }
         bool any = false;
-        for (uint32_t t = 0; t < n; ++t) {
-            Fiber &f = w.fibers[t];
+        if (job.order == SHUFFLE) arrange(w, job, n);
+        for (uint32_t k = 0; k < n; ++k) {
+            Fiber &f = w.fibers[w.schedule[k]];
             if (f.state != RUNNING) continue;
             any = true;
             w.current = &f;
@@ -307,14 +337,15 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
     }
 }
 
-// Runs one block; its trace records end up in thread order (barriers interleave threads).
+// Runs one block; its trace records end up in thread order (barriers and thread orders other
+// than forward interleave or reorder threads).
 static void run_block(Worker &w, Job &job, uint64_t block) {
     uint64_t start = w.trace.size();
     w.suspended = false;
     run_block_threads(w, job, block);
     if (!job.tracing) return;
     auto first = w.trace.begin() + start;
-    if (w.suspended)
+    if (w.suspended || job.order != FORWARD)
         std::stable_sort(first, w.trace.end(), [](const TraceRecord &a, const TraceRecord &b) {
             return a.thread < b.thread;
         });
@@ -377,15 +408,17 @@ using namespace emu;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int emu_abi_version() { return 1; }
+__attribute__((visibility("default"))) int emu_abi_version() { return 2; }
 
 // Runs every block of one launch; returns the fault kind (0: none). With tracing, *trace
-// receives a malloc'ed array of *trace_len records (free with emu_free).
+// receives a malloc'ed array of *trace_len records (free with emu_free). thread_order: 0
+// forward, 1 reversed, 2 shuffled (seeded by seed and each block's index).
 __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), void **args,
                                                       const uint32_t *grid, const uint32_t *block,
                                                       const Buffer *buffers, int n_buffers,
                                                       int n_workers, int tracing, Fault *fault,
-                                                      TraceRecord **trace, uint64_t *trace_len) {
+                                                      TraceRecord **trace, uint64_t *trace_len,
+                                                      int thread_order, uint64_t seed) {
     if (uint64_t(block[0]) * block[1] * block[2] > 1024) return -1;
     std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
     Job job;
@@ -396,6 +429,8 @@ __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), vo
     job.buffers = buffers;
     job.n_buffers = n_buffers;
     job.tracing = tracing != 0;
+    job.order = thread_order == 1 ? REVERSE : thread_order == 2 ? SHUFFLE : FORWARD;
+    job.seed = seed;
     g_job = &job;
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);

@@ -21,8 +21,9 @@ KERNELS = str(Path(__file__).parent.parent / "support" / "kernels" / "emulator_k
 NAMES = (
     "copy<float>", "copy<double>", "store_at", "load_vector_at", "reverse_tiles<float, 64>",
     "reverse_tiles<int, 1024>", "block_sums<256>", "warp_sums", "write_indices", "echo_args",
-    "mismatched_barriers",
+    "mismatched_barriers", "shift_right<true>", "shift_right<false>",
 )
+ORDERS = ("forward", "reverse", "shuffle", "shuffle:7")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -211,6 +212,82 @@ def test_misaligned_vector_load_faults():
 def test_barrier_deadlock_faults():
     with pytest.raises(KernelFault, match="barrier deadlock in kernel mismatched_barriers"):
         launch("mismatched_barriers", 1, 64, np.zeros(64, np.int32))
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_kernels_with_barriers_are_right_in_every_thread_order(order, monkeypatch):
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    x = np.arange(3 * 1024, dtype=np.int32)
+    y = np.zeros_like(x)
+    launch("reverse_tiles<int, 1024>", 3, 1024, y, x)
+    np.testing.assert_array_equal(y, x.reshape(3, 1024)[:, ::-1].ravel())
+    x = np.random.default_rng(1).integers(-50, 50, 700).astype(np.float32)
+    sums = np.zeros(3, np.float32)
+    launch("block_sums<256>", 3, 256, sums, x, np.int32(700))
+    np.testing.assert_array_equal(sums, [x[i:i + 256].sum() for i in (0, 256, 512)])
+    x = np.arange(4 * 96, dtype=np.int32)
+    y = np.zeros(4 * 96 // 32, np.int32)
+    launch("warp_sums", 4, 96, y, x)
+    np.testing.assert_array_equal(y, x.reshape(-1, 32).sum(1))
+    shifted = np.zeros_like(x)
+    launch("shift_right<true>", 4, 96, shifted, x)
+    expected = np.concatenate([[b[0], *b[:-1]] for b in x.reshape(4, 96)])
+    np.testing.assert_array_equal(shifted, expected)
+
+
+def _shift_right(name, blocks, threads, launch_index):
+    """Launches ``name`` on fresh values (shared memory keeps the last launch's: a stale value
+    must never pass for the right one); returns where y differs from the expected shift."""
+    x = np.arange(1, blocks * threads + 1, dtype=np.int32) + 100_000 * launch_index
+    expected = np.concatenate([[b[0], *b[:-1]] for b in x.reshape(blocks, threads)])
+    y = np.zeros_like(x)
+    launch(name, blocks, threads, y, x)
+    return y != expected
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffle", "shuffle:3"])
+def test_a_missing_barrier_passes_in_forward_order_only(order, monkeypatch):
+    # The proof that the thread order bites: the kernel without its barrier gives the right
+    # answer when threads run forward, the wrong one otherwise.
+    assert not _shift_right("shift_right<false>", 4, 128, 0).any()
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    assert _shift_right("shift_right<false>", 4, 128, 1).sum() > 4 * 128 // 4
+    assert not _shift_right("shift_right<true>", 4, 128, 2).any()
+
+
+def test_shuffle_seeds_make_different_orders(monkeypatch):
+    wrong = []
+    for k, seed in enumerate((1, 1, 2)):
+        monkeypatch.setenv(config.THREAD_ORDER_VAR, f"shuffle:{seed}")
+        wrong.append(_shift_right("shift_right<false>", 1, 256, 3 + k))
+    # Thread t reads a stale value exactly when thread t - 1 ran after it: a seed repeats
+    # its order, another seed makes another.
+    np.testing.assert_array_equal(wrong[0], wrong[1])
+    assert not np.array_equal(wrong[0], wrong[2])
+
+
+@pytest.mark.parametrize("value", ["backwards", "reverse:1", "shuffle:x", "shuffle:-1"])
+def test_a_bad_thread_order_is_refused(value, monkeypatch):
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, value)
+    with pytest.raises(ValueError, match=config.THREAD_ORDER_VAR):
+        launch("copy<float>", 1, 32, np.zeros(4, np.float32), np.ones(4, np.float32),
+               np.int64(4))
+
+
+@pytest.mark.parametrize("order", ["reverse", "shuffle"])
+def test_traces_stay_in_thread_order_whatever_the_thread_order(order, monkeypatch):
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    n = 100
+    x = np.arange(n, dtype=np.float64)
+    y = np.zeros_like(x)
+    with emulator.tracing() as trace:
+        launch("copy<double>", 2, 64, y, x, np.int64(n))
+    acc = trace.launches[0].accesses
+    i = np.repeat(np.arange(n), 2)
+    np.testing.assert_array_equal(acc["block"], i // 64)
+    np.testing.assert_array_equal(acc["thread"], i % 64)
+    np.testing.assert_array_equal(acc["access"], np.tile([0, 1], n))
+    np.testing.assert_array_equal(y, x)
 
 
 def test_trace_of_a_copy():

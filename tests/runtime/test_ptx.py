@@ -18,6 +18,7 @@ import pytest
 from infini_cupy import dtypes
 from infini_cupy.elementwise import kernels as ek
 from infini_cupy.elementwise.ops import OPS
+from infini_cupy.strided.packed_planner import all_packed_kernel_names
 from infini_cupy.strided.planner import rearrange_kernel_name
 from infini_cupy.strided.tile_planner import all_tiled_kernel_names
 
@@ -98,7 +99,8 @@ def _heaviest_variants() -> dict[str, list[str]]:
     rearrange = [rearrange_kernel_name(unit, 5, 5, 2) for unit in (1, 4, 32)]
     rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32>"]
     return {ek.SOURCE: elementwise, "rearrange.cu": rearrange,
-            "transpose.cu": list(all_tiled_kernel_names())}
+            "transpose.cu": list(all_tiled_kernel_names()),
+            "packed.cu": list(all_packed_kernel_names())}
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not on PATH")

@@ -23,6 +23,8 @@ from infini_cupy.elementwise import launcher as elementwise
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
 from infini_cupy.strided import plan_cache as strided_copy
+from infini_cupy.strided import planner as strided_planner
+from infini_cupy.strided.packed_planner import PackedPlan
 from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan
 from infini_cupy.strided.tile_planner import TilePlan
 
@@ -97,6 +99,8 @@ def _values(shape, seed=0, dtype=np.float32):
 
 
 # ---------------------------------------------------------------- rearrange_ with huge strides
+TWELVE_DIMS = (64, (2,) * 12, (2 * G + 8, 4, G + 4, 8, 2**30 + 16, 32, 2**29, 128, 512, 2048,
+                              2**28, 16))
 HUGE_COPIES = [
     # (name, kernel family, (source offset, shape, strides) or None: a C-contiguous array,
     #  destination likewise)
@@ -111,9 +115,7 @@ HUGE_COPIES = [
     ("transpose into a 2**31 + 16 pitch", "tiled_copy", None, (0, (3, 64), (G + 16, 4))),
     ("batched transpose, batch stride 2**32 + 64", "tiled_copy",
      (8192, (2, 40, 33), (2 * G + 64, 4, 160)), None),
-    ("general kernel, 12 dims with huge strides", "rearrange_general",
-     (64, (2,) * 12, (2 * G + 8, 4, G + 4, 8, 2**30 + 16, 32, 2**29, 128, 512, 2048, 2**28, 16)),
-     None),
+    ("packed tile, 12 dims with huge strides", "packed_copy", TWELVE_DIMS, None),
 ]
 
 
@@ -145,8 +147,25 @@ def test_rearrange_with_huge_strides(name, family, source, destination, huge, to
     assert _largest_stride(strided_copy.plan_for(y, x).plan) >= largest
 
 
+def test_the_general_kernel_with_huge_strides(huge, to_device, to_host):
+    # The 12-dim layout above, planned without staged copies: the flat-index kernel.
+    shape = TWELVE_DIMS[1]
+    values = _values(shape)
+    x = huge.view(*TWELVE_DIMS, values=values)
+    y = to_device(np.zeros(shape, np.float32))
+    with strided_copy.seed_plans_only(), recording() as launches:
+        xp.rearrange_(y, x)
+        plan = strided_copy.plan_for(y, x).plan
+    assert _kernels(launches) == ["rearrange_general"]
+    np.testing.assert_array_equal(to_host(y), values)
+    assert _largest_stride(plan) >= 2 * G + 8
+
+
 def _largest_stride(plan) -> int:
-    if isinstance(plan, TilePlan):
+    if isinstance(plan, PackedPlan):
+        values = (*plan.read.stride, *plan.write.stride, *plan.outer_src_stride,
+                  *plan.outer_dst_stride)
+    elif isinstance(plan, TilePlan):
         values = (plan.src_stride0, plan.src_stride1, plan.dst_stride0, plan.dst_stride1,
                   *plan.src_batch_stride, *plan.dst_batch_stride, plan.src_offset, plan.dst_offset)
     elif isinstance(plan, GeneralRearrangePlan):
@@ -249,12 +268,15 @@ GRID_COPIES = [
     ("tiled misaligned rows", "tiled_copy", (41, 333), _misaligned_rows),
     ("general kernel", "rearrange_general", (3, 2) * 6,
      lambda a: a.transpose(11, 0, 10, 1, 9, 2, 8, 3, 7, 4, 6, 5)),
+    ("packed tiles", "packed_copy", (3, 4, 13, 25, 5, 7), lambda a: a.transpose(5, 4, 3, 2, 1, 0)),
 ]
 
 
 @pytest.mark.parametrize("name, family, shape, view", GRID_COPIES, ids=[c[0] for c in GRID_COPIES])
 def test_block_loops_past_the_grid_limit(name, family, shape, view, small_grids, to_device,
-                                         to_host):
+                                         to_host, monkeypatch):
+    if family != "packed_copy":  # the layouts of the other families, planned without packing
+        monkeypatch.setattr(strided_planner, "plan_packed", lambda *args, **kwargs: None)
     values = _values(shape, seed=5)
     x = view(to_device(values))
     y = to_device(np.zeros(x.shape, np.float32))
@@ -306,10 +328,15 @@ def test_64_dims_random_permutations(seed, to_device, to_host):
     perm = tuple(int(p) for p in rng.permutation(64))
     x = to_device(values).transpose(perm)
     expected = values.transpose(perm)
-    # into C order, and into a destination laid out by another permutation
-    with recording() as launches:
+    # into C order (the flat-index kernel, and packed tiles of the 16 dims longer than 1), and
+    # into a destination laid out by another permutation
+    with strided_copy.seed_plans_only(), recording() as launches:
         y = xp.rearrange(x)
     assert _kernels(launches) == ["rearrange_general"]
+    np.testing.assert_array_equal(to_host(y), expected)
+    with recording() as launches:
+        y = xp.rearrange(x)
+    assert _kernels(launches) == ["packed_copy"]
     np.testing.assert_array_equal(to_host(y), expected)
     other = tuple(int(p) for p in rng.permutation(64))
     z = to_device(np.zeros(tuple(expected.shape[p] for p in np.argsort(other)), np.float32))

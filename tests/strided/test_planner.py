@@ -36,9 +36,11 @@ from infini_cupy.strided.tile_planner import (
     all_tiled_kernel_names,
     tiled_kernel_name,
 )
+from infini_cupy.strided.packed_planner import PackedPlan, all_packed_kernel_names
+from tests.support.packed_simulation import check_packed_plan, simulate_packed_kernel
 from tests.support.tile_simulation import simulate_tile_kernel
 
-KERNEL_NAMES = frozenset(all_kernel_names() + all_tiled_kernel_names())
+KERNEL_NAMES = frozenset(all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names())
 
 
 # --- the oracle and the simulators ------------------------------------------------------
@@ -93,6 +95,9 @@ def check_plan_invariants(plan, max_threads):
     assert plan.kernel in KERNEL_NAMES
     assert plan.unit in (1, 2, 4, 8, 16, 32)
     assert plan.block_threads % 32 == 0 and plan.block_threads <= max(32, max_threads)
+    if isinstance(plan, PackedPlan):
+        check_packed_plan(plan, max_threads)
+        return
     if isinstance(plan, TilePlan):
         assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector, plan.wide)
         assert plan.dst_stride1 == plan.unit and plan.tile0 * plan.pitch <= plan.capacity
@@ -129,6 +134,9 @@ def check_copies_exactly(shape, dst_strides, src_strides, itemsize, **options):
     assert hash(plan) == hash(plan_rearrange(shape, dst_strides, src_strides, itemsize, **options))
     if isinstance(plan, TilePlan):
         copied = simulate_tile_kernel(plan, options.get("dst_address", 0), options.get("src_address", 0))
+        dst_offsets, src_offsets = copied.dst, copied.src
+    elif isinstance(plan, PackedPlan):
+        copied = simulate_packed_kernel(plan, options.get("dst_address", 0), options.get("src_address", 0))
         dst_offsets, src_offsets = copied.dst, copied.src
     else:
         simulate = simulate_matrix_kernel if isinstance(plan, RearrangePlan) else simulate_general_kernel
@@ -337,10 +345,13 @@ def test_general_plan_for_a_permutation_that_cannot_merge():
     shape = (3, 5, 3, 5, 3, 5, 3)
     dst = np.empty(shape, np.float32).strides
     src = np.empty(shape[::-1], np.float32).transpose().strides
-    plan = check_copies_exactly(shape, dst, src, 4)
+    plan = check_copies_exactly(shape, dst, src, 4, tiles=False)
     assert isinstance(plan, GeneralRearrangePlan) and plan.kernel == "rearrange_general<4>"
     assert plan.shape == shape and plan.block_threads == 256 and plan.grid_blocks == 40
-    assert check_copies_exactly(shape, dst, src, 4, max_threads=32).block_threads == 32
+    assert check_copies_exactly(shape, dst, src, 4, max_threads=32, tiles=False).block_threads == 32
+    # With staged plans allowed, one packed tile holds the whole reversal (2025 elements).
+    plan = check_copies_exactly(shape, dst, src, 4)
+    assert isinstance(plan, PackedPlan) and plan.tiles == 1 and plan.predicted == (1.0, 1.0)
 
 
 def test_broadcast_source():
@@ -360,10 +371,13 @@ def test_zero_size_and_scalar():
 
 
 def test_max_threads_not_a_multiple_of_32():
-    plan = check_copies_exactly((1000,), (4,), (8,), 4, max_threads=1000)
+    plan = check_copies_exactly((1000,), (4,), (8,), 4, max_threads=1000, tiles=False)
     assert plan.block_len == (992,) and plan.block_threads == 992
-    plan = check_copies_exactly((100,), (4,), (8,), 4, max_threads=10)
+    plan = check_copies_exactly((100,), (4,), (8,), 4, max_threads=10, tiles=False)
     assert plan.block_len == (10,) and plan.block_threads == 32
+    # Ten threads write 40 bytes per warp access: a packed tile of whole warps does better.
+    plan = check_copies_exactly((100,), (4,), (8,), 4, max_threads=10)
+    assert isinstance(plan, PackedPlan) and plan.block_threads == 32
 
 
 # --- errors ----------------------------------------------------------------------------

@@ -122,7 +122,7 @@ def _counter(monkeypatch, sources):
 @pytest.fixture
 def launches(monkeypatch):
     """Names of the rearrange kernels launched (``clear()`` between cases)."""
-    return _counter(monkeypatch, {"rearrange.cu", "transpose.cu"})
+    return _counter(monkeypatch, {"rearrange.cu", "transpose.cu", "packed.cu"})
 
 
 @pytest.fixture

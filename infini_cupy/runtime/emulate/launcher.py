@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import itertools
 import os
 import threading
 import weakref
@@ -43,6 +44,8 @@ TRACE_DTYPE = np.dtype({
 })
 
 _FAULT_KINDS = {1: "out-of-bounds", 2: "misaligned", 3: "read-only", 4: "barrier deadlock"}
+_THREAD_ORDERS = {"forward": 0, "reverse": 1, "shuffle": 2}  # runtime.cpp: ThreadOrder
+_launch_count = itertools.count()  # seeds shuffles: each launch its own permutations
 
 
 class _Fault(ctypes.Structure):  # runtime.cpp: emu::Fault
@@ -159,7 +162,8 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
     """Run kernel ``name`` (a name expression of ``kernels_src/<source>``) to completion.
 
     Raises KernelFault naming kernel, block, thread and address for an out-of-bounds,
-    misaligned or read-only access (which never happens) or a barrier deadlock.
+    misaligned or read-only access (which never happens) or a barrier deadlock. The threads
+    of a block run in the order ``config.emulator_thread_order()`` names.
     """
     grid, block = dim3(grid), dim3(block)
     _check_config(grid, block)
@@ -168,6 +172,7 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
             f"kernel {name}: dynamic shared memory ({shared_mem} bytes) is not emulated; "
             "declare __shared__ arrays with a compile-time size"
         )
+    order, seed = config.emulator_thread_order()
     kernel = _kernel(source, name)
     storage, pointers, buffers = _pack(kernel, args)
     traces = _active_traces.get()
@@ -179,6 +184,7 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
         kernel.entry, pointers, (ctypes.c_uint32 * 3)(*grid), (ctypes.c_uint32 * 3)(*block),
         buffers, len(buffers) // 3, _worker_count(n_blocks), int(bool(traces)),
         ctypes.byref(fault), ctypes.byref(trace_ptr), ctypes.byref(trace_len),
+        _THREAD_ORDERS[order], next(_launch_count) if seed is None else seed,
     )
     del storage  # the launch is over: the argument values may go
     records = _take_records(lib, trace_ptr, trace_len.value) if traces else None

@@ -90,3 +90,16 @@ __global__ void mismatched_barriers(int *y) {
     }
     ic::st(y + threadIdx.x, 1);
 }
+
+// Each thread stores its element in shared memory, then stores its left neighbour's (thread
+// 0: its own) to y. With SYNC a barrier orders the two; without it the kernel is wrong, and
+// only threads run in forward order happen to find every neighbour's store done.
+template <bool SYNC>
+__global__ void shift_right(int *y, const int *x) {
+    __shared__ int buf[1024];
+    unsigned t = threadIdx.x;
+    ic::index_t base = ic::index_t(blockIdx.x) * blockDim.x;
+    buf[t] = ic::ld(x + base + t);
+    if (SYNC) __syncthreads();
+    ic::st(y + base + t, buf[t == 0 ? 0 : t - 1]);
+}

@@ -1,0 +1,344 @@
+"""Packed staged copies: tiles spanning several whole dims on each side (and a chunk of at
+most one more dim per side, cuTT's "packed-split"), for permutations whose contiguous dims
+are short.
+
+Pure Python, like :mod:`.tile_planner`; :mod:`.planner` calls :func:`plan_packed` on its
+normalized layout and takes the packed plan when the :mod:`.sector_model` predicts it
+coalesces better than the staged-copy or seed plan it would launch otherwise.
+
+A tile is a box of *tile dims*: the innermost dims of the source in memory order, united with
+the innermost dims of the destination. Dims that chain in one side's memory (each stride the
+previous stride times its length) form that side's *run*, a stretch contiguous in its memory;
+the other tile dims are the run's *rows*. A dim too long to fit whole is cut into chunks: the
+tile takes one chunk of it, the chunk index becoming an outer dim (walked by the blocks with
+the dims the tile leaves out).
+
+Kernel semantics of a :class:`PackedPlan` (kernel ``packed_copy<Unit, D, Wide>`` of
+``kernels_src/packed.cu``): block ``b`` of a grid-stride loop over ``tiles`` decomposes ``b``
+over ``outer_len`` (last fastest) for its base offsets (sums of index times stride, plus
+``src_offset``/``dst_offset``) and the chunk index of each split dim. Phase 1 walks the tile in
+source order: rows (the read side's dims after ``read.run``, first fastest) of runs (its first
+``read.run`` dims, first fastest); each run is a *virtual row* starting at the sector boundary
+at or below its lowest address (``aligned``; else rows follow each other densely), so a warp's
+32 consecutive work items cover whole sectors of a run. Each element is loaded and stored in
+shared memory at slot ``sum(index * slot)``. After a barrier, phase 2 walks the tile likewise
+in destination order, loading shared slots and storing them to dst; a barrier ends the tile.
+A split dim's tile length is ``min(chunk, full - chunk index * chunk)``; the rest of a chunk is
+not copied. Slots are the destination-order position of an element in a tile of full chunks,
+below ``tile_elements``, which the variant's capacity (``Wide``) holds.
+
+>>> from infini_cupy.strided.layout import normalize_layout
+>>> layout = normalize_layout((3, 4, 7, 53, 9), (4, 12, 48, 336, 17808),
+...                           (53424, 13356, 1908, 36, 4), 4)    # row- to column-major, fp32
+>>> plan = plan_packed(layout, 0, 0, 1024)
+>>> plan.kernel, plan.read.length, plan.write.length, plan.outer_len, plan.predicted
+('packed_copy<4, 8, 1>', (9, 16, 7, 4, 3), (3, 4, 7, 16, 9), (4,), (0.9449, 0.9968))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import sector_model as sm
+from .layout import LaunchPlan, NormalizedLayout
+
+PACKED_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
+DIM_BUCKETS = (4, 8)  # template D: tile dims the kernel's loops unroll to
+TILE_DIMS = DIM_BUCKETS[-1]  # PACKED_TILE_DIMS in packed.cu
+OUTER_DIMS = 12  # PACKED_OUTER_DIMS in packed.cu
+# Shared memory per block, bytes: PACKED_COMPACT_BYTES and PACKED_WIDE_BYTES in packed.cu.
+COMPACT_BYTES = 8192
+WIDE_BYTES = 49152
+MAX_THREADS = 512  # PACKED_MAX_THREADS in packed.cu: its __launch_bounds__
+ITEMS_PER_THREAD = 4  # work items (per phase) a thread takes, about
+NEAR_BEST = 0.005  # candidates this close to the best predicted ratio count as equally good
+MAX_CHUNK_COUNTS = 12  # double splits try each dim cut into at most this many chunks
+# A rival plan this close to its sector limit on both sides is kept (the staged transpose
+# issues vector accesses and less index arithmetic); below, a packed plan predicted to do
+# better by MARGIN replaces it.
+RIVAL_GOOD = 0.95
+MARGIN = 0.01
+
+
+@dataclass(frozen=True)
+class PackedSide:
+    """One phase's walk of a tile: the tile dims in that side's memory order, innermost first.
+
+    length: elements of each dim in a tile (a split dim: its chunk).
+    full: each dim's whole length (``length`` unless the dim is split).
+    chunk_of: -1, or which split (0 or 1: ``PackedPlan.split_outer``) holds the chunk index.
+    stride: bytes between consecutive indices in this side's memory.
+    slot: shared-memory slot stride (the dim's stride in the destination-order tile).
+    run: the first ``run`` dims chain in memory (the first one's stride is +-unit): a run.
+    aligned: runs are virtual rows starting at sector boundaries (else items are dense).
+    uniform: every run of the launch starts equally far into a sector (its other strides are
+        multiples of 32 bytes), so virtual rows need no room for other leads.
+    """
+
+    length: tuple[int, ...]
+    full: tuple[int, ...]
+    chunk_of: tuple[int, ...]
+    stride: tuple[int, ...]
+    slot: tuple[int, ...]
+    run: int
+    aligned: bool
+    uniform: bool
+
+
+@dataclass(frozen=True)
+class PackedPlan(LaunchPlan):
+    """A launch of ``packed_copy<unit, dims, wide>`` (semantics: module doc).
+
+    unit: bytes per element (1, 2, 4, 8 or 16).
+    dims: the template's tile-dim bucket (4 or 8), at least the tile's dims.
+    wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
+    read, write: the walks of phase 1 (source order) and phase 2 (destination order).
+    outer_len, outer_src_stride, outer_dst_stride: the dims the blocks walk (a split dim's
+        chunk index among them, its strides times the chunk), outer -> inner.
+    split_outer: the position in ``outer_len`` of each split dim's chunk index (at most 2).
+    src_offset, dst_offset: bytes from each pointer to element 0 of the copy.
+    tile_elements: shared slots a tile uses (the product of the tile lengths).
+    sectors: (reads, writes) sectors the sector model predicts the launch's warp accesses
+        touch, each counted once per access.
+    predicted: (reads, writes) ratio of the sector model's estimate of the sector limit (the
+        sectors of the best possible walk) to ``sectors``: 1.0 when each side is as coalesced
+        as its layout allows.
+    tiles: tiles to copy, the product of ``outer_len``; block_threads: threads per block;
+        grid_blocks: blocks to launch (``tiles``; 0 when there is nothing to copy).
+    kernel: the name expression, ``packed_kernel_name(unit, dims, wide)``.
+    """
+
+    unit: int
+    dims: int
+    wide: bool
+    read: PackedSide
+    write: PackedSide
+    outer_len: tuple[int, ...]
+    outer_src_stride: tuple[int, ...]
+    outer_dst_stride: tuple[int, ...]
+    split_outer: tuple[int, ...]
+    src_offset: int
+    dst_offset: int
+    tile_elements: int
+    sectors: tuple[int, int]
+    predicted: tuple[float, float]
+    tiles: int
+    block_threads: int
+    grid_blocks: int
+    kernel: str
+
+    @property
+    def capacity(self) -> int:
+        """Elements of shared memory the variant declares."""
+        return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
+
+
+def packed_kernel_name(unit: int, dims: int, wide: bool) -> str:
+    """Name expression of a packed staged copy: ``packed_copy<Unit, D, Wide>``."""
+    return f"packed_copy<{unit}, {dims}, {int(wide)}>"
+
+
+def all_packed_kernel_names() -> tuple[str, ...]:
+    """Every packed name expression the planner can return (20)."""
+    return tuple(packed_kernel_name(u, d, w) for u in PACKED_UNITS for d in DIM_BUCKETS
+                 for w in (False, True))
+
+
+# ---- the search
+
+
+def _balanced(length: int, limit: int, granule: int) -> int:
+    """A chunk <= limit (a multiple of granule when one fits) cutting ``length`` into nearly
+    equal pieces."""
+    limit = max(granule, limit // granule * granule) if limit >= granule else limit
+    count = -(-length // limit)
+    chunk = -(-length // count)
+    return min(limit, -(-chunk // granule) * granule) if limit >= granule else chunk
+
+
+def _chunks(length: int, room: int, granules) -> set[int]:
+    """Chunk lengths worth trying for a dim that fits ``room`` elements at most."""
+    top = min(length - 1, room)
+    if top < 1:
+        return set()
+    options = {top, _balanced(length, top, 1)}
+    for g in granules:
+        if g > 1 and top >= g:
+            options |= {top // g * g, _balanced(length, top, g)}
+    return {c for c in options if 1 <= c < length}
+
+
+class _Search:
+    """Every tile the two chains suggest, scored by the sector model."""
+
+    def __init__(self, layout: NormalizedLayout, dst_residue: int, src_residue: int):
+        shape, unit = layout.shape, layout.unit
+        self.shape, self.unit = shape, unit
+        ndim = len(shape)
+        dst_order = list(range(ndim - 1, -1, -1))  # normalized order: smallest |dst| last
+        src_order = sorted(range(ndim), key=lambda d: (layout.src_strides[d] == 0,
+                                                       abs(layout.src_strides[d]), -d))
+        self.write = sm.Side(shape, layout.dst_strides, dst_residue, unit, dst_order)
+        self.read = sm.Side(shape, layout.src_strides, src_residue, unit, src_order)
+        self.capacity = WIDE_BYTES // unit
+        self.best = []  # ((min ratio, sum of ratios, -volume), (read, write ratios), tile)
+
+    def consider(self, tile: dict[int, int]) -> None:
+        volume = math.prod(tile.values())
+        splits = sum(tile[d] < self.shape[d] for d in tile)
+        if (not tile or volume > self.capacity or len(tile) > TILE_DIMS
+                or len(self.shape) - len(tile) + splits > OUTER_DIMS):
+            return
+        read, write = self.read.ratio(tile), self.write.ratio(tile)
+        self.best.append(((min(read, write), read + write, -volume), (read, write), dict(tile)))
+
+    def _side_chunks(self, d, room, ks, kw):
+        granules = []
+        for side, k in ((self.read, ks), (self.write, kw)):
+            if k < len(side.chain) and side.chain[k] == d:
+                granules.append(side.granule(k))
+        return _chunks(self.shape[d], room, granules)
+
+    def run(self) -> None:
+        rc, wc = self.read.chain, self.write.chain
+        for ks in range(len(rc) + 1):
+            for kw in range(len(wc) + 1):
+                base = {d: self.shape[d] for d in rc[:ks] + wc[:kw]}
+                volume = math.prod(base.values())
+                if volume > self.capacity:
+                    break
+                if base:
+                    self.consider(base)
+                room = self.capacity // volume
+                nexts = [c[k] for c, k in ((rc, ks), (wc, kw)) if k < len(c) and c[k] not in base]
+                for d in set(nexts):
+                    for chunk in self._side_chunks(d, room, ks, kw):
+                        self.consider({**base, d: chunk})
+                if len(set(nexts)) == 2:
+                    self._double_split(base, room, nexts, ks, kw)
+        if not self.best:  # neither side has a contiguous dim: a stretch of dst's innermost
+            d = self.write.order[0]
+            self.consider({d: min(self.shape[d], self.capacity)})
+
+    def _double_split(self, base, room, nexts, ks, kw):
+        ds, dw = nexts
+        ns = self.shape[ds]
+        counts = range(2, min(ns, MAX_CHUNK_COUNTS) + 1)
+        for cs in {-(-ns // count) for count in counts} | self._side_chunks(ds, room, ks, kw):
+            if cs < ns and room // cs >= 1:
+                for cw in self._side_chunks(dw, room // cs, ks, kw):
+                    self.consider({**base, ds: cs, dw: cw})
+
+    def choice(self):
+        if not self.best:
+            return None
+        top = max(key[0] for key, _, _ in self.best)
+        near = [entry for entry in self.best if entry[0][0] >= top - NEAR_BEST]
+        return max(near, key=lambda entry: entry[0][1:])
+
+
+# ---- the plan
+
+
+def _widen(layout: NormalizedLayout) -> NormalizedLayout:
+    """A 32-byte-unit layout as 16-byte units (the widest the family instantiates)."""
+    return NormalizedLayout(16, layout.shape + (2,), layout.dst_strides + (16,),
+                            layout.src_strides + (16,), layout.contiguous_bytes)
+
+
+def _uniform(side: sm.Side, rows, tile) -> bool:
+    """Every run of a tile starts equally far into a sector: the strides of its row dims are
+    multiples of 32 bytes (the kernel takes the lead of each block's first run)."""
+    return all(side.strides[d] % sm.SECTOR == 0 for d in rows if tile[d] > 1)
+
+
+def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of: dict[int, int]):
+    """The PackedSide of one side for a tile, and its work items per tile (worst case)."""
+    j, chunk = side.run_of(tile)
+    run_dims = side.chain[:j] + ([side.chain[j]] if chunk is not None else [])
+    order = run_dims + [d for d in side.order if d in tile and d not in run_dims]
+    run_elements = math.prod(tile[d] for d in run_dims)
+    sec = sm.SECTOR // side.unit
+    aligned = run_elements * side.unit >= sm.SECTOR // 2
+    uniform = _uniform(side, order[len(run_dims):], tile)
+    vl = -(-(run_elements + (0 if uniform else sec - 1)) // sec) * sec if aligned else run_elements
+    items = math.prod(tile.values()) // run_elements * vl
+    walk = PackedSide(
+        length=tuple(tile[d] for d in order),
+        full=tuple(side.shape[d] for d in order),
+        chunk_of=tuple(split_of.get(d, -1) for d in order),
+        stride=tuple(side.strides[d] for d in order),
+        slot=tuple(slot_of[d] for d in order),
+        run=len(run_dims), aligned=aligned, uniform=uniform,
+    )
+    return walk, items
+
+
+def plan_packed(layout: NormalizedLayout, dst_residue: int, src_residue: int, max_threads: int,
+                rival: tuple[float, float] | None = None) -> PackedPlan | None:
+    """The best :class:`PackedPlan` for a normalized layout, or None.
+
+    ``dst_residue``/``src_residue``: the addresses modulo 32. ``max_threads``: thread budget.
+    ``rival``: the (reads, writes) efficiency (bytes / 32 x sectors) the plan launched
+    otherwise would reach; None returns the best packed plan whatever it predicts. With a
+    rival, a packed plan is returned only when the sector model predicts it beats the rival.
+    """
+    if layout.unit == 32:
+        layout = _widen(layout)
+    if layout.unit not in PACKED_UNITS or layout.total == 0 or not layout.shape:
+        return None
+    search = _Search(layout, dst_residue, src_residue)
+    rival_ratio = 0.0
+    if rival is not None:
+        total = layout.total * layout.unit / sm.SECTOR  # sectors the copy's bytes fill
+        rival_ratio = min(rival[0] * search.read.ideal / total, rival[1] * search.write.ideal / total)
+        if rival_ratio >= RIVAL_GOOD:
+            return None
+    search.run()
+    chosen = search.choice()
+    if chosen is None:
+        return None
+    (score, _, _), predicted, tile = chosen
+    if rival is not None and score <= rival_ratio + MARGIN:
+        return None
+    return _build(search, layout, tile, predicted, max_threads)
+
+
+def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
+    shape, unit = layout.shape, layout.unit
+    split = [d for d in sorted(tile) if tile[d] < shape[d]]
+    split_of = {d: k for k, d in enumerate(split)}
+    # Slots: the destination-order position in a tile of full chunks.
+    slot_of, stride = {}, 1
+    for d in search.write.order:
+        if d in tile:
+            slot_of[d] = stride
+            stride *= tile[d]
+    read, read_items = _walk(search.read, tile, slot_of, split_of)
+    write, write_items = _walk(search.write, tile, slot_of, split_of)
+    outer, split_outer = [], [0] * len(split)
+    for d in range(len(shape)):  # normalized order: blocks in a row walk dst upwards
+        if d in split_of:
+            split_outer[split_of[d]] = len(outer)
+            outer.append((-(-shape[d] // tile[d]), layout.src_strides[d] * tile[d],
+                          layout.dst_strides[d] * tile[d]))
+        elif d not in tile:
+            outer.append((shape[d], layout.src_strides[d], layout.dst_strides[d]))
+    outer = outer or [(1, 0, 0)]
+    tiles = math.prod(n for n, _, _ in outer)
+    volume = math.prod(tile.values())
+    budget = max(32, min(MAX_THREADS, max_threads - max_threads % 32))
+    work = -(-max(read_items, write_items) // ITEMS_PER_THREAD)
+    threads = min(budget, max(32, -(-work // 32) * 32))
+    wide = volume * unit > COMPACT_BYTES
+    dims = next(b for b in DIM_BUCKETS if b >= len(tile))
+    return PackedPlan(
+        unit, dims, wide, read, write,
+        tuple(n for n, _, _ in outer), tuple(s for _, s, _ in outer), tuple(d for _, _, d in outer),
+        tuple(split_outer), 0, 0, volume,
+        (search.read.sectors(*search.read.run_of(tile)), search.write.sectors(*search.write.run_of(tile))),
+        (round(predicted[0], 4), round(predicted[1], 4)),
+        tiles=tiles, block_threads=threads, grid_blocks=tiles,
+        kernel=packed_kernel_name(unit, dims, wide),
+    )  # fmt: skip

@@ -1,0 +1,254 @@
+"""The packed staged copy (``packed_copy``, kernels_src/packed.cu) in emulation, against NumPy.
+
+Every variant of the family is launched; then random permutations of rank 2 to 8 with 1- to
+16-byte elements, odd sizes, negative strides, offset views and broadcast sources, copied
+through the best packed plan of their layout whatever the planner would pick. Each staged and
+seed kernel runs with the block's threads in forward, reversed and shuffled order, so a
+missing barrier cannot pass. The coalescing of the issue's layouts is measured from the
+emulator's traces (``infini_cupy.tools.profiler``) and matched against the sector model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+
+import numpy as np
+import pytest
+
+from infini_cupy import config
+from infini_cupy.arrays import data_pointer
+from infini_cupy.runtime.launch import launch
+from infini_cupy.strided import plan_cache
+from infini_cupy.strided import sector_model
+from infini_cupy.strided.copy import rearrange_
+from infini_cupy.strided.layout import normalize_layout
+from infini_cupy.strided.packed_planner import PackedPlan, all_packed_kernel_names, plan_packed
+from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan
+from infini_cupy.strided.plan_cache import pack, plan_for, seed_plans_only
+from infini_cupy.strided.tile_planner import TilePlan
+from infini_cupy.tools import profiler
+from infini_cupy.tools.plan import describe_plan, launch_plan
+from tests.strided.test_transpose_kernels import aligned_empty, copy_and_check, random_fill
+from tests.support import dtype_cases
+
+DTYPE_OF_UNIT = dtype_cases.OF_UNIT
+ORDERS = ("forward", "reverse", "shuffle")
+
+
+@pytest.fixture(autouse=True)
+def _emulation_only(backend_name):
+    if backend_name != "emulate":
+        pytest.skip("direct NumPy layouts; the cuda run covers plans in test_rearrange")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled():
+    plan_cache.warm("emulate", all_packed_kernel_names())  # one g++ run for the family
+
+
+def packed_plan(y, x, max_threads=1024) -> PackedPlan:
+    """The best packed plan of ``rearrange_(y, x)``'s layout, whatever the planner picks."""
+    layout = normalize_layout(x.shape, y.strides, x.strides, x.itemsize,
+                              dst_address=data_pointer(y), src_address=data_pointer(x))
+    return plan_packed(layout, data_pointer(y) % 32, data_pointer(x) % 32, max_threads)
+
+
+def packed_copy_and_check(y, x, max_threads=1024, grid=None) -> PackedPlan:
+    """Copies x into y through the best packed plan: bit for bit NumPy's copy, and no byte
+    outside y written."""
+    plan = packed_plan(y, x, max_threads)
+    source, blocks, block, args = pack(plan)
+    expected = np.ascontiguousarray(x)  # a snapshot, before y is written
+    owner = y if y.base is None else y.base
+    raw = owner.reshape(-1).view(np.uint8)
+    before = raw.copy()
+    launch(source, plan.kernel, grid or blocks, block, (y, x, *args), backend="emulate")
+    np.testing.assert_array_equal(np.ascontiguousarray(y).view(np.uint8), expected.view(np.uint8))
+    mask = np.zeros(raw.size, bool)
+    offset = y.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+    np.lib.stride_tricks.as_strided(mask[offset:], y.shape + (y.itemsize,), y.strides + (1,))[...] = True
+    np.testing.assert_array_equal(raw[~mask], before[~mask])
+    return plan
+
+
+def permutation(shape, perm, dtype, rng, src_offset=0, dst_offset=0):
+    """(y, x): x a C-contiguous array of ``shape`` (``src_offset`` bytes past a 256-byte
+    boundary) transposed by ``perm``, y a C-contiguous destination."""
+    x = random_fill(aligned_empty(shape, dtype, src_offset), rng).transpose(perm)
+    return aligned_empty(x.shape, dtype, dst_offset), x
+
+
+# --- every variant, every layout --------------------------------------------------------
+
+
+def layout_for_every_variant():
+    """variant name -> (shape, perm, dtype) of the first permutation planned onto it."""
+    found = {}
+    shapes = [((3, 5, 7), (2, 0, 1)), ((30, 50, 7), (2, 0, 1)), ((9, 17, 3), (1, 2, 0)),
+              ((3, 2, 5, 2, 3, 7), (5, 3, 1, 4, 0, 2)), ((7, 5, 6, 9, 3, 5), (5, 4, 3, 2, 1, 0)),
+              ((2, 3, 2, 3, 2, 3), (1, 3, 5, 0, 2, 4)), ((3, 3, 3, 3, 3), (4, 3, 2, 1, 0))]
+    for unit, (shape, perm) in itertools.product(DTYPE_OF_UNIT, shapes):
+        dtype = DTYPE_OF_UNIT[unit]
+        y = aligned_empty(tuple(shape[p] for p in perm), dtype)
+        x = aligned_empty(shape, dtype).transpose(perm)
+        plan = packed_plan(y, x)
+        found.setdefault(plan.kernel, (shape, perm, dtype))
+    return found
+
+
+VARIANT_LAYOUTS = layout_for_every_variant()
+
+
+def test_the_layouts_reach_every_variant():
+    assert set(VARIANT_LAYOUTS) == set(all_packed_kernel_names())
+
+
+@pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
+def test_every_variant_copies_exactly(name):
+    shape, perm, dtype = VARIANT_LAYOUTS[name]
+    y, x = permutation(shape, perm, dtype, np.random.default_rng(len(name)))
+    assert packed_copy_and_check(y, x).kernel == name
+
+
+def random_layout(seed):
+    """(y, x) of a random permutation of rank 2 to 8, odd lengths, 1- to 16-byte elements; some
+    with negative strides, an offset source or destination, or a broadcast source."""
+    rng = np.random.default_rng(seed)
+    rank = 2 + seed % 7
+    dtype = DTYPE_OF_UNIT[(1, 2, 4, 8, 16)[seed % 5]]
+    limit = {2: 90, 3: 30, 4: 11, 5: 7, 6: 5}.get(rank, 4)
+    shape = tuple(int(n) for n in rng.integers(1, limit + 1, rank))
+    perm = tuple(int(p) for p in rng.permutation(rank))
+    kind = seed % 4
+    itemsize = np.dtype(dtype).itemsize
+    base = random_fill(aligned_empty(tuple(n + 2 for n in shape), dtype,
+                                     itemsize if kind == 1 else 0), rng)
+    if kind == 0:  # negative strides on some dims
+        flips = tuple(slice(None, None, -1) if f else slice(None) for f in rng.integers(0, 2, rank))
+        x = base[tuple(slice(0, n) for n in shape)][flips]
+    elif kind == 1:  # an interior slice of an offset base
+        x = base[tuple(slice(1, 1 + n) for n in shape)]
+    elif kind == 2:  # a broadcast source: some dims of length 1 stretched
+        small = tuple(1 if b else n for n, b in zip(shape, rng.integers(0, 3, rank) == 0))
+        x = np.broadcast_to(base[tuple(slice(0, n) for n in small)], shape)
+    else:
+        x = base[tuple(slice(0, n) for n in shape)]
+    x = x.transpose(perm)
+    y_base = aligned_empty(tuple(n + 1 for n in x.shape), dtype, itemsize * (seed % 3))
+    y = y_base[tuple(slice(1, 1 + n) for n in x.shape)] if seed % 2 else y_base[
+        tuple(slice(0, n) for n in x.shape)]
+    return y, x
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_permutations_copy_exactly(seed, monkeypatch):
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, ORDERS[seed // 3 % 3])  # no barrier missed
+    y, x = random_layout(seed)
+    plan = packed_copy_and_check(y, x, max_threads=(1024, 256, 32)[seed % 3])
+    assert isinstance(plan, PackedPlan)
+    copy_and_check(y, x)  # and through whichever plan the planner picks
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_fewer_blocks_than_tiles(order, monkeypatch):
+    # The blocks' grid-stride loop: 3 blocks walk every tile, each tile's writes of shared
+    # memory waiting for the last tile's reads (the barrier that ends a tile).
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    y, x = permutation((3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float32,
+                       np.random.default_rng(1))
+    assert packed_copy_and_check(y, x, grid=3).tiles > 3
+
+
+# --- thread orders: a missing barrier cannot pass -----------------------------------------
+
+
+def layout_of_each_kind(rng):
+    """(kind, y, x) for a packed, a staged-transpose, a seed-matrix and a flat-index copy."""
+    y, x = permutation((3, 4, 7, 53, 9), (4, 3, 2, 1, 0), np.float16, rng)
+    yield PackedPlan, y, x
+    y, x = permutation((301, 257), (1, 0), np.float32, rng)
+    yield TilePlan, y, x
+    x = random_fill(aligned_empty((40, 301), np.float32), rng)[:, 1:]
+    yield RearrangePlan, aligned_empty((40, 300), np.float32), x
+    y, x = permutation((3, 5, 3, 5, 3, 5, 3), (6, 5, 4, 3, 2, 1, 0), np.int8, rng)
+    yield GeneralRearrangePlan, y, x
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_every_kernel_copies_exactly_in_every_thread_order(order, monkeypatch):
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    for kind, y, x in layout_of_each_kind(np.random.default_rng(2)):
+        seed_only = kind in (RearrangePlan, GeneralRearrangePlan)
+        with seed_plans_only() if seed_only else contextlib.nullcontext():
+            plan = copy_and_check(y, x)
+        assert isinstance(plan, kind), (kind, plan.kernel)
+    y, x = random_layout(5)
+    packed_copy_and_check(y, x)
+
+
+# --- coalescing, measured from the emulator's traces --------------------------------------
+
+ISSUE_LAYOUTS = [  # (name, shape, perm, dtype, lowest ratio of either side to its limit)
+    ("3,4,7,53,9 fp32", (3, 4, 7, 53, 9), (4, 3, 2, 1, 0), np.float32, 0.9),
+    ("3,4,7,53,9 fp16", (3, 4, 7, 53, 9), (4, 3, 2, 1, 0), np.float16, 0.9),
+    ("3,4,13,25,5,7 fp32", (3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float32, 0.9),
+    ("2,2,2,2,2,2 permuted", (2,) * 6, (3, 1, 5, 0, 4, 2), np.float32, 0.9),
+    ("500x500 fp16", (500, 500), (1, 0), np.float16, 0.9),
+    ("2,2,2,4 fp16", (2, 2, 2, 4), (3, 2, 1, 0), np.float16, 0.9),
+    # Bound by the 48 KiB of static shared memory a block may declare (test_packed_planner).
+    ("3,4,13,25,5,7 fp16", (3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float16, 0.885),
+    ("501x501 fp16", (501, 501), (1, 0), np.float16, 0.885),
+]
+
+
+@pytest.mark.parametrize("name, shape, perm, dtype, lowest", ISSUE_LAYOUTS,
+                         ids=[c[0] for c in ISSUE_LAYOUTS])
+def test_the_issue_layouts_reach_their_sector_limit(name, shape, perm, dtype, lowest):
+    y, x = permutation(shape, perm, dtype, np.random.default_rng(3))
+    _, launches = profiler.profile(rearrange_, y, x)
+    np.testing.assert_array_equal(y, x)
+    reads, writes = profiler.total(launches)
+    ratios = (reads.efficiency / profiler.sector_limit(x),
+              writes.efficiency / profiler.sector_limit(y))
+    assert min(ratios) >= lowest, ratios
+    plan = plan_for(y, x).plan
+    if isinstance(plan, PackedPlan):  # the sector model predicted exactly what the GPU sees
+        assert (reads.sectors, writes.sectors) == plan.sectors
+        assert ratios == pytest.approx(plan.predicted, abs=2e-3)
+
+
+@pytest.mark.parametrize("shape, perm, dtype, offset", [
+    ((301, 257), (1, 0), np.float16, 0), ((64, 20000 // 64), (1, 0), np.float32, 4),
+    ((3, 20, 9, 13), (0, 3, 1, 2), np.float16, 0), ((40, 301), None, np.float32, 0),
+])
+def test_the_sector_model_of_staged_transposes_matches_the_emulator(shape, perm, dtype, offset):
+    # The planner compares packed plans with the staged transpose through this model.
+    rng = np.random.default_rng(4)
+    if perm is None:  # misaligned rows
+        x = random_fill(aligned_empty(shape, dtype), rng)[1:, 1:]
+        y = aligned_empty(x.shape, dtype)
+    else:
+        y, x = permutation(shape, perm, dtype, rng, dst_offset=offset)
+    plan = plan_for(y, x).plan
+    assert isinstance(plan, TilePlan)
+    _, launches = profiler.profile(rearrange_, y, x)
+    reads, writes = profiler.total(launches)
+    predicted = sector_model.tile_plan_sectors(plan, data_pointer(y) % 32, data_pointer(x) % 32)
+    if perm is None:
+        # Rows 4 bytes apart share a sector, which one warp access may touch for both: the
+        # model counts it twice (an upper bound, off by at most a sector per row).
+        assert predicted[0] - x.shape[0] <= reads.sectors <= predicted[0]
+        assert writes.sectors == predicted[1]
+    else:
+        assert (reads.sectors, writes.sectors) == predicted
+
+
+def test_the_plan_tool_describes_and_samples_packed_plans():
+    y, x = permutation((3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float32,
+                       np.random.default_rng(5))
+    plan = packed_plan(y, x)
+    text = "\n".join(describe_plan(plan))
+    assert plan.kernel in text and "phase 1 reads in src order" in text and "of 25" in text
+    trace, blocks = launch_plan(plan, y, x, max_blocks=2)
+    assert blocks == 2 and set(np.unique(trace.accesses["block"])) == {0, 1}
