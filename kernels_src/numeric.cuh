@@ -14,10 +14,11 @@ namespace ic {
 using std::abs; using std::acos; using std::acosh; using std::asin; using std::asinh;
 using std::atan; using std::atan2; using std::atanh; using std::ceil; using std::copysign;
 using std::cos; using std::cosh; using std::exp; using std::expm1; using std::fabs;
-using std::floor; using std::fmod; using std::hypot; using std::isfinite; using std::isinf;
-using std::isnan; using std::log; using std::log10; using std::log1p; using std::log2;
-using std::nextafter; using std::pow; using std::rint; using std::signbit; using std::sin;
-using std::sinh; using std::sqrt; using std::tan; using std::tanh; using std::trunc;
+using std::floor; using std::fma; using std::fmod; using std::hypot; using std::ilogb;
+using std::isfinite; using std::isinf; using std::isnan; using std::ldexp; using std::log;
+using std::log10; using std::log1p; using std::log2; using std::nextafter; using std::pow;
+using std::rint; using std::signbit; using std::sin; using std::sinh; using std::sqrt;
+using std::tan; using std::tanh; using std::trunc;
 #endif
 
 // ---- type traits (no <type_traits> under NVRTC)
@@ -66,6 +67,17 @@ __device__ __forceinline__ float bits_float(uint32_t u) {
     union { float f; uint32_t u; } v;
     v.u = u;
     return v.f;
+}
+
+__device__ __forceinline__ uint64_t double_bits(double d) {
+    union { double d; uint64_t u; } v;
+    v.d = d;
+    return v.u;
+}
+__device__ __forceinline__ double bits_double(uint64_t u) {
+    union { double d; uint64_t u; } v;
+    v.u = u;
+    return v.d;
 }
 
 // Infinity and NaN without <cmath> macros (NVRTC has none).
@@ -132,6 +144,64 @@ __device__ inline half_t float_to_half(float f) {
     return h;
 }
 
+// double -> float16 rounded once, to nearest even, from the double's bits (as NumPy's
+// npy_doublebits_to_halfbits): going through float would round twice, e.g. 1 + 2^-11 + 2^-40
+// -> 1 + 2^-11 (a tie in float16) -> 1, where the nearest float16 is 1 + 2^-10.
+__device__ inline half_t double_to_half(double d) {
+    uint64_t u = double_bits(d);
+    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+    uint64_t a = u & 0x7fffffffffffffffULL;
+    half_t h;
+    if (a >= 0x7ff0000000000000ULL) {  // inf or nan (keep nan quiet and non-zero)
+        h.bits = sign | 0x7c00u | (a > 0x7ff0000000000000ULL ? (uint16_t)(0x200u | ((a >> 42) & 0x3ffu)) : 0u);
+        return h;
+    }
+    if (a >= 0x40effe0000000000ULL) {  // >= 65520 (halfway above 65504 rounds to even: up): inf
+        h.bits = sign | 0x7c00u;
+        return h;
+    }
+    if (a < 0x3f10000000000000ULL) {  // below 2^-14, the smallest normal half: subnormal or zero
+        if (a <= 0x3e60000000000000ULL) {  // at most half the smallest subnormal (2^-25): zero
+            h.bits = sign;
+            return h;
+        }
+        uint32_t e = (uint32_t)(a >> 52);  // a normal double here: 998 < e < 1009
+        uint64_t m = (a & 0xfffffffffffffULL) | 0x10000000000000ULL;
+        uint32_t shift = 1051u - e;  // value = m * 2^(e-1075); units of 2^-24: shift 43..53
+        uint64_t q = m >> shift;
+        uint64_t rem = m & ((1ULL << shift) - 1u);
+        uint64_t halfway = 1ULL << (shift - 1u);
+        if (rem > halfway || (rem == halfway && (q & 1u))) ++q;
+        h.bits = sign | (uint16_t)q;
+        return h;
+    }
+    // Rebias the exponent 1023 -> 15 and keep 10 of the 52 fraction bits; a carry out of the
+    // fraction steps the exponent, as it should (65504 + less than half an ulp stays finite).
+    uint64_t q = (a - 0x3f00000000000000ULL) >> 42;
+    uint64_t rem = a & 0x3ffffffffffULL;
+    if (rem > 0x20000000000ULL || (rem == 0x20000000000ULL && (q & 1u))) ++q;
+    h.bits = sign | (uint16_t)q;
+    return h;
+}
+
+// A rounded product that the GPU compiler never fuses with a following add (NVRTC contracts
+// a * b + c into one fma by default), for the error-free transformations of complex_math.cuh,
+// which need exactly the rounded product. g++ for x86-64 without -march has no fma to fuse to.
+__device__ __forceinline__ float mul_rn(float a, float b) {
+#ifdef INFINI_EMULATION
+    return a * b;
+#else
+    return __fmul_rn(a, b);
+#endif
+}
+__device__ __forceinline__ double mul_rn(double a, double b) {
+#ifdef INFINI_EMULATION
+    return a * b;
+#else
+    return __dmul_rn(a, b);
+#endif
+}
+
 // ---- complex numbers: the layout of NumPy's complex64/complex128 (real, imag).
 template <typename T>
 struct alignas(2 * sizeof(T)) complex {
@@ -170,9 +240,15 @@ template <typename To>
 struct Convert<To, half_t> {
     __device__ static To run(half_t x) { return Convert<To, float>::run(half_to_float(x)); }
 };
+// To float16 through float where that rounds once: float itself, and every integer (exact in
+// float below 2^24, and from 2^24 = 16777216 > 65520 on float16 is inf whatever float gave);
+// double rounds from its own bits.
 template <typename From>
 struct Convert<half_t, From> {
     __device__ static half_t run(From x) { return float_to_half(Convert<float, From>::run(x)); }
+};
+template <> struct Convert<half_t, double> {
+    __device__ static half_t run(double x) { return double_to_half(x); }
 };
 template <> struct Convert<half_t, half_t> {
     __device__ static half_t run(half_t x) { return x; }
@@ -202,7 +278,7 @@ struct Convert<bool, complex<T>> {
 };
 template <typename T>
 struct Convert<half_t, complex<T>> {
-    __device__ static half_t run(complex<T> x) { return float_to_half((float)x.re); }
+    __device__ static half_t run(complex<T> x) { return Convert<half_t, T>::run(x.re); }
 };
 
 template <typename To, typename From>
