@@ -8,6 +8,8 @@ make sure a kind-'V' dtype (ml_dtypes') gets there at all and comes back unchang
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 import infini_cupy as xp  # noqa: E402
 from infini_cupy.runtime.launch import recording  # noqa: E402
+from infini_cupy.strided.plan_cache import seed_plans_only  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -41,15 +44,17 @@ def _general_view(rng):
 PLANS = [  # (what, view maker, kernel the plan launches)
     ("tiled transpose", lambda rng: _bits(rng, (96, 130)).T, "tiled_copy<"),
     ("NCHW -> NHWC", lambda rng: _bits(rng, (2, 16, 9, 33)).transpose(0, 2, 3, 1), "tiled_copy<"),
-    ("seed matrix, reversed and strided", lambda rng: _bits(rng, (40, 64))[::-1, ::2], "rearrange<"),
-    ("general kernel, 7 dims", _general_view, "rearrange_general<2>"),
+    ("seed matrix, reversed and strided (seed plans)", lambda rng: _bits(rng, (40, 64))[::-1, ::2], "rearrange<"),
+    ("packed tiles, 7 dims", _general_view, "packed_copy<2"),
+    ("general kernel, 7 dims (seed plans)", _general_view, "rearrange_general<2>"),
 ]
 
 
 @pytest.mark.parametrize("what,make,kernel", PLANS, ids=[p[0] for p in PLANS])
 def test_every_plan_copies_bfloat16_bits(what, make, kernel, to_device, to_host):
     x = make(np.random.default_rng(3))
-    with recording() as launches:
+    seed_only = seed_plans_only() if "seed plans" in what else contextlib.nullcontext()
+    with seed_only, recording() as launches:
         y = xp.rearrange(to_device(x))
     assert [r.name for r in launches if r.name.startswith(kernel)], (what, [r.name for r in launches])
     _same_bits(to_host(y), x)
