@@ -29,6 +29,7 @@ import numpy as np
 
 try:
     import dask.array as da
+    from dask.array.dispatch import concatenate_lookup
     from dask.array.utils import meta_from_array
     from dask.base import tokenize
 except ImportError as e:  # pragma: no cover - depends on the environment
@@ -240,4 +241,42 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
                   pattern=pattern, axes=block_axes)
 
 
-__all__ = ["rearrange", "astype", *ELEMENTWISE_NAMES]
+# ------------------------------------------------------------------ Array chunks
+def _to_array_chunk(block):
+    return _xp.asarray(block)
+
+
+def asarray(x, /, *, chunks="auto"):
+    """``x`` (a Dask array, or a NumPy/CuPy array cut into ``chunks``) as a Dask array whose
+    chunks are :class:`infini_cupy.Array` (one ``asarray`` per chunk, on the device the
+    backend in force gives NumPy chunks: the emulator under ``backend("emulate")``; CuPy chunks
+    stay on their GPU). Our functions here and in ``infini_cupy`` keep Array chunks, and
+    ``compute()`` concatenates them with ``infini_cupy.concat`` into one Array.
+
+    >>> import numpy as np, dask.array as da, infini_cupy as xp
+    >>> from infini_cupy import dask as xd
+    >>> with xp.backend("emulate"):
+    ...     y = xd.add(xd.asarray(np.arange(6.0).reshape(2, 3), chunks=(1, 3)), 1)
+    ...     type(y._meta).__name__, y.compute()
+    ('Array', Array([[1., 2., 3.],
+           [4., 5., 6.]], device='emulator'))
+    """
+    if not isinstance(x, da.Array):
+        x = da.from_array(x, chunks=chunks)
+    _check_dask(x, "asarray")
+    backend = _xp.get_backend()
+    meta = _in_backend(backend, _xp.asarray, meta_from_array(x, ndim=x.ndim))
+    return _layer("asarray", _to_array_chunk, tuple(range(x.ndim)), [x, tuple(range(x.ndim))],
+                  meta, backend)
+
+
+def _concatenate_arrays(arrays, axis=0):
+    return _xp.concat(list(arrays), axis=axis)
+
+
+# compute() and rechunking join chunks with the chunk type's concatenate: ours for Arrays
+# (NumPy's would turn them into NumPy arrays through __array__).
+concatenate_lookup.register(_xp.Array)(_concatenate_arrays)
+
+
+__all__ = ["asarray", "rearrange", "astype", *ELEMENTWISE_NAMES]

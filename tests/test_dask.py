@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import infini_cupy as xp
 
 da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
 einops = pytest.importorskip("einops")
 from dask.core import get_dependencies  # noqa: E402
 
@@ -289,3 +290,40 @@ def test_signatures_follow_the_namespace():
         theirs = [p.name for p in inspect.signature(getattr(xp, name)).parameters.values()
                   if p.name != "out"]
         assert ours == theirs, name
+
+
+# ------------------------------------------------------------------------------- Array chunks
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_array_chunks_stay_arrays(chunked, to_host, scheduler):
+    """``xd.asarray``: chunks become infini_cupy.Array; our functions keep them so, with one
+    launch per chunk, and compute() joins them with our concat into one Array."""
+    rng = np.random.default_rng(11)
+    h = rng.standard_normal((6, 8, 10)).astype(np.float32)
+    x = xd.asarray(chunked(h, (2, 4, 5)))
+    assert type(x._meta) is xp.Array and x.chunks == ((2, 2, 2), (4, 4), (5, 5))
+    y = xd.multiply(xd.add(x, 1.0), x)
+    z = xd.rearrange(y, "b h w -> b (w h)")  # needs h whole in a chunk: a rechunk of Arrays
+    w = xd.astype(z, xp.float64)
+    with dask.config.set(scheduler=scheduler):
+        result = w.compute()
+    assert type(result) is xp.Array and result.dtype == np.float64
+    expected = ((h + 1) * h).transpose(0, 2, 1).reshape(6, 80).astype(np.float64)
+    np.testing.assert_allclose(to_host(result._a), expected, rtol=1e-6)
+
+
+def test_array_chunks_launch_our_kernels(chunked):
+    h = np.arange(48.0).reshape(6, 8)
+    x = xd.asarray(chunked(h, (3, 4)))  # 4 chunks
+    with dask.config.set(scheduler="synchronous"), recording() as launches:
+        y = xd.exp(x).compute()
+    assert type(y) is xp.Array
+    # one exp per chunk, then our concat joins the four chunks
+    assert sum(r.name.startswith("ew_") and "Exp" in r.name for r in launches) == 4
+    assert any(r.source in ("rearrange.cu", "transpose.cu", "packed.cu") for r in launches)
+
+
+def test_asarray_of_a_plain_array_cuts_it_into_chunks(to_device, to_host):
+    h = np.arange(12).reshape(3, 4)
+    x = xd.asarray(to_device(h), chunks=(2, 2))
+    assert x.chunks == ((2, 1), (2, 2)) and type(x._meta) is xp.Array
+    np.testing.assert_array_equal(to_host(x.compute()._a), h)
