@@ -29,7 +29,7 @@ from infini_cupy.strided.plan_cache import pack, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan
 from infini_cupy.tools import profiler
 from infini_cupy.tools.plan import describe_plan, launch_plan
-from tests.strided.test_transpose_kernels import aligned_empty, copy_and_check, random_fill
+from tests.strided.test_transpose_kernels import aligned_empty, random_fill
 from tests.support import dtype_cases
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
@@ -45,6 +45,22 @@ def _emulation_only(backend_name):
 @pytest.fixture(scope="module", autouse=True)
 def _compiled():
     plan_cache.warm("emulate", all_packed_kernel_names())  # one g++ run for the family
+
+
+def copy_and_check(y, x):
+    """rearrange_(y, x) equals NumPy's copy bit for bit and writes no byte outside y (NumPy
+    arrays: this file runs in emulation)."""
+    expected = np.ascontiguousarray(x)  # a snapshot, before y is written
+    owner = y if y.base is None else y.base
+    raw = owner.reshape(-1).view(np.uint8)
+    before = raw.copy()
+    rearrange_(y, x)
+    np.testing.assert_array_equal(np.ascontiguousarray(y).view(np.uint8), expected.view(np.uint8))
+    mask = np.zeros(raw.size, bool)
+    offset = y.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
+    np.lib.stride_tricks.as_strided(mask[offset:], y.shape + (y.itemsize,), y.strides + (1,))[...] = True
+    np.testing.assert_array_equal(raw[~mask], before[~mask])
+    return plan_for(y, x).plan
 
 
 def packed_plan(y, x, max_threads=1024) -> PackedPlan:
