@@ -31,11 +31,6 @@ import numpy as np
 from . import config
 
 
-def cupy_module():
-    """CuPy if it is already imported (a CuPy array can only exist then); never imports it."""
-    return sys.modules.get("cupy")
-
-
 def is_cupy_array(x) -> bool:
     cp = sys.modules.get("cupy")
     return cp is not None and isinstance(x, cp.ndarray)

@@ -37,6 +37,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 import infini_cupy as _xp
 
+from .arrays import is_array
+
 from .elementwise.ops import OPS
 from .namespace import patterns
 
@@ -70,10 +72,6 @@ def _layer(label: str, func, out_ind, args, meta, backend: str, **kwargs):
 
 
 # ------------------------------------------------------------------ elementwise and astype
-def _is_array(a) -> bool:
-    return isinstance(a, np.ndarray) or type(a).__module__.split(".")[0] == "cupy"
-
-
 def _map(label: str, func, args):
     """``func(*args)`` chunk by chunk: dask arrays (and NumPy/CuPy arrays, wrapped by Dask)
     broadcast against each other, anything else (Python scalars, None, a dtype) is passed to
@@ -83,7 +81,7 @@ def _map(label: str, func, args):
         given = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"infini_cupy.dask.{label} needs a dask.array.Array argument, got "
                         f"({given}); for NumPy or CuPy arrays call infini_cupy.{label}")
-    args = [da.asarray(a) if _is_array(a) else a for a in args]
+    args = [da.asarray(a) if is_array(a) else a for a in args]
     for a in args:
         if isinstance(a, da.Array):
             _check_dask(a, label)
