@@ -75,6 +75,17 @@ __device__ __forceinline__ void st(T *p, const T &v) {
     *p = v;
 }
 
+// Dynamic shared memory: the launch's shared_mem bytes per block, 16-byte aligned (a block
+// may declare 48 KiB statically; beyond, the launcher opts the kernel in to more).
+__device__ __forceinline__ unsigned char *dynamic_shared_memory() {
+#ifdef INFINI_EMULATION
+    return emu::dynamic_shared();
+#else
+    extern __shared__ __align__(16) unsigned char ic_dynamic_shared[];
+    return ic_dynamic_shared;
+#endif
+}
+
 // Byte-offset pointer arithmetic: strides are in bytes.
 template <typename T>
 __device__ __forceinline__ T *at(void *base, index_t offset) {

@@ -153,6 +153,22 @@ __device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Ele
     }
 }
 
+// The tile's shared memory: declared statically by the compact (Wide 0) and wide (1)
+// variants; Wide 2 takes the launch's dynamic shared memory (the planner's shared_bytes,
+// beyond the 48 KiB a block may declare), for tiles long enough on both sides when one
+// side's rows start anywhere in a sector.
+template <typename T, int Wide>
+struct PackedTile {
+    __device__ static T *memory() {
+        __shared__ T tile[(Wide ? PACKED_WIDE_BYTES : PACKED_COMPACT_BYTES) / sizeof(T)];
+        return tile;
+    }
+};
+template <typename T>
+struct PackedTile<T, 2> {
+    __device__ static T *memory() { return reinterpret_cast<T *>(dynamic_shared_memory()); }
+};
+
 }  // namespace ic
 
 // The packed copy. Block b of the grid-stride loop over the tiles decomposes b over the outer
@@ -165,8 +181,7 @@ packed_copy(void *__restrict__ dst, const void *__restrict__ src, ic::PackedSide
             ic::PackedSide write, ic::PackedOuter outer) {
     using ic::index_t;
     typedef typename ic::UnitOf<Unit>::type elem_t;
-    constexpr int CAPACITY = (Wide ? ic::PACKED_WIDE_BYTES : ic::PACKED_COMPACT_BYTES) / Unit;
-    __shared__ elem_t tile[CAPACITY];
+    elem_t *tile = ic::PackedTile<elem_t, Wide>::memory();
 
     for (index_t b = blockIdx.x; b < outer.tiles; b += gridDim.x) {
         index_t rest = b, src_at = outer.src_offset, dst_at = outer.dst_offset;

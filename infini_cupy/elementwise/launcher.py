@@ -1,7 +1,7 @@
 """The elementwise launcher, shared by the ``cuda`` and ``emulate`` backends: validation, type
 promotion, output allocation, staged copies and the kernel launch of a planned call
 (:mod:`.plan`). A new signature goes through here (``apply``) and is remembered for the
-short path (:mod:`.short_path`) when it needs no cast of an input.
+short path (:mod:`.short_path`) unless an operand had to be realigned.
 
 >>> import numpy as np
 >>> from infini_cupy import backend
@@ -91,7 +91,7 @@ def _copy(dst, src, backend):
                              broadcast_strides(src.shape, src.strides, dst.shape),
                              pointer(dst) % 32, pointer(src) % 32)
     launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
-           (dst, src) + prepared.struct_args, backend=backend)
+           (dst, src) + prepared.struct_args, backend=backend, shared_mem=prepared.shared_mem)
 
 
 def _launch_kernel(kernel_launch, target, inputs, values, scalar_mask, backend):
@@ -187,13 +187,19 @@ def cast(x, dtype, backend: str | None = None, out=None):
         target = out
         if _misaligned(out, pointer_reader(backend)):  # cast into a temporary, copy bytewise
             target = empty(backend, out.shape, dtype)
-        signature = _signature(CAST_FUNCTOR, target.dtype, x.dtype)
-        zero = dtypes.kernel_scalar(x.dtype)(0)
-        _run(signature, _plan(signature, target, [x]), target, [x], (zero, zero, zero), 0,
-             backend)
+        _cast_into(target, x, backend)
         if target is not out:
             _copy(out, target, backend)
     return out
+
+
+def _cast_into(target, x, backend):
+    """Run the cast of aligned ``x`` into aligned ``target``; returns its plan."""
+    signature = _signature(CAST_FUNCTOR, target.dtype, x.dtype)
+    zero = dtypes.kernel_scalar(x.dtype)(0)
+    plan = _plan(signature, target, [x])
+    _run(signature, plan, target, [x], (zero, zero, zero), 0, backend)
+    return plan
 
 
 def _prepare_out(func, out, shape, dtype, inputs, backend):
@@ -293,9 +299,11 @@ def _apply(op, args, out, backend):
     # 0-d array would be a host-to-device copy per call).
     dtype_in, dtype_out, shape = resolve(op, args)
     zero = dtypes.kernel_scalar(dtype_in)(0)
-    # copied: an input was cast or realigned, so the plan is not that of args' own layouts
-    # (the short path, keyed on those, must not remember it)
-    inputs, values, scalar_mask, copied = [], [zero, zero, zero], 0, False
+    # copied: an input was realigned, so the plan is not that of args' own layouts (the
+    # short path, keyed on those, must not remember it); casts: input -> its cast's plan
+    # (into a C-contiguous temporary, which the short path repeats)
+    inputs, values, scalar_mask, copied, casts = [], [zero, zero, zero], 0, False, {}
+    pointer = pointer_reader(backend)
     for k, a in enumerate(args):
         if dtypes.is_python_scalar(a):
             inputs.append(None)
@@ -307,8 +315,12 @@ def _apply(op, args, out, backend):
                 values[k] = a.astype(dtype_in)
             scalar_mask |= 1 << k
         elif a.dtype != dtype_in:
-            inputs.append(cast(a, dtype_in, backend))
-            copied = True
+            if a.size == 0 or _misaligned(a, pointer):
+                inputs.append(cast(a, dtype_in, backend))
+                copied = True
+            else:
+                inputs.append(empty(backend, a.shape, dtype_in))
+                casts[k] = _cast_into(inputs[-1], a, backend)
         else:
             inputs.append(_aligned(a, backend))
             copied |= inputs[-1] is not a
@@ -320,8 +332,9 @@ def _apply(op, args, out, backend):
         signature = _signature(op.functor, dtype_out, dtype_in)
         plan = _plan(signature, target, inputs)
         _run(signature, plan, target, inputs, tuple(values), scalar_mask, backend)
-        if out is None and not copied and op.arity <= 2:
-            remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask)
+        if not copied and copy_back is None and op.arity <= 2:
+            remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, out,
+                     casts)
     if copy_back is not None:
         if target.size:
             _copy(copy_back, target, backend)  # same dtype: a byte copy, any alignment of out

@@ -2,11 +2,14 @@
 validation, promotion and planning.
 
 One dict lookup keyed on what the plan depends on (function, array types, dtypes, shapes and
-strides, the types of scalar arguments: Python's, or NumPy's, whose type names the dtype)
-finds the plan with its packed arguments, the output dtype and shape and how to convert the
-scalars (all go by value); what is left per call is reading the
-pointers (their alignment picks the 16-byte path), converting scalars, allocating the output
-and the launch. :func:`remember` is called by the launcher after a full call.
+strides of the inputs and of ``out=``, the types of scalar arguments: Python's, or NumPy's,
+whose type names the dtype) finds the plan with its packed arguments, the output dtype and
+shape, how to convert the scalars (all go by value) and the casts of inputs of another dtype
+(each into a new C-contiguous temporary, as the full call does). What is left per call is
+reading the pointers (alignment: off its C++ type's alignment an operand goes the full way;
+their bits pick the 16-byte path), for ``out=`` whether it is writeable and overlaps an input
+(then the full call computes into a temporary), converting scalars, allocating and the
+launches. :func:`remember` is called by the launcher after a full call.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ import sys
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import cupy_data_pointer, empty, numpy_data_pointer
+from ..arrays import (
+    cupy_data_pointer,
+    empty,
+    is_writeable,
+    layout_extent,
+    numpy_data_pointer,
+)
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from ..strided.plan_cache import prepared_copy
@@ -25,17 +34,24 @@ from .plan import broadcast_strides
 
 # The kernels' last argument: 1 when every operand allows the 16-byte vector path.
 FLAG_ON, FLAG_OFF = np.int32(1), np.int32(0)
+NO_SCALARS = np.int32(0)  # the scalar-mask argument of a cast: its one input is an array
 _SCALAR_TYPES = frozenset({bool, int, float, complex})
 # NumPy scalars of the supported dtypes: typed, but passed by value like Python scalars.
 _SCALAR_TYPES |= frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+
+
+class _Cast:
+    """The cast of one input into a C-contiguous temporary of the computing dtype."""
+
+    __slots__ = ("shape", "launch", "values")
 
 
 class _Known:
     """What a remembered signature needs per call (see ``short_call``)."""
 
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
-                 "bounds", "mask_arg", "arrays", "scalars", "pad", "on_gpu", "copies",
-                 "align_mask")
+                 "bounds", "mask_arg", "arrays", "array_indices", "scalars", "casts", "pad",
+                 "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -43,7 +59,7 @@ _known = RecentCalls()
 _array_types: set = {np.ndarray}
 
 
-def _key(name, args):
+def _key(name, args, out=None):
     """The short path's key, or None for arguments it does not take."""
     key = [name]
     for a in args:
@@ -54,18 +70,36 @@ def _key(name, args):
             key.append(kind)
         else:
             return None
+    if out is not None:
+        kind = type(out)
+        if kind not in _array_types:
+            return None
+        key += ("out", kind, out.dtype, out.shape, out.strides)
     return tuple(key)
 
 
-def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
+def _simple(plan) -> bool:
+    """One launch of the planned kernel, nothing staged, no host loop."""
+    return (plan.split is None and not plan.launch.outer and not plan.staging.inputs
+            and plan.staging.output is None)
+
+
+def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, out=None,
+             casts=None):
+    """Remember the call ``op(*args, out=out)`` that ran ``plan``. ``casts``: input index ->
+    the plan of its cast into a C-contiguous temporary of ``dtype_in`` (inputs not listed
+    were used in place); ``out``: given only when the kernel wrote into it directly."""
+    casts = casts or {}
     if plan.split is not None or plan.launch.outer:
+        return
+    if not all(_simple(cast_plan) for cast_plan in casts.values()):
         return
     if op.name == "pow" and scalar_mask & 2 and dtype_in.kind in "iu":
         return  # each call checks the sign of the exponent (resolve)
     cupy = sys.modules.get("cupy")
     if backend == "cuda" and cupy is not None:
         _array_types.add(cupy.ndarray)
-    key = _key(op.name, args)
+    key = _key(op.name, args, out)
     if key is None:
         return
     known = _Known()
@@ -75,12 +109,21 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
     known.make = dtypes.kernel_scalar(dtype_in)  # dtype_in.type; bfloat16: its bits
     known.values = [known.make(0)] * 3  # s0, s1, s2; scalars replace theirs per call
     known.mask_arg = np.int32(scalar_mask)
-    known.arrays = tuple(k for k in range(len(args)) if not scalar_mask >> k & 1)
+    # Strides are in the key (checked aligned by the full call); an address off the C++
+    # type's alignment goes through apply, which copies that operand aligned first.
+    known.arrays = tuple((k, dtypes.alignment(args[k].dtype) - 1)
+                         for k in range(len(args)) if not scalar_mask >> k & 1)
+    known.array_indices = tuple(k for k, _ in known.arrays)
     known.scalars = tuple(k for k in range(len(args)) if scalar_mask >> k & 1)
-    known.pad = 3 - len(args)
-    # Strides are in the key; an address off the C++ type's alignment goes through apply,
-    # which copies that operand aligned first.
-    known.align_mask = dtypes.alignment(dtype_in) - 1
+    known.casts = tuple((k, _cast_step(args[k], cast_plan, dtype_in))
+                        for k, cast_plan in sorted(casts.items()))
+    known.out_check = None if out is None else _out_check(args, out, known, casts)
+    known.pad = 3 - len(args)  # unused pointer arguments: out again
+    known.after_values = (known.mask_arg, *plan.launch.layout_args)
+    known.tail = (*known.values, *known.after_values)
+    masks = None if known.staged else plan.launch.vector_masks
+    known.vector_masks = None if masks is None else (
+        masks[0], tuple((k, masks[k + 1]) for k in known.array_indices))
     known.on_gpu = backend == "cuda"
     known.copies = {}
     known.bounds = None  # scalars inside these bounds convert without overflow or rounding to inf
@@ -91,6 +134,31 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask):
         fmax = dtypes.float_max(dtype_in)
         known.bounds = (-fmax, fmax)
     _known.remember(key, known)
+
+
+def _cast_step(x, cast_plan, dtype_in) -> _Cast:
+    step = _Cast()
+    step.shape = tuple(x.shape)
+    step.launch = cast_plan.launch
+    zero = dtypes.kernel_scalar(x.dtype)(0)
+    step.values = (zero, zero, zero)
+    return step
+
+
+def _out_check(args, out, known, casts) -> tuple:
+    """What ``short_call`` checks of ``out=`` per call: (its alignment mask, its byte extent
+    relative to its pointer, and per input used in place: (index, the input's extent, whether
+    it is out's very layout, so that only the same address is safe in place))."""
+    lo, hi = layout_extent(out.shape, out.strides, out.itemsize)
+    inputs = []
+    for k, _ in known.arrays:
+        if k in casts:
+            continue  # read through its temporary
+        x = args[k]
+        same = (x.shape == out.shape and x.strides == out.strides
+                and x.itemsize == out.itemsize)
+        inputs.append((k, *layout_extent(x.shape, x.strides, x.itemsize), same))
+    return dtypes.alignment(out.dtype) - 1, lo, hi, tuple(inputs)
 
 
 def _value(known, v):
@@ -106,51 +174,86 @@ def _current_device() -> int:
     return sys.modules["cupy"].cuda.runtime.getDevice()
 
 
-def short_call(name: str, args):
-    """``name(*args)`` (one or two arguments, no ``out=``) when its signature is remembered
-    and the arrays' backend runs kernels; None otherwise (``apply`` then does the work)."""
-    known = _known.get(_key(name, args))
+def _out_usable(check, out, out_address, addresses) -> bool:
+    """``out`` may take the kernel's writes directly (else the full call decides)."""
+    align_mask, lo, hi, inputs = check
+    if out_address & align_mask or not is_writeable(out):
+        return False
+    lo, hi = out_address + lo, out_address + hi
+    for k, x_lo, x_hi, same in inputs:
+        address = addresses[k]
+        if address + x_lo < hi and lo < address + x_hi and not (same and address == out_address):
+            return False
+    return True
+
+
+def short_call(name: str, args, out=None):
+    """``name(*args, out=out)`` (one or two arguments) when its signature is remembered and
+    the arrays' backend runs kernels; None otherwise (``apply`` then does the work, and has
+    written nothing)."""
+    known = _known.get(_key(name, args, out))
     if known is None:
         return None
     if known.on_gpu:  # arrays on the current GPU (apply allocates on another one)
         device = _current_device()
-        if any(args[k].data.device_id != device for k in known.arrays):
+        if any(args[k].data.device_id != device for k in known.array_indices):
+            return None
+        if out is not None and out.data.device_id != device:
             return None
         backend, pointer = "cuda", cupy_data_pointer
     elif config.get_backend() == "emulate":
         backend, pointer = "emulate", numpy_data_pointer
     else:
         return None  # the numpy backend asked for: apply says what happens
-    # Each array's pointer, read once: off its C++ type's alignment, the call goes through
-    # apply (which copies that operand aligned first); else its bits the 16-byte path needs.
-    align_mask = known.align_mask
-    masks = None if known.staged else known.launch.vector_masks
-    misaligned = 0
-    for k in known.arrays:
-        address = pointer(args[k])
+    # Every check before the first launch: a call that falls back has written nothing.
+    addresses = [0, 0, 0]
+    for k, align_mask in known.arrays:
+        address = addresses[k] = pointer(args[k])
         if address & align_mask:
             return None
-        if masks is not None:
-            misaligned |= address & masks[k + 1]
-    values = known.values[:]
-    for k in known.scalars:
-        values[k] = _value(known, args[k])
-    out = empty(backend, known.shape, known.dtype_out)
+    if out is None:
+        out = empty(backend, known.shape, known.dtype_out)
+    elif not _out_usable(known.out_check, out, pointer(out), addresses):
+        return None
+    operands = args
+    if known.casts:
+        operands = list(args)
+        for k, step in known.casts:
+            temp = operands[k] = empty(backend, step.shape, known.dtype_in)
+            temp_address = pointer(temp)
+            _launch_cast(step, temp, temp_address, args[k], addresses[k], backend)
+            addresses[k] = temp_address
+    tail = known.tail  # the scalar values, the scalar mask, the packed layouts
+    if known.scalars:
+        values = known.values[:]
+        operands = list(operands)
+        for k in known.scalars:
+            values[k] = _value(known, args[k])
+            operands[k] = out  # a pointer the kernel does not read
+        tail = (*values, *known.after_values)
     if known.staged:
-        return _short_staged(known, backend, pointer, out, list(args), values)
-    kernel_launch = known.launch
-    operands = list(args)
-    for k in known.scalars:
-        operands[k] = out
+        return _short_staged(known, backend, pointer, out, list(operands), tail[:3])
     flag = FLAG_OFF
-    if masks is not None:
-        misaligned |= pointer(out) & masks[0]
+    if known.vector_masks is not None:
+        misaligned = pointer(out) & known.vector_masks[0]
+        for k, mask in known.vector_masks[1]:
+            misaligned |= addresses[k] & mask
         flag = FLAG_OFF if misaligned else FLAG_ON
+    kernel_launch = known.launch
     launch(ek.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
-           (out, *operands) + (out,) * known.pad + (*values, known.mask_arg,
-                                                    *kernel_launch.layout_args, flag),
-           backend=backend)
+           (out, *operands) + (out,) * known.pad + tail + (flag,), backend=backend)
     return out
+
+
+def _launch_cast(step, temp, temp_address, x, x_address, backend):
+    cast_launch = step.launch
+    masks = cast_launch.vector_masks
+    flag = FLAG_OFF
+    if masks is not None and not (temp_address & masks[0] or x_address & masks[1]):
+        flag = FLAG_ON
+    launch(ek.SOURCE, cast_launch.kernel, cast_launch.grid, cast_launch.block,
+           (temp, x, temp, temp, *step.values, NO_SCALARS, *cast_launch.layout_args, flag),
+           backend=backend)
 
 
 def _short_staged(known, backend, pointer, out, operands, values):
@@ -192,4 +295,4 @@ def _launch_copy(known, backend, k, dst, dst_pointer, dst_axes, src, src_pointer
             src_view.itemsize, tuple(dst_view.shape), tuple(dst_view.strides),
             broadcast_strides(src_view.shape, src_view.strides, dst_view.shape), key[1], key[2])
     launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
-           (dst, src) + prepared.struct_args, backend=backend)
+           (dst, src) + prepared.struct_args, backend=backend, shared_mem=prepared.shared_mem)

@@ -51,17 +51,15 @@ def _make(op: ElementwiseOp):
     name = op.name
     if op.arity == 1:
         def function(x, /, *, out=None):
-            if out is None:
-                result = short_call(name, (x,))
-                if result is not None:
-                    return result
+            result = short_call(name, (x,), out)
+            if result is not None:
+                return result
             return _dispatch(op, (x,), out)
     else:
         def function(x1, x2, /, *, out=None):
-            if out is None:
-                result = short_call(name, (x1, x2))
-                if result is not None:
-                    return result
+            result = short_call(name, (x1, x2), out)
+            if result is not None:
+                return result
             return _dispatch(op, (x1, x2), out)
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = (f"{op.summary}\n\nArray API ``{op.name}``: inputs of {op.group} dtypes"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 import threading
 
@@ -96,8 +97,47 @@ def _device_pointer(a) -> int:
     return a.data.ptr
 
 
+STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without opting in
+_opted_in: dict[int, int] = {}  # CUfunction -> dynamic shared bytes it was allowed
+_optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
+
+
+def max_dynamic_shared() -> int | None:
+    """The dynamic shared memory a block may opt in to on the current device (227 KiB on an
+    H100), or None without CuPy or a GPU."""
+    cupy = sys.modules.get("cupy")  # no arrays of a GPU exist before CuPy is imported
+    if cupy is None:
+        return None
+    try:
+        device = cupy.cuda.runtime.getDevice()
+    except Exception:  # CuPy without a GPU or driver
+        return None
+    limit = _optin_limits.get(device)
+    if limit is None:
+        runtime = cupy.cuda.runtime
+        limit = _optin_limits[device] = int(runtime.deviceGetAttribute(
+            runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin, device))
+    return limit
+
+
+def _allow_shared(cupy, fn, name, shared_mem) -> None:
+    """Opt ``fn`` in to ``shared_mem`` bytes of dynamic shared memory (beyond 48 KiB a
+    launch fails without it)."""
+    if _opted_in.get(fn, STATIC_SHARED_LIMIT) >= shared_mem:
+        return
+    limit = max_dynamic_shared()
+    if limit is not None and shared_mem > limit:
+        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; this "
+                         f"device allows {limit}")
+    driver = cupy.cuda.driver
+    driver.funcSetAttribute(fn, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem)
+    _opted_in[fn] = shared_mem
+
+
 def _launch_here(cupy, source, name, grid, block, args, shared_mem):
     fn = get_function(source, name)
+    if shared_mem > STATIC_SHARED_LIMIT:
+        _allow_shared(cupy, fn, name, shared_mem)
     for index, arg in enumerate(args):
         if not isinstance(arg, (cupy.ndarray, np.generic)):
             raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "

@@ -62,7 +62,7 @@ def _validate(y, x) -> str:
 
 def _launch(prepared: PreparedCopy, y, x, backend: str) -> None:
     launch(prepared.source, prepared.kernel, prepared.grid, prepared.block,
-           (y, x, *prepared.struct_args), backend=backend)
+           (y, x, *prepared.struct_args), backend=backend, shared_mem=prepared.shared_mem)
 
 
 # (y dtype, x dtype, y shape, x shape, y strides, x strides, y % 32, x % 32) -> PreparedCopy,
@@ -110,7 +110,8 @@ def rearrange_(y, x):
                                 y_pointer & 31, x_pointer & 31))
         if prepared is not None and not prepared.overlaps(y_pointer, x_pointer):
             launch(prepared.source, prepared.plan.kernel, prepared.grid, prepared.block,
-                   (y, x) + prepared.struct_args, backend=backend)
+                   (y, x) + prepared.struct_args, backend=backend,
+                   shared_mem=prepared.shared_mem)
             return y
     return _rearrange_checked(y, x)
 

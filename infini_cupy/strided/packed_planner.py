@@ -50,6 +50,16 @@ OUTER_DIMS = 12  # PACKED_OUTER_DIMS in packed.cu
 # Shared memory per block, bytes: PACKED_COMPACT_BYTES and PACKED_WIDE_BYTES in packed.cu.
 COMPACT_BYTES = 8192
 WIDE_BYTES = 49152
+DYNAMIC = 2  # Wide of the variant whose tile is the launch's dynamic shared memory
+# Larger tiles (dynamic shared memory) are tried in steps of this many bytes, the smallest
+# reaching LARGE_TARGET of the sector limit on both sides taken (fewer bytes: more blocks
+# per SM); a plan below the target takes them only when the budget allows (see plan_large).
+LARGE_STEP = 16384
+LARGE_TARGET = 0.9
+# The most dynamic shared memory a tile takes, whatever the device allows: 160 KiB, which an
+# A100 (163 KiB) and an H100 (227 KiB) let a block opt in to; beyond, too few blocks fit an
+# SM to keep its loads in flight.
+LARGE_MAX_BYTES = 163840
 MAX_THREADS = 512  # PACKED_MAX_THREADS in packed.cu: its __launch_bounds__
 ITEMS_PER_THREAD = 4  # work items (per phase) a thread takes, about
 NEAR_BEST = 0.005  # candidates this close to the best predicted ratio count as equally good
@@ -92,7 +102,8 @@ class PackedPlan(LaunchPlan):
 
     unit: bytes per element (1, 2, 4, 8 or 16).
     dims: the template's tile-dim bucket (4 or 8), at least the tile's dims.
-    wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
+    wide: 0 for the variant with COMPACT_BYTES of shared memory, 1 for WIDE_BYTES, 2
+        (DYNAMIC) for ``shared_bytes`` of dynamic shared memory.
     read, write: the walks of phase 1 (source order) and phase 2 (destination order).
     outer_len, outer_src_stride, outer_dst_stride: the dims the blocks walk (a split dim's
         chunk index among them, its strides times the chunk), outer -> inner.
@@ -111,7 +122,7 @@ class PackedPlan(LaunchPlan):
 
     unit: int
     dims: int
-    wide: bool
+    wide: int
     read: PackedSide
     write: PackedSide
     outer_len: tuple[int, ...]
@@ -130,19 +141,26 @@ class PackedPlan(LaunchPlan):
 
     @property
     def capacity(self) -> int:
-        """Elements of shared memory the variant declares."""
+        """Elements of shared memory the variant has."""
+        if self.wide == DYNAMIC:
+            return self.shared_bytes // self.unit
         return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
 
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory per block the launch asks for (0: static variants)."""
+        return -(-self.tile_elements * self.unit // 16) * 16 if self.wide == DYNAMIC else 0
 
-def packed_kernel_name(unit: int, dims: int, wide: bool) -> str:
+
+def packed_kernel_name(unit: int, dims: int, wide: int) -> str:
     """Name expression of a packed staged copy: ``packed_copy<Unit, D, Wide>``."""
     return f"packed_copy<{unit}, {dims}, {int(wide)}>"
 
 
 def all_packed_kernel_names() -> tuple[str, ...]:
-    """Every packed name expression the planner can return (20)."""
+    """Every packed name expression the planner can return (30)."""
     return tuple(packed_kernel_name(u, d, w) for u in PACKED_UNITS for d in DIM_BUCKETS
-                 for w in (False, True))
+                 for w in (0, 1, DYNAMIC))
 
 
 # ---- the search
@@ -172,7 +190,8 @@ def _chunks(length: int, room: int, granules) -> set[int]:
 class _Search:
     """Every tile the two chains suggest, scored by the sector model."""
 
-    def __init__(self, layout: NormalizedLayout, dst_residue: int, src_residue: int):
+    def __init__(self, layout: NormalizedLayout, dst_residue: int, src_residue: int,
+                 capacity_bytes: int = WIDE_BYTES):
         shape, unit = layout.shape, layout.unit
         self.shape, self.unit = shape, unit
         ndim = len(shape)
@@ -181,7 +200,7 @@ class _Search:
                                                        abs(layout.src_strides[d]), -d))
         self.write = sm.Side(shape, layout.dst_strides, dst_residue, unit, dst_order)
         self.read = sm.Side(shape, layout.src_strides, src_residue, unit, src_order)
-        self.capacity = WIDE_BYTES // unit
+        self.capacity = capacity_bytes // unit
         self.best = []  # ((min ratio, sum of ratios, -volume), (read, write ratios), tile)
 
     def consider(self, tile: dict[int, int]) -> None:
@@ -276,23 +295,25 @@ def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of
 
 
 def plan_packed(layout: NormalizedLayout, dst_residue: int, src_residue: int, max_threads: int,
-                rival: tuple[float, float] | None = None) -> PackedPlan | None:
+                rival: tuple[float, float] | None = None, capacity_bytes: int = WIDE_BYTES,
+                ) -> PackedPlan | None:
     """The best :class:`PackedPlan` for a normalized layout, or None.
 
     ``dst_residue``/``src_residue``: the addresses modulo 32. ``max_threads``: thread budget.
     ``rival``: the (reads, writes) efficiency (bytes / 32 x sectors) the plan launched
     otherwise would reach; None returns the best packed plan whatever it predicts. With a
     rival, a packed plan is returned only when the sector model predicts it beats the rival.
+    ``capacity_bytes``: the most shared memory a tile may take (beyond WIDE_BYTES, the tile
+    lives in dynamic shared memory).
     """
     if layout.unit == 32:
         layout = _widen(layout)
     if layout.unit not in PACKED_UNITS or layout.total == 0 or not layout.shape:
         return None
-    search = _Search(layout, dst_residue, src_residue)
+    search = _Search(layout, dst_residue, src_residue, capacity_bytes)
     rival_ratio = 0.0
     if rival is not None:
-        total = layout.total * layout.unit / sm.SECTOR  # sectors the copy's bytes fill
-        rival_ratio = min(rival[0] * search.read.ideal / total, rival[1] * search.write.ideal / total)
+        rival_ratio = _rival_ratio(search, layout, rival)
         if rival_ratio >= RIVAL_GOOD:
             return None
     search.run()
@@ -301,6 +322,50 @@ def plan_packed(layout: NormalizedLayout, dst_residue: int, src_residue: int, ma
         return None
     (score, _, _), predicted, tile = chosen
     if rival is not None and score <= rival_ratio + MARGIN:
+        return None
+    return _build(search, layout, tile, predicted, max_threads)
+
+
+def _rival_ratio(search: _Search, layout, rival) -> float:
+    """The lower of a rival plan's (reads, writes) ratios to the sector limit estimate."""
+    total = layout.total * layout.unit / sm.SECTOR  # sectors the copy's bytes fill
+    return min(rival[0] * search.read.ideal / total, rival[1] * search.write.ideal / total)
+
+
+def plan_large(layout: NormalizedLayout, dst_residue: int, src_residue: int, max_threads: int,
+               rival: tuple[float, float], budget_bytes: int) -> PackedPlan | None:
+    """A packed plan with a tile beyond the 48 KiB a block declares statically (dynamic shared
+    memory, at most ``budget_bytes``), for layouts whose best plan within 48 KiB stays below
+    LARGE_TARGET of the sector limit on a side: 1- and 2-byte transposes whose rows start
+    anywhere in a sector lose about a sector per run, so both sides' runs must be ~280 bytes
+    long. The smallest tile reaching LARGE_TARGET on both sides, else the best one that
+    beats ``rival`` (the plan launched otherwise: (reads, writes) bytes / 32 x sectors) by
+    MARGIN; None when none does.
+    """
+    if layout.unit == 32:
+        layout = _widen(layout)
+    if layout.unit not in PACKED_UNITS or layout.total == 0 or not layout.shape:
+        return None
+    if layout.total * layout.unit <= WIDE_BYTES:
+        return None  # one static tile holds the whole copy
+    if _rival_ratio(_Search(layout, dst_residue, src_residue), layout, rival) >= LARGE_TARGET:
+        return None  # more blocks per SM are worth more than the last sectors
+    best = None
+    for capacity in range(WIDE_BYTES + LARGE_STEP, budget_bytes + 1, LARGE_STEP):
+        search = _Search(layout, dst_residue, src_residue, capacity)
+        search.run()
+        chosen = search.choice()
+        if chosen is None:
+            continue
+        (score, _, _), predicted, tile = chosen
+        if best is None or score > best[0] + MARGIN:
+            best = (score, search, tile, predicted)
+        if score >= LARGE_TARGET or layout.total * layout.unit <= capacity:
+            break  # the target is met, or the whole copy fits one tile
+    if best is None:
+        return None
+    score, search, tile, predicted = best
+    if score <= _rival_ratio(search, layout, rival) + MARGIN:
         return None
     return _build(search, layout, tile, predicted, max_threads)
 
@@ -331,7 +396,7 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     budget = max(32, min(MAX_THREADS, max_threads - max_threads % 32))
     work = -(-max(read_items, write_items) // ITEMS_PER_THREAD)
     threads = min(budget, max(32, -(-work // 32) * 32))
-    wide = volume * unit > COMPACT_BYTES
+    wide = DYNAMIC if volume * unit > WIDE_BYTES else int(volume * unit > COMPACT_BYTES)
     dims = next(b for b in DIM_BUCKETS if b >= len(tile))
     return PackedPlan(
         unit, dims, wide, read, write,

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..arrays import data_pointer, layout_extent
 from ..runtime import recent
+from ..runtime.cuda import max_dynamic_shared
 from ..runtime.launch import prepare
 from ..runtime.structs import CONSTRAINT, array_struct
 from .planner import (
@@ -25,7 +26,13 @@ from .planner import (
     all_kernel_names,
     plan_rearrange,
 )
-from .packed_planner import OUTER_DIMS, TILE_DIMS, PackedPlan, all_packed_kernel_names
+from .packed_planner import (
+    LARGE_MAX_BYTES,
+    OUTER_DIMS,
+    TILE_DIMS,
+    PackedPlan,
+    all_packed_kernel_names,
+)
 from .tile_planner import MAX_BATCH_DIMS, TilePlan, all_tiled_kernel_names
 
 SOURCE = "rearrange.cu"
@@ -58,6 +65,7 @@ class PreparedCopy:
     grid: int
     block: int
     struct_args: tuple  # everything after the (dst, src) pointers
+    shared_mem: int  # dynamic shared memory per block, bytes (the launch's shared_mem)
     dst_extent: tuple[int, int]  # [lo, hi) bytes the copy touches, relative to dst's pointer
     src_extent: tuple[int, int]  # and to src's
 
@@ -112,13 +120,13 @@ def _packed_args(plan: PackedPlan) -> tuple:
     return _packed_side(plan.read), _packed_side(plan.write), outer[()]
 
 
-def pack(plan) -> tuple[str, int, int, tuple]:
-    """(source, grid, block, struct arguments) of a plan's launch."""
+def pack(plan) -> tuple[str, int, int, tuple, int]:
+    """(source, grid, block, struct arguments, dynamic shared bytes) of a plan's launch."""
     grid = min(plan.grid_blocks, MAX_GRID_X)
     if isinstance(plan, TilePlan):
-        return TILED_SOURCE, grid, plan.block_threads, _tile_args(plan)
+        return TILED_SOURCE, grid, plan.block_threads, _tile_args(plan), 0
     if isinstance(plan, PackedPlan):
-        return PACKED_SOURCE, grid, plan.block_threads, _packed_args(plan)
+        return PACKED_SOURCE, grid, plan.block_threads, _packed_args(plan), plan.shared_bytes
     if isinstance(plan, GeneralRearrangePlan):
         ndim = len(plan.shape)
         args = (
@@ -128,7 +136,7 @@ def pack(plan) -> tuple[str, int, int, tuple]:
             np.int32(ndim),
             np.int64(plan.total),
         )
-        return SOURCE, grid, plan.block_threads, args
+        return SOURCE, grid, plan.block_threads, args, 0
     n_constraints = max(len(plan.constraints), 1)
     args = (
         array_struct(plan.block_len),
@@ -143,20 +151,29 @@ def pack(plan) -> tuple[str, int, int, tuple]:
         np.int64(np.prod(plan.block_len, dtype=np.int64)),
         np.int64(plan.grid_blocks),
     )
-    return SOURCE, grid, plan.block_threads, args
+    return SOURCE, grid, plan.block_threads, args, 0
 
 
-@functools.lru_cache(maxsize=4096)
 def prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
                   max_threads=MAX_THREADS) -> PreparedCopy:
     """The cached plan + packed arguments for one layout (the plan cache).
 
     Keyed on hashables only: addresses enter through their offset in a 32-byte sector
-    (``address % 32``), the one thing about them the plan depends on. ``functools.lru_cache``
-    is thread-safe.
+    (``address % 32``), the one thing about them the plan depends on; and on the dynamic
+    shared memory the current GPU lets a block opt in to (without one, the planner's own
+    limit, so that emulation runs the plans an H100 runs). ``functools.lru_cache`` is
+    thread-safe.
     """
+    return _prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
+                          max_threads, max_dynamic_shared() or LARGE_MAX_BYTES)
+
+
+@functools.lru_cache(maxsize=4096)
+def _prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
+                   max_threads, max_shared_bytes) -> PreparedCopy:
     plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, max_threads=max_threads,
-                          dst_address=dst_residue, src_address=src_residue, tiles=_tiles[0])
+                          dst_address=dst_residue, src_address=src_residue, tiles=_tiles[0],
+                          max_shared_bytes=max_shared_bytes)
     return PreparedCopy(plan, *pack(plan), layout_extent(shape, dst_strides, itemsize),
                         layout_extent(shape, src_strides, itemsize))
 
@@ -167,7 +184,7 @@ def plan_for(y, x) -> PreparedCopy:
                          data_pointer(y) % 32, data_pointer(x) % 32)
 
 
-recent.register_cache(prepared_copy.cache_clear)
+recent.register_cache(_prepared_copy.cache_clear)
 # Staged (tiled) plans allowed; the bench's --planner seed turns them off for comparison.
 _tiles = [True]
 
@@ -187,7 +204,7 @@ def seed_plans_only():
 
 def warm(backend: str, names=None) -> None:
     """Compile rearrange variants ahead of use (by default all three families: the 456 of
-    the matrix and general kernels, the 22 staged-copy kernels, the 20 packed ones)."""
+    the matrix and general kernels, the 22 staged-copy kernels, the 30 packed ones)."""
     if names is None:
         names = all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names()
     names = tuple(names)

@@ -44,7 +44,15 @@ from typing import NamedTuple
 
 from . import sector_model
 from .layout import UNIT_SIZES, LaunchPlan, NormalizedLayout, columns, normalize_layout
-from .packed_planner import RIVAL_GOOD, PackedPlan, plan_packed
+from .packed_planner import (
+    LARGE_MAX_BYTES,
+    LARGE_TARGET,
+    RIVAL_GOOD,
+    WIDE_BYTES,
+    PackedPlan,
+    plan_large,
+    plan_packed,
+)
 from .tile_planner import TilePlan, plan_tiles
 
 MAX_BLOCK_DIMS = 5
@@ -210,7 +218,7 @@ def _choose_block_parts(shape, dst_strides, src_strides, budget) -> dict[int, in
 
 def plan_rearrange(
     shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0,
-    tiles=True,
+    tiles=True, max_shared_bytes=LARGE_MAX_BYTES,
 ) -> RearrangePlan | GeneralRearrangePlan | TilePlan | PackedPlan:
     """Plan copying a ``shape`` array laid out by ``src_strides`` into ``dst_strides``.
 
@@ -221,6 +229,9 @@ def plan_rearrange(
     :class:`~infini_cupy.strided.packed_planner.PackedPlan` when tiles of several dims coalesce
     better still (short contiguous dims; not with ``tiles=False``), else a :class:`RearrangePlan`
     when the block and grid each need at most 5 dims, else a :class:`GeneralRearrangePlan`.
+    ``max_shared_bytes``: the dynamic shared memory a block may opt in to on the device
+    (packed tiles take up to ``packed_planner.LARGE_MAX_BYTES`` of it when 48 KiB tiles stay
+    below ``LARGE_TARGET`` of the sector limit).
     Zero-size arrays give a plan with ``grid_blocks == 0`` (``plan.empty``): launch nothing.
     Raises ValueError on invalid layouts, including a destination that overlaps itself.
 
@@ -245,7 +256,16 @@ def plan_rearrange(
     if min(efficiency) < RIVAL_GOOD:  # at least one side may be below its sector limit
         packed = plan_packed(layout, dst_residue, src_residue, budget, rival=efficiency)
         if packed is not None:
-            return packed
+            total = layout.total * layout.unit / 32  # sectors the copy's bytes fill
+            plan, efficiency = packed, (total / max(packed.sectors[0], 1),
+                                        total / max(packed.sectors[1], 1))
+            if min(packed.predicted) >= LARGE_TARGET:
+                return plan
+        large_budget = min(max_shared_bytes, LARGE_MAX_BYTES)
+        if large_budget > WIDE_BYTES:
+            large = plan_large(layout, dst_residue, src_residue, budget, efficiency, large_budget)
+            if large is not None:
+                return large
     return plan
 
 

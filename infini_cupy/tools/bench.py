@@ -57,6 +57,7 @@ SUITES = {
     "elementwise": lambda: bench_cases.ELEMENTWISE_SUITE,
     "ttc": ttc_cases,
     "random": random_cases,
+    "signatures": lambda: bench_cases.SIGNATURE_SUITE,
 }
 PROFILE_MAX_ELEMENTS = 1 << 23  # beyond, only the first blocks' accesses are traced (memory)
 HOST_REPEATS = 7
@@ -68,7 +69,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "all"),
                         help="suites to run, repeatable: rearrange (deep-learning layouts), "
                              "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "
-                             "(random permutations of rank 2-8), array (the Array wrapper's "
+                             "(random permutations of rank 2-8), signatures (host cost of "
+                             "each kind of elementwise signature), array (the Array wrapper's "
                              "cost per call); default: all, or none when --case is given")
     parser.add_argument("--case", action="append", default=[],
                         metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
@@ -133,7 +135,7 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
     shape = case.emulated_shape or case.shape
     operands = case.build(_emulator_alloc, shape, case.dtype)
     call, check = _call_and_check(case, operands)
-    sampled = case.suite != "elementwise" and int(np.prod(shape)) > PROFILE_MAX_ELEMENTS
+    sampled = not case.elementwise and int(np.prod(shape)) > PROFILE_MAX_ELEMENTS
     with config.backend("emulate"), outputs_from(_emulator_alloc):
         if sampled:
             launches, blocks = _profile_first_blocks(*operands)
@@ -159,7 +161,7 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
     }
     if sampled:
         record["profiled_blocks"] = list(blocks)  # (traced, of the launch's)
-    if case.suite != "elementwise":  # what any kernel could reach on these two layouts
+    if not case.elementwise:  # what any kernel could reach on these two layouts
         y, x = operands
         for side, array, stats in (("read", x, reads), ("write", y, writes)):
             limit = profiler.sector_limit(array)
@@ -209,15 +211,15 @@ def _call_and_check(case, operands):
     """(the call the case measures, a check of its result against NumPy)."""
     import infini_cupy as xp
 
-    if case.suite != "elementwise":
+    if not case.elementwise:
         y, x = operands
         return (lambda: xp.rearrange_(y, x)), (lambda: _assert_equal(y, x))
-    op, *inputs = operands
+    op, inputs, keywords = bench_cases.call_parts(operands)
     function = getattr(xp, op)
     result = []
 
     def call():
-        result[:] = [function(*inputs)]
+        result[:] = [function(*inputs, **keywords)]
 
     def check():
         expected = getattr(np, op)(*(_host(a) for a in inputs))

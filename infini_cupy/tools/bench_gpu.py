@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .cases import call_parts
+
 
 def seconds_per_call(fn, repeats=20) -> float:
     import cupy
@@ -28,10 +30,11 @@ def throughput(case, operands, call) -> dict:
     """GB/s of our kernel, of a device-to-device copy of as many bytes, CuPy and torch."""
     import cupy
 
-    if case.suite == "elementwise":
-        op, *inputs = operands
+    if case.elementwise:
+        op, inputs, keywords = call_parts(operands)
         arrays = [a for a in inputs if hasattr(a, "nbytes")]
-        out = getattr(cupy, op)(*inputs)
+        out = keywords.get("out")
+        out = getattr(cupy, op)(*inputs) if out is None else out
         moved = sum(a.nbytes for a in arrays) + out.nbytes
 
         def cupy_call():
@@ -66,10 +69,14 @@ def _torch_call(case, operands):
         import torch
     except ImportError:
         return None
-    if case.suite == "elementwise":
-        op, *inputs = operands
+    if case.elementwise:
+        op, inputs, keywords = call_parts(operands)
         tensors = [torch.from_dlpack(a) if hasattr(a, "__dlpack__") else a for a in inputs]
+        tensors = [a.item() if isinstance(a, np.generic) else a for a in tensors]
         function = getattr(torch, op)
+        if "out" in keywords:
+            out = torch.from_dlpack(keywords["out"])
+            return lambda: function(*tensors, out=out)
         return lambda: function(*tensors)
     y, x = operands
     tx, ty = torch.from_dlpack(x), torch.from_dlpack(y)

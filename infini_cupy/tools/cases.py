@@ -23,10 +23,12 @@ import numpy as np
 class Case:
     """One layout to measure.
 
-    suite: ``rearrange`` or ``elementwise``.
+    suite: ``rearrange``, ``elementwise`` or ``signatures`` (elementwise calls, one per kind
+        of signature: their host cost), or ``case`` for ``--case`` layouts.
     shape: the result's shape on a GPU; emulated_shape: in emulation (None: the same).
     build: ``build(alloc, shape, dtype)`` -> the operands: ``(y, x)`` for a rearrange (copy x
-        into y), ``(op name, *inputs)`` for an elementwise call.
+        into y), ``(op name, *inputs)`` for an elementwise call, then ``{"out": out}`` when it
+        passes one (:func:`call_parts`).
     """
 
     suite: str
@@ -35,6 +37,11 @@ class Case:
     shape: tuple[int, ...]
     emulated_shape: tuple[int, ...] | None
     build: Callable
+
+    @property
+    def elementwise(self) -> bool:
+        """An elementwise call (else a rearrange copy)."""
+        return self.suite in ("elementwise", "signatures")
 
 
 def _xp(a):
@@ -145,14 +152,15 @@ REARRANGE_SUITE = (
 )
 
 
-# ---- elementwise layouts: build(alloc, shape, dtype) -> (op, *inputs)
+# ---- elementwise layouts: build(alloc, shape, dtype) -> (op, *inputs[, {"out": out}])
 
 
-def binary(op, second):
-    """``op(a, b)`` with a C-contiguous and b shaped by ``second``."""
+def binary(op, second, first_dtype=None, out=None):
+    """``op(a, b)`` with a C-contiguous (of ``first_dtype``, default the case's) and b shaped
+    by ``second``; ``out``: "same" (C-contiguous) or "transposed" passes ``out=``."""
 
     def build(alloc, shape, dtype):
-        a = _fill(alloc(shape, dtype))
+        a = _fill(alloc(shape, first_dtype or dtype))
         if second == "same":
             b = _fill(alloc(shape, dtype))
         elif second == "row":
@@ -161,9 +169,16 @@ def binary(op, second):
             b = _fill(alloc((shape[0], 1), dtype))
         elif second == "transposed":
             b = _fill(alloc(shape[::-1], dtype)).T
+        elif second == "strided":  # every other column of an array twice as wide
+            b = _fill(alloc((shape[0], 2 * shape[1]), dtype))[:, ::2]
         elif second == "scalar":
             b = 3
-        return op, a, b
+        elif second == "numpy scalar":
+            b = np.dtype(dtype).type(3)
+        if out is None:
+            return op, a, b
+        target = alloc(shape, dtype) if out == "same" else alloc(shape[::-1], dtype).T
+        return op, a, b, {"out": target}
 
     return build
 
@@ -175,8 +190,16 @@ def unary(op):
     return build
 
 
-def _elementwise(name, build, dtype, shape, emulated=None):
-    return Case("elementwise", name, dtype, tuple(shape), emulated and tuple(emulated), build)
+def call_parts(operands) -> tuple[str, list, dict]:
+    """(function name, positional inputs, keywords) of an elementwise case's operands."""
+    op, *inputs = operands
+    if inputs and isinstance(inputs[-1], dict):
+        return op, inputs[:-1], inputs[-1]
+    return op, inputs, {}
+
+
+def _elementwise(name, build, dtype, shape, emulated=None, suite="elementwise"):
+    return Case(suite, name, dtype, tuple(shape), emulated and tuple(emulated), build)
 
 
 ELEMENTWISE_SUITE = (
@@ -191,7 +214,28 @@ ELEMENTWISE_SUITE = (
     _elementwise("add transposed fp16", binary("add", "transposed"), "float16", (4096, 4096), (1024, 1024)),
 )
 
-SUITES = {"rearrange": REARRANGE_SUITE, "elementwise": ELEMENTWISE_SUITE}
+
+def _signature(name, build, dtype="float32"):
+    return _elementwise(name, build, dtype, (4096, 4096), (256, 256), suite="signatures")
+
+
+# One elementwise call per kind of signature the short path remembers: their host cost.
+SIGNATURE_SUITE = (
+    _signature("same dtype, contiguous", binary("add", "same")),
+    _signature("unary (exp)", unary("exp")),
+    _signature("mixed dtypes: int8 + fp32", binary("add", "same", first_dtype="int8")),
+    _signature("Python scalar", binary("add", "scalar")),
+    _signature("NumPy scalar", binary("add", "numpy scalar")),
+    _signature("out= contiguous", binary("add", "same", out="same")),
+    _signature("out= transposed", binary("add", "same", out="transposed")),
+    _signature("broadcast row", binary("add", "row")),
+    _signature("broadcast column", binary("add", "column")),
+    _signature("strided (every other column)", binary("add", "strided")),
+    _signature("transposed input (staged)", binary("add", "transposed")),
+)
+
+SUITES = {"rearrange": REARRANGE_SUITE, "elementwise": ELEMENTWISE_SUITE,
+          "signatures": SIGNATURE_SUITE}
 
 
 # ---- ad-hoc layouts

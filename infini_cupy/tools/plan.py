@@ -105,6 +105,10 @@ def plan_kind(plan) -> str:
                     "tile is read along src's and written along dst's, through shared memory")
         return "staged copy: rows start off sector boundaries; each side aligns its own accesses"
     if isinstance(plan, PackedPlan):
+        if plan.shared_bytes:
+            return ("packed staged copy in dynamic shared memory: rows start anywhere in a "
+                    "sector, so only tiles beyond 48 KiB make runs long enough on both sides; "
+                    "read in src order and written in dst order")
         return ("packed staged copy: contiguous dims are short, so each tile spans several dims "
                 "on each side, read in src order and written in dst order through shared memory")
     if isinstance(plan, GeneralRearrangePlan):
@@ -148,8 +152,10 @@ def _side_table(side) -> list[str]:
 
 def _describe_packed(plan: PackedPlan) -> list[str]:
     kib = plan.capacity * plan.unit / 1024
+    variant = ("dynamic shared memory" if plan.shared_bytes else
+               "wide variant" if plan.wide else "compact variant")
     lines = [f"tile of {plan.tile_elements} elements of {plan.unit} bytes "
-             f"({'wide' if plan.wide else 'compact'} variant, {kib:g} KiB), {plan.tiles} tiles; "
+             f"({variant}, {kib:.4g} KiB), {plan.tiles} tiles; "
              f"predicted reads {plan.predicted[0]:.3f}, writes {plan.predicted[1]:.3f} of the "
              "sector limit"]
     for name, side, memory in (("phase 1 reads", plan.read, "src"),
@@ -235,12 +241,13 @@ def launch_plan(plan, dst, src, *, max_blocks=None):
     planned for) under tracing, over all its blocks or its first ``max_blocks``; returns
     ``(emulator.LaunchTrace, blocks run)``. The way to see a plan ``rearrange_`` would not
     choose (``tiles=False``) at work."""
-    source, _, block, struct_args = pack(plan)
+    source, _, block, struct_args, shared_mem = pack(plan)
     blocks = plan.grid_blocks if max_blocks is None else max(1, min(plan.grid_blocks, max_blocks))
     if blocks < plan.grid_blocks:
         struct_args = _sampled_args(plan, struct_args, blocks)
     with emulator.tracing() as trace:
-        launch(source, plan.kernel, blocks, block, (dst, src, *struct_args), backend="emulate")
+        launch(source, plan.kernel, blocks, block, (dst, src, *struct_args), backend="emulate",
+               shared_mem=shared_mem)
     return trace.launches[0], blocks
 
 

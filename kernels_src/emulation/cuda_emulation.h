@@ -82,6 +82,8 @@ void sync_warp();     // the same, for the 32 threads of this thread's warp
 // until warp_exchange_end(), which is a second barrier.
 const unsigned long long *warp_exchange(unsigned long long value);
 void warp_exchange_end();
+// This block's dynamic shared memory (the launch's shared_mem bytes, 16-byte aligned).
+unsigned char *dynamic_shared();
 
 extern __thread uint3 threadIdx EMU_TLS_MODEL;
 extern __thread uint3 blockIdx EMU_TLS_MODEL;

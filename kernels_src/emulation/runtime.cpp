@@ -31,7 +31,10 @@ dim3 blockDim;
 dim3 gridDim;
 
 // ---- shared with Python (emulator.py mirrors these layouts)
-enum FaultKind : int32_t { NO_FAULT = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, BARRIER_DEADLOCK = 4 };
+enum FaultKind : int32_t {
+    NO_FAULT = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, BARRIER_DEADLOCK = 4,
+    SHARED_OVERRUN = 5  // a write past either end of the launch's dynamic shared memory
+};
 
 struct Buffer {
     uint64_t lo, hi, writable;
@@ -71,6 +74,7 @@ struct Job {
     bool tracing;
     ThreadOrder order;
     uint64_t seed;  // SHUFFLE: with the block index, seeds each block's permutations
+    uint64_t dynamic_shared;  // bytes of dynamic shared memory per block (launch's shared_mem)
     std::atomic<uint64_t> next_block{0};
     std::atomic<bool> stop{false};
     std::atomic<bool> faulted{false};
@@ -108,6 +112,9 @@ struct Worker {
         uint64_t block, start, count;
     };
     std::vector<Segment> segments;  // where each block's records are in `trace`
+    // Dynamic shared memory: guard bytes, the block's bytes (16-byte aligned), guard bytes.
+    std::vector<unsigned char> dynamic_storage;
+    unsigned char *dynamic = nullptr;
 
     char *take_stack() {
         if (free_stacks.empty()) {
@@ -337,12 +344,44 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
     }
 }
 
+// ---- dynamic shared memory: undefined at a block's start on a GPU, so each block gets it
+// poisoned (a kernel reading what it never wrote sees garbage, not the last block's tile);
+// guard bytes on both sides catch writes past its ends.
+static constexpr size_t SHARED_GUARD = 64;
+static constexpr unsigned char SHARED_POISON = 0xA5, GUARD_BYTE = 0x5B;
+
+static void prepare_dynamic_shared(Worker &w, uint64_t bytes) {
+    size_t need = bytes + 2 * SHARED_GUARD + 16;
+    if (w.dynamic_storage.size() < need) w.dynamic_storage.resize(need);
+    uintptr_t base = reinterpret_cast<uintptr_t>(w.dynamic_storage.data()) + SHARED_GUARD;
+    w.dynamic = reinterpret_cast<unsigned char *>((base + 15) & ~uintptr_t(15));
+    __builtin_memset(w.dynamic - SHARED_GUARD, GUARD_BYTE, SHARED_GUARD);
+    __builtin_memset(w.dynamic, SHARED_POISON, bytes);
+    __builtin_memset(w.dynamic + bytes, GUARD_BYTE, SHARED_GUARD);
+}
+
+// The first guard byte a block overwrote, or null.
+static const unsigned char *dynamic_shared_overrun(const Worker &w, uint64_t bytes) {
+    for (size_t k = 0; k < SHARED_GUARD; ++k) {
+        if (w.dynamic[bytes + k] != GUARD_BYTE) return w.dynamic + bytes + k;
+        if (w.dynamic[-1 - ptrdiff_t(k)] != GUARD_BYTE) return w.dynamic - 1 - k;
+    }
+    return nullptr;
+}
+
+unsigned char *dynamic_shared() { return t_current_worker->dynamic; }
+
 // Runs one block; its trace records end up in thread order (barriers and thread orders other
 // than forward interleave or reorder threads).
 static void run_block(Worker &w, Job &job, uint64_t block) {
     uint64_t start = w.trace.size();
     w.suspended = false;
+    if (job.dynamic_shared) prepare_dynamic_shared(w, job.dynamic_shared);
     run_block_threads(w, job, block);
+    if (job.dynamic_shared) {
+        if (const unsigned char *p = dynamic_shared_overrun(w, job.dynamic_shared))
+            record_fault(SHARED_OVERRUN, w.fibers[0], p, 1, true);
+    }
     if (!job.tracing) return;
     auto first = w.trace.begin() + start;
     if (w.suspended || job.order != FORWARD)
@@ -408,17 +447,19 @@ using namespace emu;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int emu_abi_version() { return 2; }
+__attribute__((visibility("default"))) int emu_abi_version() { return 3; }
 
 // Runs every block of one launch; returns the fault kind (0: none). With tracing, *trace
 // receives a malloc'ed array of *trace_len records (free with emu_free). thread_order: 0
-// forward, 1 reversed, 2 shuffled (seeded by seed and each block's index).
+// forward, 1 reversed, 2 shuffled (seeded by seed and each block's index). dynamic_shared:
+// bytes of dynamic shared memory per block.
 __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), void **args,
                                                       const uint32_t *grid, const uint32_t *block,
                                                       const Buffer *buffers, int n_buffers,
                                                       int n_workers, int tracing, Fault *fault,
                                                       TraceRecord **trace, uint64_t *trace_len,
-                                                      int thread_order, uint64_t seed) {
+                                                      int thread_order, uint64_t seed,
+                                                      uint64_t dynamic_shared) {
     if (uint64_t(block[0]) * block[1] * block[2] > 1024) return -1;
     std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
     Job job;
@@ -431,6 +472,7 @@ __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), vo
     job.tracing = tracing != 0;
     job.order = thread_order == 1 ? REVERSE : thread_order == 2 ? SHUFFLE : FORWARD;
     job.seed = seed;
+    job.dynamic_shared = dynamic_shared;
     g_job = &job;
     gridDim = dim3(grid[0], grid[1], grid[2]);
     blockDim = dim3(block[0], block[1], block[2]);

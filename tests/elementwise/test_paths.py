@@ -317,3 +317,120 @@ def test_high_dim_layouts_launch_at_most_four_kernels(backend_name, to_device, t
         r, names = _launched(lambda: F.negative(y))
         assert len(names) <= 4, names
         np.testing.assert_array_equal(to_host(r), expected_negative)
+
+
+# ---------------------------------------------------------------- the short path of casts and out=
+@pytest.fixture
+def full_calls(monkeypatch):
+    """How many calls went the full way (validation, promotion, planning) in the launcher."""
+    from infini_cupy.elementwise import launcher
+
+    calls = []
+    full = launcher._apply
+
+    def counted(*args):
+        calls.append(args[0].name)
+        return full(*args)
+
+    monkeypatch.setattr(launcher, "_apply", counted)
+    recent.forget_all()
+    yield calls
+    recent.forget_all()
+
+
+@pytest.mark.parametrize("first,second", [("int8", "float32"), ("uint8", "float16"),
+                                          ("uint16", "int32"), ("float32", "complex128"),
+                                          ("int64", "float64")])
+def test_mixed_dtypes_repeat_through_the_short_path(first, second, backend_name, to_device,
+                                                    to_host, full_calls):
+    """An input of another dtype than the result's is cast into a temporary, planned once:
+    repeats (new data, broadcast and strided inputs, either side) skip the full call."""
+    prepare(backend_name, "add", "multiply", "cast")
+    rng = np.random.default_rng(3)
+
+    def draw(shape, dtype):
+        return to_device((rng.standard_normal(shape) * 50).astype(dtype))
+
+    layouts = [((24, 40), (24, 40)), ((24, 1), (24, 40)), ((40,), (24, 40))]
+    for small_shape, shape in layouts:
+        for flip in (False, True):
+            for repeat in range(3):
+                x = draw(small_shape, first)
+                y = draw((24, 80), second)[:, ::2] if repeat == 2 else draw(shape, second)
+                args = (y, x) if flip else (x, y)
+                r = F.add(*args)
+                expected = np.add(*(to_host(a) for a in args))
+                assert r.dtype == expected.dtype
+                np.testing.assert_array_equal(to_host(r), expected)
+    # one full call per signature: each layout/side once, and once more for the strided y
+    assert len(full_calls) == 2 * len(layouts) * 2, full_calls
+    # a NumPy scalar of a wider dtype casts the array too
+    x = draw((24, 40), "float32")
+    for _ in range(2):
+        r = F.multiply(x, np.float64(0.25))
+        assert r.dtype == np.float64
+        np.testing.assert_array_equal(to_host(r), to_host(x).astype(np.float64) * 0.25)
+
+
+def test_mixed_dtypes_misaligned_input_goes_the_full_way(backend_name, to_device, to_host,
+                                                         full_calls):
+    prepare(backend_name, "add", "cast")
+    buffer = to_device(np.arange(4 * 65, dtype=np.int16))
+    y = to_device(_floats((4, 64)))
+    for offset in (0, 1, 0):  # int16 at a 2-byte offset is aligned; views into uint8 are not
+        x = buffer[offset:offset + 256].reshape(4, 64)
+        np.testing.assert_array_equal(to_host(F.add(x, y)), to_host(x) + to_host(y))
+    raw = to_device(np.zeros(4 * 64 * 2 + 1, np.uint8))
+    odd = raw[1:].view(np.int16).reshape(4, 64) if backend_name == "emulate" else None
+    if odd is not None:  # CuPy refuses views of a misaligned offset
+        odd[...] = np.arange(256, dtype=np.int16).reshape(4, 64)
+        for _ in range(2):
+            np.testing.assert_array_equal(to_host(F.add(odd, y)), to_host(odd) + to_host(y))
+    assert full_calls.count("add") == 1 + (2 if odd is not None else 0)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "column"])
+def test_out_repeats_through_the_short_path(layout, backend_name, to_device, to_host,
+                                            full_calls):
+    """``out=`` of a remembered layout: new output arrays and inputs each call, no full call."""
+    prepare(backend_name, "subtract")
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        a = to_device(rng.standard_normal((24, 40)).astype(np.float32))
+        b = to_device(rng.standard_normal((24, 1) if layout == "column" else (24, 40))
+                      .astype(np.float32))
+        out = to_device(np.full((40, 24), np.nan, np.float32)).T if layout == "transposed" \
+            else to_device(np.full((24, 40), np.nan, np.float32))
+        r = F.subtract(a, b, out=out)
+        assert r is out
+        np.testing.assert_array_equal(to_host(out), to_host(a) - to_host(b))
+    assert full_calls == ["subtract"]
+
+
+def test_out_overlapping_an_input_is_checked_per_call(backend_name, to_device, to_host,
+                                                      full_calls):
+    """One remembered layout of ``out=``; per call, an out that is an input (in place), one
+    that overlaps an input shifted by one element (NumPy's answer: computed aside), a
+    read-only one (the full call's ValueError, nothing written)."""
+    prepare(backend_name, "add")
+    rng = np.random.default_rng(5)
+    buffer = to_device(rng.standard_normal(1001).astype(np.float32))
+    b = to_device(rng.standard_normal(1000).astype(np.float32))
+    a, out_apart = buffer[:-1], to_device(np.empty(1000, np.float32))
+    expected = to_host(a) + to_host(b)
+    F.add(a, b, out=out_apart)  # remembered
+    np.testing.assert_array_equal(to_host(out_apart), expected)
+    shifted = buffer[1:]
+    F.add(a, b, out=shifted)  # each thread would read an element another one wrote
+    np.testing.assert_array_equal(to_host(buffer[1:]), expected)
+    c = to_device(rng.standard_normal(1000).astype(np.float32))
+    expected = to_host(c) + to_host(b)
+    F.add(c, b, out=c)  # in place: the same view is safe
+    np.testing.assert_array_equal(to_host(c), expected)
+    if backend_name == "emulate":
+        frozen = np.zeros(1000, np.float32)
+        frozen.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            F.add(a, b, out=frozen)
+        assert not frozen.any()
+    assert full_calls.count("add") == 2 + (backend_name == "emulate")

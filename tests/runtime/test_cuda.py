@@ -96,3 +96,31 @@ def test_packed_arguments_hold_structs_of_any_size():
     assert address == ctypes.addressof(pointers)
     for pointer, value in zip(pointers, values):
         assert pointer % SLOT == 0 and ctypes.string_at(pointer, len(value)) == value
+
+
+def test_kernels_opt_in_to_dynamic_shared_memory_once(monkeypatch):
+    """Beyond 48 KiB of dynamic shared memory a launch fails unless the kernel was opted in
+    (cuFuncSetAttribute): once per kernel and size, and a size past the device's limit is a
+    clear error before any launch. The driver is a stand-in: this runs without a GPU."""
+    calls = []
+
+    class Driver:
+        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+        @staticmethod
+        def funcSetAttribute(fn, attribute, value):
+            calls.append((fn, attribute, value))
+
+    class FakeCupy:
+        class cuda:
+            driver = Driver
+
+    monkeypatch.setattr(cuda, "max_dynamic_shared", lambda: 232448)
+    monkeypatch.setattr(cuda, "_opted_in", {})
+    cuda._allow_shared(FakeCupy, 11, "packed_copy<1, 4, 2>", 111232)
+    cuda._allow_shared(FakeCupy, 11, "packed_copy<1, 4, 2>", 60000)  # already allowed
+    cuda._allow_shared(FakeCupy, 12, "packed_copy<2, 4, 2>", 60000)
+    assert calls == [(11, 8, 111232), (12, 8, 60000)]
+    with pytest.raises(ValueError, match="240000 bytes of dynamic shared memory; this device allows 232448"):
+        cuda._allow_shared(FakeCupy, 13, "packed_copy<1, 4, 2>", 240000)
+    assert len(calls) == 2

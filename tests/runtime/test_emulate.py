@@ -21,7 +21,7 @@ KERNELS = str(Path(__file__).parent.parent / "support" / "kernels" / "emulator_k
 NAMES = (
     "copy<float>", "copy<double>", "store_at", "load_vector_at", "reverse_tiles<float, 64>",
     "reverse_tiles<int, 1024>", "block_sums<256>", "warp_sums", "write_indices", "echo_args",
-    "mismatched_barriers", "shift_right<true>", "shift_right<false>",
+    "mismatched_barriers", "shift_right<true>", "shift_right<false>", "reverse_dynamic",
 )
 ORDERS = ("forward", "reverse", "shuffle", "shuffle:7")
 
@@ -31,8 +31,8 @@ def _prepared():
     emulator.prepare(KERNELS, NAMES)  # one library for the module: one compile, cached
 
 
-def launch(name, grid, block, *args):
-    emulator.launch(KERNELS, name, grid, block, args)
+def launch(name, grid, block, *args, shared_mem=0):
+    emulator.launch(KERNELS, name, grid, block, args, shared_mem)
 
 
 @pytest.mark.parametrize("n", [0, 1, 127, 128, 1000])
@@ -52,6 +52,30 @@ def test_shared_tile_reversal():
     y = np.zeros_like(x)
     launch("reverse_tiles<int, 1024>", 3, 1024, y, x)
     np.testing.assert_array_equal(y, x.reshape(3, 1024)[:, ::-1].ravel())
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_dynamic_shared_memory_is_per_block_and_poisoned(order, monkeypatch):
+    """Each block's dynamic shared memory starts undefined, as on a GPU: the emulator fills it
+    with 0xA5 bytes, so a kernel reading what it never wrote sees garbage, never the previous
+    block's data; launches of 256 threads with 1 KiB each, several blocks per worker."""
+    monkeypatch.setenv(config.THREAD_ORDER_VAR, order)
+    blocks, threads = 9, 256
+    x = np.random.default_rng(3).integers(-1000, 1000, blocks * threads).astype(np.int32)
+    y, before = np.zeros_like(x), np.zeros_like(x)
+    launch("reverse_dynamic", blocks, threads, y, x, before, np.int32(0), shared_mem=4 * threads)
+    np.testing.assert_array_equal(y, x.reshape(blocks, threads)[:, ::-1].ravel())
+    assert (before.view(np.uint8) == 0xA5).all()
+
+
+def test_dynamic_shared_memory_overrun_and_limit_fault():
+    x = np.arange(64, dtype=np.int32)
+    y, before = np.zeros_like(x), np.zeros_like(x)
+    with pytest.raises(KernelFault, match="shared-memory overrun in kernel reverse_dynamic"):
+        launch("reverse_dynamic", 1, 64, y, x, before, np.int32(1), shared_mem=4 * 64)
+    with pytest.raises(ValueError, match="dynamic shared memory"):
+        launch("reverse_dynamic", 1, 64, y, x, before, np.int32(0),
+               shared_mem=emulator.MAX_DYNAMIC_SHARED + 16)
 
 
 @pytest.mark.parametrize("n", [256, 700, 1])

@@ -277,6 +277,7 @@ def test_block_loops_past_the_grid_limit(name, family, shape, view, small_grids,
                                          to_host, monkeypatch):
     if family != "packed_copy":  # the layouts of the other families, planned without packing
         monkeypatch.setattr(strided_planner, "plan_packed", lambda *args, **kwargs: None)
+        monkeypatch.setattr(strided_planner, "plan_large", lambda *args, **kwargs: None)
     values = _values(shape, seed=5)
     x = view(to_device(values))
     y = to_device(np.zeros(x.shape, np.float32))

@@ -23,8 +23,14 @@ from infini_cupy.strided import plan_cache
 from infini_cupy.strided import sector_model
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.layout import normalize_layout
-from infini_cupy.strided.packed_planner import PackedPlan, all_packed_kernel_names, plan_packed
-from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan
+from infini_cupy.strided.packed_planner import (
+    LARGE_MAX_BYTES,
+    WIDE_BYTES,
+    PackedPlan,
+    all_packed_kernel_names,
+    plan_packed,
+)
+from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
 from infini_cupy.strided.plan_cache import pack, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan
 from infini_cupy.tools import profiler
@@ -63,23 +69,26 @@ def copy_and_check(y, x):
     return plan_for(y, x).plan
 
 
-def packed_plan(y, x, max_threads=1024) -> PackedPlan:
-    """The best packed plan of ``rearrange_(y, x)``'s layout, whatever the planner picks."""
+def packed_plan(y, x, max_threads=1024, capacity_bytes=WIDE_BYTES) -> PackedPlan:
+    """The best packed plan of ``rearrange_(y, x)``'s layout, whatever the planner picks, with
+    tiles of at most ``capacity_bytes`` (beyond 48 KiB: in dynamic shared memory)."""
     layout = normalize_layout(x.shape, y.strides, x.strides, x.itemsize,
                               dst_address=data_pointer(y), src_address=data_pointer(x))
-    return plan_packed(layout, data_pointer(y) % 32, data_pointer(x) % 32, max_threads)
+    return plan_packed(layout, data_pointer(y) % 32, data_pointer(x) % 32, max_threads,
+                       capacity_bytes=capacity_bytes)
 
 
-def packed_copy_and_check(y, x, max_threads=1024, grid=None) -> PackedPlan:
+def packed_copy_and_check(y, x, max_threads=1024, grid=None, capacity_bytes=WIDE_BYTES):
     """Copies x into y through the best packed plan: bit for bit NumPy's copy, and no byte
     outside y written."""
-    plan = packed_plan(y, x, max_threads)
-    source, blocks, block, args = pack(plan)
+    plan = packed_plan(y, x, max_threads, capacity_bytes)
+    source, blocks, block, args, shared_mem = pack(plan)
     expected = np.ascontiguousarray(x)  # a snapshot, before y is written
     owner = y if y.base is None else y.base
     raw = owner.reshape(-1).view(np.uint8)
     before = raw.copy()
-    launch(source, plan.kernel, grid or blocks, block, (y, x, *args), backend="emulate")
+    launch(source, plan.kernel, grid or blocks, block, (y, x, *args), backend="emulate",
+           shared_mem=shared_mem)
     np.testing.assert_array_equal(np.ascontiguousarray(y).view(np.uint8), expected.view(np.uint8))
     mask = np.zeros(raw.size, bool)
     offset = y.__array_interface__["data"][0] - raw.__array_interface__["data"][0]
@@ -99,17 +108,20 @@ def permutation(shape, perm, dtype, rng, src_offset=0, dst_offset=0):
 
 
 def layout_for_every_variant():
-    """variant name -> (shape, perm, dtype) of the first permutation planned onto it."""
+    """variant name -> (shape, perm, dtype, tile capacity) of the first permutation planned
+    onto it (the dynamic-shared-memory variants: with tiles up to LARGE_MAX_BYTES)."""
     found = {}
     shapes = [((3, 5, 7), (2, 0, 1)), ((30, 50, 7), (2, 0, 1)), ((9, 17, 3), (1, 2, 0)),
               ((3, 2, 5, 2, 3, 7), (5, 3, 1, 4, 0, 2)), ((7, 5, 6, 9, 3, 5), (5, 4, 3, 2, 1, 0)),
-              ((2, 3, 2, 3, 2, 3), (1, 3, 5, 0, 2, 4)), ((3, 3, 3, 3, 3), (4, 3, 2, 1, 0))]
-    for unit, (shape, perm) in itertools.product(DTYPE_OF_UNIT, shapes):
+              ((2, 3, 2, 3, 2, 3), (1, 3, 5, 0, 2, 4)), ((3, 3, 3, 3, 3), (4, 3, 2, 1, 0)),
+              ((301, 257), (1, 0)), ((9, 7, 5, 6, 9, 5), (5, 4, 3, 2, 1, 0))]
+    for capacity, unit, (shape, perm) in itertools.product(
+            (WIDE_BYTES, LARGE_MAX_BYTES), DTYPE_OF_UNIT, shapes):
         dtype = DTYPE_OF_UNIT[unit]
         y = aligned_empty(tuple(shape[p] for p in perm), dtype)
         x = aligned_empty(shape, dtype).transpose(perm)
-        plan = packed_plan(y, x)
-        found.setdefault(plan.kernel, (shape, perm, dtype))
+        plan = packed_plan(y, x, capacity_bytes=capacity)
+        found.setdefault(plan.kernel, (shape, perm, dtype, capacity))
     return found
 
 
@@ -122,9 +134,11 @@ def test_the_layouts_reach_every_variant():
 
 @pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
 def test_every_variant_copies_exactly(name):
-    shape, perm, dtype = VARIANT_LAYOUTS[name]
+    shape, perm, dtype, capacity = VARIANT_LAYOUTS[name]
     y, x = permutation(shape, perm, dtype, np.random.default_rng(len(name)))
-    assert packed_copy_and_check(y, x).kernel == name
+    plan = packed_copy_and_check(y, x, capacity_bytes=capacity)
+    assert plan.kernel == name
+    assert (plan.shared_bytes > WIDE_BYTES) == name.endswith(", 2>")
 
 
 def random_layout(seed):
@@ -161,7 +175,8 @@ def random_layout(seed):
 def test_random_permutations_copy_exactly(seed, monkeypatch):
     monkeypatch.setenv(config.THREAD_ORDER_VAR, ORDERS[seed // 3 % 3])  # no barrier missed
     y, x = random_layout(seed)
-    plan = packed_copy_and_check(y, x, max_threads=(1024, 256, 32)[seed % 3])
+    plan = packed_copy_and_check(y, x, max_threads=(1024, 256, 32)[seed % 3],
+                                 capacity_bytes=(WIDE_BYTES, LARGE_MAX_BYTES)[seed % 2])
     assert isinstance(plan, PackedPlan)
     copy_and_check(y, x)  # and through whichever plan the planner picks
 
@@ -201,6 +216,8 @@ def test_every_kernel_copies_exactly_in_every_thread_order(order, monkeypatch):
         assert isinstance(plan, kind), (kind, plan.kernel)
     y, x = random_layout(5)
     packed_copy_and_check(y, x)
+    y, x = permutation((501, 501), (1, 0), np.float16, np.random.default_rng(3))
+    assert copy_and_check(y, x).shared_bytes > WIDE_BYTES  # a tile in dynamic shared memory
 
 
 # --- coalescing, measured from the emulator's traces --------------------------------------
@@ -212,9 +229,10 @@ ISSUE_LAYOUTS = [  # (name, shape, perm, dtype, lowest ratio of either side to i
     ("2,2,2,2,2,2 permuted", (2,) * 6, (3, 1, 5, 0, 4, 2), np.float32, 0.9),
     ("500x500 fp16", (500, 500), (1, 0), np.float16, 0.9),
     ("2,2,2,4 fp16", (2, 2, 2, 4), (3, 2, 1, 0), np.float16, 0.9),
-    # Bound by the 48 KiB of static shared memory a block may declare (test_packed_planner).
-    ("3,4,13,25,5,7 fp16", (3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float16, 0.885),
-    ("501x501 fp16", (501, 501), (1, 0), np.float16, 0.885),
+    # Beyond the 48 KiB a block declares statically: tiles in dynamic shared memory.
+    ("3,4,13,25,5,7 fp16", (3, 4, 13, 25, 5, 7), (5, 4, 3, 2, 1, 0), np.float16, 0.9),
+    ("501x501 fp16", (501, 501), (1, 0), np.float16, 0.9),
+    ("999x1001 int8", (999, 1001), (1, 0), np.int8, 0.9),
 ]
 
 
@@ -246,10 +264,14 @@ def test_the_sector_model_of_staged_transposes_matches_the_emulator(shape, perm,
         y = aligned_empty(x.shape, dtype)
     else:
         y, x = permutation(shape, perm, dtype, rng, dst_offset=offset)
-    plan = plan_for(y, x).plan
+    # Within 48 KiB (the 1- and 2-byte ones otherwise take larger packed tiles).
+    plan = plan_rearrange(x.shape, y.strides, x.strides, x.itemsize,
+                          dst_address=data_pointer(y) % 32, src_address=data_pointer(x) % 32,
+                          max_shared_bytes=WIDE_BYTES)
     assert isinstance(plan, TilePlan)
-    _, launches = profiler.profile(rearrange_, y, x)
-    reads, writes = profiler.total(launches)
+    trace, _ = launch_plan(plan, y, x)
+    np.testing.assert_array_equal(y, x)
+    reads, writes = profiler.total([profiler.profile_launch(trace)])
     predicted = sector_model.tile_plan_sectors(plan, data_pointer(y) % 32, data_pointer(x) % 32)
     if perm is None:
         # Rows 4 bytes apart share a sector, which one warp access may touch for both: the

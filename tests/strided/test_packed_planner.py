@@ -19,6 +19,10 @@ from hypothesis import strategies as st
 from infini_cupy.strided import sector_model as sm
 from infini_cupy.strided.layout import normalize_layout
 from infini_cupy.strided.packed_planner import (
+    DYNAMIC,
+    LARGE_MAX_BYTES,
+    LARGE_STEP,
+    WIDE_BYTES,
     PackedPlan,
     all_packed_kernel_names,
     packed_kernel_name,
@@ -139,30 +143,38 @@ ISSUE_LAYOUTS = [
     ("500x500 fp16", permuted((500, 500), (1, 0), 2), 2),
     ("2,2,2,4 fp16", permuted((2, 2, 2, 4), (3, 2, 1, 0), 2), 2),
 ]
-# Held by the 48 KiB of static shared memory a block may declare: no box tile that fits
-# reaches 0.9 (501x501 fp16 needs 167 x 167 elements, 54.5 KiB; 3,4,13,25,5,7 fp16 needs a
-# chunk of 5 of the 25, 53.3 KiB), so these stop just below.
+# Beyond the 48 KiB of static shared memory a block may declare: no box tile that fits
+# reaches 0.9 (501x501 fp16 needs 167 x 167 elements, 54.5 KiB; 3,4,13,25,5,7 fp16 a chunk of
+# 5 of the 25, 53.3 KiB; an odd int8 transpose runs of ~280 bytes), so the planner takes a
+# tile in dynamic shared memory: the smallest (in 16 KiB steps) that reaches 0.9.
 CAPACITY_BOUND = [
     ("3,4,13,25,5,7 fp16", row_to_column_major((3, 4, 13, 25, 5, 7), 2), 2),
     ("501x501 fp16", permuted((501, 501), (1, 0), 2), 2),
+    ("999x1001 int8", permuted((999, 1001), (1, 0), 1), 1),
 ]
 
 
-@pytest.mark.parametrize("name, layout, itemsize", ISSUE_LAYOUTS, ids=[c[0] for c in ISSUE_LAYOUTS])
-def test_the_issue_layouts_get_packed_plans_at_the_sector_limit(name, layout, itemsize):
+@pytest.mark.parametrize("name, layout, itemsize", CAPACITY_BOUND, ids=[c[0] for c in CAPACITY_BOUND])
+def test_layouts_bound_by_shared_memory_take_dynamic_tiles(name, layout, itemsize):
+    best_static = plan_packed(normalize_layout(*layout, itemsize), 0, 0, 1024)
+    assert min(best_static.predicted) < 0.9
     plan = plan_rearrange(*layout, itemsize)
-    assert isinstance(plan, PackedPlan), plan.kernel
+    assert isinstance(plan, PackedPlan) and plan.wide == DYNAMIC, plan.kernel
     assert min(plan.predicted) >= 0.9
+    assert WIDE_BYTES < plan.shared_bytes <= LARGE_MAX_BYTES
+    smaller = plan_packed(normalize_layout(*layout, itemsize), 0, 0, 1024,
+                          capacity_bytes=plan.shared_bytes - LARGE_STEP)
+    assert min(smaller.predicted) < 0.9  # the smallest step that reaches the target
     copied = simulate_packed_kernel(plan)
     assert (copied.read_sectors, copied.write_sectors) == plan.sectors  # the model is exact
+    # A device that allows only 48 KiB (or the planner told so) keeps a static tile.
+    assert plan_rearrange(*layout, itemsize, max_shared_bytes=WIDE_BYTES).kernel != plan.kernel
 
 
-@pytest.mark.parametrize("name, layout, itemsize", CAPACITY_BOUND, ids=[c[0] for c in CAPACITY_BOUND])
-def test_layouts_bound_by_shared_memory_come_close(name, layout, itemsize):
-    plan = plan_rearrange(*layout, itemsize)
-    best = plan_packed(normalize_layout(*layout, itemsize), 0, 0, 1024)
-    assert 0.885 <= min(best.predicted) < 0.9
-    assert isinstance(plan, (PackedPlan, TilePlan))
+def test_plans_near_their_limit_keep_static_tiles():
+    # Below 0.95 but above 0.9 of the limit: more blocks per SM are worth more.
+    plan = plan_rearrange(*permuted((301, 257), (1, 0), 4), 4)
+    assert plan.kernel.endswith((", 0>", ", 1>")), plan.kernel
 
 
 def test_aligned_transposes_keep_the_staged_transpose():
@@ -195,8 +207,9 @@ def test_thirty_two_byte_units_are_copied_as_sixteen():
 
 def test_kernel_names():
     names = all_packed_kernel_names()
-    assert len(names) == len(set(names)) == 20
-    assert packed_kernel_name(2, 8, True) == "packed_copy<2, 8, 1>" in names
+    assert len(names) == len(set(names)) == 30
+    assert packed_kernel_name(2, 8, 1) == "packed_copy<2, 8, 1>" in names
+    assert packed_kernel_name(1, 4, DYNAMIC) == "packed_copy<1, 4, 2>" in names
 
 
 # --- the sector model ---------------------------------------------------------------------

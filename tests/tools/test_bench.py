@@ -43,8 +43,8 @@ def test_a_case_builds_the_strided_views_it_describes():
     assert x.shape == y.shape == (0, 3)
 
 
-@pytest.mark.parametrize("case", bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE,
-                         ids=lambda c: c.name)
+@pytest.mark.parametrize("case", bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE
+                         + bench_cases.SIGNATURE_SUITE, ids=lambda c: c.name)
 def test_suite_cases_build_at_their_emulated_size(case):
     shape = tuple(max(1, n // 16) for n in case.emulated_shape)  # the same layout, smaller
     operands = case.build(numpy_alloc, shape, case.dtype)
@@ -52,8 +52,31 @@ def test_suite_cases_build_at_their_emulated_size(case):
         y, x = operands
         assert y.shape == x.shape == shape and y.dtype == x.dtype == np.dtype(case.dtype)
     else:
-        op, *inputs = operands
+        op, inputs, keywords = bench_cases.call_parts(operands)
         assert op in ("add", "multiply", "exp") and inputs[0].shape == shape
+        assert set(keywords) <= {"out"}
+
+
+@pytest.mark.parametrize("case", bench_cases.SIGNATURE_SUITE, ids=lambda c: c.name)
+def test_each_signature_kind_repeats_through_the_short_path(case, monkeypatch):
+    """What the signatures suite times is the short path: after the first call of a case, a
+    repeat skips the launcher's full call, and both equal NumPy."""
+    import infini_cupy as xp
+    from infini_cupy.elementwise import launcher
+    from infini_cupy.runtime import recent
+
+    full = []
+    original = launcher._apply
+    monkeypatch.setattr(launcher, "_apply", lambda *args: full.append(1) or original(*args))
+    recent.forget_all()
+    op, inputs, keywords = bench_cases.call_parts(case.build(numpy_alloc, (24, 40), case.dtype))
+    expected = getattr(np, op)(*inputs)
+    with xp.backend("emulate"):
+        for _ in range(2):
+            result = getattr(xp, op)(*inputs, **keywords)
+            np.testing.assert_allclose(result, expected, rtol=1e-6)
+            assert result is keywords.get("out", result)
+    assert len(full) == 1
 
 
 def test_cli_writes_one_record_per_case(tmp_path, capsys):

@@ -43,7 +43,10 @@ TRACE_DTYPE = np.dtype({
     "itemsize": 32,
 })
 
-_FAULT_KINDS = {1: "out-of-bounds", 2: "misaligned", 3: "read-only", 4: "barrier deadlock"}
+_FAULT_KINDS = {1: "out-of-bounds", 2: "misaligned", 3: "read-only", 4: "barrier deadlock",
+                5: "shared-memory overrun"}
+# Dynamic shared memory a block may opt in to: the H100's (cudaDevAttrMaxSharedMemoryPerBlockOptin).
+MAX_DYNAMIC_SHARED = 232448
 _THREAD_ORDERS = {"forward": 0, "reverse": 1, "shuffle": 2}  # runtime.cpp: ThreadOrder
 _launch_count = itertools.count()  # seeds shuffles: each launch its own permutations
 
@@ -162,16 +165,16 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
     """Run kernel ``name`` (a name expression of ``kernels_src/<source>``) to completion.
 
     Raises KernelFault naming kernel, block, thread and address for an out-of-bounds,
-    misaligned or read-only access (which never happens) or a barrier deadlock. The threads
-    of a block run in the order ``config.emulator_thread_order()`` names.
+    misaligned or read-only access (which never happens), a barrier deadlock, or a write
+    outside the ``shared_mem`` bytes of dynamic shared memory (which each block gets poisoned,
+    as a GPU leaves it undefined). The threads of a block run in the order
+    ``config.emulator_thread_order()`` names.
     """
     grid, block = dim3(grid), dim3(block)
     _check_config(grid, block)
-    if shared_mem:
-        raise NotImplementedError(
-            f"kernel {name}: dynamic shared memory ({shared_mem} bytes) is not emulated; "
-            "declare __shared__ arrays with a compile-time size"
-        )
+    if not 0 <= shared_mem <= MAX_DYNAMIC_SHARED:
+        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; the "
+                         f"emulated device allows 0 to {MAX_DYNAMIC_SHARED}")
     order, seed = config.emulator_thread_order()
     kernel = _kernel(source, name)
     storage, pointers, buffers = _pack(kernel, args)
@@ -184,7 +187,7 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
         kernel.entry, pointers, (ctypes.c_uint32 * 3)(*grid), (ctypes.c_uint32 * 3)(*block),
         buffers, len(buffers) // 3, _worker_count(n_blocks), int(bool(traces)),
         ctypes.byref(fault), ctypes.byref(trace_ptr), ctypes.byref(trace_len),
-        _THREAD_ORDERS[order], next(_launch_count) if seed is None else seed,
+        _THREAD_ORDERS[order], next(_launch_count) if seed is None else seed, shared_mem,
     )
     del storage  # the launch is over: the argument values may go
     records = _take_records(lib, trace_ptr, trace_len.value) if traces else None
@@ -236,7 +239,12 @@ def _fault_error(kernel: _Kernel, fault: _Fault, args) -> KernelFault:
     kind = _FAULT_KINDS.get(fault.kind, f"fault {fault.kind}")
     block, thread = tuple(fault.block), tuple(fault.thread)
     where = f"in kernel {kernel.name} ({kernel.source}), block {block}, thread {thread}"
-    if fault.kind == 4:
+    if fault.kind == 5:
+        message = (
+            f"shared-memory overrun {where}: a write at {fault.address:#x} lies outside the "
+            "launch's dynamic shared memory (found after the block ran)"
+        )
+    elif fault.kind == 4:
         message = (
             f"barrier deadlock {where}: the threads still running wait at different "
             "barriers (__syncthreads and __syncwarp), which hangs or is undefined on a GPU"

@@ -30,6 +30,21 @@ __global__ void reverse_tiles(T *y, const T *x) {
     ic::st(y + base + t, tile[TILE - 1 - t]);
 }
 
+// Reverses each block's blockDim.x elements through dynamic shared memory; with `peek`, thread
+// t first copies out what slot t held before anything was written (poison in emulation), and
+// `overrun` makes thread 0 write one int past the launch's shared_mem bytes.
+__global__ void reverse_dynamic(int *y, const int *x, int *before, int overrun) {
+    int *tile = reinterpret_cast<int *>(ic::dynamic_shared_memory());
+    unsigned t = threadIdx.x, n = blockDim.x;
+    ic::index_t base = ic::index_t(blockIdx.x) * n;
+    ic::st(before + base + t, tile[t]);
+    __syncthreads();
+    tile[t] = ic::ld(x + base + t);
+    if (overrun && t == 0) tile[n] = -1;
+    __syncthreads();
+    ic::st(y + base + t, tile[n - 1 - t]);
+}
+
 // Sum of each block's part of x: threads past n return before the barriers.
 template <int BLOCK>
 __global__ void block_sums(float *sums, const float *x, int n) {
