@@ -13,6 +13,8 @@ array([1., 2., 3.])
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .. import dtypes
@@ -32,7 +34,7 @@ from ..strided.plan_cache import prepared_copy
 from . import kernels as ek
 from .ops import CAST_FUNCTOR, OPS, ElementwiseOp
 from .plan import broadcast_shapes, broadcast_strides, plan_call
-from .short_path import FLAG_OFF, FLAG_ON, remember
+from .short_path import FLAG_OFF, FLAG_ON, remember, short_call
 
 # ---------------------------------------------------------------- array helpers per backend
 
@@ -173,23 +175,38 @@ def _signature(functor, dtype_out, dtype_in) -> tuple:
 
 
 # ---------------------------------------------------------------- public entry points
+class _CastCall(NamedTuple):
+    """The short path's name of a cast to one dtype (an op-table row has a name too)."""
+
+    name: tuple
+
+
 def cast(x, dtype, backend: str | None = None, out=None):
     """``x`` converted to ``dtype`` as a new C-contiguous array (NumPy's casting: complex to
-    real drops the imaginary part), or written into ``out``."""
+    real drops the imaginary part), or written into ``out``. A new array's cast of a layout
+    seen before takes the short path."""
     dtype = dtypes.as_dtype(dtype)
+    call = _CastCall(("astype", dtype))
+    if out is None:
+        result = short_call(call.name, (x,))
+        if result is not None:
+            return result
     backend = backend or backend_for(x)
     with device_context([x]):
-        if out is None:
+        new = out is None
+        if new:
             out = empty(backend, x.shape, dtype)
         if out.size == 0:
             return out
-        x = _aligned(x, backend)
+        source = _aligned(x, backend)
         target = out
         if _misaligned(out, pointer_reader(backend)):  # cast into a temporary, copy bytewise
             target = empty(backend, out.shape, dtype)
-        _cast_into(target, x, backend)
+        plan = _cast_into(target, source, backend)
         if target is not out:
             _copy(out, target, backend)
+        elif new and source is x:
+            remember(call, (x,), backend, plan, tuple(x.shape), dtype, x.dtype, 0)
     return out
 
 

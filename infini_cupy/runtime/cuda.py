@@ -100,17 +100,19 @@ def _device_pointer(a) -> int:
 STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without opting in
 _opted_in: dict[int, int] = {}  # CUfunction -> dynamic shared bytes it was allowed
 _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
+_without_gpu: list = []  # non-empty once CuPy said it has no device
 
 
 def max_dynamic_shared() -> int | None:
     """The dynamic shared memory a block may opt in to on the current device (227 KiB on an
     H100), or None without CuPy or a GPU."""
     cupy = sys.modules.get("cupy")  # no arrays of a GPU exist before CuPy is imported
-    if cupy is None:
+    if cupy is None or _without_gpu:
         return None
     try:
         device = cupy.cuda.runtime.getDevice()
-    except Exception:  # CuPy without a GPU or driver
+    except Exception:  # CuPy without a GPU or driver: asked once (plans ask per layout)
+        _without_gpu.append(True)
         return None
     limit = _optin_limits.get(device)
     if limit is None:

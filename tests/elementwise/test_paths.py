@@ -434,3 +434,27 @@ def test_out_overlapping_an_input_is_checked_per_call(backend_name, to_device, t
             F.add(a, b, out=frozen)
         assert not frozen.any()
     assert full_calls.count("add") == 2 + (backend_name == "emulate")
+
+
+def test_astype_repeats_through_the_short_path(backend_name, to_device, to_host, monkeypatch):
+    """A cast of a layout seen before skips planning (new arrays each call), and stays
+    NumPy's cast; a misaligned view of the same layout goes the full way."""
+    import infini_cupy as xp
+    from infini_cupy.elementwise import launcher
+
+    prepare(backend_name, "cast")
+    planned = []
+    full = launcher._cast_into
+    monkeypatch.setattr(launcher, "_cast_into", lambda *a: planned.append(1) or full(*a))
+    recent.forget_all()
+    rng = np.random.default_rng(6)
+    for dtype, target in (("float32", "int16"), ("int8", "float64"), ("float64", "float16")):
+        for view in (lambda a: a, lambda a: a[:, ::3], lambda a: a.T):
+            for _ in range(3):
+                host = (rng.standard_normal((12, 30)) * 100).astype(dtype)
+                x = view(to_device(host))
+                r = xp.astype(x, target)
+                with np.errstate(all="ignore"):
+                    np.testing.assert_array_equal(to_host(r), view(host).astype(target))
+    assert len(planned) == 9  # once per (dtypes, layout)
+    recent.forget_all()
