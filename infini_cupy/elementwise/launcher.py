@@ -13,8 +13,6 @@ array([1., 2., 3.])
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from .. import dtypes
@@ -175,20 +173,14 @@ def _signature(functor, dtype_out, dtype_in) -> tuple:
 
 
 # ---------------------------------------------------------------- public entry points
-class _CastCall(NamedTuple):
-    """The short path's name of a cast to one dtype (an op-table row has a name too)."""
-
-    name: tuple
-
-
 def cast(x, dtype, backend: str | None = None, out=None):
     """``x`` converted to ``dtype`` as a new C-contiguous array (NumPy's casting: complex to
     real drops the imaginary part), or written into ``out``. A new array's cast of a layout
     seen before takes the short path."""
     dtype = dtypes.as_dtype(dtype)
-    call = _CastCall(("astype", dtype))
+    name = ("astype", dtype)  # the short path's name of this cast
     if out is None:
-        result = short_call(call.name, (x,))
+        result = short_call(name, (x,))
         if result is not None:
             return result
     backend = backend or backend_for(x)
@@ -206,7 +198,7 @@ def cast(x, dtype, backend: str | None = None, out=None):
         if target is not out:
             _copy(out, target, backend)
         elif new and source is x:
-            remember(call, (x,), backend, plan, tuple(x.shape), dtype, x.dtype, 0)
+            remember(name, (x,), backend, plan, tuple(x.shape), dtype, x.dtype, 0)
     return out
 
 
@@ -350,8 +342,8 @@ def _apply(op, args, out, backend):
         plan = _plan(signature, target, inputs)
         _run(signature, plan, target, inputs, tuple(values), scalar_mask, backend)
         if not copied and copy_back is None and op.arity <= 2:
-            remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, out,
-                     casts)
+            remember(op.name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
+                     out, casts)
     if copy_back is not None:
         if target.size:
             _copy(copy_back, target, backend)  # same dtype: a byte copy, any alignment of out

@@ -84,9 +84,10 @@ def _simple(plan) -> bool:
             and plan.staging.output is None)
 
 
-def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, out=None,
+def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, out=None,
              casts=None):
-    """Remember the call ``op(*args, out=out)`` that ran ``plan``. ``casts``: input index ->
+    """Remember the call ``name(*args, out=out)`` that ran ``plan`` (``name``: an op-table
+    name, or ``("astype", dtype)`` for a cast). ``casts``: input index ->
     the plan of its cast into a C-contiguous temporary of ``dtype_in`` (inputs not listed
     were used in place); ``out``: given only when the kernel wrote into it directly."""
     casts = casts or {}
@@ -94,12 +95,12 @@ def remember(op, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask, o
         return
     if not all(_simple(cast_plan) for cast_plan in casts.values()):
         return
-    if op.name == "pow" and scalar_mask & 2 and dtype_in.kind in "iu":
+    if name == "pow" and scalar_mask & 2 and dtype_in.kind in "iu":
         return  # each call checks the sign of the exponent (resolve)
     cupy = sys.modules.get("cupy")
     if backend == "cuda" and cupy is not None:
         _array_types.add(cupy.ndarray)
-    key = _key(op.name, args, out)
+    key = _key(name, args, out)
     if key is None:
         return
     known = _Known()

@@ -256,9 +256,7 @@ def plan_rearrange(
     if min(efficiency) < RIVAL_GOOD:  # at least one side may be below its sector limit
         packed = plan_packed(layout, dst_residue, src_residue, budget, rival=efficiency)
         if packed is not None:
-            total = layout.total * layout.unit / 32  # sectors the copy's bytes fill
-            plan, efficiency = packed, (total / max(packed.sectors[0], 1),
-                                        total / max(packed.sectors[1], 1))
+            plan, efficiency = packed, _efficiency(packed, layout, dst_residue, src_residue)
             if min(packed.predicted) >= LARGE_TARGET:
                 return plan
         large_budget = min(max_shared_bytes, LARGE_MAX_BYTES)
@@ -271,9 +269,11 @@ def plan_rearrange(
 
 def _efficiency(plan, layout: NormalizedLayout, dst_residue, src_residue) -> tuple[float, float]:
     """(reads, writes) bytes / (32 x sectors) the plan is predicted to reach: the sector model
-    of a staged copy, or the warps of its first SAMPLED_THREADS threads for the seed kernels."""
-    if isinstance(plan, TilePlan):
-        read, write = sector_model.tile_plan_sectors(plan, dst_residue, src_residue)
+    of a staged or packed copy, or the warps of its first SAMPLED_THREADS threads for the
+    seed kernels."""
+    if isinstance(plan, (TilePlan, PackedPlan)):
+        read, write = (plan.sectors if isinstance(plan, PackedPlan) else
+                       sector_model.tile_plan_sectors(plan, dst_residue, src_residue))
         total = layout.total * layout.unit
         return total / (32 * max(read, 1)), total / (32 * max(write, 1))
     if isinstance(plan, GeneralRearrangePlan):
