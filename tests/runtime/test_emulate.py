@@ -1,6 +1,7 @@
 """The emulator runs our kernel sources on the CPU with CUDA semantics (NumPy as the oracle).
 
-Test kernels live in tests/kernels/ and are compiled by NVRTC too, so they stay valid CUDA.
+Test kernels live in tests/support/kernels/ and are compiled by NVRTC too
+(tests/runtime/test_nvrtc.py), so they stay valid CUDA.
 """
 
 from __future__ import annotations

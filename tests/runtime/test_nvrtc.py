@@ -66,3 +66,13 @@ def test_a_broken_source_raises_with_log_and_numbered_source(tmp_path):
     assert "undefined_name" in message  # from the compiler log
     # the numbered source NVRTC saw (headers pasted in), so log line numbers can be looked up
     assert re.search(r"\n\s*\d+  template <int N> __global__ void k", message)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_the_emulator_test_kernels_are_valid_cuda(arch):
+    """The emulator's own test kernels (dynamic shared memory included) compile for a GPU
+    too, so what the emulator tests with is CUDA, not only g++."""
+    from tests.runtime.test_emulate import KERNELS, NAMES
+
+    assert "reverse_dynamic" in NAMES
+    assert compile_ptx(KERNELS, list(NAMES), arch).ptx

@@ -1,4 +1,5 @@
-// Test kernels for the emulator (tests/test_emulator.py); also compiled by NVRTC there.
+// Test kernels for the emulator (tests/runtime/test_emulate.py); NVRTC compiles them too
+// (tests/runtime/test_nvrtc.py).
 #include "common.cuh"
 
 // One thread per element; the last block may be partial.
