@@ -1,4 +1,4 @@
-"""Command line: ``python -m infini_cupy {demo,bench,plan,warmup} ...``.
+"""Command line: ``python -m infini_cupy {demo,bench,plan,warmup,gpu-check} ...``.
 
 Each command is a module of :mod:`infini_cupy.tools` with ``HELP``, ``add_arguments(parser)``
 and ``run(args) -> int``; this file only dispatches.
@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .tools import bench, demo, plan, warmup
+from .tools import bench, demo, gpu_check, plan, warmup
 
-COMMANDS = {"demo": demo, "bench": bench, "plan": plan, "warmup": warmup}
+COMMANDS = {"demo": demo, "bench": bench, "plan": plan, "warmup": warmup, "gpu-check": gpu_check}
 
 
 def main(argv=None) -> int:

@@ -3,6 +3,9 @@
 By default every test runs in emulation (NumPy arrays, kernels compiled by g++). On a machine
 with a GPU, ``pytest --backend cuda`` re-runs the same tests with CuPy arrays and NVRTC-
 compiled kernels: the GPU test matrix. Tests marked ``gpu`` run only when CuPy sees a device.
+Without a GPU, ``pytest --backend cuda-standin`` runs the emulated suite with every launch
+sent through the cuda launcher (``runtime/cuda.py``) and a strict stand-in for CuPy's device
+side (``tests/support/cupy_standin.py``), which then runs it in the emulator.
 
 Tests marked ``slow`` (the long property runs) are deselected unless asked for:
 ``pytest -m slow`` runs only them, ``pytest --run-slow`` runs everything; either loads the
@@ -11,6 +14,7 @@ Tests marked ``slow`` (the long property runs) are deselected unless asked for:
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -40,8 +44,10 @@ def pytest_addoption(parser):
     parser.addoption(
         "--backend",
         default="emulate",
-        choices=("emulate", "cuda"),
-        help="launcher for kernel tests: emulate (CPU, default) or cuda (needs a GPU)",
+        choices=("emulate", "cuda", "cuda-standin"),
+        help="launcher for kernel tests: emulate (CPU, default), cuda (needs a GPU), or "
+        "cuda-standin (the emulated suite, every launch through the cuda launcher and a "
+        "stand-in for CuPy's device side: tests/support/cupy_standin.py)",
     )
     parser.addoption(
         "--run-slow",
@@ -70,9 +76,23 @@ def _slow_selected(config) -> bool:
 def pytest_configure(config):
     if config.getoption("--backend") == "cuda" and not arrays.gpu_available():
         raise pytest.UsageError("--backend cuda needs CuPy and a CUDA device; none was found")
+    if config.getoption("--backend") == "cuda-standin":
+        from infini_cupy.runtime import launch
+        from tests.support import cupy_standin
+
+        config._standin = contextlib.ExitStack()
+        config._standin.enter_context(
+            cupy_standin.installed(capabilities=(cupy_standin.NEWER_THAN_NVRTC,)))
+        config._standin.enter_context(
+            launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()))
     if config.getoption("--hypothesis-profile", None) is None:  # else hypothesis loads it
         default = "long" if _slow_selected(config) else "ci"
         settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "").strip() or default)
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "_standin"):
+        config._standin.close()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -91,7 +111,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def backend_name(pytestconfig) -> str:
-    return pytestconfig.getoption("--backend")
+    """The backend the tests run on: ``emulate`` for cuda-standin too (NumPy arrays, plans
+    and results of the emulator; only the launches take the cuda launcher's path)."""
+    name = pytestconfig.getoption("--backend")
+    return "emulate" if name == "cuda-standin" else name
 
 
 @pytest.fixture(autouse=True)

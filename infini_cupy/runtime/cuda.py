@@ -1,25 +1,33 @@
-"""The ``cuda`` launcher: our kernel sources compiled by NVRTC with our own options
-(:mod:`.nvrtc`), loaded and launched through the CUDA driver API that CuPy exposes, on CuPy's
-current stream.
+"""The ``cuda`` launcher: our kernels loaded and launched through ``cupy.RawModule`` /
+``RawKernel``, on CuPy's current device and stream.
 
-One binary per (device architecture, source, name expression), compiled on first use: a new
-variant costs one small compile, never the whole matrix. Binaries are kept on disk under
-``$INFINI_CUPY_CACHE_DIR/cubin`` (keyed by the expanded source, options, NVRTC version and
-architecture), so a warm process loads instead of compiling.
+Why we compile ourselves: ``RawModule(code=...)`` appends ``-ftz=true`` to the caller's
+options (NVRTC takes the last), flushing float32 subnormals that the emulator keeps. So NVRTC
+runs here with exactly our options (:mod:`.nvrtc`), one binary per (source, name expression,
+architecture), kept on disk under ``$INFINI_CUPY_CACHE_DIR/cubin`` (keyed by the expanded
+source, options, NVRTC version and architecture), and ``RawModule(path=...)`` loads it.
 
-Arguments are packed by :func:`.structs.pack_arguments`, the same packing the emulator runs
-(array -> its device pointer, NumPy scalar -> its bytes, structured scalar -> a struct by
-value) and handed to ``cuLaunchKernel``: no CuPy argument conversion is involved, so structs
-of any size pass on every CuPy version with the driver API (13 and 14).
+Everything else is CuPy's: it loads the module on every device that launches it, makes a
+context current on the calling thread, launches on the current stream, and packs the
+arguments by its documented rules (a ``cupy.ndarray`` as its data pointer, a NumPy scalar by
+value, a struct as a NumPy array of size one of the struct's dtype). Kernels that need more
+than 48 KiB of dynamic shared memory are opted in through
+``RawKernel.max_dynamic_shared_size_bytes``.
+
+Tests without a GPU run this module against a stand-in for CuPy's device side
+(``tests/support/cupy_standin.py``, installed with :func:`device_side`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import sys
 import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -27,87 +35,124 @@ from .. import config
 from ..arrays import require_cupy
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
-from .structs import argument_bytes, dim3, pack_arguments
+from .structs import dim3
 
-_functions: dict[tuple[int, str, str], object] = {}
+STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without opting in
+
+_kernels: dict[tuple[int, str, str], object] = {}  # (device id, source, name) -> RawKernel
+_by_arch: dict[tuple[str, str, str], object] = {}  # (arch, source, name) -> RawKernel
 _lock = threading.Lock()
+_optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
+_without_gpu: list = []  # non-empty once CuPy said it has no device
+_device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
+_fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
 
 
-def _cache_path(source: str, name: str, arch: str):
-    key = hashlib.sha256(repr((expanded_source(source), name, NVRTC_OPTIONS, nvrtc_version(),
-                               arch)).encode()).hexdigest()[:32]
-    return config.cache_dir() / "cubin" / f"{key}.bin"
+@contextlib.contextmanager
+def device_side(module):
+    """Run this launcher against ``module`` in place of CuPy (every thread): a stand-in for
+    CuPy's device side that runs launches without a GPU."""
+    global _device_side
+    previous, _device_side = _device_side, module
+    forget_kernels()
+    try:
+        yield module
+    finally:
+        _device_side = previous
+        forget_kernels()
+
+
+def forget_kernels() -> None:
+    """Drop the loaded kernels and device attributes (the next launch loads them again)."""
+    with _lock:
+        _kernels.clear()
+        _by_arch.clear()
+        _optin_limits.clear()
+
+
+def _cupy():
+    return _device_side if _device_side is not None else require_cupy()
 
 
 def device_arch() -> str:
     """The NVRTC architecture of the current device (see :func:`.nvrtc.arch_for`)."""
-    return arch_for(int(require_cupy().cuda.Device().compute_capability))
+    return arch_for(int(_cupy().cuda.Device().compute_capability))
 
 
-def cached_binary(source: str, name: str, arch: str) -> tuple[str, bytes]:
-    """(lowered name, cubin or PTX) of one name expression, from the disk cache or NVRTC."""
-    path = _cache_path(source, name, arch)
+def _cache_stem(source: str, name: str, arch: str) -> str:
+    return hashlib.sha256(repr((expanded_source(source), name, NVRTC_OPTIONS, nvrtc_version(),
+                                arch)).encode()).hexdigest()[:32]
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as f:
+        f.write(data)
+    os.replace(f.name, path)
+
+
+def _write_entry(folder: Path, stem: str, binary: bytes, about: dict) -> Path:
+    """``<stem>.bin``, then ``<stem>.json`` (its lowered name): the JSON marks it complete."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _write_atomically(folder / f"{stem}.bin", binary)
+    _write_atomically(folder / f"{stem}.json", json.dumps(about).encode())
+    return folder / f"{stem}.bin"
+
+
+def _store(stem: str, binary: bytes, about: dict) -> Path:
+    """Keep a binary on disk (``RawModule`` loads from a path). An unwritable cache folder
+    costs a compile per process, nothing else: the binary goes to a folder of this process."""
     try:
-        lowered, _, binary = path.read_bytes().partition(b"\0")
-        if binary:
-            return lowered.decode(), binary
+        return _write_entry(config.cache_dir() / "cubin", stem, binary, about)
     except OSError:
-        pass
+        if not _fallback_dir:
+            _fallback_dir.append(Path(tempfile.mkdtemp(prefix="infini_cupy-cubin-")))
+        return _write_entry(_fallback_dir[0], stem, binary, about)
+
+
+def module_file(source: str, name: str, arch: str) -> tuple[str, Path]:
+    """(lowered name, path of the cubin or PTX) of one name expression: from the disk cache,
+    else compiled by NVRTC and written there."""
+    stem = _cache_stem(source, name, arch)
+    for folder in [config.cache_dir() / "cubin"] + _fallback_dir:
+        try:
+            lowered = json.loads((folder / f"{stem}.json").read_text())["lowered"]
+        except (OSError, ValueError, KeyError):
+            continue
+        if (folder / f"{stem}.bin").is_file():
+            return lowered, folder / f"{stem}.bin"
     program = compile_program(source, [name], arch)
-    lowered, binary = program.lowered_names[name], program.binary
-    try:  # a cache that cannot be written costs a compile per process, nothing else
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, delete=False) as f:
-            f.write(lowered.encode() + b"\0" + binary)
-        os.replace(f.name, path)
-    except OSError:
-        pass
-    return lowered, binary
+    lowered = program.lowered_names[name]
+    about = {"source": source, "name": name, "arch": arch, "lowered": lowered}
+    return lowered, _store(stem, program.binary, about)
 
 
-def get_function(source: str, name: str) -> int:
-    """The ``CUfunction`` of name expression ``name`` of ``kernels_src/<source>`` on the
-    current device, compiled (or loaded) once; its module stays loaded for the process."""
-    cupy = require_cupy()
-    device = cupy.cuda.Device()
-    key = (device.id, source, name)
-    fn = _functions.get(key)
-    if fn is not None:
-        return fn
+def get_kernel(source: str, name: str):
+    """The ``RawKernel`` of name expression ``name`` of ``kernels_src/<source>`` for the
+    current device: compiled (or read from disk) once per architecture; CuPy loads its module
+    on each device that launches it."""
+    cupy = _cupy()
+    key = (cupy.cuda.runtime.getDevice(), source, name)
+    kernel = _kernels.get(key)
+    if kernel is not None:
+        return kernel
     with _lock:  # one compile per variant even when threads race for it
-        fn = _functions.get(key)
-        if fn is None:
-            lowered, binary = cached_binary(source, name, arch_for(int(device.compute_capability)))
-            driver = cupy.cuda.driver
-            module = driver.moduleLoadData(binary)
-            fn = _functions[key] = driver.moduleGetFunction(module, lowered.encode())
-    return fn
-
-
-def _device_of_arguments(args):
-    """The device of the first CuPy array argument (callers have checked they agree)."""
-    cupy = require_cupy()
-    for a in args:
-        if isinstance(a, cupy.ndarray):
-            return a.device
-    return None
-
-
-def _device_pointer(a) -> int:
-    return a.data.ptr
-
-
-STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without opting in
-_opted_in: dict[int, int] = {}  # CUfunction -> dynamic shared bytes it was allowed
-_optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
-_without_gpu: list = []  # non-empty once CuPy said it has no device
+        kernel = _kernels.get(key)
+        if kernel is None:
+            arch = device_arch()
+            kernel = _by_arch.get((arch, source, name))
+            if kernel is None:
+                lowered, path = module_file(source, name, arch)
+                module = cupy.RawModule(path=str(path))
+                kernel = _by_arch[(arch, source, name)] = module.get_function(lowered)
+            _kernels[key] = kernel
+    return kernel
 
 
 def max_dynamic_shared() -> int | None:
     """The dynamic shared memory a block may opt in to on the current device (227 KiB on an
     H100), or None without CuPy or a GPU."""
-    cupy = sys.modules.get("cupy")  # no arrays of a GPU exist before CuPy is imported
-    if cupy is None or _without_gpu:
+    cupy = _device_side or sys.modules.get("cupy")  # no GPU arrays exist before CuPy's import
+    if cupy is None or (_without_gpu and _device_side is None):
         return None
     try:
         device = cupy.cuda.runtime.getDevice()
@@ -122,47 +167,55 @@ def max_dynamic_shared() -> int | None:
     return limit
 
 
-def _allow_shared(cupy, fn, name, shared_mem) -> None:
-    """Opt ``fn`` in to ``shared_mem`` bytes of dynamic shared memory (beyond 48 KiB a
-    launch fails without it)."""
-    if _opted_in.get(fn, STATIC_SHARED_LIMIT) >= shared_mem:
-        return
+def _allow_shared(kernel, name: str, shared_mem: int) -> None:
+    """Opt ``kernel`` in to ``shared_mem`` bytes of dynamic shared memory on the current
+    device (beyond 48 KiB a launch fails without it); the attribute is per device."""
     limit = max_dynamic_shared()
     if limit is not None and shared_mem > limit:
         raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; this "
                          f"device allows {limit}")
-    driver = cupy.cuda.driver
-    driver.funcSetAttribute(fn, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_mem)
-    _opted_in[fn] = shared_mem
+    if kernel.max_dynamic_shared_size_bytes < shared_mem:
+        kernel.max_dynamic_shared_size_bytes = shared_mem
+
+
+def _arguments(cupy, name: str, args) -> tuple:
+    """The launch's arguments as CuPy takes them: arrays and NumPy scalars as they are, a
+    struct (a structured NumPy scalar) as a NumPy array of size one of its dtype."""
+    out = []
+    for index, arg in enumerate(args):
+        if type(arg) is np.void:
+            record = arg.base  # our structs are views of a 0-d array: no copy needed
+            out.append(record if record is not None and record.size == 1 else np.array(arg))
+        elif isinstance(arg, (cupy.ndarray, np.generic)):
+            out.append(arg)
+        else:
+            raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "
+                            f"NumPy scalar, got {type(arg).__name__}")
+    return tuple(out)
 
 
 def _launch_here(cupy, source, name, grid, block, args, shared_mem):
-    fn = get_function(source, name)
+    kernel = get_kernel(source, name)
     if shared_mem > STATIC_SHARED_LIMIT:
-        _allow_shared(cupy, fn, name, shared_mem)
-    for index, arg in enumerate(args):
-        if not isinstance(arg, (cupy.ndarray, np.generic)):
-            raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "
-                            f"NumPy scalar, got {type(arg).__name__}")
-    storage, _, params = pack_arguments([argument_bytes(a, _device_pointer) for a in args])
-    (gx, gy, gz), (bx, by, bz) = dim3(grid), dim3(block)
-    stream = cupy.cuda.get_current_stream().ptr
-    cupy.cuda.driver.launchKernel(fn, gx, gy, gz, bx, by, bz, shared_mem, stream, params, 0)
-    del storage  # cuLaunchKernel has copied the values
+        _allow_shared(kernel, name, shared_mem)
+    kernel(dim3(grid), dim3(block), _arguments(cupy, name, args), shared_mem=shared_mem)
 
 
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
     """Launch on the arrays' device, on CuPy's current stream there; no synchronization."""
-    cupy = require_cupy()
-    device = _device_of_arguments(args)
-    if device is not None and device.id != cupy.cuda.Device().id:
-        with device:  # arrays on a GPU that is not the current one: launch where they live
-            _launch_here(cupy, source, name, grid, block, args, shared_mem)
-        return
+    cupy = _cupy()
+    for a in args:  # the first array's device (callers have checked that they agree)
+        if isinstance(a, cupy.ndarray):
+            if a.device.id != cupy.cuda.runtime.getDevice():
+                with a.device:  # arrays on a GPU that is not the current one: launch there
+                    _launch_here(cupy, source, name, grid, block, args, shared_mem)
+                return
+            break
     _launch_here(cupy, source, name, grid, block, args, shared_mem)
 
 
 def prepare(source: str, names) -> None:
-    """Compile ``names`` for the current device ahead of their first launch."""
+    """Compile (or read from disk) and load ``names`` for the current device ahead of their
+    first launch."""
     for name in names:
-        get_function(source, name)
+        get_kernel(source, name)

@@ -92,6 +92,18 @@ def launches_skipped():
         _hooks.skipping = previous
 
 
+@contextlib.contextmanager
+def launcher_replaced(backend: str, launcher: Launcher):
+    """Send ``backend``'s launches to ``launcher`` inside the block (every thread): how the
+    tests run the emulated suite through the cuda launcher and a stand-in for CuPy."""
+    previous = LAUNCHERS[backend]
+    LAUNCHERS[backend] = launcher
+    try:
+        yield launcher
+    finally:
+        LAUNCHERS[backend] = previous
+
+
 def launch(source: str, name: str, grid, block, args, *, backend: str, shared_mem: int = 0):
     """Launch kernel ``name`` (a name expression) of ``kernels_src/<source>``: ``grid``
     blocks of ``block`` threads, each an int or up to 3 ints."""

@@ -1,8 +1,10 @@
 """Kernel struct arguments as NumPy structured scalars, laid out as CUDA lays out the structs;
-the packed parameter buffer both launchers hand to a kernel; launch shapes as CUDA's ``dim3``.
+the emulator's packed parameter buffer (``cuLaunchKernel``'s layout); launch shapes as CUDA's
+``dim3``.
 
-``align=True`` gives C struct alignment, which is what both CuPy (for ``numpy.void``
-arguments) and the emulator's ctypes launch copy byte for byte into the parameter buffer.
+``align=True`` gives C struct alignment, which is what both CuPy (a struct passes as a NumPy
+array of size one of its dtype) and the emulator's ctypes launch copy byte for byte into the
+parameter buffer.
 """
 
 from __future__ import annotations

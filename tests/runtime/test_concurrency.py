@@ -55,7 +55,7 @@ def compiles(backend_name, tmp_path, monkeypatch):
             return real_compile(source, names, arch, *args, **kwargs)
 
         monkeypatch.setattr(runtime, "compile_program", counting_compile)
-        monkeypatch.setattr(runtime, "_functions", {})
+        runtime.forget_kernels()
     else:
         monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
         real_compile = emulator_build._compile

@@ -1,6 +1,7 @@
 """The cuda launcher's compile: our own NVRTC options (no flush-to-zero, no FMA contraction,
-so the GPU computes what the emulator computes), the architecture it compiles for, and the
-on-disk cache of binaries. Compiles run through NVRTC without a GPU; launching needs one."""
+so the GPU computes what the emulator computes) and the architecture it compiles for.
+Compiles run through NVRTC without a GPU; loading and launching are tested against the
+stand-in for CuPy in test_cuda_launcher.py."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ import pytest
 pytest.importorskip("cupy")
 
 import infini_cupy as xp  # noqa: E402
-from infini_cupy import config  # noqa: E402
 from infini_cupy.elementwise import kernels as ek  # noqa: E402
-from infini_cupy.runtime import cuda, nvrtc  # noqa: E402
+from infini_cupy.runtime import nvrtc  # noqa: E402
 
 FLOAT_KERNELS = [ek.contig_name("ic::OpMultiply", "float", "float"),
                  ek.contig_name("ic::OpAdd", "float", "float"),
@@ -47,29 +47,6 @@ def test_cubin_for_known_architectures_ptx_for_newer_ones():
     assert program.binary.startswith(b"//") and b".entry" in program.binary  # PTX
 
 
-def test_binaries_are_cached_on_disk(tmp_path, monkeypatch):
-    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
-    name = "rearrange<8, 2, 1, 0>"
-    lowered, binary = cuda.cached_binary("rearrange.cu", name, "sm_90")
-    assert list((tmp_path / "cubin").iterdir())
-
-    def no_compile(*args, **kwargs):
-        raise AssertionError("compiled again instead of loading the cached binary")
-
-    monkeypatch.setattr(cuda, "compile_program", no_compile)
-    assert cuda.cached_binary("rearrange.cu", name, "sm_90") == (lowered, binary)
-    with pytest.raises(AssertionError, match="compiled again"):  # another arch: a new binary
-        cuda.cached_binary("rearrange.cu", name, "sm_75")
-
-
-def test_an_unwritable_cache_costs_a_compile_not_an_error(tmp_path, monkeypatch):
-    blocker = tmp_path / "file"
-    blocker.write_text("not a directory")
-    monkeypatch.setenv(config.CACHE_DIR_VAR, str(blocker))
-    lowered, binary = cuda.cached_binary("rearrange.cu", "rearrange<2, 1, 1, 0>", "sm_90")
-    assert lowered.startswith("_Z") and binary[:4] == b"\x7fELF"
-
-
 def test_float32_subnormals_survive(to_device, to_host):
     """On a GPU this fails if the kernels were compiled with -ftz=true (CuPy's default)."""
     zero, one = to_device(np.zeros(4, np.float32)), to_device(np.ones(4, np.float32))
@@ -80,8 +57,8 @@ def test_float32_subnormals_survive(to_device, to_host):
 
 
 def test_packed_arguments_hold_structs_of_any_size():
-    """The parameter buffer the cuda launcher hands to cuLaunchKernel (the emulator's too):
-    each pointer leads to the argument's exact bytes, structs of 512 bytes included."""
+    """The emulator's parameter buffer (cuLaunchKernel's layout): each pointer leads to the
+    argument's exact bytes, structs of 512 bytes included."""
     import ctypes
 
     from infini_cupy.runtime.structs import SLOT, argument_bytes, array_struct, pack_arguments
@@ -96,31 +73,3 @@ def test_packed_arguments_hold_structs_of_any_size():
     assert address == ctypes.addressof(pointers)
     for pointer, value in zip(pointers, values):
         assert pointer % SLOT == 0 and ctypes.string_at(pointer, len(value)) == value
-
-
-def test_kernels_opt_in_to_dynamic_shared_memory_once(monkeypatch):
-    """Beyond 48 KiB of dynamic shared memory a launch fails unless the kernel was opted in
-    (cuFuncSetAttribute): once per kernel and size, and a size past the device's limit is a
-    clear error before any launch. The driver is a stand-in: this runs without a GPU."""
-    calls = []
-
-    class Driver:
-        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-
-        @staticmethod
-        def funcSetAttribute(fn, attribute, value):
-            calls.append((fn, attribute, value))
-
-    class FakeCupy:
-        class cuda:
-            driver = Driver
-
-    monkeypatch.setattr(cuda, "max_dynamic_shared", lambda: 232448)
-    monkeypatch.setattr(cuda, "_opted_in", {})
-    cuda._allow_shared(FakeCupy, 11, "packed_copy<1, 4, 2>", 111232)
-    cuda._allow_shared(FakeCupy, 11, "packed_copy<1, 4, 2>", 60000)  # already allowed
-    cuda._allow_shared(FakeCupy, 12, "packed_copy<2, 4, 2>", 60000)
-    assert calls == [(11, 8, 111232), (12, 8, 60000)]
-    with pytest.raises(ValueError, match="240000 bytes of dynamic shared memory; this device allows 232448"):
-        cuda._allow_shared(FakeCupy, 13, "packed_copy<1, 4, 2>", 240000)
-    assert len(calls) == 2

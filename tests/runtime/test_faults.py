@@ -126,9 +126,9 @@ def test_cuda_runtime_compile_error_then_fixed_source(tmp_path, backend_name):
     source = tmp_path / "user_kernel.cu"
     source.write_text(BROKEN)
     with pytest.raises(KernelCompileError) as info:
-        runtime.get_function(str(source), "fill<3>")
+        runtime.get_kernel(str(source), "fill<3>")
     _assert_names_everything(str(info.value), "NVRTC", ["fill<3>"], "-std=c++17")
-    assert not [key for key in runtime._functions if key[1] == str(source)]
+    assert not [key for key in runtime._kernels if key[1] == str(source)]
     source.write_text(FIXED)
     out = cupy.zeros(32, np.int32)
     runtime.launch(str(source), "fill<3>", (1, 1, 1), (32, 1, 1), (out,))
@@ -294,10 +294,10 @@ def test_missing_nvrtc_on_the_cuda_backend(monkeypatch, nvrtc_reloaded, backend_
         raise RuntimeError("Failure finding 'libnvrtc.so'")
 
     monkeypatch.setattr(cupy_nvrtc, "getVersion", not_found)
-    monkeypatch.setattr(runtime, "_functions", {})
+    runtime.forget_kernels()
     y = cupy.full((4, 3), 7.0, np.float32)
     with pytest.raises(RuntimeError, match=r"pip install nvidia-cuda-nvrtc"):
-        runtime.get_function("rearrange.cu", "rearrange<4, 1, 1, 0>")
+        runtime.get_kernel("rearrange.cu", "rearrange<4, 1, 1, 0>")
     with pytest.raises(RuntimeError, match=r"pip install nvidia-cuda-nvrtc"):
         recent.forget_all()
         xp.rearrange_(y, cupy.ones((3, 4), np.float32).T)

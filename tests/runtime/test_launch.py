@@ -10,15 +10,34 @@ import infini_cupy as xp
 from infini_cupy import arrays, config
 from infini_cupy.runtime import cuda
 from infini_cupy.runtime.emulate import launcher as emulate_launcher
-from infini_cupy.runtime.launch import LAUNCHERS, launch, launches_skipped, recording
+from infini_cupy.runtime.launch import (LAUNCHERS, launch, launcher_replaced, launches_skipped,
+                                        recording)
 
 
-def test_each_kernel_backend_has_a_launcher():
-    assert LAUNCHERS == {"cuda": cuda, "emulate": emulate_launcher}
+def test_each_kernel_backend_has_a_launcher(pytestconfig):
+    standin = pytestconfig.getoption("--backend") == "cuda-standin"  # emulate's go through cuda
+    assert set(LAUNCHERS) == {"cuda", "emulate"} and LAUNCHERS["cuda"] is cuda
+    assert (LAUNCHERS["emulate"] is emulate_launcher) != standin
     for launcher in LAUNCHERS.values():
         assert callable(launcher.launch) and callable(launcher.prepare)
     with pytest.raises(ValueError, match="'numpy' does not launch kernels"):
         launch("rearrange.cu", "rearrange<4, 1, 1, 0>", 1, 32, (), backend="numpy")
+
+
+def test_a_launcher_replaced_for_a_block_comes_back():
+    seen, previous = [], LAUNCHERS["emulate"]
+
+    class Recorder:
+        def launch(self, *args):
+            seen.append(args[:2])
+
+        def prepare(self, source, names):
+            pass
+
+    with launcher_replaced("emulate", Recorder()):
+        launch("rearrange.cu", "rearrange<4, 1, 1, 0>", 1, 32, (), backend="emulate")
+    assert seen == [("rearrange.cu", "rearrange<4, 1, 1, 0>")]
+    assert LAUNCHERS["emulate"] is previous
 
 
 def test_skipped_launches_are_recorded_and_write_nothing(backend_name, to_device, to_host):

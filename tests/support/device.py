@@ -14,6 +14,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from infini_cupy import arrays
+from infini_cupy.dtypes import is_bfloat16
 
 ALIGN = 256  # CuPy's allocator aligns every allocation to 256 bytes
 
@@ -27,20 +28,27 @@ class _Bytes:
                                     "version": 3}
 
 
-def same_layout_on_gpu(a):
+def _byte_copyable(a) -> bool:
+    """Whether ``a`` can be carved out of a uint8 buffer: a non-empty array of a numeric,
+    bool or bfloat16 dtype (kind 'V', which CuPy 14 holds through ml_dtypes) in native order."""
+    return (isinstance(a, np.ndarray) and a.size > 0 and a.dtype.isnative
+            and (a.dtype.kind in "biufc" or is_bfloat16(a.dtype)))
+
+
+def same_layout_on_gpu(a, xp=None):
     """A CuPy array equal to ``a`` with its shape, strides and address modulo 256; anything
     CuPy cannot lay out that way (lists, scalars, empty arrays, dtypes CuPy refuses) goes
-    through ``cupy.asarray`` unchanged, with its errors."""
-    import cupy
+    through ``cupy.asarray`` unchanged, with its errors. ``xp``: the array module (CuPy)."""
+    if xp is None:
+        import cupy as xp
 
-    if (not isinstance(a, np.ndarray) or a.size == 0 or a.dtype.kind not in "biufc"
-            or not a.dtype.isnative):
-        return cupy.asarray(a)
+    if not _byte_copyable(a):
+        return xp.asarray(a)
     lo, hi = arrays.byte_extent(a)
     host = np.array(_Bytes(lo, hi - lo, a), copy=True)
-    raw = cupy.empty(hi - lo + ALIGN, np.uint8)
+    raw = xp.empty(hi - lo + ALIGN, np.uint8)
     start = (lo - arrays.data_pointer(raw)) % ALIGN
-    raw[start:start + hi - lo] = cupy.asarray(host)
+    raw[start:start + hi - lo] = xp.asarray(host)
     first = start + arrays.data_pointer(a) - lo  # element 0, which negative strides put above lo
     return byte_view(raw, first, a.dtype, a.shape, a.strides)
 

@@ -178,13 +178,13 @@ def test_warmup_failures_are_counted_and_named(capsys, monkeypatch):
 
 
 def test_warmup_on_a_gpu_compiles_each_variant_through_the_runtime(capsys, monkeypatch):
-    """Without --arch on a GPU machine: one runtime.get_function per name expression (what a
+    """Without --arch on a GPU machine: one runtime.get_kernel per name expression (what a
     first launch compiles, so CuPy's disk cache holds exactly what later runs load)."""
     from infini_cupy.runtime import cuda as runtime
 
     compiled = []
     monkeypatch.setattr(warmup, "gpu_available", lambda: True)
-    monkeypatch.setattr(runtime, "get_function", lambda source, name: compiled.append((source, name)))
+    monkeypatch.setattr(runtime, "get_kernel", lambda source, name: compiled.append((source, name)))
     monkeypatch.setattr(warmup, "_current_device", lambda: "GPU 0 (test device, sm_90)")
     assert main(["warmup", "--source", "elementwise.cu", "--limit", "5"]) == 0
     assert compiled == warmup.selected_variants(["elementwise.cu"], 5)

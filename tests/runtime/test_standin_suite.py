@@ -1,0 +1,55 @@
+"""The cuda launcher runs in CI without a GPU: the parts of the suite that launch kernels, run
+again with ``--backend cuda-standin`` (every launch through ``runtime/cuda.py`` and the
+stand-in for CuPy's device side, which checks each launch against the kernel's PTX and then
+runs it in the emulator), under coverage. Fails on any failed test, and on any line of
+``runtime/cuda.py`` that run did not execute.
+
+A subprocess, like the conformance suite: the stand-in is installed for a whole session.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# What reaches the launcher; the notebooks, Dask and conformance runs use the same paths.
+PARTS = ["tests/runtime", "tests/strided", "tests/elementwise", "tests/namespace", "tests/tools"]
+LAUNCHER = "infini_cupy/runtime/cuda.py"
+
+
+@pytest.fixture(scope="module")
+def standin_run(tmp_path_factory, pytestconfig):
+    if pytestconfig.getoption("--backend") != "emulate":
+        pytest.skip("the stand-in run starts from the emulated suite")
+    pytest.importorskip("coverage")
+    folder = tmp_path_factory.mktemp("standin")
+    env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
+    command = [sys.executable, "-m", "coverage", "run", f"--include=*/{LAUNCHER}", "-m",
+               "pytest", "--backend", "cuda-standin", "-q", "-p", "no:cacheprovider",
+               "-o", "addopts=-ra", f"--ignore={Path(__file__).relative_to(REPO)}",
+               "--ignore=tests/namespace/test_conformance.py", *PARTS]
+    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
+                         timeout=3600)
+    report = subprocess.run([sys.executable, "-m", "coverage", "report", "--show-missing",
+                             f"--include=*/{LAUNCHER}"], cwd=REPO, env=env,
+                            capture_output=True, text=True)
+    return run, report
+
+
+def test_the_suite_passes_through_the_cuda_launcher(standin_run):
+    run, _ = standin_run
+    assert run.returncode == 0, f"pytest --backend cuda-standin failed:\n{run.stdout[-6000:]}\n{run.stderr[-3000:]}"
+    assert " passed" in run.stdout.splitlines()[-1]
+
+
+def test_every_line_of_the_cuda_launcher_ran(standin_run):
+    _, report = standin_run
+    rows = [line for line in report.stdout.splitlines() if LAUNCHER in line]
+    assert rows, f"no coverage of {LAUNCHER}:\n{report.stdout}\n{report.stderr}"
+    statements, missed = (int(v) for v in rows[0].split()[1:3])
+    assert statements > 0 and missed == 0, f"lines of {LAUNCHER} not run:\n{report.stdout}"
