@@ -1,5 +1,5 @@
-"""infini_cupy: an array-API namespace (standard 2024.12) whose data movement and
-elementwise functions run on our own CUDA kernels. Its array, :class:`Array`, wraps a CuPy
+"""infini_cupy: an array-API namespace (standard 2025.12; 2024.12 and earlier on request) whose
+data movement and elementwise functions run on our own CUDA kernels. Its array, :class:`Array`, wraps a CuPy
 array (GPU) or a NumPy array (the CPU, or the emulator that runs the same kernels); every
 function also takes and returns plain NumPy and CuPy arrays.
 
