@@ -11,7 +11,8 @@ integer-array indices are the array library's.
 
 ``__array__`` policy: an Array on the CPU or the emulator converts to NumPy without a copy
 (``numpy.asarray(x)``); an Array on a GPU raises TypeError, as CuPy does, rather than copy
-device to host silently: call ``x.to_device("cpu")`` first.
+device to host silently: call ``x.to_device("cpu")`` first. NumPy's ufuncs and array functions
+called on Arrays dispatch to the namespace (:mod:`.numpy_protocols`).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
@@ -44,8 +45,6 @@ class Array:
 
     __slots__ = ("_a", "_b")
     __module__ = "infini_cupy"
-    # NumPy's operators and ufuncs defer to ours (ndarray + Array runs Array.__radd__)
-    __array_ufunc__ = None
 
     def __init__(self, *args, **kwargs):
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
@@ -144,9 +143,29 @@ class Array:
         body = body[body.index("(") + 1:-1] if body.endswith(")") else body
         return f"Array({body}, device={str(self.device)!r})"
 
+    def __str__(self) -> str:
+        return str(self._a)
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d Array formats as its value (``f"{x:.3f}"``); others as ``str`` with no spec."""
+        if self._a.ndim == 0:
+            value = self._a.item()  # one element to the host, as float(x) does
+            if not isinstance(value, (bool, int, float, complex)):
+                value = float(value)  # bfloat16: ml_dtypes' scalar
+            return format(value, spec)
+        if spec:
+            raise TypeError(f"format spec {spec!r} given for an Array of shape {self.shape}; "
+                            "only 0-d Arrays take one")
+        return str(self)
+
+    def __len__(self) -> int:
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d Array")
+        return self._a.shape[0]
+
     def __iter__(self):
         if self._a.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
+            raise TypeError("iteration over a 0-d Array")
         return (self[i] for i in range(self._a.shape[0]))
 
     # ---- indexing
@@ -237,6 +256,8 @@ def _check_promotes(value_dtype, dtype) -> None:
     where the standard's promotion of the two gives another dtype (float64 into float32,
     int16 into uint8). Across families (int into float), where the standard defines no
     promotion, the value is cast, as NumPy does."""
+    if value_dtype not in dtypes.DTYPE_TABLE or dtype not in dtypes.DTYPE_TABLE:
+        return  # not ours (a structured array of Dask's): the library decides
     family = _FAMILY[dtypes.category(value_dtype)]
     if family == _FAMILY[dtypes.category(dtype)] and dtypes.promote_types(value_dtype, dtype) != dtype:
         raise TypeError(f"x[key] = value: value's dtype {value_dtype} does not promote to x's "
