@@ -1,5 +1,5 @@
-"""infini_cupy: an array-API namespace (standard 2024.12) whose data movement and
-elementwise functions run on our own CUDA kernels. Its array, :class:`Array`, wraps a CuPy
+"""infini_cupy: an array-API namespace (standard 2025.12; 2024.12 and earlier on request) whose
+data movement and elementwise functions run on our own CUDA kernels. Its array, :class:`Array`, wraps a CuPy
 array (GPU) or a NumPy array (the CPU, or the emulator that runs the same kernels); every
 function also takes and returns plain NumPy and CuPy arrays.
 
@@ -15,7 +15,7 @@ Array([0., 1., 2.], device='cpu')
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
 from .namespace import (boundary, data_movement, delegated, elementwise_functions,
-                        extension_dtypes, operators)
+                        extension_dtypes, numpy_protocols, operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
     __array_api_version__,
@@ -37,6 +37,7 @@ globals().update({_name: getattr(delegated, _name) for _name in delegated.DTYPE_
 globals().update({_name: getattr(extension_dtypes, _name)
                   for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
 operators.install(_public)
+numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
 
 # dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
@@ -50,7 +51,8 @@ __all__ = list(dict.fromkeys([
     "Array",
     "Device",
 ]))
-del data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators, _public
+del (data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators,
+     numpy_protocols, _public)
 
 
 def __dir__():

@@ -40,6 +40,7 @@ import infini_cupy as _xp
 from .arrays import is_array
 
 from .elementwise.ops import OPS
+from .elementwise.plan import broadcast_shapes
 from .namespace import patterns
 
 # The array API standard's elementwise functions, from the op table.
@@ -85,6 +86,12 @@ def _map(label: str, func, args):
     for a in args:
         if isinstance(a, da.Array):
             _check_dask(a, label)
+    shapes = [tuple(a.shape) for a in args if isinstance(a, da.Array)]
+    try:
+        broadcast_shapes(label, *shapes)
+    except ValueError:  # before Dask's blockwise, whose message would be about chunks
+        raise ValueError(f"infini_cupy.dask.{label}: operands could not be broadcast together "
+                         f"with shapes {' '.join(map(str, shapes))}") from None
     meta = func(*(meta_from_array(a, ndim=a.ndim) if isinstance(a, da.Array) else a
                   for a in args))
     out_ind = tuple(range(meta.ndim))[::-1]  # right-aligned indices: NumPy broadcasting
@@ -173,7 +180,8 @@ def _lead(group, lengths):
 
 
 def rearrange(x, pattern: str | None = None, /, **axes_lengths):
-    """einops' ``rearrange(x, pattern, **axes_lengths)`` of a dask array: one blockwise layer
+    """einops' ``rearrange(x, pattern, **axes_lengths)`` of a dask array (or of a list of them,
+    stacked on a new first axis as einops does): one blockwise layer
     of infini_cupy.rearrange per chunk (a view where it can be, else one of our copies),
     after one rechunk only where the pattern needs it:
 
@@ -184,6 +192,8 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
 
     Without a pattern: a C-contiguous copy of each chunk.
     """
+    if isinstance(x, (list, tuple)) and x and all(isinstance(a, da.Array) for a in x):
+        x = da.stack(x)  # Dask's: one new axis of one-chunk blocks, no copy of ours
     _check_dask(x, "rearrange")
     if pattern is None:
         if axes_lengths:

@@ -148,8 +148,12 @@ IC_BINARY(OpRemainder) {
 } IC_END
 IC_BINARY(OpPow) {
     if constexpr (is_complex<T>()) return cpow(a, b);
-    else if constexpr (is_float<T>()) return pow(a, b);
-    else {
+    else if constexpr (is_float<T>()) {
+        // x**0 and 1**y are 1 for every x and y, NaN included (the standard, C99); libm's
+        // pow (glibc's, CUDA's) answers NaN when that NaN is a signaling one
+        if (b == T(0) || a == T(1)) return T(1);
+        return pow(a, b);
+    } else {
         // Exponentiation by squaring with wrap-around; negative exponents (undefined in the
         // standard, an error in NumPy) give the integer part of the true result.
         if constexpr (is_signed_int<T>()) {

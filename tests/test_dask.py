@@ -327,3 +327,79 @@ def test_asarray_of_a_plain_array_cuts_it_into_chunks(to_device, to_host):
     x = xd.asarray(to_device(h), chunks=(2, 2))
     assert x.chunks == ((2, 1), (2, 2)) and type(x._meta) is xp.Array
     np.testing.assert_array_equal(to_host(x.compute()._a), h)
+
+
+def test_operands_that_do_not_broadcast_name_their_shapes(chunked):
+    """Raised at graph build, in NumPy's and dask.array's words, not Dask's about chunks."""
+    x, y = chunked(np.zeros((4, 6)), 2), chunked(np.zeros((4, 5)), 2)
+    for call in (lambda: xd.add(x, y), lambda: xd.multiply(y, x), lambda: xd.clip(x, y)):
+        with pytest.raises(ValueError, match=r"operands could not be broadcast together "
+                                             r"with shapes \((4, 6|4, 5)\) \((4, 5|4, 6)\)"):
+            call()
+
+
+def test_rearrange_of_a_list_stacks_it_as_einops_does(chunked, to_host):
+    rng = np.random.default_rng(5)
+    hs = [rng.standard_normal((4, 6)) for _ in range(3)]
+    xs = [chunked(h, (2, 3)) for h in hs]
+    for pattern in ("n h w -> h (n w)", "n h w -> w h n"):
+        got = xd.rearrange(xs, pattern).compute(scheduler="synchronous")
+        np.testing.assert_array_equal(to_host(got), einops.rearrange(hs, pattern))
+    np.testing.assert_array_equal(to_host(xp.rearrange([xp.asarray(h) for h in hs],
+                                                       "n h w -> h (n w)")._a),
+                                  einops.rearrange(hs, "n h w -> h (n w)"))
+
+
+# Dask's own functions on Array chunks: what works through NumPy's protocols (Array's
+# __array_function__ / __array_ufunc__, our concat as Dask's concatenate), and what needs
+# NumPy methods on the chunks (x.sum(), x.astype(), x.reshape(), ...) that Array, an array of
+# the standard, does not have; the README lists both.
+DASK_WORKS = {
+    "sum": (lambda d: d.sum(axis=0), lambda h: h.sum(axis=0)),
+    "prod": (lambda d: da.prod(d, axis=1), lambda h: h.prod(axis=1)),
+    "max": (lambda d: d.max(), lambda h: h.max()),
+    "min": (lambda d: da.min(d, axis=1), lambda h: h.min(axis=1)),
+    "any": (lambda d: (d > 0).any(axis=0), lambda h: (h > 0).any(axis=0)),
+    "all": (lambda d: (d > -9).all(), lambda h: (h > -9).all()),
+    "nansum": (lambda d: da.nansum(d), lambda h: np.nansum(h)),
+    "cumsum": (lambda d: d.cumsum(axis=0), lambda h: h.cumsum(axis=0)),
+    "cumprod": (lambda d: da.cumprod(d, axis=1), lambda h: h.cumprod(axis=1)),
+    "slicing": (lambda d: d[1:, ::2], lambda h: h[1:, ::2]),
+    "transpose": (lambda d: d.T, lambda h: h.T),
+    "concatenate": (lambda d: da.concatenate([d, d], axis=1), lambda h: np.concatenate([h, h], 1)),
+    "where": (lambda d: da.where(d > 0, d, 0.0), lambda h: np.where(h > 0, h, 0.0)),
+    "diff": (lambda d: da.diff(d, axis=1), lambda h: np.diff(h, axis=1)),
+    "operators": (lambda d: (d + 1) * d - d / 2, lambda h: (h + 1) * h - h / 2),
+}
+DASK_FAILS = {
+    "mean": lambda d: d.mean(),
+    "std": lambda d: d.std(axis=0),
+    "var": lambda d: da.var(d),
+    "argmax": lambda d: d.argmax(axis=0),
+    "count_nonzero": lambda d: da.count_nonzero(d),
+    "reshape": lambda d: d.reshape(-1),
+    "matmul": lambda d: d @ d.T,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DASK_WORKS))
+def test_dask_functions_on_array_chunks(backend_name, to_host, name):
+    if backend_name != "emulate":
+        pytest.skip("Arrays on the emulator: NumPy's fallbacks run on the CPU's memory")
+    ours, numpy_ = DASK_WORKS[name]
+    h = np.random.default_rng(3).standard_normal((6, 8))
+    with xp.backend("emulate"):
+        d = xd.asarray(h, chunks=(3, 4))
+    got = ours(d).compute(scheduler="synchronous")
+    assert type(got) is xp.Array and got.device == "emulator"
+    np.testing.assert_allclose(to_host(got._a), numpy_(h), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(DASK_FAILS))
+def test_dask_functions_needing_numpy_methods_raise(backend_name, name):
+    if backend_name != "emulate":
+        pytest.skip("Arrays on the emulator")
+    with xp.backend("emulate"):
+        d = xd.asarray(np.ones((6, 8)), chunks=(3, 4))
+    with pytest.raises((AttributeError, TypeError, IndexError)):
+        DASK_FAILS[name](d).compute(scheduler="synchronous")

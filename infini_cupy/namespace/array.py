@@ -11,7 +11,8 @@ integer-array indices are the array library's.
 
 ``__array__`` policy: an Array on the CPU or the emulator converts to NumPy without a copy
 (``numpy.asarray(x)``); an Array on a GPU raises TypeError, as CuPy does, rather than copy
-device to host silently: call ``x.to_device("cpu")`` first.
+device to host silently: call ``x.to_device("cpu")`` first. NumPy's ufuncs and array functions
+called on Arrays dispatch to the namespace (:mod:`.numpy_protocols`).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
@@ -26,13 +27,14 @@ import sys
 
 import numpy as np
 
+from .. import dtypes
 from ..config import enter_backend, exit_backend
 from ..strided.copy import rearrange_
 from . import device as devices
+from . import versions
 from .data_movement import astype
 from .delegated import to_device as _native_to_device
 
-_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 # what indexes a view (bool is an int but a boolean index: not here)
 _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
@@ -43,8 +45,6 @@ class Array:
 
     __slots__ = ("_a", "_b")
     __module__ = "infini_cupy"
-    # NumPy's operators and ufuncs defer to ours (ndarray + Array runs Array.__radd__)
-    __array_ufunc__ = None
 
     def __init__(self, *args, **kwargs):
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
@@ -89,10 +89,8 @@ class Array:
         return wrap(self._a.swapaxes(-1, -2), self._b)
 
     def __array_namespace__(self, /, *, api_version: str | None = None):
-        if api_version is not None and api_version not in _API_VERSIONS:
-            raise ValueError(f"unsupported array API version {api_version!r}; "
-                             f"expected one of {', '.join(_API_VERSIONS)}")
-        return sys.modules[__name__.split(".")[0]]
+        """``infini_cupy`` (2025.12), or an earlier version's namespace (:mod:`.versions`)."""
+        return versions.namespace(api_version)
 
     def to_device(self, device, /, *, stream=None) -> Array:
         """This array on ``device``: itself when already there; the CPU and the emulator
@@ -145,9 +143,29 @@ class Array:
         body = body[body.index("(") + 1:-1] if body.endswith(")") else body
         return f"Array({body}, device={str(self.device)!r})"
 
+    def __str__(self) -> str:
+        return str(self._a)
+
+    def __format__(self, spec: str) -> str:
+        """A 0-d Array formats as its value (``f"{x:.3f}"``); others as ``str`` with no spec."""
+        if self._a.ndim == 0:
+            value = self._a.item()  # one element to the host, as float(x) does
+            if not isinstance(value, (bool, int, float, complex)):
+                value = float(value)  # bfloat16: ml_dtypes' scalar
+            return format(value, spec)
+        if spec:
+            raise TypeError(f"format spec {spec!r} given for an Array of shape {self.shape}; "
+                            "only 0-d Arrays take one")
+        return str(self)
+
+    def __len__(self) -> int:
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d Array")
+        return self._a.shape[0]
+
     def __iter__(self):
         if self._a.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
+            raise TypeError("iteration over a 0-d Array")
         return (self[i] for i in range(self._a.shape[0]))
 
     # ---- indexing
@@ -159,7 +177,10 @@ class Array:
         token = enter_backend(self._b)
         try:
             if not all(type(k) in _BASIC_INDEX_TYPES or isinstance(k, np.integer) for k in key):
-                self._a[key] = value._a if type(value) is Array else value  # the library's
+                value = value._a if type(value) is Array else value
+                if hasattr(value, "dtype") and not isinstance(value, np.generic):
+                    _check_promotes(value.dtype, self._a.dtype)
+                self._a[key] = value  # the library's
                 return
             view = self._a[key]
             rearrange_(view, _source(value, view, self._b))
@@ -217,10 +238,31 @@ def _source(value, view, backend: str):
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
         value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks
     if value.dtype != view.dtype:
+        _check_promotes(value.dtype, view.dtype)
         value = astype(value, view.dtype)
     if value.shape != view.shape:
         value = _broadcast(library, value, view.shape)
     return value
+
+
+# dtype families within which the standard defines promotion (bfloat16's category is
+# "real floating" in the dtype table)
+_FAMILY = {"bool": "bool", "signed": "integer", "unsigned": "integer",
+           "real floating": "floating", "complex floating": "floating"}
+
+
+def _check_promotes(value_dtype, dtype) -> None:
+    """``x[key] = value`` promotes ``value`` to ``x``'s dtype (standard 2025.12): TypeError
+    where the standard's promotion of the two gives another dtype (float64 into float32,
+    int16 into uint8). Across families (int into float), where the standard defines no
+    promotion, the value is cast, as NumPy does."""
+    if value_dtype not in dtypes.DTYPE_TABLE or dtype not in dtypes.DTYPE_TABLE:
+        return  # not ours (a structured array of Dask's): the library decides
+    family = _FAMILY[dtypes.category(value_dtype)]
+    if family == _FAMILY[dtypes.category(dtype)] and dtypes.promote_types(value_dtype, dtype) != dtype:
+        raise TypeError(f"x[key] = value: value's dtype {value_dtype} does not promote to x's "
+                        f"dtype {dtype} (they promote to {dtypes.promote_types(value_dtype, dtype)});"
+                        " cast it with astype first")
 
 
 def _broadcast(library, value, shape):

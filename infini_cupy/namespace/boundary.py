@@ -75,7 +75,8 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
     """The public ``name(params)``: unwraps ``arrays`` parameters, calls ``impl`` and wraps.
 
     ``arrays`` names the array parameters: ``x`` (an Array or a NumPy scalar, taken as a 0-d
-    array), ``~x`` (an Array; a NumPy scalar passes as it is), ``[xs]``/``*xs`` (sequences).
+    array), ``~x`` (an Array; a NumPy scalar passes as it is), ``[xs]``/``*xs`` (sequences),
+    ``?x`` (an array or a sequence of arrays).
 
     ``impl`` is called with positional-only parameters by position and the others by
     keyword, under the standard's names.
@@ -102,6 +103,10 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
                       "    if type(out) is _Array: out, _b = _take(out, _b)"]
         elif a[0] in "[*":
             lines.append(f"    {a.strip('[]*')}, _b = _take_all({a.strip('[]*')}, _b)")
+        elif a[0] == "?":  # an array or a sequence of them
+            lines.append(f"    if isinstance({a[1:]}, (list, tuple)): "
+                         f"{a[1:]}, _b = _take_all({a[1:]}, _b)")
+            lines.append(f"    elif isinstance({a[1:]}, _SPECIAL): {a[1:]}, _b = _take({a[1:]}, _b)")
         elif a[0] == "~":  # Arrays unwrapped, NumPy scalars left to go by value (clip bounds)
             lines.append(f"    if type({a[1:]}) is _Array: {a[1:]}, _b = _take({a[1:]}, _b)")
         else:

@@ -29,6 +29,7 @@ from ..arrays import (
     require_cupy,
 )
 from ..elementwise.launcher import cast
+from ..elementwise.plan import broadcast_shapes as broadcast_shape_of
 from ..strided.copy import check_copyable_dtype, rearrange_, rearrange_copy
 from . import delegated
 from .patterns import apply_pattern, reshape_strides
@@ -80,6 +81,11 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
     >>> xp.rearrange(x, "b h w -> b (w h)").shape
     (2, 12)
     """
+    if isinstance(x, (list, tuple)) and x and all(is_array(a) for a in x):
+        # einops stacks a list of arrays on a new first axis
+        x = stack(x)
+        if pattern is None and not axes_lengths:
+            return x  # already a new C-contiguous array
     if pattern is None:
         if axes_lengths:
             raise TypeError("rearrange: axis lengths were given without a pattern")
@@ -97,12 +103,29 @@ def ascontiguousarray(x, /):
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """``asarray``; an array copied or cast on its own device goes through our kernels."""
+    """``asarray``; an array copied or cast on its own device goes through our kernels.
+    Strings, objects and other non-numeric data raise TypeError naming the dtype (a consumer
+    checks its input with ``asarray``: every later call would refuse it anyway)."""
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
         return astype(obj, obj.dtype if dtype is None else dtype, copy=True)
-    return delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
+    if isinstance(getattr(obj, "dtype", None), np.dtype):
+        _check_numeric(obj, obj.dtype)
+    try:
+        result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
+    except (TypeError, ValueError):
+        if dtype is None and isinstance(obj, (list, tuple)):  # CuPy refuses strings its way
+            _check_numeric(obj, np.asarray(obj).dtype)
+        raise
+    _check_numeric(obj, result.dtype)
+    return result
+
+
+def _check_numeric(obj, dtype) -> None:
+    if dtype.kind not in "biufc" and not dtypes.is_bfloat16(dtype):
+        raise TypeError(f"asarray: {type(obj).__name__} input gives dtype {dtype} "
+                        f"({dtype.str!r}), not a boolean or numeric dtype")
 
 
 def _cast_into(out, x):
@@ -301,6 +324,13 @@ def roll(x, /, shift, *, axis=None):
     return out
 
 
+def broadcast_shapes(*shapes):
+    """The shape ``shapes`` broadcast together give; ValueError naming every shape when they
+    do not broadcast, and ``()`` for no shapes."""
+    shapes = [_int_tuple(s, "broadcast_shapes", "shapes") for s in shapes]
+    return broadcast_shape_of("broadcast_shapes", *shapes)
+
+
 def unstack(x, /, *, axis: int = 0):
     """Views, one per index along ``axis`` (0-d views of a 1-d ``x``, not scalars)."""
     _check_array(x, "unstack")
@@ -311,4 +341,4 @@ def unstack(x, /, *, axis: int = 0):
 
 
 __all__ = ["rearrange", "ascontiguousarray", "asarray", "astype", "reshape", "concat", "stack",
-           "tile", "repeat", "roll", "unstack"]
+           "tile", "repeat", "roll", "unstack", "broadcast_shapes"]

@@ -1,4 +1,4 @@
-"""The rest of the array API namespace (standard 2024.12), delegated to ``array_api_compat``.
+"""The rest of the array API namespace (standard 2025.12), delegated to ``array_api_compat``.
 
 Our kernels provide the elementwise functions and data movement; every other function of the
 standard comes from ``array_api_compat.numpy`` or ``array_api_compat.cupy``, picked per call:
@@ -36,7 +36,7 @@ from .. import config
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
 from .info import __array_namespace_info__
 
-__array_api_version__ = "2024.12"
+__array_api_version__ = "2025.12"
 
 # Functions whose namespace comes from their array arguments, by family of the standard.
 _FROM_ARRAYS = {
@@ -50,7 +50,7 @@ _FROM_ARRAYS = {
         "squeeze",
     ],
     "searching": ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"],
-    "set": ["unique_all", "unique_counts", "unique_inverse", "unique_values"],
+    "set": ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"],
     "sorting": ["argsort", "sort"],
     "statistical": [
         "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
@@ -62,7 +62,7 @@ _FROM_DEVICE = ["arange", "empty", "eye", "full", "linspace", "ones", "zeros"]
 _LIKE = ["empty_like", "full_like", "ones_like", "zeros_like"]
 
 LINALG_NAMES = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
@@ -135,18 +135,31 @@ def _zero_d(result):
     return result
 
 
-# Standard 2024.12 returns lists here (NumPy 2 and compat return tuples; 2025.12 tuples too).
-_RETURNS_LIST = ("broadcast_arrays", "meshgrid")
+# Standard 2025.12 returns tuples here (2024.12 lists: see :mod:`.versions`).
+_RETURNS_TUPLE = ("broadcast_arrays", "meshgrid")
+
+
+def _function_of(xp, name: str, submodule: str | None, arrays: list):
+    """``xp``'s (or its ``submodule``'s) ``name``; NotImplementedError naming the function
+    and the device where the array library has none (``linalg.eig`` of an older CuPy)."""
+    where = getattr(xp, submodule) if submodule else xp
+    function = getattr(where, name, None)
+    if function is None:
+        device = device_of(arrays[0]) if arrays else config.get_backend()
+        qualified = f"{submodule}.{name}" if submodule else name
+        raise NotImplementedError(f"{qualified} is not available on {device}: the array library "
+                                  f"there ({xp.__name__}) has no {qualified}")
+    return function
 
 
 def _delegate(name: str, submodule: str | None = None):
     """``name`` (of ``submodule``) from the compat namespace of the array arguments."""
-    as_list = name in _RETURNS_LIST
+    as_tuple = name in _RETURNS_TUPLE
 
     def delegated(*args, **kwargs):
-        xp = namespace_of(*_arrays_in(args, kwargs))
-        result = getattr(getattr(xp, submodule) if submodule else xp, name)(*args, **kwargs)
-        return list(result) if as_list else _zero_d(result)
+        arrays = _arrays_in(args, kwargs)
+        result = _function_of(namespace_of(*arrays), name, submodule, arrays)(*args, **kwargs)
+        return tuple(result) if as_tuple else _zero_d(result)
 
     where = f"{submodule}.{name}" if submodule else name
     return _named(delegated, name, f"``{where}`` of the arrays' library, through array_api_compat.")

@@ -82,9 +82,10 @@ class Info:
                      if any(n in _DTYPES[k] for k in kinds)]
         return {name: _EXTENDED[name] if name in _EXTENDED else np.dtype(name) for name in names}
 
-    def devices(self) -> list:
-        """The CPU, the emulator, then every CUDA device CuPy sees (none without a GPU)."""
-        return devices.devices()
+    def devices(self) -> tuple:
+        """The CPU, the emulator, then every CUDA device CuPy sees (none without a GPU); a
+        tuple (2025.12; a list before, see :mod:`.versions`)."""
+        return tuple(devices.devices())
 
 
 def __array_namespace_info__() -> Info:

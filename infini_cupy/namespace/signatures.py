@@ -1,14 +1,15 @@
-"""The standard's signatures (2024.12), as data: for every function of the namespace that is
+"""The standard's signatures (2025.12), as data: for every function of the namespace that is
 not elementwise, its parameter list and which parameters take arrays.
 
-Copied from the standard's stubs (``array_api_stubs/_2024_12``: annotations dropped,
+Copied from the standard's stubs (``array_api_stubs/_2025_12``: annotations dropped,
 positional-only ``/`` and keyword-only ``*`` markers kept) with our extensions added: ``out=``
 on ``clip``, and the functions that are not in the standard. :mod:`.boundary` compiles each
 entry into the public function, so ``inspect.signature`` reports exactly this and the markers
 are enforced.
 
 Array parameters: ``x`` a single array (or scalar), ``[arrays]`` a sequence of arrays,
-``*arrays`` the ``*args`` of arrays (and dtypes, for ``result_type``).
+``*arrays`` the ``*args`` of arrays (and dtypes, for ``result_type``), ``?x`` an array or a
+sequence of arrays (``rearrange``, which stacks a list as einops does).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ NAMESPACE = {
     "vecdot": ("x1, x2, /, *, axis=-1", "x1 x2"),
     # manipulation
     "broadcast_arrays": ("*arrays", "*arrays"),
+    "broadcast_shapes": ("*shapes", ""),
     "broadcast_to": ("x, /, shape", "x"),
     "concat": ("arrays, /, *, axis=0", "[arrays]"),
     "expand_dims": ("x, /, axis", "x"),
@@ -72,6 +74,7 @@ NAMESPACE = {
     "searchsorted": ("x1, x2, /, *, side='left', sorter=None", "x1 x2 sorter"),
     "where": ("condition, x1, x2, /", "condition x1 x2"),
     # set
+    "isin": ("x1, x2, /, *, invert=False", "x1 x2"),
     "unique_all": ("x, /", "x"),
     "unique_counts": ("x, /", "x"),
     "unique_inverse": ("x, /", "x"),
@@ -94,7 +97,7 @@ NAMESPACE = {
     "any": ("x, /, *, axis=None, keepdims=False", "x"),
     "diff": ("x, /, *, axis=-1, n=1, prepend=None, append=None", "x prepend append"),
     # not in the standard
-    "rearrange": ("x, pattern=None, /, **axes_lengths", "x"),
+    "rearrange": ("x, pattern=None, /, **axes_lengths", "?x"),
     "ascontiguousarray": ("x, /", "x"),
     "to_device": ("x, device, /, *, stream=None", "x"),
     "rearrange_": ("y, x", "y x"),
@@ -106,7 +109,9 @@ LINALG = {
     "cross": ("x1, x2, /, *, axis=-1", "x1 x2"),
     "det": ("x, /", "x"),
     "diagonal": ("x, /, *, offset=0", "x"),
+    "eig": ("x, /", "x"),
     "eigh": ("x, /", "x"),
+    "eigvals": ("x, /", "x"),
     "eigvalsh": ("x, /", "x"),
     "inv": ("x, /", "x"),
     "matrix_norm": ("x, /, *, keepdims=False, ord='fro'", "x"),

@@ -305,6 +305,16 @@ row("concat list element", TypeError, "list")(
     lambda c: (lambda: xp.concat([c.ones((1, 4)), [[1.0] * 4]]), None))
 row("concat mixed devices", ValueError, r"different devices|cuda backend needs CuPy")(
     lambda c: (lambda: xp.concat([c.ones((1, 4)), c.foreign(np.ones((1, 4), F32))]), None))
+row("broadcast_shapes mismatch", ValueError, r"\(3, 4\) and \(2, 1\)")(
+    lambda c: (lambda: xp.broadcast_shapes((3, 4), (2, 1)), None))
+row("broadcast_shapes not integers", TypeError, r"integers.*1\.5")(
+    lambda c: (lambda: xp.broadcast_shapes((3, 1.5)), None))
+row("rearrange list of arrays, shapes differ", ValueError, r"\(3, 4\), \(2, 4\)")(
+    lambda c: (lambda: xp.rearrange([c.ones((3, 4)), c.ones((2, 4))], "n h w -> h n w"), None))
+row("asarray of strings", TypeError, r"dtype <U3")(
+    lambda c: (lambda: xp.asarray(["yes", "no"]), None))
+row("asarray of objects", TypeError, r"dtype object")(
+    lambda c: (lambda: xp.asarray(np.array([1, None], dtype=object)), None))
 row("stack no arrays", ValueError, "at least one")(lambda c: (lambda: xp.stack([]), None))
 row("stack shapes differ", ValueError, r"\(3, 4\), \(2, 4\)")(
     lambda c: (lambda: xp.stack([c.ones((3, 4)), c.ones((2, 4))]), None))

@@ -1,6 +1,8 @@
 """The official array API conformance suite (data-apis/array-api-tests, the pinned copy in
 ``../shared/array-api-tests``) against infini_cupy in emulation: every test of the suite,
-on Arrays (the suite makes its inputs with ``xp.asarray`` and the creation functions).
+on Arrays (the suite makes its inputs with ``xp.asarray`` and the creation functions), at
+the standard's 2025.12 (``infini_cupy`` itself) and at 2024.12 (the namespace
+``x.__array_namespace__(api_version="2024.12")`` gives).
 
 Fails on any failure not listed in ``conformance_xfails.txt``, where each entry says why
 (a deviation NumPy also has, or a documented choice). Runs the whole suite in a subprocess
@@ -23,6 +25,16 @@ REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO.parent / "shared" / "array-api-tests"
 XFAILS = Path(__file__).with_name("conformance_xfails.txt")
 EXAMPLES = int(os.environ.get("INFINI_CUPY_CONFORMANCE_EXAMPLES", "20"))
+VERSIONS = ("2025.12", "2024.12")
+
+
+def suite_module(version: str) -> str:
+    """``ARRAY_API_TESTS_MODULE`` for infini_cupy at ``version``: the package at the latest,
+    else the suite's ``exec('...')`` form asking an Array for that version's namespace."""
+    if version == VERSIONS[0]:
+        return "infini_cupy"
+    return ("exec('import infini_cupy; "
+            f"xp = infini_cupy.asarray(0).__array_namespace__(api_version=\"{version}\")')")
 
 
 def read_xfails(path: Path = XFAILS) -> dict[str, str]:
@@ -43,10 +55,11 @@ def test_xfails_file_is_well_formed():
         assert test_id.startswith("array_api_tests/"), test_id
 
 
-def run_suite(tmp_path: Path, module: str = "infini_cupy", *extra: str) -> dict:
-    """The suite's JSON report for ``module`` (emulation for infini_cupy)."""
-    report = tmp_path / f"{module}.json"
-    env = dict(os.environ, ARRAY_API_TESTS_MODULE=module, INFINI_CUPY_BACKEND="emulate",
+def run_suite(tmp_path: Path, version: str = VERSIONS[0], *extra: str) -> dict:
+    """The suite's JSON report for infini_cupy at ``version``, in emulation."""
+    report = tmp_path / f"infini_cupy-{version}.json"
+    env = dict(os.environ, ARRAY_API_TESTS_MODULE=suite_module(version),
+               ARRAY_API_TESTS_VERSION=version, INFINI_CUPY_BACKEND="emulate",
                HYPOTHESIS_STORAGE_DIRECTORY=str(tmp_path / "hypothesis"),
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", str(SUITE / "array_api_tests"),
@@ -75,19 +88,35 @@ def failures(report: dict) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def suite_report(tmp_path_factory):
+def suite_runner(tmp_path_factory):
+    """``version -> report``, each version's run made once per session."""
     if not SUITE.exists():
         pytest.skip(f"the pinned conformance suite is not beside the repository ({SUITE})")
     for plugin, package in (("pytest_jsonreport", "pytest-json-report"), ("ndindex", "ndindex")):
         pytest.importorskip(plugin, reason=f"the conformance suite needs {package} "
                                            "(pip install -e '.[test]')")
-    return run_suite(tmp_path_factory.mktemp("conformance"))
+    reports = {}
+
+    def report(version):
+        if version not in reports:
+            reports[version] = run_suite(tmp_path_factory.mktemp("conformance"), version)
+        return reports[version]
+
+    return report
 
 
-def test_conformance_suite_in_emulation(request, backend_name):
+def test_earlier_version_is_importable_by_the_suite():
+    """The 2024.12 module string is what the suite execs: it gives that version's namespace."""
+    namespace = {}
+    exec(suite_module("2024.12")[6:-2], namespace)  # noqa: S102 - our own string
+    assert namespace["xp"].__array_api_version__ == "2024.12"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_conformance_suite_in_emulation(request, backend_name, version):
     if backend_name != "emulate":
         pytest.skip("the conformance run is the emulator's (the suite makes its own arrays)")
-    suite_report = request.getfixturevalue("suite_report")  # after the skip: minutes of work
+    suite_report = request.getfixturevalue("suite_runner")(version)  # after the skip: minutes
     summary = suite_report["summary"]
     assert summary.get("passed", 0) > 1000, summary  # the whole suite ran
     expected = read_xfails()

@@ -1,6 +1,6 @@
-"""The namespace defines every name of the array API standard 2024.12; the delegated part works.
+"""The namespace defines every name of the array API standard 2025.12; the delegated part works.
 
-The name lists are data copied from the standard's stubs (``array_api_stubs/_2024_12``). The
+The name lists are data copied from the standard's stubs (``array_api_stubs/_2025_12``). The
 elementwise functions come from our kernels (``ELEMENTWISE``); copying data movement is ours
 too (``OURS_DATA_MOVEMENT``, in ``_data_movement``); everything else is ``_delegated``.
 """
@@ -39,11 +39,11 @@ STANDARD_FUNCTIONS = {
     "indexing": ["take", "take_along_axis"],
     "linear_algebra": ["matmul", "matrix_transpose", "tensordot", "vecdot"],
     "manipulation": [
-        "broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
+        "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis",
         "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile", "unstack",
     ],
     "searching": ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"],
-    "set": ["unique_all", "unique_counts", "unique_inverse", "unique_values"],
+    "set": ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"],
     "sorting": ["argsort", "sort"],
     "statistical": [
         "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
@@ -58,7 +58,7 @@ DTYPES = [
 INSPECTION = ["__array_api_version__", "__array_namespace_info__"]
 EXTENSIONS = ["linalg", "fft"]
 LINALG = [
-    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
 ]
@@ -72,17 +72,16 @@ STANDARD_NAMES = (
 )
 
 # Copies on our rearrange kernel (_data_movement), not delegated.
-OURS_DATA_MOVEMENT = ["astype", "concat", "repeat", "reshape", "roll", "stack", "tile", "unstack"]
+OURS_DATA_MOVEMENT = ["astype", "broadcast_shapes", "concat", "repeat", "reshape", "roll", "stack",
+                      "tile", "unstack"]
 # Provided by our kernels, not by _delegated: elementwise and copying data movement.
 PROVIDED_ELSEWHERE = ELEMENTWISE + OURS_DATA_MOVEMENT
-# Not in 2024.12 (added in 2025.12): must not be claimed.
-LATER_THAN_2024_12 = ["broadcast_shapes", "isin"]
 
 
 def test_name_lists_are_the_standards():
     assert len(ELEMENTWISE) == len(set(ELEMENTWISE)) == 67
     assert len(STANDARD_NAMES) == len(set(STANDARD_NAMES))
-    assert len(LINALG) == 23 and len(FFT) == 14
+    assert len(LINALG) == 25 and len(FFT) == 14
     assert set(OURS_DATA_MOVEMENT) <= set(STANDARD_NAMES)
 
 
@@ -98,7 +97,7 @@ def test_every_standard_name_is_in_infini_cupy():
         f"elementwise ({len(elsewhere)}): {', '.join(elsewhere) or '-'}; "
         f"others, from _delegated ({len(delegated)}): {', '.join(delegated) or '-'}"
     )
-    assert infini_cupy.__array_api_version__ == "2024.12"
+    assert infini_cupy.__array_api_version__ == "2025.12"
 
 
 def test_delegated_defines_everything_but_elementwise():
@@ -113,9 +112,7 @@ def test_delegated_defines_everything_but_elementwise():
         assert callable(getattr(_delegated.linalg, name)), name
     for name in FFT:
         assert callable(getattr(_delegated.fft, name)), name
-    for name in LATER_THAN_2024_12:
-        assert not hasattr(_delegated, name)
-    assert _delegated.__array_api_version__ == "2024.12"
+    assert _delegated.__array_api_version__ == "2025.12"
 
 
 def test_submodules_import_like_modules():

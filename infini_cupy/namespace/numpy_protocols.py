@@ -1,0 +1,167 @@
+"""NumPy's dispatch protocols on ``infini_cupy.Array``: a NumPy ufunc (``__array_ufunc__``) or
+array function (``__array_function__``) called on Arrays runs the namespace's function of
+that name (our kernels for the elementwise ones) and returns Arrays.
+
+* A ufunc's ``__call__`` whose namespace function exists (``np.add`` -> ``add``,
+  ``np.power`` -> ``pow``, ``np.isfinite`` -> ``isfinite``), with no keyword other than
+  ``out``, and ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``/``logical_and``/
+  ``logical_or`` (``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``): ours.
+* An array function whose namespace function of the same name (``np.concatenate`` ->
+  ``concat``) takes the call's arguments (``np.sum(x, axis=0, keepdims=True)``): ours. Where
+  the arguments do not fit (``np.std(x, ddof=1)``, ``np.roll(x, 1, 0)``) or the namespace has
+  no such function (``np.cumsum``, ``np.einsum``), the array library's on the native arrays:
+  NumPy for Arrays on the CPU or the emulator (the CPU's memory either way), CuPy for Arrays on
+  a GPU (CuPy's own dispatch to ``cupy.<name>``), results wrapped back into Arrays. What CuPy
+  lacks raises TypeError naming the device: never a silent device-to-host copy.
+
+>>> import numpy as np, infini_cupy as xp
+>>> x = xp.asarray([1.0, np.inf], device="cpu")
+>>> np.isfinite(x)
+Array([ True, False], device='cpu')
+>>> np.cumsum(x + 1)  # no cumsum in the namespace: NumPy's, on the CPU's memory
+Array([ 2., inf], device='cpu')
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+import numpy as np
+
+from .array import Array, check_same_device, native_array_types, wrap_result
+
+# NumPy's ufunc names that differ from the standard's
+_UFUNC_ALIASES = {
+    "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
+    "arcsinh": "asinh", "arctan": "atan", "arctan2": "atan2", "arctanh": "atanh",
+    "invert": "bitwise_invert", "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift", "power": "pow", "conjugate": "conj", "rint": "round",
+}
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+               "logical_and": "all", "logical_or": "any"}
+# NumPy's array functions whose standard name differs
+_FUNCTION_ALIASES = {"concatenate": "concat", "power": "pow", "absolute": "abs"}
+
+_public: dict = {}
+_signatures: dict = {}
+
+
+def install(public: dict) -> None:
+    """Set the protocols on :class:`~.array.Array`, dispatching to ``public``'s functions."""
+    _public.update(public)
+    Array.__array_ufunc__ = array_ufunc
+    Array.__array_function__ = array_function
+
+
+def _backend_of(values) -> str:
+    """The backend of the Arrays among ``values`` (nested in lists, tuples and dicts), one
+    device for all (ValueError naming both otherwise)."""
+    backend = None
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if type(v) is Array:
+            if backend is not None:
+                check_same_device(backend, v._b)
+            backend = v._b
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return backend
+
+
+def _native(value):
+    """``value`` with every Array (in lists, tuples and dicts too) replaced by its array."""
+    if type(value) is Array:
+        return value._a
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_native(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _native(v) for k, v in value.items()}
+    return value
+
+
+def _library_call(what: str, backend: str, call_numpy, call_cupy):
+    """The array library's answer on the native arrays: NumPy on the CPU's memory, CuPy's
+    own dispatch on a GPU (NotImplemented from it: TypeError naming the device)."""
+    if backend != "cuda":
+        return wrap_result(call_numpy(), backend)
+    result = call_cupy()
+    if result is NotImplemented:
+        raise TypeError(f"{what} on an Array on a GPU: neither infini_cupy nor CuPy has it, and "
+                        "NumPy would need a device-to-host copy; use x.to_device('cpu') first")
+    return wrap_result(result, backend)
+
+
+def _cupy_types():
+    return (sys.modules["cupy"].ndarray,)
+
+
+def array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """``np.<ufunc>(...)`` with an Array among the operands: the namespace's function."""
+    backend = _backend_of((*inputs, *kwargs.values()))
+    out = kwargs.get("out")  # NumPy hands it as a tuple, one entry per output
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    if method == "__call__" and name in _public and set(kwargs) <= {"out"} \
+            and len(inputs) == ufunc.nin and ufunc.nout == 1:
+        if out is None or out[0] is None:
+            return _public[name](*inputs)
+        _public[name](*inputs, out=out[0])
+        return out[0]
+    if method == "reduce" and ufunc.__name__ in _REDUCTIONS and len(inputs) == 1 \
+            and set(kwargs) <= {"axis", "keepdims"}:
+        return _public[_REDUCTIONS[ufunc.__name__]](
+            inputs[0], axis=kwargs.get("axis", 0), keepdims=kwargs.get("keepdims", False))
+    args, native_kwargs = _native(inputs), _native(kwargs)
+    result = _library_call(
+        f"numpy.{ufunc.__name__}.{method}", backend,
+        lambda: getattr(ufunc, method)(*args, **native_kwargs),
+        lambda: _first_native(args, native_kwargs).__array_ufunc__(
+            ufunc, method, *args, **native_kwargs))
+    if out is not None and len(out) == 1 and out[0] is not None:
+        return out[0]  # the Array (or array) given, written in place
+    return result
+
+
+def _first_native(args, kwargs):
+    """The first CuPy array among the (unwrapped) arguments: CuPy's dispatch is its method."""
+    stack = [*args, *kwargs.values()][::-1]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, native_array_types()) and not isinstance(v, np.ndarray):
+            return v
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+    raise AssertionError("no CuPy array among the arguments")  # pragma: no cover
+
+
+def _binds(function, args, kwargs) -> bool:
+    """Whether ``function``'s signature takes ``args`` and ``kwargs``."""
+    signature = _signatures.get(function)
+    if signature is None:
+        signature = _signatures[function] = inspect.signature(function)
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
+def array_function(self, func, types, args, kwargs):
+    """``np.<function>(...)`` with an Array among the arguments: the namespace's function of
+    that name where it takes these arguments, else the array library's."""
+    if not all(t is Array or issubclass(t, native_array_types()) for t in types):
+        return NotImplemented
+    name = _FUNCTION_ALIASES.get(func.__name__, func.__name__)
+    ours = _public.get(name) if func.__module__ == "numpy" else None
+    if ours is not None and callable(ours) and _binds(ours, args, kwargs):
+        return ours(*args, **kwargs)
+    backend = _backend_of((*args, *kwargs.values()))
+    native_args, native_kwargs = _native(args), _native(kwargs)
+    return _library_call(
+        f"{func.__module__}.{func.__name__}", backend,
+        lambda: func._implementation(*native_args, **native_kwargs),
+        lambda: _first_native(native_args, native_kwargs).__array_function__(
+            func, _cupy_types(), native_args, native_kwargs))

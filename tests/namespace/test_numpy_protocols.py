@@ -1,0 +1,197 @@
+"""NumPy's habits on infini_cupy.Array: NumPy ufuncs and array functions called on Arrays run
+the namespace's functions (our kernels for the elementwise ones) and return Arrays; what the
+namespace lacks runs in the array library on the native arrays (NumPy on the CPU's memory,
+CuPy on a GPU, TypeError naming the device where CuPy lacks it too); the Python protocols
+(``len``, iteration, ``format`` of a 0-d Array, ``str``, a NumPy-like ``repr``); consumers
+that call NumPy (matplotlib's ``np.asarray`` of a CPU Array, SciPy when installed).
+
+NumPy is the oracle, on random data. Runs on the suite's device (the emulator, or the GPU
+with ``--backend cuda``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.namespace import numpy_protocols
+from infini_cupy.runtime.launch import recording
+
+rng = np.random.default_rng(31)
+
+
+@pytest.fixture
+def arr(to_device):
+    return lambda h: xp.asarray(to_device(h))
+
+
+@pytest.fixture
+def host(to_host):
+    def convert(a):
+        assert type(a) is xp.Array, type(a)
+        return to_host(a)
+
+    return convert
+
+
+UFUNCS = [np.add, np.subtract, np.multiply, np.divide, np.power, np.arctan2, np.hypot,
+          np.maximum, np.less, np.equal, np.isfinite, np.isnan, np.exp, np.log1p, np.sqrt,
+          np.absolute, np.negative, np.arccos, np.tanh, np.floor, np.rint, np.sign]
+
+
+@pytest.mark.parametrize("ufunc", UFUNCS, ids=lambda u: u.__name__)
+def test_numpy_ufuncs_run_our_kernels(backend_name, arr, host, ufunc):
+    a = rng.uniform(-0.9, 0.9, size=(3, 5))
+    b = rng.uniform(0.1, 2.0, size=5)
+    inputs = (a, b)[:ufunc.nin]
+    with recording() as launches:
+        got = ufunc(*(arr(v) for v in inputs))
+    assert type(got) is xp.Array
+    with np.errstate(invalid="ignore"):  # NaN where ours gives NaN too (sqrt of -0.5)
+        expected = ufunc(*inputs)
+    np.testing.assert_allclose(host(got), expected, rtol=1e-12, atol=1e-15)
+    assert host(got).dtype == expected.dtype
+    if backend_name == "emulate":
+        assert any(r.name.startswith("ew_") for r in launches), [r.name for r in launches]
+
+
+def test_mixed_operands_and_out(arr, host, to_device, to_host):
+    a, b = rng.standard_normal((2, 4)), rng.standard_normal(4)
+    x = arr(a)
+    native = to_device(b)
+    for got in (native + x, np.add(native, x), np.multiply(x, 2.0)):
+        assert type(got) is xp.Array
+    np.testing.assert_allclose(host(native + x), b + a)
+    out = xp.empty_like(x)
+    assert np.add(x, x, out=out) is out  # the Array given, written in place
+    np.testing.assert_allclose(host(out), a + a)
+    plain = to_device(b.copy())
+    plain += arr(b)  # ndarray += Array: our add into the ndarray
+    assert type(plain) is type(native)
+    np.testing.assert_allclose(to_host(plain), 2 * b)
+
+
+def test_ufunc_reductions(arr, host):
+    a = rng.standard_normal((3, 4))
+    x = arr(a)
+    for ufunc in (np.add, np.multiply, np.maximum, np.minimum):
+        for axis in (0, 1, None):
+            np.testing.assert_allclose(host(ufunc.reduce(x, axis=axis)), ufunc.reduce(a, axis=axis))
+    np.testing.assert_array_equal(host(np.logical_and.reduce(x > 0)), np.logical_and.reduce(a > 0))
+
+
+def test_numpy_array_functions(arr, host):
+    a = rng.standard_normal((4, 5))
+    x = arr(a)
+    cases = [  # ours where the namespace's signature takes the call, else the library's
+        (lambda m: m.sum(x, axis=0, keepdims=True), lambda: np.sum(a, axis=0, keepdims=True)),
+        (lambda m: m.mean(x), lambda: np.mean(a)),
+        (lambda m: m.concatenate([x, x], axis=1), lambda: np.concatenate([a, a], axis=1)),
+        (lambda m: m.stack([x, x]), lambda: np.stack([a, a])),
+        (lambda m: m.clip(x, -0.5, 0.5), lambda: np.clip(a, -0.5, 0.5)),
+        (lambda m: m.where(x > 0, x, 0.0), lambda: np.where(a > 0, a, 0.0)),
+        (lambda m: m.round(x), lambda: np.round(a)),
+        (lambda m: m.std(x, ddof=1), lambda: np.std(a, ddof=1)),  # no ddof: the library's
+        (lambda m: m.cumsum(x, axis=1), lambda: np.cumsum(a, axis=1)),  # not in the namespace
+        (lambda m: m.roll(x, 1, 0), lambda: np.roll(a, 1, 0)),  # positional axis: the library's
+        (lambda m: m.linalg.norm(x, axis=1), lambda: np.linalg.norm(a, axis=1)),
+        (lambda m: m.einsum("ij,ij->i", x, x), lambda: np.einsum("ij,ij->i", a, a)),
+    ]
+    for call, expected in cases:
+        got = call(np)
+        assert type(got) is xp.Array
+        np.testing.assert_allclose(host(got), expected(), rtol=1e-12)
+    assert np.shape(x) == a.shape and np.ndim(x) == 2  # Python values stay Python values
+    with recording() as launches:
+        np.concatenate([x, x])  # our concat: our strided copies
+    assert launches or x.device == "cpu"
+
+
+def test_the_library_refuses_what_it_lacks_on_a_gpu():
+    """A GPU Array never goes to NumPy: where CuPy has no such function either, TypeError."""
+    with pytest.raises(TypeError, match="numpy.foo on an Array on a GPU.*to_device"):
+        numpy_protocols._library_call("numpy.foo", "cuda", lambda: pytest.fail("NumPy ran"),
+                                      lambda: NotImplemented)
+
+
+def test_gpu_arrays_do_not_convert_silently(backend_name, arr):
+    if backend_name != "cuda":
+        pytest.skip("a GPU Array")
+    x = arr(rng.standard_normal(4))
+    with pytest.raises(TypeError, match="to_device"):
+        np.asarray(x)
+    assert type(np.std(x, ddof=1)) is xp.Array  # CuPy's std, on the GPU
+
+
+# ---- Python protocols
+def test_len_iter_format_str_repr(arr, host):
+    a = rng.standard_normal((3, 2))
+    x = arr(a)
+    assert len(x) == 3 and len(x[0]) == 2
+    rows = list(x)
+    assert len(rows) == 3 and all(type(r) is xp.Array for r in rows)
+    np.testing.assert_array_equal(host(rows[1]), a[1])
+    with pytest.raises(TypeError, match="0-d"):
+        len(x[0, 0])
+    with pytest.raises(TypeError, match="0-d"):
+        iter(x[0, 0])
+    value = float(a[1, 1])
+    assert f"{x[1, 1]:.3f}" == f"{value:.3f}" and format(x[1, 1]) == format(value)
+    assert f"{arr(np.array(7, np.int8)):>4}" == "   7"
+    assert f"{arr(np.array(True))}" == "True"
+    with pytest.raises(TypeError, match=r"\(3, 2\)"):
+        f"{x:.3f}"
+    assert str(x) == str(a) and f"{x}" == str(a)
+    device = str(x.device)
+    for h in (a, np.arange(5, dtype=np.int8), np.array(2.5), np.zeros((2, 0))):
+        expected = repr(h).replace("array(", "Array(", 1)[:-1] + f", device={device!r})"
+        assert repr(arr(h)) == expected
+
+
+def test_format_of_a_bfloat16_scalar(arr):
+    bfloat16 = pytest.importorskip("ml_dtypes").bfloat16
+    x = arr(np.array(1.5, dtype=bfloat16))
+    assert f"{x:.2f}" == "1.50"
+
+
+# ---- consumers that call NumPy
+def test_matplotlib_plots_cpu_arrays():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = xp.linspace(0.0, 1.0, 20, device="cpu")
+    y = xp.sin(t * 6.0)
+    fig, ax = plt.subplots()
+    try:
+        (line,) = ax.plot(t, y)
+        ax.hist(y, bins=4)
+        fig.canvas.draw()
+        np.testing.assert_array_equal(line.get_ydata(), np.asarray(y))
+    finally:
+        plt.close(fig)
+
+
+def test_numpy_written_code_on_emulator_arrays(arr, host):
+    """A function written for NumPy arrays (what SciPy's are): np calls, no methods."""
+
+    def zscore(values, axis=0):
+        mean = np.mean(values, axis=axis, keepdims=True)
+        return np.divide(np.subtract(values, mean), np.std(values, axis=axis, keepdims=True))
+
+    a = rng.standard_normal((5, 3))
+    got = zscore(arr(a))
+    assert type(got) is xp.Array
+    np.testing.assert_allclose(host(got), (a - a.mean(0)) / a.std(0), rtol=1e-12)
+
+
+def test_scipy_functions_on_cpu_arrays():
+    special = pytest.importorskip("scipy.special")
+    hierarchy = pytest.importorskip("scipy.cluster.hierarchy")
+    a = rng.standard_normal(6)
+    x = xp.asarray(a, device="cpu")
+    np.testing.assert_allclose(np.asarray(special.expit(x)), special.expit(a))
+    points = xp.asarray(rng.standard_normal((6, 2)), device="cpu")
+    tree = hierarchy.linkage(points)
+    assert hierarchy.dendrogram(tree, no_plot=True)["leaves"]

@@ -1,0 +1,172 @@
+"""The standard's 2025.12 revision, and 2024.12 on request: ``__array_namespace__(api_version=)``
+and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``/``eigvals``
+(and the error where the array library has none), ``expand_dims`` with a tuple of axes,
+``permute_dims`` with negative axes, ``searchsorted`` with a scalar, the device of outputs and
+type promotion in ``x[key] = value``. NumPy is the oracle, on random data.
+
+Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import array_api_compat
+import array_api_compat.numpy as compat_numpy
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy import config
+from infini_cupy.namespace import versions
+
+rng = np.random.default_rng(2025)
+
+
+@pytest.fixture
+def arr(to_device):
+    return lambda h: xp.asarray(to_device(h))
+
+
+# ---- versions
+@pytest.mark.parametrize("version", ["2021.12", "2022.12", "2023.12", "2024.12"])
+def test_earlier_versions_return_lists(arr, version):
+    x = arr(rng.standard_normal(3))
+    old = x.__array_namespace__(api_version=version)
+    assert old is not xp and old.__array_api_version__ == version
+    assert array_api_compat.array_namespace(x, api_version=version) is old
+    grids = old.meshgrid(x, x[:2], indexing="ij")
+    assert type(grids) is list and [g.shape for g in grids] == [(3, 2), (3, 2)]
+    assert type(old.broadcast_arrays(x, x[0])) is list
+    assert type(old.__array_namespace_info__().devices()) is list
+    assert inspect.signature(old.meshgrid) == inspect.signature(xp.meshgrid)
+    assert old.add is xp.add and old.linalg is xp.linalg  # the same functions otherwise
+    np.testing.assert_array_equal(np.asarray(grids[0].to_device("cpu")),
+                                  np.meshgrid(np.asarray(x.to_device("cpu")), np.zeros(2),
+                                              indexing="ij")[0])
+
+
+def test_latest_version_returns_tuples(arr):
+    x = arr(rng.standard_normal(3))
+    assert x.__array_namespace__() is xp is x.__array_namespace__(api_version="2025.12")
+    assert xp.__array_api_version__ == "2025.12"
+    assert type(xp.meshgrid(x, x)) is tuple and type(xp.broadcast_arrays(x, x[0])) is tuple
+    assert type(xp.__array_namespace_info__().devices()) is tuple
+    with pytest.raises(ValueError, match="'2026.12'.*2024.12, 2025.12"):
+        x.__array_namespace__(api_version="2026.12")
+
+
+# ---- new functions
+def test_isin_against_numpy(arr, to_host):
+    for dtype in (np.int8, np.int64, np.uint16, np.float32):
+        a = rng.integers(0, 9, size=(4, 5)).astype(dtype)
+        b = rng.integers(0, 9, size=6).astype(dtype)
+        for invert in (False, True):
+            got = xp.isin(arr(a), arr(b), invert=invert)
+            assert type(got) is xp.Array and got.dtype == xp.bool
+            np.testing.assert_array_equal(to_host(got), np.isin(a, b, invert=invert))
+    b = rng.integers(0, 4, size=5)
+    got = xp.isin(3, arr(b))  # a scalar x1: a 0-d result
+    assert got.shape == () and bool(got) == (3 in b)
+    np.testing.assert_array_equal(to_host(xp.isin(arr(b), 2)), b == 2)
+    assert str(inspect.signature(xp.isin)) == "(x1, x2, /, *, invert=False)"
+
+
+def test_broadcast_shapes_against_numpy():
+    for _ in range(50):
+        ndim = int(rng.integers(0, 5))
+        target = tuple(int(n) for n in rng.integers(0, 4, size=ndim))
+        shapes = [tuple(1 if rng.random() < 0.4 else n for n in target[int(rng.integers(0, ndim + 1)):])
+                  for _ in range(int(rng.integers(1, 4)))]
+        assert xp.broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes), shapes
+    assert xp.broadcast_shapes() == ()
+    with pytest.raises(ValueError, match=r"\(2, 3\) and \(4,\)"):
+        xp.broadcast_shapes((2, 3), (4,))
+
+
+def test_eig_and_eigvals(arr, to_host):
+    for dtype, complex_dtype in ((np.float64, np.complex128), (np.float32, np.complex64)):
+        a = rng.standard_normal((3, 4, 4)).astype(dtype)
+        values, vectors = xp.linalg.eig(arr(a))
+        assert values.dtype == complex_dtype and vectors.dtype == complex_dtype
+        values, vectors = to_host(values), to_host(vectors)
+        # a v = lambda v, column by column
+        tolerance = 1e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(a @ vectors, vectors * values[..., None, :], atol=tolerance)
+        got = np.sort_complex(to_host(xp.linalg.eigvals(arr(a))))
+        np.testing.assert_allclose(got, np.sort_complex(np.linalg.eigvals(a)), atol=tolerance)
+
+
+def test_eig_where_the_library_has_none(arr, monkeypatch, backend_name):
+    if backend_name != "emulate":
+        pytest.skip("simulates NumPy without eig")
+    monkeypatch.delattr(compat_numpy.linalg, "eig")
+    x = arr(np.eye(2))
+    with pytest.raises(NotImplementedError, match=r"linalg\.eig is not available on cpu"):
+        xp.linalg.eig(x)
+
+
+# ---- changed functions
+def test_expand_dims_with_a_tuple_of_axes(arr, to_host):
+    a = rng.standard_normal((2, 3))
+    for axis in [(0,), (0, 1), (-1, 0), (1, 3), (-4, -1), 2, -3]:
+        got = xp.expand_dims(arr(a), axis=axis)
+        np.testing.assert_array_equal(to_host(got), np.expand_dims(a, axis))
+    for axis in [(0, 4), (-5,), 3]:
+        with pytest.raises(IndexError):
+            xp.expand_dims(arr(a), axis=axis)
+
+
+def test_permute_dims_with_negative_axes(arr, to_host):
+    a = rng.standard_normal((2, 3, 4))
+    for axes in [(-1, 0, 1), (-1, -2, -3), (2, -3, -2)]:
+        np.testing.assert_array_equal(to_host(xp.permute_dims(arr(a), axes)),
+                                      np.transpose(a, axes))
+
+
+def test_searchsorted_with_a_scalar(arr, to_host):
+    sorted_ = np.sort(rng.standard_normal(20))
+    for value in (float(sorted_[5]), -10.0, 10.0, 0.25):
+        for side in ("left", "right"):
+            got = xp.searchsorted(arr(sorted_), value, side=side)
+            assert type(got) is xp.Array and got.shape == ()
+            assert int(got) == np.searchsorted(sorted_, value, side=side)
+
+
+# ---- device of outputs: the input arrays' device before the context's
+def test_outputs_follow_the_input_device(backend_name):
+    if backend_name != "emulate":
+        pytest.skip("two devices of one machine: the CPU and the emulator")
+    x = xp.asarray(rng.standard_normal(4), device="cpu")
+    with config.backend("emulate"):
+        for result in (xp.add(x, 1), x * 2.0, xp.sum(x), xp.asarray(x), xp.zeros_like(x),
+                       xp.astype(x, xp.float32), xp.isin(x, 1.0), xp.clip(x, 0, 1)):
+            assert result.device == "cpu", result
+        assert xp.zeros(2).device == "emulator"  # no input array: the context's
+        assert xp.zeros_like(x, device="emulator").device == "emulator"  # device= first
+
+
+# ---- x[key] = value promotes value to x's dtype
+@pytest.mark.parametrize("target, value, allowed", [
+    (np.float32, np.float16, True), (np.float64, np.float32, True), (np.int16, np.int8, True),
+    (np.int16, np.uint8, True), (np.complex64, np.float32, True), (np.int8, np.bool_, True),
+    (np.float32, np.int64, True),  # across families: no promotion defined, NumPy's cast
+    (np.float32, np.float64, False), (np.int8, np.int16, False), (np.uint8, np.int8, False),
+    (np.float32, np.complex64, False),
+])
+def test_setitem_promotes_the_value(arr, to_host, target, value, allowed):
+    a = rng.standard_normal((3, 4)).astype(target)
+    v = (rng.standard_normal(4) * 3).astype(value)
+    x = arr(a.copy())
+    if allowed:
+        x[1] = arr(v)
+        x[arr(np.array([True, False, True]))] = arr(v)  # the library's path checks too
+        expected = a.copy()
+        expected[[0, 1, 2]] = v.astype(target)
+        np.testing.assert_array_equal(to_host(x), expected)
+    else:
+        with pytest.raises(TypeError, match=f"{np.dtype(value)}.*{np.dtype(target)}"):
+            x[1] = arr(v)
+        with pytest.raises(TypeError, match=f"{np.dtype(value)}.*{np.dtype(target)}"):
+            x[arr(np.array([True, False, True]))] = arr(v)
+        np.testing.assert_array_equal(to_host(x), a)  # untouched
