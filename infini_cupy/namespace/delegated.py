@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
+from ..elementwise.trace import is_traced, traced_call
 from .info import __array_namespace_info__
 
 __array_api_version__ = "2024.12"
@@ -144,6 +145,8 @@ def _delegate(name: str, submodule: str | None = None):
     as_list = name in _RETURNS_LIST
 
     def delegated(*args, **kwargs):
+        if is_traced(*args, *kwargs.values()):  # inside infini_cupy.fuse's trace
+            return traced_call(name, args, kwargs)
         xp = namespace_of(*_arrays_in(args, kwargs))
         result = getattr(getattr(xp, submodule) if submodule else xp, name)(*args, **kwargs)
         return list(result) if as_list else _zero_d(result)
