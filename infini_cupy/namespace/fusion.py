@@ -143,6 +143,33 @@ class FusedFunction:
     def _call(self, args, kwargs):
         if kwargs:
             return self._unfused(args, kwargs, "keyword arguments are not traced")
+        prepared = self._prepare(args)
+        if prepared is None:
+            return self.function(*args)  # NumPy computes: nothing to fuse
+        if isinstance(prepared, str):
+            return self._unfused(args, kwargs, prepared)
+        key = self._key(args)
+        if key is not None:
+            self._prepared.remember(key, prepared)
+        return self._launch(prepared, args)
+
+    def kernel_name(self, *args) -> str | None:
+        """The name expression a call with ``args`` launches (nothing runs); None when it
+        launches none (an empty result, the numpy backend); TypeError when it is not fused.
+
+        >>> import numpy as np, infini_cupy as xp
+        >>> with xp.backend("emulate"):  # doctest: +ELLIPSIS
+        ...     xp.fuse(lambda x, y: x * y + 1).kernel_name(np.zeros(3, np.float32), 2.0)
+        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpAdd, float, float, ic::Expr<ic::OpMultiply, ...'
+        """
+        prepared = self._prepare(args)
+        if isinstance(prepared, str):
+            raise TypeError(f"fuse({self.__name__}): cannot fuse: {prepared}")
+        return None if prepared is None or prepared.plan is None else prepared.plan.kernel
+
+    def _prepare(self, args):
+        """The prepared call for ``args``; None on the numpy backend; else the reason it does
+        not fuse."""
         wrapped, natives = None, []
         for a in args:
             if type(a) is Array:
@@ -161,16 +188,16 @@ class FusedFunction:
             elif is_array(a):
                 signature.append(("array", a.dtype, a.ndim))
             else:
-                return self._unfused(args, kwargs, f"argument {k} is a {type(a).__name__}")
+                return f"argument {k} is a {type(a).__name__}"
         arrays = [a for a in natives if is_array(a)]
         if not arrays:
-            return self._unfused(args, kwargs, "no array argument")
+            return "no array argument"
         backend = wrapped or backend_for(*arrays)
         if backend == "numpy":
-            return self.function(*args)  # NumPy computes: nothing to fuse
+            return None
         fx = self._trace(tuple(signature))
         if isinstance(fx, str):
-            return self._unfused(args, kwargs, fx)
+            return fx
         inputs = [natives[k] for k in fx.inputs]
         ctypes = fx.operand_ctypes
         itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
@@ -178,8 +205,7 @@ class FusedFunction:
         plan = plan_fused(fx.fused_type, ctypes, itemsizes, len(fx.output_dtypes),
                           fx.output_inputs, layouts)
         if plan is None:
-            return self._unfused(args, kwargs, "its outputs have different shapes, or more than "
-                                 "8 dims that do not merge")
+            return "its outputs have different shapes, or more than 8 dims that do not merge"
         shape = plan.shape
         prepared = _Prepared()
         prepared.backend, prepared.wrap = backend, wrapped
@@ -197,10 +223,7 @@ class FusedFunction:
         prepared.shape = shape
         prepared.scalars, prepared.arg_slots = _scalar_slots(fx)
         prepared.scalar_bytes = prepared.scalars.tobytes()
-        key = self._key(args)
-        if key is not None:
-            self._prepared.remember(key, prepared)
-        return self._launch(prepared, args)
+        return prepared
 
     def _trace(self, signature):
         fx = self._traces.get(signature)
