@@ -27,6 +27,7 @@ from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
     pi,
 )
 from .namespace.device import Device
+from .namespace.fusion import FusionWarning, fuse
 
 # Every function, compiled around its implementation on native arrays: the standard's
 # signatures, Arrays in -> Arrays out, NumPy and CuPy arrays in -> the same kind out.
@@ -50,6 +51,8 @@ __all__ = list(dict.fromkeys([
     "get_backend",
     "Array",
     "Device",
+    "fuse",
+    "FusionWarning",
 ]))
 del (data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators,
      numpy_protocols, _public)

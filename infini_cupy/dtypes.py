@@ -267,6 +267,21 @@ def kernel_scalar(dtype):
     return _bfloat16_bits if is_bfloat16(dt) else dt.type
 
 
+def plain_scalar_bounds(dtype):
+    """(low, high): a Python scalar between them converts to ``dtype`` by ``kernel_scalar``
+    without overflow or rounding to infinity (what :func:`scalar_value` checks); None for
+    complex dtypes."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min, info.max
+    if dtype.kind == "b":
+        return False, True
+    if dtype.kind == "f" or is_bfloat16(dtype):
+        fmax = float_max(dtype)
+        return -fmax, fmax
+    return None
+
+
 def scalar_value(value, dtype):
     """Python scalar ``value`` as a NumPy scalar of ``dtype`` (what a kernel receives by value,
     see :func:`kernel_scalar`).

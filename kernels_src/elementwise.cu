@@ -399,3 +399,6 @@ __global__ void ew_strided(Tout *out, const Tin *in0, const Tin *in1, const Tin 
         ic::st(ic::at<Tout>(out, offset[0]), ic::convert<Tout>(ic::apply<Op>(v)));
     }
 }
+
+// Fused expressions (infini_cupy.fuse): more kernel templates over the functors above.
+#include "fusion.cuh"

@@ -13,6 +13,8 @@ array([1., 2., 3.])
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -252,6 +254,22 @@ def check_clip_bounds(dtype, bounds) -> None:
         if kind == "c" or (kind == "f" and dtype.kind in "iu"):
             raise TypeError(f"clip(): {name} {what} does not fit x of dtype {dtype}: bounds of "
                             f"{'integer x must be integers' if kind == 'f' else 'clip are real'}")
+
+
+def scalar_clip_bound(dtype, bound, is_min: bool):
+    """A scalar bound of ``clip`` (None: no bound) as a value of x's ``dtype`` range: integers
+    saturated to it, floats as they are (a Python int past float64 rounds to infinity)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if bound is None:
+            return int(info.min if is_min else info.max)
+        return int(min(max(int(bound), info.min), info.max))
+    if bound is None:
+        return -math.inf if is_min else math.inf
+    try:
+        return float(bound)
+    except OverflowError:
+        return math.inf if bound > 0 else -math.inf
 
 
 def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:

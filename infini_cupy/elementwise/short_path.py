@@ -127,13 +127,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
         masks[0], tuple((k, masks[k + 1]) for k in known.array_indices))
     known.on_gpu = backend == "cuda"
     known.copies = {}
-    known.bounds = None  # scalars inside these bounds convert without overflow or rounding to inf
-    if dtype_in.kind in "iub":
-        info = np.iinfo(dtype_in) if dtype_in.kind != "b" else None
-        known.bounds = (info.min, info.max) if info else (False, True)
-    elif dtype_in.kind == "f" or dtypes.is_bfloat16(dtype_in):
-        fmax = dtypes.float_max(dtype_in)
-        known.bounds = (-fmax, fmax)
+    known.bounds = dtypes.plain_scalar_bounds(dtype_in)
     _known.remember(key, known)
 
 

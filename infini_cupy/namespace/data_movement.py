@@ -30,6 +30,7 @@ from ..arrays import (
 )
 from ..elementwise.launcher import cast
 from ..elementwise.plan import broadcast_shapes as broadcast_shape_of
+from ..elementwise.trace import Traced, astype_node
 from ..strided.copy import check_copyable_dtype, rearrange_, rearrange_copy
 from . import delegated
 from .patterns import apply_pattern, reshape_strides
@@ -142,6 +143,8 @@ def _cast_into(out, x):
 def astype(x, dtype, /, *, copy: bool = True, device=None):
     """``x`` as ``dtype``: same dtype copies through rearrange (``copy=False``: ``x`` itself),
     other dtypes through the elementwise cast kernel."""
+    if type(x) is Traced:  # inside infini_cupy.fuse's trace: a cast node
+        return astype_node(x, dtype, copy, device)
     _check_array(x, "astype")
     dtype = np.dtype(dtype)
     check_copyable_dtype(dtype, "astype")

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
+from ..elementwise.trace import is_traced, traced_call
 from .info import __array_namespace_info__
 
 __array_api_version__ = "2025.12"
@@ -157,6 +158,8 @@ def _delegate(name: str, submodule: str | None = None):
     as_tuple = name in _RETURNS_TUPLE
 
     def delegated(*args, **kwargs):
+        if is_traced(*args, *kwargs.values()):  # inside infini_cupy.fuse's trace
+            return traced_call(name, args, kwargs)
         arrays = _arrays_in(args, kwargs)
         result = _function_of(namespace_of(*arrays), name, submodule, arrays)(*args, **kwargs)
         return tuple(result) if as_tuple else _zero_d(result)

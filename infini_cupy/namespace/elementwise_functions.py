@@ -14,15 +14,14 @@ array([2, 3], dtype=int8)
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .. import dtypes
 from ..arrays import backend_for
-from ..elementwise.launcher import apply, check_clip_bounds
+from ..elementwise.launcher import apply, check_clip_bounds, scalar_clip_bound
 from ..elementwise.ops import OPS, ElementwiseOp
 from ..elementwise.short_path import short_call
+from ..elementwise import trace
 
 
 def _numpy_call(op: ElementwiseOp, args, out):
@@ -36,6 +35,10 @@ def _numpy_call(op: ElementwiseOp, args, out):
 
 
 def _dispatch(op: ElementwiseOp, args, out):
+    if trace.is_traced(*args):  # inside infini_cupy.fuse's trace: a node, no kernel
+        if out is not None:
+            raise trace.Untraceable(f"{op.name}(out=...): writing into an array")
+        return trace.op_node(op.name, args)
     if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
         if not any(isinstance(a, np.generic) for a in args):
             raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
@@ -74,17 +77,7 @@ def _clip_bound(x, bound, is_min: bool):
     if isinstance(bound, np.generic):
         bound = bound.item()  # its value (its kind was checked): no 0-d array to copy
     if bound is None or dtypes.is_python_scalar(bound):
-        if dt.kind in "iu":
-            info = np.iinfo(dt)
-            if bound is None:
-                return int(info.min if is_min else info.max)
-            return int(min(max(int(bound), info.min), info.max))
-        if bound is None:
-            return -math.inf if is_min else math.inf
-        try:
-            return float(bound)
-        except OverflowError:  # a Python int past float64: rounds to infinity
-            return math.inf if bound > 0 else -math.inf
+        return scalar_clip_bound(dt, bound, is_min)
     if bound.dtype == dt or dt.kind not in "iu" or np.can_cast(bound.dtype, dt):
         return bound  # cast to x's dtype by apply: exact, or monotone rounding (floating x)
     # An integer array of a range x's dtype does not hold: saturated in its own dtype first
@@ -108,6 +101,10 @@ def clip(x, /, min=None, max=None, *, out=None):
     The ``numpy`` backend calls ``array_api_compat.numpy.clip``.
     """
     op = OPS["clip"]
+    if trace.is_traced(x, min, max):  # inside infini_cupy.fuse's trace
+        if out is not None:
+            raise trace.Untraceable("clip(out=...): writing into an array")
+        return trace.clip_node(x, min, max)
     if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
         raise TypeError(f"clip() needs x to be an array; got {type(x).__name__}")
     backend = backend_for(x, *(a for a in (min, max, out)

@@ -46,7 +46,7 @@ from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
 from ..strided.plan_cache import plan_for, seed_plans_only
-from . import bench_array, profiler
+from . import bench_array, bench_fusion, profiler
 from . import cases as bench_cases
 from .permutation_cases import random_cases, ttc_cases
 from .plan import launch_plan
@@ -66,12 +66,12 @@ NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "all"),
+    parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "fusion", "all"),
                         help="suites to run, repeatable: rearrange (deep-learning layouts), "
                              "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "
                              "(random permutations of rank 2-8), signatures (host cost of "
                              "each kind of elementwise signature), array (the Array wrapper's "
-                             "cost per call); default: all, or none when --case is given")
+                             "cost per call), fusion (xp.fuse against unfused calls); default: all, or none when --case is given")
     parser.add_argument("--case", action="append", default=[],
                         metavar="SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE",
                         help='an ad-hoc rearrange layout, strides in elements, DST_STRIDES "C" '
@@ -120,6 +120,11 @@ def run(args) -> int:
             backend, lambda call: host_overhead_us(None, None, call))
         bench_array.print_records(array_records)
         records += array_records
+    if "fusion" in suites or "all" in suites:  # fused against unfused expressions
+        fusion_records = bench_fusion.records(
+            backend, lambda call: host_overhead_us(None, None, call))
+        bench_fusion.print_records(fusion_records)
+        records += fusion_records
     if args.json:
         with open(args.json, "w") as f:
             json.dump(records, f, indent=1)

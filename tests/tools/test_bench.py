@@ -154,3 +154,17 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
         assert r["array_us"] > 0 and r["bare_us"] > 0
         assert r["overhead_us"] == pytest.approx(r["array_us"] - r["bare_us"], abs=2e-3)
     assert "Array wrapper, per call" in capsys.readouterr().out
+
+
+def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, capsys):
+    path = tmp_path / "fusion.json"
+    assert main(["bench", "--suite", "fusion", "--backend", "emulate", "--no-compile",
+                 "--json", str(path)]) == 0
+    records = [r for r in json.loads(path.read_text()) if r["suite"] == "fusion"]
+    assert len(records) == 6
+    for r in records:
+        assert r["launches"] == 1 and r["unfused_launches"] >= 2
+        assert r["bytes"] == r["inputs_plus_outputs"] < r["unfused_bytes"]
+        assert r["kernel"].startswith("ew_fused_")
+        assert r["fused_us"] > 0 and r["unfused_us"] > r["fused_us"]
+    assert "fusion (emulated" in capsys.readouterr().out

@@ -1,0 +1,119 @@
+"""infini_cupy.fuse in emulation: every case is one launch, bit-identical to the unfused calls
+(and to NumPy where our kernels follow it); the kernels are the NVRTC-compiled ones; what
+cannot be fused runs unfused with a warning naming the call, or raises when strict."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.runtime.launch import prepare, recording
+from tests.support import fusion_cases
+
+CASES = fusion_cases.cases()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built():
+    """Every case's kernel in one emulator library (one g++ run, cached on disk)."""
+    prepare("elementwise.cu", fusion_cases.kernel_names(), backend="emulate")
+
+
+def _outputs(result):
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def _same_bits(a, b):
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("case_id, function, args", CASES, ids=[c[0] for c in CASES])
+def test_fused_is_one_launch_bit_identical_to_unfused(case_id, function, args):
+    fused = xp.fuse(function, strict=True)
+    # operators of plain NumPy arrays are NumPy's: the unfused calls run on Arrays (ours)
+    arrays = [xp.asarray(a, device="emulator") if isinstance(a, np.ndarray) else a for a in args]
+    unfused = [np.asarray(r) for r in _outputs(function(*arrays))]
+    with xp.backend("emulate"):
+        with recording() as launches:
+            first = _outputs(fused(*args))
+        with recording() as again:
+            second = _outputs(fused(*args))  # the cached path
+        name = fused.kernel_name(*args)
+    assert [r.name for r in launches] == [r.name for r in again] == [name]
+    assert name in fusion_cases.kernel_names()  # compiled by NVRTC in test_fusion_nvrtc
+    for a, b, c in zip(first, second, unfused):
+        _same_bits(a, c)
+        _same_bits(b, c)
+
+
+def test_numpy_oracle_on_standardize_and_where():
+    rng = np.random.default_rng(1)
+    x, m = rng.standard_normal((6, 5)), rng.standard_normal(5)
+    c = x > 0
+    with xp.backend("emulate"):
+        got = xp.fuse(lambda x, m, s: (x - m) / s)(x, m, 2.0)
+        sel = xp.fuse(lambda c, x, m: xp.where(c, x, m * 3))(c, x, m)
+    np.testing.assert_array_equal(got, (x - m) / 2.0)
+    np.testing.assert_array_equal(sel, np.where(c, x, m * 3))
+
+
+def test_scalar_arguments_change_per_call():
+    fused = xp.fuse(lambda x, k: x * k)
+    x = np.arange(5, dtype=np.int8)
+    with xp.backend("emulate"):
+        assert fused(x, 3).tolist() == [0, 3, 6, 9, 12]
+        assert fused(x, -2).tolist() == [0, -2, -4, -6, -8]
+        with pytest.raises(OverflowError):
+            fused(x, 1000)  # as xp.multiply(x, 1000)
+
+
+def test_arrays_in_arrays_out_and_the_numpy_backend():
+    fused = xp.fuse(lambda x, y: xp.sqrt(x * x + y * y))
+    x = xp.asarray([3.0, 5.0], device="emulator")
+    r = fused(x, xp.asarray([4.0, 12.0], device="emulator"))
+    assert type(r) is xp.Array and r.device == "emulator"
+    assert np.asarray(r).tolist() == [5.0, 13.0]
+    plain = fused(np.asarray([3.0]), np.asarray([4.0]))  # numpy backend: NumPy runs it
+    assert plain.tolist() == [5.0]
+
+
+def test_empty_and_mismatched_shapes():
+    fused = xp.fuse(lambda x, y: x + y)
+    with xp.backend("emulate"):
+        assert fused(np.zeros((0, 3)), np.ones(3)).shape == (0, 3)
+        with pytest.raises(ValueError, match="cannot be broadcast"):
+            fused(np.zeros(3), np.zeros(4))
+
+
+@pytest.mark.parametrize("body, call", [
+    (lambda x: x - xp.mean(x), "mean()"),
+    (lambda x: x[0] + x, "indexing"),
+    (lambda x: x if x > 0 else -x, "bool(x)"),
+    (lambda x: x * x.shape[0], "x.shape"),
+])
+def test_untraceable_functions_run_unfused_with_a_warning(body, call):
+    x = np.asarray([2.0])  # one element: bool(x) has a meaning unfused
+    with xp.backend("emulate"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = xp.fuse(body)(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.testing.assert_array_equal(result, body(x))
+        assert any(call in str(w.message) and issubclass(w.category, xp.FusionWarning)
+                   for w in caught)
+        with pytest.raises(TypeError, match="cannot fuse"):
+            xp.fuse(body, strict=True)(x)
+
+
+def test_the_stopping_call_is_named_for_other_failures():
+    def uses_reshape(x):
+        return xp.reshape(x, (3,)) + 1
+
+    with xp.backend("emulate"), pytest.raises(TypeError, match="reshape"):
+        xp.fuse(uses_reshape, strict=True)(np.zeros(3))
