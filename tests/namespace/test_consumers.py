@@ -2,7 +2,7 @@
 the array (``x.__array_namespace__()`` / ``array_namespace(x)``), gives NumPy's answers, and
 runs our kernels (launches counted).
 
-Consumers: ``einops.array_api`` and ``array_api_extra``, unmodified.
+Consumers: ``einops.array_api``, ``array_api_extra`` and SciPy (its array-API mode), unmodified.
 """
 
 from __future__ import annotations
@@ -86,3 +86,40 @@ def test_array_api_extra_at_writes_through_our_setitem(arr, to_host):
     assert len(launches) >= 2  # the copy, and x[key] = v as one strided copy
     y = xpx.at(x)[x > 0].add(1.0, copy=True)
     check(y, np.where(h > 0, h + 1, h), to_host)
+
+
+SCIPY_ON_EMULATOR_ARRAYS = """
+import numpy as np, infini_cupy as xp
+from infini_cupy.runtime.launch import recording
+from scipy import special, stats
+rng = np.random.default_rng(5)
+h = rng.standard_normal((40, 3))
+with xp.backend("emulate"), recording() as launches:
+    x = xp.asarray(h)
+    for got, expected in ((special.expit(x), special.expit(h)), (stats.zscore(x), stats.zscore(h)),
+                          (special.logsumexp(x, axis=0), special.logsumexp(h, axis=0))):
+        assert type(got) is xp.Array and got.device == "emulator", type(got)
+        np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-12, atol=1e-14)
+assert launches, "scipy ran without our kernels"
+print("ok")
+"""
+
+
+def test_scipy_array_api_on_emulator_arrays(backend_name):
+    """SciPy's array-API mode (SCIPY_ARRAY_API=1, read at import: a subprocess) finds
+    infini_cupy from emulator Arrays, keeps them Arrays, matches SciPy on NumPy and runs our
+    kernels."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("scipy")
+    if backend_name != "emulate":
+        pytest.skip("runs on emulator Arrays")
+    repo = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, SCIPY_ARRAY_API="1",
+               PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", SCIPY_ON_EMULATOR_ARRAYS], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

@@ -154,17 +154,22 @@ def test_arrays_on_the_current_device_launch_there(side):
     assert [d for _, d in side.launches] == [1]
 
 
-def test_structs_pass_as_size_one_arrays_of_their_dtype(side):
-    """A struct argument reaches CuPy as a NumPy array of size one (CuPy's documented way to
-    pass a struct by value): our 0-d records as they are, any other structured scalar copied."""
+def test_structs_pass_by_value_as_numpy_structured_scalars(side):
+    """Structs reach CuPy as NumPy structured scalars, which CuPy 14 packs by value like any
+    NumPy scalar (its ``CScalar``: checked here against CuPy's own class, no GPU needed), any
+    structured scalar, an element of a larger array too."""
+    import ctypes
+
+    from cupy._core._scalar import CScalar
+
     records = np.zeros(3, array_struct([0]).dtype)
-    records["a"][1] = 20  # an element of a larger array: its base is the whole array
+    records["a"][1] = 20
+    packed = CScalar(records[1])
+    assert ctypes.string_at(packed.ptr, records.dtype.itemsize) == records[1].tobytes()
     src = np.arange(20, dtype=np.float32)
     dst = np.zeros_like(src)
     args = list(_copy_arguments(side, dst, src))
-    args[2] = records[1]
-    converted = cuda._arguments(side, "k", args)
-    assert all(isinstance(a, np.ndarray) and a.size == 1 for a in converted[2:9])
+    args[2] = records[1]  # block_len, from a structured array of three
     cuda.launch("rearrange.cu", COPY, 1, 32, args)
     np.testing.assert_array_equal(dst, src)
 
