@@ -273,6 +273,45 @@ struct VecWidth {  // elements per vector access: 16 bytes of the wider of the t
     static constexpr int value = bytes >= 16 ? 1 : 16 / bytes;
 };
 
+// The strided kernels' layouts: dims outermost first, strides.a[d * ROW + k] the byte stride
+// of dim d for operand k (outputs first, then inputs).
+
+// The innermost dim walked in packs of VEC elements: its length divided, its strides
+// multiplied. Returns the inputs (operands FIRST_IN on, bit k - FIRST_IN) that it broadcasts.
+template <int VEC, int ROW, int FIRST_IN, int NDIM, typename Index>
+__device__ __forceinline__ int pack_inner_dim(ArrayStruct<NDIM, Index> &shape,
+                                              ArrayStruct<NDIM * ROW, Index> &strides) {
+    int broadcast = 0;
+    shape.a[NDIM - 1] /= VEC;
+#pragma unroll
+    for (int k = 0; k < ROW; ++k) {
+        strides.a[(NDIM - 1) * ROW + k] *= VEC;
+        if (k >= FIRST_IN && strides.a[(NDIM - 1) * ROW + k] == 0) broadcast |= 1 << (k - FIRST_IN);
+    }
+    return broadcast;
+}
+
+// The byte offsets of element i (C order over `shape`) for the first NOPS operands.
+template <int NOPS, int ROW, int NDIM, typename Index>
+__device__ __forceinline__ void strided_offsets(Index i, const ArrayStruct<NDIM, Index> &shape,
+                                                const ArrayStruct<NDIM * ROW, Index> &strides,
+                                                Index (&offset)[NOPS]) {
+    Index rest = i;
+#pragma unroll
+    for (int k = 0; k < NOPS; ++k) offset[k] = 0;
+#pragma unroll
+    for (int d = NDIM - 1; d >= 0; --d) {
+        const Index len = shape.a[d];
+        Index coord = rest;
+        if (d > 0) {
+            coord = rest % len;
+            rest = rest / len;
+        }
+#pragma unroll
+        for (int k = 0; k < NOPS; ++k) offset[k] += coord * strides.a[d * ROW + k];
+    }
+}
+
 }  // namespace ic
 
 // ---------------------------------------------------------------- kernels
@@ -344,29 +383,13 @@ __global__ void ew_strided(Tout *out, const Tin *in0, const Tin *in1, const Tin 
     int same_mask = scalar_mask;  // inputs with one value per pack: scalars and broadcasts
     if constexpr (VEC > 1 && NDIM == 2) {
         if (vectorized) {  // the innermost dim counted in packs of VEC elements
-            shape.a[NDIM - 1] /= VEC;
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                strides.a[(NDIM - 1) * 4 + k] *= VEC;
-                if (k > 0 && strides.a[(NDIM - 1) * 4 + k] == 0) same_mask |= 1 << (k - 1);
-            }
+            same_mask |= ic::pack_inner_dim<VEC, 4, 1>(shape, strides);
             count = n / VEC;
         }
     }
     for (Index i = (Index)blockIdx.x * (Index)blockDim.x + (Index)threadIdx.x; i < count; i += step) {
-        Index offset[NIN + 1] = {};
-        Index rest = i;
-#pragma unroll
-        for (int d = NDIM - 1; d >= 0; --d) {
-            const Index len = shape.a[d];
-            Index coord = rest;
-            if (d > 0) {
-                coord = rest % len;
-                rest = rest / len;
-            }
-#pragma unroll
-            for (int k = 0; k <= NIN; ++k) offset[k] += coord * strides.a[d * 4 + k];
-        }
+        Index offset[NIN + 1];
+        ic::strided_offsets<NIN + 1, 4>(i, shape, strides, offset);
         if constexpr (VEC > 1 && NDIM == 2) {
             if (vectorized) {
                 typedef ic::Pack<Tin, VEC> PackIn;

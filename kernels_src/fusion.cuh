@@ -179,29 +179,13 @@ struct FusedBody<Fused<E...>, seq<O...>, seq<I...>, T...> {
         int same_mask = 0;  // inputs broadcast along the inner dim: one value per pack
         if constexpr (VEC > 1 && NDIM == 2) {
             if (vectorized) {
-                shape.a[NDIM - 1] /= VEC;
-#pragma unroll
-                for (int k = 0; k < N; ++k) {
-                    strides.a[(NDIM - 1) * N + k] *= VEC;
-                    if (k >= NOUT && strides.a[(NDIM - 1) * N + k] == 0) same_mask |= 1 << (k - NOUT);
-                }
+                same_mask = pack_inner_dim<VEC, N, NOUT>(shape, strides);
                 count = n / VEC;
             }
         }
         for (Index i = (Index)blockIdx.x * (Index)blockDim.x + (Index)threadIdx.x; i < count; i += step) {
-            Index offset[N] = {};
-            Index rest = i;
-#pragma unroll
-            for (int d = NDIM - 1; d >= 0; --d) {
-                const Index len = shape.a[d];
-                Index coord = rest;
-                if (d > 0) {
-                    coord = rest % len;
-                    rest = rest / len;
-                }
-#pragma unroll
-                for (int k = 0; k < N; ++k) offset[k] += coord * strides.a[d * N + k];
-            }
+            Index offset[N];
+            strided_offsets<N, N>(i, shape, strides, offset);
             if constexpr (VEC > 1 && NDIM == 2) {
                 if (vectorized) {
                     Row<Pack<Op_t<NOUT + I>, VEC>...> in;

@@ -20,19 +20,6 @@ from infini_cupy.runtime.launch import recording
 rng = np.random.default_rng(7)
 
 
-@pytest.fixture
-def arr(to_device):
-    """NumPy -> an Array on the suite's device (the emulator, or the GPU)."""
-    return lambda h: xp.asarray(to_device(h))
-
-
-@pytest.fixture
-def host(to_host):
-    def convert(a):
-        assert type(a) is xp.Array, type(a)
-        return to_host(a)
-
-    return convert
 
 
 def test_discovered_from_the_array(arr):

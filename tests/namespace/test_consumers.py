@@ -19,10 +19,6 @@ xpx = pytest.importorskip("array_api_extra")
 rng = np.random.default_rng(3)
 
 
-@pytest.fixture
-def arr(to_device):
-    return lambda h: xp.asarray(to_device(h))
-
 
 def check(got, expected, to_host):
     assert type(got) is xp.Array, type(got)  # the consumer stayed in our namespace

@@ -21,18 +21,6 @@ from infini_cupy.runtime.launch import recording
 rng = np.random.default_rng(31)
 
 
-@pytest.fixture
-def arr(to_device):
-    return lambda h: xp.asarray(to_device(h))
-
-
-@pytest.fixture
-def host(to_host):
-    def convert(a):
-        assert type(a) is xp.Array, type(a)
-        return to_host(a)
-
-    return convert
 
 
 UFUNCS = [np.add, np.subtract, np.multiply, np.divide, np.power, np.arctan2, np.hypot,

@@ -18,14 +18,9 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import config
-from infini_cupy.namespace import versions
 
 rng = np.random.default_rng(2025)
 
-
-@pytest.fixture
-def arr(to_device):
-    return lambda h: xp.asarray(to_device(h))
 
 
 # ---- versions
