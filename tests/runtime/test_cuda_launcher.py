@@ -265,3 +265,26 @@ def test_without_a_stand_in_the_launcher_asks_cupy(monkeypatch):
         assert cuda.max_dynamic_shared() is None
         with pytest.raises(Exception):
             cuda.device_arch()
+
+
+def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
+    """What the launcher touches exists in the installed CuPy with the stand-in's meaning
+    (checked without a GPU: nothing here loads or launches), so the stand-in cannot drift
+    into an API CuPy does not have."""
+    import cupy
+
+    assert type(cupy.RawModule(path="/no/such.cubin")).__name__ == "RawModule"  # loads lazily
+    with pytest.raises(TypeError, match="Exactly one of `code` and `path`"):
+        cupy.RawModule(code="", path="x")
+    assert callable(cupy.RawModule.get_function)
+    setter = cupy.RawKernel.__dict__["max_dynamic_shared_size_bytes"]
+    assert hasattr(setter, "__set__")  # settable, as the opt-in needs
+    standin = cupy_standin.CupyStandin()
+    assert (cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
+            == standin.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin)
+    for name in ("getDevice", "deviceGetAttribute", "getDeviceCount"):
+        assert callable(getattr(cupy.cuda.runtime, name))
+    assert (cupy.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            == standin.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    for name in ("__enter__", "__exit__", "compute_capability", "id"):
+        assert hasattr(cupy.cuda.Device, name), name
