@@ -18,6 +18,7 @@ import traceback
 import numpy as np
 
 from .. import config
+from ..arrays import as_strided
 from ..runtime.launch import recording
 from .cases import parse_layout
 
@@ -29,14 +30,9 @@ def _strided(to_device, shape, strides_in_elements, dtype, rng):
     span = sum((n - 1) * abs(s) for n, s in zip(shape, strides_in_elements)) + 1
     base = rng.standard_normal(span).astype(dtype)
     first = sum((n - 1) * -s for n, s in zip(shape, strides_in_elements) if s < 0)
-    host = np.lib.stride_tricks.as_strided(
-        base[first:], shape, tuple(s * dtype.itemsize for s in strides_in_elements))
-    device_base = to_device(base)
-    from ..arrays import as_strided
-
-    device = as_strided(device_base[first:], shape,
-                        tuple(s * dtype.itemsize for s in strides_in_elements))
-    return device, host
+    strides = tuple(s * dtype.itemsize for s in strides_in_elements)
+    return (as_strided(to_device(base)[first:], shape, strides),
+            as_strided(base[first:], shape, strides))
 
 
 def _cases(to_device, rng, device_count: int):

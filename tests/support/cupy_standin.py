@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
-from infini_cupy.runtime import nvrtc
+from infini_cupy.runtime import cuda, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
 
 STATIC_SHARED_LIMIT = 49152
@@ -337,8 +337,6 @@ _side = CupyStandin()
 def installed(capabilities=(90,)):
     """A fresh stand-in with devices of these compute capabilities, installed for the cuda
     launcher (every thread); threads start on device 0 without contexts."""
-    from infini_cupy.runtime import cuda
-
     global _side
     previous, _side = _side, CupyStandin(capabilities)
     _thread.device, _thread.contexts = 0, frozenset()
@@ -354,8 +352,6 @@ class ThroughCudaLauncher:
     stand-in arrays on the current device, and the stand-in runs them in the emulator."""
 
     def launch(self, source, name, grid, block, args, shared_mem=0):
-        from infini_cupy.runtime import cuda
-
         args = [ndarray(a) if isinstance(a, np.ndarray) else a for a in args]
         cuda.launch(source, name, grid, block, args, shared_mem)
 
