@@ -75,6 +75,26 @@ __device__ __forceinline__ void st(T *p, const T &v) {
     *p = v;
 }
 
+// Shared memory access. On the GPU a plain access; in emulation it is reported to the
+// emulator (emu::on_shared_access), which can trace it so the profiler counts shared-memory
+// bank conflicts per warp access as it counts global sectors. Kernels reach __shared__ and
+// dynamic shared memory through these, never directly.
+template <typename T>
+__device__ __forceinline__ T lds(const T *p) {
+#ifdef INFINI_EMULATION
+    emu::on_shared_access(p, sizeof(T), false);
+#endif
+    return *p;
+}
+
+template <typename T>
+__device__ __forceinline__ void sts(T *p, const T &v) {
+#ifdef INFINI_EMULATION
+    emu::on_shared_access(p, sizeof(T), true);
+#endif
+    *p = v;
+}
+
 // Dynamic shared memory: the launch's shared_mem bytes per block, 16-byte aligned (a block
 // may declare 48 KiB statically; beyond, the launcher opts the kernel in to more).
 __device__ __forceinline__ unsigned char *dynamic_shared_memory() {

@@ -76,6 +76,8 @@ namespace emu {
 // Checks [p, p + bytes) against the launch's buffers and records it when tracing; a bad
 // access ends the kernel here, before it happens.
 void on_access(const void *p, size_t bytes, bool is_write);
+// A shared-memory access (common.cuh's lds/sts): traced for bank-conflict counts when tracing.
+void on_shared_access(const void *p, size_t bytes, bool is_write);
 void sync_threads();  // block barrier: waits for every thread of the block that has not exited
 void sync_warp();     // the same, for the 32 threads of this thread's warp
 // Publishes `value` for the warp (after a warp barrier); the 32 lanes' values stay readable

@@ -214,6 +214,10 @@ void on_access(const void *p, size_t bytes, bool is_write) {
     }
 }
 
+void on_shared_access(const void *, size_t, bool) {
+    // Not traced yet: the bank-conflict model records these (address, size, warp, lane).
+}
+
 static inline void wait_at(ThreadState state) {
     Worker &w = *t_current_worker;
     Fiber &f = *w.current;
