@@ -12,6 +12,8 @@ function also takes and returns plain NumPy and CuPy arrays.
 Array([0., 1., 2.], device='cpu')
 """
 
+from . import about
+from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
 from .namespace import (boundary, data_movement, delegated, elementwise_functions,
@@ -53,7 +55,9 @@ __all__ = list(dict.fromkeys([
     "Device",
     "fuse",
     "FusionWarning",
+    "show_config",
 ]))
+__version__ = about.package_version()
 del (data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators,
      numpy_protocols, _public)
 
