@@ -16,7 +16,7 @@ from . import about
 from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
-from .namespace import (boundary, data_movement, delegated, elementwise_functions,
+from .namespace import (boundary, data_movement, delegated, docstrings, elementwise_functions,
                         extension_dtypes, numpy_protocols, operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
@@ -41,6 +41,7 @@ globals().update({_name: getattr(extension_dtypes, _name)
                   for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
 operators.install(_public)
 numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
+docstrings.install(_public, delegated.__all__)  # numpydoc docstrings from the op table
 
 # dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
@@ -58,7 +59,7 @@ __all__ = list(dict.fromkeys([
     "show_config",
 ]))
 __version__ = about.package_version()
-del (data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators,
+del (data_movement, delegated, docstrings, elementwise_functions, extension_dtypes, boundary, operators,
      numpy_protocols, _public)
 
 
