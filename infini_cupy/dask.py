@@ -42,6 +42,7 @@ from .arrays import is_array
 from .elementwise.ops import OPS
 from .elementwise.plan import broadcast_shapes
 from .namespace import patterns
+from .namespace.docstrings import dask_elementwise_doc
 
 # The array API standard's elementwise functions, from the op table.
 ELEMENTWISE_NAMES = tuple(OPS)
@@ -117,9 +118,7 @@ def _make(name: str):
         def function(x1, x2, /):
             return _map(name, func, (x1, x2))
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = (f"infini_cupy.{name} chunk by chunk over dask arrays (one blockwise "
-                        f"layer; broadcasting, promotion and weak scalars as ours).\n\n"
-                        f"{func.__doc__ or ''}")
+    function.__doc__ = dask_elementwise_doc(OPS[name])
     return function
 
 

@@ -40,6 +40,8 @@ _DOMAIN = {"acos": [-0.5, 0.0, 0.5], "asin": [-0.5, 0.0, 0.5], "atanh": [-0.5, 0
 def _example_inputs(op: ElementwiseOp) -> list[list]:
     if op.group == "boolean":
         return [[True, False, True], [True, True, False]][:op.arity]
+    if op.name == "clip":
+        return [[0.5, 1.0, 2.5]]
     if op.group.startswith("integer"):
         return [[12, 10, 7], [3, 6, 5]][:op.arity]
     if op.name in ("real", "imag", "conj"):
@@ -120,6 +122,50 @@ def elementwise_doc(op: ElementwiseOp) -> str:
         *_example(op),
     ]
     return "\n".join(text) + "\n"
+
+
+def dask_elementwise_doc(op: ElementwiseOp) -> str:
+    """The numpydoc docstring of ``infini_cupy.dask.<op.name>``."""
+    inputs = _example_inputs(op)
+    ints = op.group.startswith("integer")
+    names = ["x1", "x2"] if op.arity == 2 else ["x"]
+    example = [">>> import numpy as np, dask.array as da", ">>> from infini_cupy import dask as xd"]
+    natives = []
+    for name, values in zip(names, inputs):
+        dtype = ", dtype=np.int8" if ints else ""
+        example.append(f">>> {name} = da.from_array(np.asarray({_literal(values)}{dtype}), "
+                       "chunks=2)")
+        natives.append(np.asarray(values, dtype=np.int8 if ints else None))
+    if op.name == "clip":  # x and two bounds
+        expected = np.clip(natives[0], 1.0, 2.0)
+        example += [">>> xd.clip(x, 1.0, 2.0).compute()", repr(expected)]
+        operands = ("min, max : dask.array.Array, Python scalar or None\n    The bounds.\n"
+                    "x : dask.array.Array")
+    else:
+        expected = np.asarray(getattr(np, op.numpy_name)(*natives))
+        example += [f">>> xd.{op.name}({', '.join(names)}).compute()", repr(expected)]
+        operands = "x : dask.array.Array" if op.arity == 1 else (
+            "x1, x2 : dask.array.Array or Python scalar")
+    return "\n".join([
+        f"``infini_cupy.{op.name}`` chunk by chunk over Dask arrays: {op.summary[0].lower()}"
+        f"{op.summary[1:]}",
+        "",
+        "One blockwise layer, one task per output chunk, each running "
+        f":func:`infini_cupy.{op.name}` on its chunks (our kernel for CuPy chunks and, under "
+        "``backend(\"emulate\")``, NumPy chunks; NumPy otherwise). Broadcasting is NumPy's; "
+        "the result dtype is ours, found when the graph is built.",
+        "",
+        "Parameters", "----------", operands,
+        f"    Inputs of {_GROUP_WORDS[op.group]} (NumPy, CuPy or infini_cupy.Array chunks).",
+        "",
+        "Returns", "-------", "dask.array.Array", "    The lazy result; ``compute()`` runs it.",
+        "",
+        "Raises", "------", "TypeError",
+        f"    A dtype outside the {_GROUP_WORDS[op.group]}, or an input that is not a Dask "
+        "array; when the graph is built.",
+        "ValueError", "    Shapes that do not broadcast; when the graph is built.",
+        "",
+        "Examples", "--------", *example]) + "\n"
 
 
 def _operator_example(dunder: str, function: str, symbol: str, kind: str) -> list[str]:
