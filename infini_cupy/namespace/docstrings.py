@@ -254,8 +254,12 @@ OPERATOR_DOCS = {dunder: operator_doc(dunder, function, kind)
                  for dunder, function, kind in _operators()}
 
 # The elementwise functions' doctests run from ``infini_cupy`` (their ``__module__``); the
-# operators' are collected here.
+# Array's methods and operators (a class of ``infini_cupy`` defined in array.py, which
+# doctest's finder skips in both modules) are collected here.
 __test__ = {f"Array.{k}": v for k, v in OPERATOR_DOCS.items()}
+__test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array).items()
+                 if callable(member) and ">>>" in (member.__doc__ or "")
+                 and name not in OPERATOR_DOCS})
 
 
 def install(public: dict, delegated_names) -> None:
