@@ -36,6 +36,7 @@ extensions = [
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 templates_path = []
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"infini_cupy {release}"
 html_theme_options = {
