@@ -46,7 +46,7 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": [],
 }
-html_sidebars = {"index": []}
+html_sidebars = {"index": [], "getting_started": [], "changelog": []}  # no section navigation there
 
 # MyST: fenced code, ::: directives, heading anchors for cross-page links
 myst_enable_extensions = ["colon_fence", "deflist"]
