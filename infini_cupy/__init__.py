@@ -58,7 +58,6 @@ __all__ = list(dict.fromkeys([
     "FusionWarning",
     "show_config",
 ]))
-__version__ = about.package_version()
 del (data_movement, delegated, docstrings, elementwise_functions, extension_dtypes, boundary, operators,
      numpy_protocols, _public)
 
@@ -69,6 +68,8 @@ def __dir__():
 
 
 def __getattr__(name):
+    if name == "__version__":  # the installed metadata, read when asked (not at import)
+        return about.package_version()
     # bfloat16 is absent without ml_dtypes: say what to install rather than just "no attribute"
     if name == "bfloat16":
         raise AttributeError(f"module 'infini_cupy' has no attribute 'bfloat16': {_BFLOAT16_HINT}")

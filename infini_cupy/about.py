@@ -3,15 +3,15 @@ devices, NVRTC, cache folder), also printed by ``python -m infini_cupy --version
 
 from __future__ import annotations
 
-import platform
 import sys
-from importlib import metadata
 
 from . import config
 
 
 def package_version() -> str:
     """The installed distribution's version (``pip install -e .`` installs it too)."""
+    from importlib import metadata  # here: ``import infini_cupy`` need not load it
+
     try:
         return metadata.version("infini_cupy")
     except metadata.PackageNotFoundError:  # a checkout on sys.path, never installed
@@ -19,6 +19,8 @@ def package_version() -> str:
 
 
 def _version_of(module: str) -> str:
+    from importlib import metadata
+
     try:
         return metadata.version(module)
     except metadata.PackageNotFoundError:
@@ -58,6 +60,8 @@ def config_info() -> dict[str, str]:
     >>> info["infini_cupy"] == xp.__version__, info["backend"] in ("numpy", "emulate", "cuda")
     (True, True)
     """
+    import platform
+
     from .runtime.emulate.build import _installed_compiler
 
     cupy_version, devices = _cupy_and_devices()
