@@ -82,7 +82,7 @@ def _entry(name: str, module: str = "infini_cupy") -> list[str]:
     if name in ("Array",):
         members = [m for m in ARRAY_MEMBERS + OPERATORS + REFLECTED + INPLACE
                    if hasattr(infini_cupy.Array, m)]
-        lines = [f".. autoclass:: {name}", ""]
+        lines = [f".. autoclass:: {name}()", ""]  # made by asarray, not its constructor
         for member in members:
             kind = ("autoproperty" if isinstance(getattr(infini_cupy.Array, member), property)
                     else "automethod")
@@ -112,7 +112,7 @@ def _page(stem: str, title: str, intro: str, names: list[str]) -> str:
         module = f"infini_cupy.{stem}"
         names = [n.split(".", 1)[1] for n in names]
     lines = [title, "=" * len(title), "", f".. currentmodule:: {module}", "", intro, "",
-             ".. autosummary::", ""]
+             ".. autosummary::"] + (["   :nosignatures:"] if stem == "array" else []) + [""]
     lines += [f"   {n}" for n in names if n not in ("__array_api_version__",)] + [""]
     for name in names:
         lines += _entry(name, module)
