@@ -112,7 +112,8 @@ class Array:
         return wrap(self._a.swapaxes(-1, -2), self._b)
 
     def __array_namespace__(self, /, *, api_version: str | None = None):
-        """``infini_cupy`` (2025.12), or an earlier version's namespace (:mod:`.versions`)."""
+        """``infini_cupy`` (standard 2025.12); ``api_version="2024.12"`` (or 2023.12, 2022.12,
+        2021.12) gives a namespace of the same functions with that version's list returns."""
         return versions.namespace(api_version)
 
     def to_device(self, device, /, *, stream=None) -> Array:
