@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .profiler import _rank_in_direction
+from ..runtime.emulate.launcher import direction_ranks
 
 BANKS = 32
 WORD = 4
@@ -77,7 +77,7 @@ def count(records: np.ndarray) -> BankStats:
     thread in program order, as the emulator returns them)."""
     if records.size == 0:
         return NO_SHARED
-    records, rank, piece = _pieces(records, _rank_in_direction(records))
+    records, rank, piece = _pieces(records, direction_ranks(records))
     size = records["bytes"].astype(np.int64)
     lanes_per_phase = 32 // np.maximum(1, np.maximum(size, WORD) // WORD)
     phase = (records["thread"] % 32).astype(np.int64) // lanes_per_phase

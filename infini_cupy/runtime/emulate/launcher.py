@@ -272,6 +272,24 @@ def _fault_error(kernel: _Kernel, fault: _Fault, args) -> KernelFault:
 # ---- tracing
 
 
+def direction_ranks(records: np.ndarray) -> np.ndarray:
+    """The k of "the k-th read (write) of its thread" for every record: reads and writes are
+    numbered apart, so a thread's reads line up with its warp's even when lanes differ in how
+    many reads precede their writes. Records come grouped by (block, thread), in program order."""
+    n = records.size
+    thread_start = np.r_[True, (records["thread"][1:] != records["thread"][:-1])
+                         | (records["block"][1:] != records["block"][:-1])]
+    starts = np.flatnonzero(thread_start)
+    run = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n]))
+    rank = np.empty(n, np.int64)
+    for is_write in (False, True):
+        mine = records["is_write"] == is_write
+        count = np.cumsum(mine)  # this direction's records up to and including each one
+        before_run = (count - mine)[starts]  # ...before each thread's first record
+        rank[mine] = (count - 1 - before_run[run])[mine]
+    return rank
+
+
 @dataclass(frozen=True)
 class LaunchTrace:
     """Every checked global access of one launch, and its shared-memory accesses."""
