@@ -94,3 +94,33 @@ def test_the_record_carries_the_models_figures(records):
     assert {"sector_limit", "shared_limit", "issue_limit", "latency_limit", "waves_limit",
             "instructions_per_byte", "bytes_in_flight_per_sm", "waves"} <= set(r)
     assert r["predicted_fraction"] == min(r[k] for k in r if k.endswith("_limit"))
+
+
+def test_bench_shows_the_model_beside_the_sector_counts(tmp_path, capsys):
+    from infini_cupy.__main__ import main
+
+    path = tmp_path / "bench.json"
+    assert main(["bench", "--case", "96,80:1,96:C:float32", "--backend", "emulate",
+                 "--no-compile", "--json", str(path)]) == 0
+    (record,) = json.loads(path.read_text())
+    assert record["kernel"].startswith("tiled_copy<4,") and record["bank_conflicts"] >= 1.0
+    assert 0 < record["predicted_fraction"] <= 1 and record["limiter"] in (
+        "sector", "shared", "issue", "latency", "waves")
+    assert record["sass"][record["kernel"]]["registers"] > 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    assert header.split()[5:11] == ["banks", "i/B", "KiB/SM", "waves", "pred", "limit"]
+    assert f"{record['predicted_fraction']:5.2f}" in row
+
+
+def test_plan_prints_the_model(capsys):
+    from infini_cupy.__main__ import main
+
+    # NCHW -> NHWC, 8 x 256 x 14 x 14 fp32: short dims, the packed kernel, 40 blocks
+    assert main(["plan", "--case", "8,14,14,256:50176,14,1,196:C:float32",
+                 "--profile-blocks", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "40 blocks x 512 threads, 10,035 units per block" in out
+    assert "wavefronts per conflict-free wavefront" in out
+    model = out[out.index("H100 model"):]
+    assert "sm_90: 42 registers" in model and "blocks per SM (limited by registers)" in model
+    assert "waves 0.30" in model and "predicted 0.11 of an H100 SXM copy" in model
