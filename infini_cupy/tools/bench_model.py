@@ -14,7 +14,7 @@ import math
 from ..elementwise.plan import MAX_GRID as ELEMENTWISE_MAX_GRID
 from ..strided.plan_cache import pack, plan_for
 from . import cases as bench_cases
-from . import gpu_model, sass
+from . import cubin, gpu_model, sass
 
 
 def kernel_sass(source: str, name: str):
@@ -75,7 +75,7 @@ def model_record(case, launches, emulated_shape) -> dict:
     if figures:
         record["sass"] = figures
     else:
-        record["sass_missing"] = f"no SASS read (NVRTC or nvdisasm missing: {sass.NVDISASM_HINT})"
+        record["sass_missing"] = f"no SASS read (NVRTC or nvdisasm missing: {cubin.NVDISASM_HINT})"
     return record
 
 

@@ -30,7 +30,7 @@ from ..strided.plan_cache import pack
 from ..strided.packed_planner import PackedPlan
 from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
 from ..strided.tile_planner import TilePlan
-from . import bench_model, gpu_model, profiler, sass
+from . import bench_model, cubin, gpu_model, profiler
 from .cases import CaseSyntaxError, parse_layout, split_case
 
 HELP = "print the plan (normalized dims, unit, block/grid split, kernel) of a strided copy"
@@ -211,7 +211,7 @@ def describe_model(plan, layout, profile) -> list[str]:
     code = bench_model.kernel_sass(source, plan.kernel)
     lines = []
     if code is None:
-        lines.append(f"no SASS read ({sass.NVDISASM_HINT}); issue and latency limits left out")
+        lines.append(f"no SASS read ({cubin.NVDISASM_HINT}); issue and latency limits left out")
     else:
         lines.append(
             f"sm_90: {code.registers} registers, {code.shared_bytes + shared_mem} bytes of "

@@ -1,5 +1,5 @@
 """Static reading of a kernel's sm_90 code: what NVRTC makes of one name expression, read from
-its cubin and from the SASS ``nvdisasm`` prints (the ``nvidia-cuda-nvdisasm`` wheel); no GPU.
+its cubin and from the SASS ``nvdisasm`` prints (:mod:`.cubin`); no GPU.
 
 Per kernel variant, :func:`read_kernel` gives a :class:`KernelSass`:
 
@@ -11,39 +11,37 @@ Per kernel variant, :func:`read_kernel` gives a :class:`KernelSass`:
   and stores (``LDG.E.128``: 16 bytes), **instructions per byte** moved, the global loads a
   thread has in flight (those issued before the first instruction that uses a loaded
   register), and its calls to the 64-bit **division helpers**
-  (``CALL.REL`` to ``__cuda_sm20_div_s64`` and the like); **spills** (``LDL``/``STL``).
+  (``CALL.REL`` to ``__cuda_sm20_div_s64`` and the like); **spills** (``LDL``/``STL``);
+  and the **per-tile instructions**: those of the loop around the hot loops (a staged copy's
+  loop over tiles) outside them.
 
 Compiling and disassembling take about a second per variant, so results are cached on disk
 under ``$INFINI_CUPY_CACHE_DIR/sass``, keyed by the expanded source, the name expression,
 the architecture and the NVRTC version.
 
->>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0>")     # doctest: +SKIP
->>> k.registers, k.spills, k.main_load.load_widths                  # doctest: +SKIP
-(32, 0, (4,))
+>>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0>")
+>>> k.registers, k.spills, k.main_load.load_widths, k.helper_calls
+(32, 0, (4,), ())
 """
 
 from __future__ import annotations
 
 import functools
-import glob
 import hashlib
 import json
 import os
 import re
-import shutil
-import struct
-import subprocess
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import config
 from ..runtime.nvrtc import compile_program, nvrtc_version
 from ..runtime.sources import expanded_source
+from .cubin import (EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections,
+                    whole_cubin)
 
 ARCH = "sm_90"
 FORMAT = 3  # bump when what is cached changes
-NVDISASM_HINT = "pip install nvidia-cuda-nvdisasm (the wheel of NVRTC's CUDA major version)"
 DIVISION_HELPER = re.compile(r"__cuda_sm\d+_(div|rem|urem|udiv)\w*")
 
 
@@ -139,86 +137,6 @@ class KernelSass:
         widths = [w for lp in (self.main_load, self.main_store) if lp
                   for w in lp.load_widths + lp.store_widths]
         return max(widths, default=0)
-
-
-# ---------------------------------------------------------------- tools
-
-
-@functools.lru_cache(maxsize=1)
-def nvdisasm() -> str:
-    """Path of ``nvdisasm``: the nvidia-cuda-nvdisasm wheel's, else one on PATH;
-    RuntimeError saying what to install."""
-    try:
-        import nvidia
-
-        for root in nvidia.__path__:
-            for found in sorted(glob.glob(os.path.join(root, "*", "bin", "nvdisasm"))):
-                if os.access(found, os.X_OK):
-                    return found
-    except ImportError:
-        pass
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    raise RuntimeError(f"reading SASS needs nvdisasm: {NVDISASM_HINT}")
-
-
-def _elf_extent(cubin: bytes) -> int:
-    """Bytes an ELF64 image spans (its headers, sections and segments)."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    phoff, = struct.unpack_from("<Q", cubin, 0x20)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", cubin, 0x36)
-    end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
-    for k in range(shnum):
-        kind, = struct.unpack_from("<I", cubin, shoff + k * shentsize + 4)
-        offset, size = struct.unpack_from("<QQ", cubin, shoff + k * shentsize + 0x18)
-        if kind != 8:  # SHT_NOBITS occupies no bytes
-            end = max(end, offset + size)
-    for k in range(phnum):
-        offset, = struct.unpack_from("<Q", cubin, phoff + k * phentsize + 8)
-        filesz, = struct.unpack_from("<Q", cubin, phoff + k * phentsize + 0x20)
-        end = max(end, offset + filesz)
-    return end
-
-
-def whole_cubin(cubin: bytes) -> bytes:
-    """The cubin padded to the size its ELF headers give: some CuPy versions' getCUBIN drop
-    the last byte (a zero), which nvdisasm refuses."""
-    return cubin + b"\0" * max(0, _elf_extent(cubin) - len(cubin))
-
-
-def _sections(cubin: bytes) -> dict[str, tuple[int, int, int, int]]:
-    """name -> (type, offset, size, info) of every section."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 0x3A)
-    headers = [struct.unpack_from("<IIQQQQII", cubin, shoff + k * shentsize) for k in range(shnum)]
-    names_at = headers[shstrndx][4]
-    out = {}
-    for name, kind, _flags, _addr, offset, size, _link, info in headers:
-        end = cubin.index(b"\0", names_at + name)
-        out[cubin[names_at + name:end].decode()] = (kind, offset, size, info)
-    return out
-
-
-EIATTR_FRAME_SIZE, EIATTR_REGCOUNT = 0x11, 0x2F
-
-
-def _info_values(cubin: bytes, sections, attribute: int) -> list[int]:
-    """The values of one (symbol, value) attribute of the .nv.info section: stack bytes
-    (EIATTR_FRAME_SIZE) or registers (EIATTR_REGCOUNT) per function."""
-    if ".nv.info" not in sections:
-        return []
-    _, offset, size, _ = sections[".nv.info"]
-    at, end, values = offset, offset + size, []
-    while at + 4 <= end:
-        fmt, attr, length = struct.unpack_from("<BBH", cubin, at)
-        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
-            if attr == attribute and length >= 8:
-                values.append(struct.unpack_from("<I", cubin, at + 8)[0])
-            at += 4 + length
-        else:
-            at += 4
-    return values
 
 
 # ---------------------------------------------------------------- SASS text
@@ -405,30 +323,18 @@ def _from_json(data: dict) -> KernelSass:
     return KernelSass(**data, loops=loops)
 
 
-def disassemble(cubin: bytes) -> str:
-    """``nvdisasm -c`` of a cubin (its code sections only)."""
-    with tempfile.TemporaryDirectory(prefix="infini_cupy-sass-") as folder:
-        path = Path(folder) / "kernel.cubin"
-        path.write_bytes(whole_cubin(cubin))
-        done = subprocess.run([nvdisasm(), "-c", "-g", str(path)], capture_output=True,
-                              text=True, timeout=120)
-    if done.returncode:
-        raise RuntimeError(f"nvdisasm failed: {done.stderr.strip()}")
-    return done.stdout
-
-
 def compile_and_read(source: str, name: str, arch: str = ARCH) -> KernelSass:
     """Compile one name expression with NVRTC and read its cubin and SASS (no cache)."""
     program = compile_program(source, [name], arch)
     cubin = whole_cubin(program.binary)
-    sections = _sections(cubin)
+    found = sections(cubin)
     lowered = program.lowered_names[name]
-    shared = sections.get(f".nv.shared.{lowered}")
+    shared = found.get(f".nv.shared.{lowered}")
     instructions, spills, loops, per_block = analyze(disassemble(cubin))
     return KernelSass(source, name, arch,
-                      max(_info_values(cubin, sections, EIATTR_REGCOUNT), default=0),
+                      max(info_values(cubin, found, EIATTR_REGCOUNT), default=0),
                       shared[2] if shared else 0,
-                      max(_info_values(cubin, sections, EIATTR_FRAME_SIZE), default=0), spills,
+                      max(info_values(cubin, found, EIATTR_FRAME_SIZE), default=0), spills,
                       instructions, tuple(loops), per_block)
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from infini_cupy.tools import bench_model
 from infini_cupy.tools import cases as bench_cases
-from infini_cupy.tools import sass
+from infini_cupy.tools import cubin
 
 CASES = bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE
 BASELINE = json.loads((Path(__file__).with_name("model_baseline.json")).read_text())
@@ -51,7 +51,7 @@ def _params(cases, rework):
 @pytest.fixture(scope="module")
 def records():
     try:
-        sass.nvdisasm()
+        cubin.nvdisasm()
     except RuntimeError as e:  # pragma: no cover - the test extra installs it
         pytest.skip(str(e))
     memo = {}
