@@ -118,6 +118,11 @@ def print_summary(records) -> None:
             line += "; below: " + ", ".join(
                 f"{r['case']} {r['predicted_fraction']:.2f} ({r['limiter']})" for r in below)
         print(line)
+        measured = [r for r in rows if "measured_fraction" in r]
+        if measured:  # on a GPU: the model against the measurement
+            print(f"{suite}: measured / predicted fraction of a copy: " + ", ".join(
+                f"{r['case']} {r['measured_fraction']:.2f} / {r['predicted_fraction']:.2f}"
+                for r in measured))
 
 
 def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:

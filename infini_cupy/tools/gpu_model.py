@@ -21,8 +21,8 @@ each a fraction of that best (1.0: not limiting), and the prediction is the lowe
 - **waves**: the blocks of a grid spread over 132 SMs; the SM with the most blocks sets the
   time: ``(blocks / 132) / ceil(blocks / 132)``.
 
-These are estimates from first principles; a GPU run (``gpu-check``, ``bench`` on a GPU)
-prints the measured GB/s beside them, which calibrates the model.
+These are estimates from first principles; ``bench`` on a GPU prints the measured GB/s (and
+``measured_fraction``) beside them, which calibrates the model.
 
 >>> limits = predict(sector=(1.0, 1.0), shared_wavefronts_per_byte=0.0,
 ...                  kernel=None, grid_blocks=4096, block_threads=256)
