@@ -83,7 +83,8 @@ def sass_figures(code) -> dict:
     """One kernel variant's SASS figures, JSON-ready."""
     return {"registers": code.registers, "shared_bytes": code.shared_bytes,
             "local_bytes": code.local_bytes, "spills": code.spills,
-            "instructions_per_byte": round(code.instructions_per_byte, 2),
+            "instructions_per_byte": (round(code.instructions_per_byte, 2)
+                                      if math.isfinite(code.instructions_per_byte) else None),
             "per_tile_instructions": code.per_block_instructions,
             "bytes_in_flight_per_thread": code.bytes_in_flight,
             "widest_access": code.widest_access,

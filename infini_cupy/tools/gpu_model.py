@@ -26,7 +26,7 @@ These are estimates from first principles; ``bench`` on a GPU prints the measure
 
 >>> limits = predict(sector=(1.0, 1.0), shared_wavefronts_per_byte=0.0,
 ...                  kernel=None, grid_blocks=4096, block_threads=256)
->>> limits.fraction, limits.limiter
+>>> round(limits.fraction, 3), limits.limiter
 (0.97, 'waves')
 """
 
@@ -100,7 +100,7 @@ class Prediction:
 
     @property
     def fraction(self) -> float:
-        return round(min(self.limits.values()), 3)
+        return min(self.limits.values())
 
     @property
     def limiter(self) -> str:
@@ -108,9 +108,10 @@ class Prediction:
 
     def record(self) -> dict:
         """JSON-ready figures."""
-        return {"predicted_fraction": self.fraction, "limiter": self.limiter,
+        return {"predicted_fraction": round(self.fraction, 3), "limiter": self.limiter,
                 **{f"{k}_limit": round(v, 3) for k, v in self.limits.items()},
-                "instructions_per_byte": round(self.instructions_per_byte, 2),
+                "instructions_per_byte": (round(self.instructions_per_byte, 2)
+                                          if math.isfinite(self.instructions_per_byte) else None),
                 "bytes_in_flight_per_sm": round(self.bytes_in_flight_per_sm),
                 "blocks_per_sm": self.blocks_per_sm, "waves": round(self.waves, 2)}
 
@@ -145,7 +146,7 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     registers = kernel.registers if kernel else 0
     shared_bytes = (kernel.shared_bytes if kernel else 0) + dynamic_shared
     blocks_per_sm, limiter = occupancy(registers, shared_bytes, block_threads, device)
-    ipb = kernel.instructions_per_byte if kernel else 0.0
+    ipb = kernel.instructions_per_byte if kernel else 0.0  # inf: no hot loop found
     if kernel and tile_bytes and kernel.per_block_instructions:
         ipb += kernel.per_block_instructions * block_threads / (2 * tile_bytes)
     if kernel and math.isfinite(ipb) and ipb > 0:
