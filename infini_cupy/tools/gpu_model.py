@@ -154,7 +154,7 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
         limits["issue"] = min(1.0, copy_s_per_byte / issue_s)
     resident = min(blocks_per_sm, -(-grid_blocks // device.sms)) * block_threads
     in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
-    if kernel:
+    if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say
         limits["latency"] = min(1.0, in_flight / (device.little_bytes * read_share))
     per_sm = grid_blocks / device.sms
     limits["waves"] = per_sm / math.ceil(per_sm) if grid_blocks else 1.0
