@@ -26,8 +26,9 @@ def kernel_sass(source: str, name: str):
 
 
 def tile_bytes(plan, nbytes: int) -> int:
-    """Bytes a block copies per iteration of its loop over tiles (staged copies), else 0."""
-    tiles = getattr(plan, "tiles", 0)
+    """Bytes a block copies per iteration of its loop over tiles (a staged copy's tiles, the
+    seed kernels' blocks of the plan), over which the kernel's per-tile instructions spread."""
+    tiles = getattr(plan, "tiles", 0) or getattr(plan, "grid_blocks", 0)
     return nbytes // tiles if tiles else 0
 
 

@@ -207,7 +207,7 @@ def describe_launch(plan, layout) -> list[str]:
 def describe_model(plan, layout, profile) -> list[str]:
     """The H100 model's lines (:mod:`.gpu_model`): the kernel's SASS figures, its limits and
     the predicted fraction of a device-to-device copy."""
-    source, _, _, _, shared_mem = pack(plan)
+    source, grid, _, _, shared_mem = pack(plan)  # the launched grid
     code = bench_model.kernel_sass(source, plan.kernel)
     lines = []
     if code is None:
@@ -223,7 +223,7 @@ def describe_model(plan, layout, profile) -> list[str]:
             + (f"; 64-bit division helpers in hot loops: {', '.join(code.helper_calls)}"
                if code.helper_calls else ""))
     p = gpu_model.predict_profile(
-        profile, kernel=code, grid_blocks=plan.grid_blocks, block_threads=plan.block_threads,
+        profile, kernel=code, grid_blocks=grid, block_threads=plan.block_threads,
         dynamic_shared=shared_mem,
         tile_bytes=bench_model.tile_bytes(plan, layout.total * layout.unit))
     device = p.device
