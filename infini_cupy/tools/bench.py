@@ -18,8 +18,9 @@ For every case (see :mod:`infini_cupy.tools.cases`):
 - **Array rows** (``--suite array``, in ``all``): the ``infini_cupy.Array`` wrapper's cost
   per call over the bare implementation on native arrays (:mod:`.bench_array`);
 - on a GPU, ``gbps`` (bytes read and written per second), ``copy_gbps`` (a device-to-device
-  copy of as many bytes), ``measured_fraction`` (their ratio, beside the model's prediction), ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and
-  ``torch_gbps`` when torch is installed.
+  copy of as many bytes), ``measured_fraction`` (their ratio, beside the model's prediction),
+  ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and ``torch_gbps`` when torch
+  is installed.
 
 Emulated cases run at their ``emulated_shape`` (scaled so the suites take minutes on 2 cores);
 ``--case`` layouts run as given.
