@@ -164,3 +164,12 @@ def _aligned_alloc(shape, dtype):
     from .bench import _emulator_alloc
 
     return _emulator_alloc(shape, dtype)
+
+
+def quick_record(case) -> dict:
+    """What CI checks and ``tests/tools/model_baseline.json`` records for a case:
+    :func:`sampled_record` over 4 blocks, elementwise cases at a quarter of their emulated
+    shape per dim."""
+    shape = (tuple(max(1, n // 4) for n in case.emulated_shape)
+             if case.elementwise and case.emulated_shape else None)
+    return sampled_record(case, max_blocks=4, elementwise_shape=shape)
