@@ -146,9 +146,9 @@ __device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Ele
 #endif
         if (!active) continue;
         if (LOAD) {
-            tile[slot] = ld(reinterpret_cast<const Elem *>(address));
+            sts(tile + slot, ld(reinterpret_cast<const Elem *>(address)));
         } else {
-            st(reinterpret_cast<Elem *>(address), tile[slot]);
+            st(reinterpret_cast<Elem *>(address), lds(tile + slot));
         }
     }
 }

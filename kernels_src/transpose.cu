@@ -126,11 +126,11 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, Elem> &pass) {
         if (LOAD) {
             const vec_t value = ld(reinterpret_cast<const vec_t *>(address));
 #pragma unroll
-            for (int k = 0; k < V; ++k) slot[k * pass.sh_along] = value.v[k];
+            for (int k = 0; k < V; ++k) sts(slot + k * pass.sh_along, value.v[k]);
         } else {
             vec_t value;
 #pragma unroll
-            for (int k = 0; k < V; ++k) value.v[k] = slot[k * pass.sh_along];
+            for (int k = 0; k < V; ++k) value.v[k] = lds(slot + k * pass.sh_along);
             st(reinterpret_cast<vec_t *>(address), value);
         }
     }
