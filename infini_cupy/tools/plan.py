@@ -28,7 +28,13 @@ from ..runtime.launch import launch
 from ..strided.layout import normalize_layout
 from ..strided.plan_cache import pack
 from ..strided.packed_planner import PackedPlan
-from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
+from ..strided.planner import (
+    SM_COUNT,
+    GeneralRearrangePlan,
+    RearrangePlan,
+    plan_rearrange,
+    units_per_thread,
+)
 from ..strided.tile_planner import TilePlan
 from . import profiler
 from .cases import CaseSyntaxError, parse_layout, split_case
@@ -200,8 +206,12 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
 def describe_launch(plan, layout) -> list[str]:
     per_block = layout.total / plan.grid_blocks if plan.grid_blocks else 0
     blocks = "1 block" if plan.grid_blocks == 1 else f"{plan.grid_blocks} blocks"
-    return [f"{blocks} x {plan.block_threads} threads, "
-            f"{per_block:.4g} units per block"]
+    lines = [f"{blocks} x {plan.block_threads} threads, {per_block:.4g} units per block"]
+    if isinstance(plan, (RearrangePlan, GeneralRearrangePlan)) and plan.grid_blocks:
+        lines.append(f"launched as {plan.launch_blocks} blocks (sized for {SM_COUNT} SMs), "
+                     f"{units_per_thread(plan.unit)} units per thread per trip, "
+                     f"{plan.kernel.rsplit(', ', 1)[1][:-1]} index arithmetic")
+    return lines
 
 
 # ---------------------------------------------------------------- profiling in emulation

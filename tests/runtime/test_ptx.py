@@ -96,8 +96,10 @@ def _heaviest_variants() -> dict[str, list[str]]:
     for src in ("complex128", "float64", "int64"):
         elementwise += every_layout(ek.CAST_FUNCTOR, "int8_t", dtypes.ctype(src))
     elementwise = list(dict.fromkeys(elementwise))
-    rearrange = [rearrange_kernel_name(unit, 5, 5, 2) for unit in (1, 4, 32)]
-    rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32>"]
+    rearrange = [rearrange_kernel_name(unit, 5, 5, 2, index) for unit in (1, 4, 32)
+                 for index in ("int", "long long")]
+    rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32, long long>",
+                  "rearrange_general<32, int>"]
     return {ek.SOURCE: elementwise, "rearrange.cu": rearrange,
             "transpose.cu": list(all_tiled_kernel_names()),
             "packed.cu": list(all_packed_kernel_names())}
