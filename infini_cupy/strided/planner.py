@@ -106,9 +106,8 @@ class RearrangePlan(LaunchPlan):
     grid_blocks: logical blocks, the product of ``grid_len``; 0 when there is nothing to
         copy (zero-size arrays: launch nothing).
     kernel: the name expression, ``rearrange_kernel_name(unit, B, G, C, index)``.
-    launch_blocks: blocks to launch (1-D grid), :func:`launch_blocks` of the
-        ``ceil(grid_blocks / units_per_thread(unit))`` trips; each runs a contiguous range of
-        logical blocks.
+    launch_blocks: blocks to launch (1-D grid), :func:`launch_blocks`; each runs a contiguous
+        range of logical blocks.
     """
 
     unit: int
@@ -139,7 +138,7 @@ class GeneralRearrangePlan(LaunchPlan):
     grid_blocks: ``ceil(total / block_threads)``, the blocks one element per thread would take.
     kernel: the name expression, ``general_kernel_name(unit, index)``.
     launch_blocks: blocks to launch (1-D grid, a grid-stride loop), :func:`launch_blocks` of
-        the ``ceil(total / (block_threads * units_per_thread(unit)))`` trips.
+        the ``grid_blocks``.
     """
 
     unit: int
@@ -187,16 +186,19 @@ def units_per_thread(unit: int) -> int:
     return 8 if unit <= 2 else (4 if unit <= 16 else 2)
 
 
-def launch_blocks(trips: int, block_threads: int) -> int:
-    """Blocks to launch for ``trips`` block-sized trips of work: all of them, or
-    ``LAUNCH_WAVES`` waves of the blocks an H100 holds at once when there are more (the
-    kernels loop over the rest).
+def launch_blocks(logical_blocks: int, unit: int, block_threads: int) -> int:
+    """Blocks to launch for ``logical_blocks`` blocks of work whose threads copy
+    ``units_per_thread(unit)`` units per trip: one block per trip, but at least one wave of
+    the blocks an H100 holds at once (short copies fill the SMs before they batch units), and
+    at most ``LAUNCH_WAVES`` waves (the kernels loop over the rest).
 
-    >>> launch_blocks(100, 1024), launch_blocks(10**6, 1024), launch_blocks(10**6, 32)
-    (100, 1056, 16896)
+    >>> launch_blocks(100, 4, 1024), launch_blocks(448, 4, 1024), launch_blocks(10**6, 4, 1024)
+    (100, 264, 1056)
     """
     resident = min(BLOCKS_PER_SM, max(1, THREADS_PER_SM // max(1, block_threads)))
-    return max(0, min(trips, SM_COUNT * resident * LAUNCH_WAVES))
+    wave = SM_COUNT * resident
+    trips = -(-logical_blocks // units_per_thread(unit))
+    return max(0, min(logical_blocks, max(trips, wave), wave * LAUNCH_WAVES))
 
 
 def fits_32_bits(shape, *strides) -> bool:
@@ -432,8 +434,7 @@ def _seed_plan(layout: NormalizedLayout, budget: int) -> RearrangePlan | General
             block_threads=threads,
             grid_blocks=-(-layout.total // threads),
             kernel=general_kernel_name(unit, index),
-            launch_blocks=launch_blocks(-(-layout.total // (threads * units_per_thread(unit))),
-                                        threads),
+            launch_blocks=launch_blocks(-(-layout.total // threads), unit, threads),
         )
     # Every launch has at least one block dim and one grid dim.
     block_len, dst_block_stride, src_block_stride = columns(block or [(1, 0, 0)])
@@ -451,5 +452,5 @@ def _seed_plan(layout: NormalizedLayout, budget: int) -> RearrangePlan | General
         block_threads=block_threads,
         grid_blocks=grid_blocks,
         kernel=rearrange_kernel_name(unit, len(block_len), len(grid_len), len(constraints), index),
-        launch_blocks=launch_blocks(-(-grid_blocks // units_per_thread(unit)), block_threads),
+        launch_blocks=launch_blocks(grid_blocks, unit, block_threads),
     )  # fmt: skip

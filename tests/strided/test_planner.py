@@ -32,7 +32,6 @@ from infini_cupy.strided.planner import (
     index_type,
     plan_rearrange,
     rearrange_kernel_name,
-    units_per_thread,
 )
 from infini_cupy.strided.tile_planner import (
     TilePlan,
@@ -124,12 +123,12 @@ def check_plan_invariants(plan, max_threads):
         assert plan.kernel == general_kernel_name(plan.unit, index_of(plan))
         assert plan.total == math.prod(plan.shape)
         assert plan.grid_blocks == -(-plan.total // plan.block_threads)
-        assert min(1, plan.grid_blocks) <= plan.launch_blocks <= -(-plan.grid_blocks // units_per_thread(plan.unit))
+        assert min(1, plan.grid_blocks) <= plan.launch_blocks <= plan.grid_blocks
         return
     b, g, c = len(plan.block_len), len(plan.grid_len), len(plan.constraints)
     assert 1 <= b <= 5 and 1 <= g <= 5 and c <= 2
     assert plan.kernel == rearrange_kernel_name(plan.unit, b, g, c, index_of(plan))
-    assert min(1, plan.grid_blocks) <= plan.launch_blocks <= -(-plan.grid_blocks // units_per_thread(plan.unit))
+    assert min(1, plan.grid_blocks) <= plan.launch_blocks <= plan.grid_blocks
     assert len(plan.dst_block_stride) == len(plan.src_block_stride) == b
     assert len(plan.dst_grid_stride) == len(plan.src_grid_stride) == g
     assert plan.block_elements == math.prod(plan.block_len) <= plan.block_threads
