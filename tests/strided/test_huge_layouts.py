@@ -147,6 +147,22 @@ def test_rearrange_with_huge_strides(name, family, source, destination, huge, to
     assert _largest_stride(strided_copy.plan_for(y, x).plan) >= largest
 
 
+@pytest.mark.parametrize("margin, index", [(-4096, "int"), (4096, "long long")])
+def test_seed_kernels_index_in_32_bits_just_up_to_the_limit(margin, index, huge, to_device,
+                                                          to_host):
+    """A layout whose offsets end just inside the 32-bit limit runs the int kernels, one just
+    past it the long long ones; both copy exactly, the int one without overflowing."""
+    shape = (3, 5)
+    stride = (strided_planner.INDEX_32_LIMIT + margin - 5 * 8) // 3 // 4 * 4
+    values = _values(shape)
+    x = huge.view(64, shape, (stride, 8), values=values)
+    y = to_device(np.zeros(shape, np.float32))
+    with strided_copy.seed_plans_only(), recording() as launches:
+        xp.rearrange_(y, x)
+    assert [r.name.rsplit(", ", 1)[1] for r in launches] == [index + ">"]
+    np.testing.assert_array_equal(to_host(y), values)
+
+
 def test_the_general_kernel_with_huge_strides(huge, to_device, to_host):
     # The 12-dim layout above, planned without staged copies: the flat-index kernel.
     shape = TWELVE_DIMS[1]
