@@ -4,7 +4,7 @@ The NVRTC compile checks, ``warmup`` and the tests read this one list, so a vari
 runtime can launch is a variant the tests have compiled.
 
 >>> len(all_variants()["rearrange.cu"])
-456
+912
 """
 
 from __future__ import annotations

@@ -28,9 +28,18 @@ __device__ __forceinline__ float bfloat16_to_float(bfloat16_t b) {
     return bits_float((uint32_t)b.bits << 16);
 }
 
+// On sm_80 and newer the hardware rounds (cvt.rn.bf16.f32: to nearest even, subnormals kept,
+// overflow to infinity), one instruction; the emulator and older GPUs run the bit-level code
+// below, which gives the same bits for every non-NaN float. A NaN takes the explicit path on
+// every side (PTX does not promise cvt's NaN bits): the quiet NaN 0x7fc0 with its sign.
 __device__ __forceinline__ bfloat16_t float_to_bfloat16(float f) {
     uint32_t u = float_bits(f);
     bfloat16_t b;
+#if !defined(INFINI_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b.bits) : "f"(f));
+    if (f != f) b.bits = (uint16_t)(((u >> 16) & 0x8000u) | 0x7fc0u);  // NaN: rare, one compare
+    return b;
+#endif
     if ((u & 0x7fffffffu) > 0x7f800000u) {
         b.bits = (uint16_t)(((u >> 16) & 0x8000u) | 0x7fc0u);
         return b;

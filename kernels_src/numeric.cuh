@@ -96,11 +96,42 @@ template <> __device__ __forceinline__ double nan_v<double>() {
     return v.d;
 }
 
+// float16 <-> float. On the GPU the hardware converts (cvt: exact to float; to half, round to
+// nearest even with subnormals and overflow to infinity, as IEEE and NumPy), one instruction
+// where the bit-level code below takes dozens; the emulator runs the bit-level code, which
+// gives the same bits for every non-NaN value. NaNs take the same explicit path on both
+// sides, because PTX does not promise what cvt does with a NaN's payload: to float the half's
+// payload is kept (shifted up, as NumPy), to half it is kept and made quiet (0x200 set).
+__device__ __forceinline__ uint32_t half_nan_to_float_bits(uint16_t bits) {
+    return ((uint32_t)(bits & 0x8000u) << 16) | 0x7f800000u | ((uint32_t)(bits & 0x3ffu) << 13);
+}
+__device__ __forceinline__ uint16_t float_nan_to_half_bits(uint32_t u) {
+    return (uint16_t)(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu));
+}
+
+#ifndef INFINI_EMULATION
+__device__ __forceinline__ float half_to_float(half_t h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
+    if (f != f) f = bits_float(half_nan_to_float_bits(h.bits));  // NaN: rare, one compare
+    return f;
+}
+
+__device__ __forceinline__ half_t float_to_half(float f) {
+    half_t h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(f));
+    if (f != f) h.bits = float_nan_to_half_bits(float_bits(f));  // NaN: rare, one compare
+    return h;
+}
+#else
 __device__ inline float half_to_float(half_t h) {
     uint32_t sign = (uint32_t)(h.bits & 0x8000u) << 16;
     uint32_t exp = (h.bits >> 10) & 0x1fu;
     uint32_t man = h.bits & 0x3ffu;
-    if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (man << 13));  // inf, nan
+    if (exp == 0x1f) {
+        if (man) return bits_float(half_nan_to_float_bits(h.bits));
+        return bits_float(sign | 0x7f800000u);  // inf
+    }
     if (exp == 0) {
         // zero or subnormal: man * 2^-24, exact in float
         float m = (float)man * 5.9604644775390625e-08f;
@@ -114,11 +145,11 @@ __device__ inline half_t float_to_half(float f) {
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t a = u & 0x7fffffffu;
     half_t h;
-    if (a >= 0x7f800000u) {  // inf or nan (keep nan quiet and non-zero)
-        h.bits = sign | 0x7c00u | (a > 0x7f800000u ? (0x200u | ((a >> 13) & 0x3ffu)) : 0u);
+    if (a > 0x7f800000u) {
+        h.bits = float_nan_to_half_bits(u);
         return h;
     }
-    if (a >= 0x477ff000u) {  // rounds to >= 65520: overflow to inf
+    if (a >= 0x477ff000u) {  // rounds to >= 65520 (inf included): overflow to inf
         h.bits = sign | 0x7c00u;
         return h;
     }
@@ -143,6 +174,7 @@ __device__ inline half_t float_to_half(float f) {
     h.bits = sign | (uint16_t)q;
     return h;
 }
+#endif
 
 // double -> float16 rounded once, to nearest even, from the double's bits (as NumPy's
 // npy_doublebits_to_halfbits): going through float would round twice, e.g. 1 + 2^-11 + 2^-40

@@ -37,7 +37,10 @@ from ..runtime import recent, structs
 from . import kernels as ek
 
 BLOCK = 256
-MAX_GRID = 4096  # blocks; grid-stride loops cover the rest (CUDA allows 2**31 - 1 in x)
+# Blocks at most; grid-stride loops cover the rest (CUDA allows 2**31 - 1 in x). Four waves of
+# the blocks an H100 holds at once (132 SMs x 2048 / BLOCK threads): every SM busy to the end,
+# each thread several iterations of the loop.
+MAX_GRID = 132 * (2048 // BLOCK) * 4
 INT32_MAX = 2**31 - 1
 STAGE_MIN_ELEMENTS = 1 << 16  # smaller calls never stage an operand (a launch costs more)
 # A call whose host loop (more dims than the widest kernel) would launch more kernels than

@@ -24,6 +24,7 @@ from .planner import (
     GeneralRearrangePlan,
     RearrangePlan,
     all_kernel_names,
+    fast_divisor,
     plan_rearrange,
 )
 from .packed_planner import (
@@ -120,23 +121,35 @@ def _packed_args(plan: PackedPlan) -> tuple:
     return _packed_side(plan.read), _packed_side(plan.write), outer[()]
 
 
+def general_args(plan: GeneralRearrangePlan) -> tuple:
+    """The struct arguments of ``rearrange_general``: shape, strides, and the magic numbers
+    that divide by each dim's length (dims of length 1 dropped: they add no offset)."""
+    index = "int" if plan.kernel.endswith(", int>") else "long long"
+    dims = [d for d in zip(plan.shape, plan.src_strides, plan.dst_strides) if d[0] != 1]
+    dims = dims or [(1, 0, 0)]
+    shape, src_strides, dst_strides = zip(*dims)
+    divisors = [fast_divisor(n, index) if n > 1 else (0, 0) for n in shape]
+    magic = [m - (1 << 64) if m >= 1 << 63 else m for m, _ in divisors]  # int64 bit pattern
+    return (
+        array_struct(shape, GENERAL_MAX_DIMS),
+        array_struct(src_strides, GENERAL_MAX_DIMS),
+        array_struct(dst_strides, GENERAL_MAX_DIMS),
+        array_struct(magic, GENERAL_MAX_DIMS),
+        array_struct([shift for _, shift in divisors], GENERAL_MAX_DIMS),
+        np.int32(len(shape)),
+        np.int64(plan.total),
+    )
+
+
 def pack(plan) -> tuple[str, int, int, tuple, int]:
     """(source, grid, block, struct arguments, dynamic shared bytes) of a plan's launch."""
-    grid = min(plan.grid_blocks, MAX_GRID_X)
+    grid = min(getattr(plan, "launch_blocks", plan.grid_blocks), MAX_GRID_X)
     if isinstance(plan, TilePlan):
         return TILED_SOURCE, grid, plan.block_threads, _tile_args(plan), 0
     if isinstance(plan, PackedPlan):
         return PACKED_SOURCE, grid, plan.block_threads, _packed_args(plan), plan.shared_bytes
     if isinstance(plan, GeneralRearrangePlan):
-        ndim = len(plan.shape)
-        args = (
-            array_struct(plan.shape, GENERAL_MAX_DIMS),
-            array_struct(plan.src_strides, GENERAL_MAX_DIMS),
-            array_struct(plan.dst_strides, GENERAL_MAX_DIMS),
-            np.int32(ndim),
-            np.int64(plan.total),
-        )
-        return SOURCE, grid, plan.block_threads, args, 0
+        return SOURCE, grid, plan.block_threads, general_args(plan), 0
     n_constraints = max(len(plan.constraints), 1)
     args = (
         array_struct(plan.block_len),
@@ -203,7 +216,7 @@ def seed_plans_only():
 
 
 def warm(backend: str, names=None) -> None:
-    """Compile rearrange variants ahead of use (by default all three families: the 456 of
+    """Compile rearrange variants ahead of use (by default all three families: the 912 of
     the matrix and general kernels, the 22 staged-copy kernels, the 30 packed ones)."""
     if names is None:
         names = all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names()

@@ -7,17 +7,22 @@ source strides may be 0 (broadcast). The planner re-creates the InfiniCore Moore
 planner (seed 000) with two changes: the vector width checks every stride and both base
 addresses, and layouts outside the kernel matrix get a flat-index plan (seed 001).
 
-Kernel semantics of a :class:`RearrangePlan` (kernel ``rearrange<Unit, B, G, C>``): launch
-``grid_blocks`` blocks of ``block_threads`` threads. Block ``b`` is decomposed over
+Kernel semantics of a :class:`RearrangePlan` (kernel ``rearrange<Unit, B, G, C, Index>``):
+``grid_blocks`` logical blocks of ``block_threads`` threads, run by ``launch_blocks`` launched
+blocks (each a contiguous range of logical blocks). Logical block ``b`` is decomposed over
 ``grid_len`` and thread ``t`` over ``block_len``, last index fastest. A thread with
 ``t >= block_elements``, or for which some constraint has
 ``grid_index[grid_idx] * grid_div_block + block_index[block_idx] >= total_len``, copies
 nothing. Every other thread copies ``unit`` bytes from ``src + src_offset`` to
 ``dst + dst_offset``, each offset being ``sum(index * stride)`` over the grid and block dims.
 
-Kernel semantics of a :class:`GeneralRearrangePlan` (kernel ``rearrange_general<Unit>``):
-thread ``i = b * block_threads + t`` with ``i < total`` copies element ``i`` of the C-order
-enumeration of ``shape`` (``unit`` bytes at ``sum(index * stride)``).
+Kernel semantics of a :class:`GeneralRearrangePlan` (kernel ``rearrange_general<Unit, Index>``):
+every element ``i < total`` of the C-order enumeration of ``shape`` is copied once (``unit``
+bytes at ``sum(index * stride)``), consecutive elements by consecutive threads.
+
+``Index`` is ``int`` when every byte offset of both layouts and the element count fit in 31
+bits with room to spare (:func:`fits_32_bits`), else ``long long``: the kernels then do all
+their index arithmetic in 32 bits.
 
 Steps 1-2 (normalizing the layout, the vector width) are :mod:`.layout`'s. Transposes (and
 copies whose rows are misaligned) get a :class:`~infini_cupy.strided.tile_planner.TilePlan`
@@ -32,7 +37,7 @@ on each side (see :mod:`.packed_planner`). ``tiles=False`` asks for the seed-sty
 ('tiled_copy<4, 1, 1, 1>', (106, 106))
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4, tiles=False)
 >>> plan.kernel, plan.block_len, plan.grid_len, len(plan.constraints)
-('rearrange<4, 2, 2, 2>', (32, 32), (63, 63), 2)
+('rearrange<4, 2, 2, 2, int>', (32, 32), (63, 63), 2)
 """
 
 from __future__ import annotations
@@ -61,6 +66,14 @@ MAX_CONSTRAINTS = 2
 WARP_SIZE = 32
 GENERAL_BLOCK_THREADS = 256
 SAMPLED_THREADS = 1024  # threads of the first blocks whose warps estimate a seed plan's coalescing
+# Launch grids are sized for an H100 (SXM): its SMs, the threads one SM holds, and a few waves
+# of resident blocks, so that every SM stays busy to the end. Correct on any GPU: the kernels
+# loop over whatever work their block is given.
+SM_COUNT = 132
+THREADS_PER_SM = 2048
+BLOCKS_PER_SM = 32
+LAUNCH_WAVES = 4
+INDEX_32_LIMIT = 2**31 - 2**26  # offsets below this leave room for the kernels' loop steps
 
 
 class Constraint(NamedTuple):
@@ -90,9 +103,11 @@ class RearrangePlan(LaunchPlan):
         total_len)`` for split dims whose length the block part does not divide; at most 2.
     block_elements: product of ``block_len``; threads ``t >= block_elements`` copy nothing.
     block_threads: threads per block, ``block_elements`` rounded up to a multiple of 32.
-    grid_blocks: blocks to launch (1-D grid), the product of ``grid_len``; 0 when there is
-        nothing to copy (zero-size arrays: launch nothing).
-    kernel: the name expression, ``rearrange_kernel_name(unit, B, G, C)``.
+    grid_blocks: logical blocks, the product of ``grid_len``; 0 when there is nothing to
+        copy (zero-size arrays: launch nothing).
+    kernel: the name expression, ``rearrange_kernel_name(unit, B, G, C, index)``.
+    launch_blocks: blocks to launch (1-D grid), :func:`launch_blocks`; each runs a contiguous
+        range of logical blocks.
     """
 
     unit: int
@@ -107,6 +122,7 @@ class RearrangePlan(LaunchPlan):
     block_threads: int
     grid_blocks: int
     kernel: str
+    launch_blocks: int
 
 
 @dataclass(frozen=True)
@@ -119,8 +135,10 @@ class GeneralRearrangePlan(LaunchPlan):
     dst_strides, src_strides: byte strides of the dims of ``shape``.
     total: elements to copy, the product of ``shape``.
     block_threads: threads per block (a multiple of 32).
-    grid_blocks: blocks to launch (1-D grid), ``ceil(total / block_threads)``.
-    kernel: the name expression, ``general_kernel_name(unit)``.
+    grid_blocks: ``ceil(total / block_threads)``, the blocks one element per thread would take.
+    kernel: the name expression, ``general_kernel_name(unit, index)``.
+    launch_blocks: blocks to launch (1-D grid, a grid-stride loop), :func:`launch_blocks` of
+        the ``grid_blocks``.
     """
 
     unit: int
@@ -131,28 +149,91 @@ class GeneralRearrangePlan(LaunchPlan):
     block_threads: int
     grid_blocks: int
     kernel: str
+    launch_blocks: int
 
 
-def rearrange_kernel_name(unit: int, block_dims: int, grid_dims: int, constraints: int) -> str:
-    """Name expression of a kernel of the matrix: ``rearrange<Unit, B, G, C>``."""
-    return f"rearrange<{unit}, {block_dims}, {grid_dims}, {constraints}>"
+INDEX_TYPES = ("int", "long long")  # the kernels' Index: 32-bit when the layout allows
 
 
-def general_kernel_name(unit: int) -> str:
-    """Name expression of the flat-index kernel: ``rearrange_general<Unit>``."""
-    return f"rearrange_general<{unit}>"
+def rearrange_kernel_name(unit: int, block_dims: int, grid_dims: int, constraints: int,
+                          index: str = "long long") -> str:
+    """Name expression of a kernel of the matrix: ``rearrange<Unit, B, G, C, Index>``."""
+    return f"rearrange<{unit}, {block_dims}, {grid_dims}, {constraints}, {index}>"
+
+
+def general_kernel_name(unit: int, index: str = "long long") -> str:
+    """Name expression of the flat-index kernel: ``rearrange_general<Unit, Index>``."""
+    return f"rearrange_general<{unit}, {index}>"
 
 
 def all_kernel_names() -> tuple[str, ...]:
-    """Every rearrange name expression the planner can return: 450 matrix + 6 general."""
+    """Every rearrange name expression the planner can return: 900 matrix + 12 general."""
     matrix = tuple(
-        rearrange_kernel_name(unit, b, g, c)
+        rearrange_kernel_name(unit, b, g, c, index)
+        for index in INDEX_TYPES
         for unit in UNIT_SIZES
         for b in range(1, MAX_BLOCK_DIMS + 1)
         for g in range(1, MAX_GRID_DIMS + 1)
         for c in range(MAX_CONSTRAINTS + 1)
     )
-    return matrix + tuple(general_kernel_name(unit) for unit in UNIT_SIZES)
+    return matrix + tuple(general_kernel_name(unit, index)
+                          for index in INDEX_TYPES for unit in UNIT_SIZES)
+
+
+def units_per_thread(unit: int) -> int:
+    """Units each thread copies per trip of the rearrange kernels' copy loop (every load
+    before any store): ``ic::UnitsPerThread`` in rearrange.cu."""
+    return 8 if unit <= 2 else (4 if unit <= 16 else 2)
+
+
+def launch_blocks(logical_blocks: int, unit: int, block_threads: int) -> int:
+    """Blocks to launch for ``logical_blocks`` blocks of work whose threads copy
+    ``units_per_thread(unit)`` units per trip: one block per trip, but at least one wave of
+    the blocks an H100 holds at once (short copies fill the SMs before they batch units), and
+    at most ``LAUNCH_WAVES`` waves (the kernels loop over the rest).
+
+    >>> launch_blocks(100, 4, 1024), launch_blocks(448, 4, 1024), launch_blocks(10**6, 4, 1024)
+    (100, 264, 1056)
+    """
+    resident = min(BLOCKS_PER_SM, max(1, THREADS_PER_SM // max(1, block_threads)))
+    wave = SM_COUNT * resident
+    trips = -(-logical_blocks // units_per_thread(unit))
+    return max(0, min(logical_blocks, max(trips, wave), wave * LAUNCH_WAVES))
+
+
+def fits_32_bits(shape, *strides) -> bool:
+    """Every byte offset of each layout (one step past each dim included) and the element
+    count stay below ``INDEX_32_LIMIT``: the kernels may index in 32 bits.
+
+    >>> fits_32_bits((1024, 1024), (4096, 4), (4, 4096)), fits_32_bits((2**16, 2**16), (2**16, 1))
+    (True, False)
+    """
+    if math.prod(shape) >= INDEX_32_LIMIT:
+        return False
+    return all(sum(n * abs(s) for n, s in zip(shape, side)) < INDEX_32_LIMIT for side in strides)
+
+
+def index_type(shape, *strides) -> str:
+    """The kernels' Index for dims ``shape`` with these byte strides: ``int`` when they
+    :func:`fits_32_bits`, else ``long long``."""
+    return "int" if fits_32_bits(shape, *strides) else "long long"
+
+
+def fast_divisor(divisor: int, index: str) -> tuple[int, int]:
+    """(magic, shift) with ``n // divisor == mulhi(n, magic) >> shift`` for every
+    ``0 <= n < 2**31`` (index ``int``: 32-bit multiply-high) or ``n < 2**63`` (``long long``:
+    64-bit): round-up division by an invariant integer, ``divisor >= 2``.
+
+    >>> magic, shift = fast_divisor(7, "int")
+    >>> [(n * magic >> 32) >> shift for n in (6, 7, 2**31 - 1)] == [0, 1, (2**31 - 1) // 7]
+    True
+    """
+    if divisor < 2:
+        raise ValueError(f"fast_divisor needs a divisor >= 2, got {divisor}")
+    numerator_bits = 31 if index == "int" else 63
+    log2 = (divisor - 1).bit_length()  # ceil(log2(divisor)) >= 1
+    magic = -(-(1 << (numerator_bits + log2)) // divisor)
+    return magic, numerator_bits + log2 - (numerator_bits + 1)
 
 
 def _thread_budget(max_threads: int) -> int:
@@ -237,7 +318,7 @@ def plan_rearrange(
 
     >>> plan = plan_rearrange((4, 8), (32, 4), (32, 4), 4)   # C-contiguous fp32 copy
     >>> plan.kernel, plan.block_len, plan.grid_len, plan.block_threads
-    ('rearrange<32, 1, 1, 0>', (4,), (1,), 32)
+    ('rearrange<32, 1, 1, 0, int>', (4,), (1,), 32)
     """
     budget = _thread_budget(operator.index(max_threads))
     layout = normalize_layout(
@@ -342,6 +423,7 @@ def _seed_plan(layout: NormalizedLayout, budget: int) -> RearrangePlan | General
                 constraints.append(Constraint(len(grid) - 1, len(block) - 1, part, length))
 
     if len(block) > MAX_BLOCK_DIMS or len(grid) > MAX_GRID_DIMS:
+        index = index_type(layout.shape, layout.dst_strides, layout.src_strides)
         threads = min(GENERAL_BLOCK_THREADS, max(WARP_SIZE, budget))  # budget: whole warps
         return GeneralRearrangePlan(
             unit=unit,
@@ -351,17 +433,24 @@ def _seed_plan(layout: NormalizedLayout, budget: int) -> RearrangePlan | General
             total=layout.total,
             block_threads=threads,
             grid_blocks=-(-layout.total // threads),
-            kernel=general_kernel_name(unit),
+            kernel=general_kernel_name(unit, index),
+            launch_blocks=launch_blocks(-(-layout.total // threads), unit, threads),
         )
     # Every launch has at least one block dim and one grid dim.
     block_len, dst_block_stride, src_block_stride = columns(block or [(1, 0, 0)])
     grid_len, dst_grid_stride, src_grid_stride = columns(grid or [(1, 0, 0)])
+    # Offsets as the kernel sums them: a split dim counts once per part.
+    index = index_type(block_len + grid_len, dst_block_stride + dst_grid_stride,
+                       src_block_stride + src_grid_stride)
     block_elements = math.prod(block_len)
+    block_threads = -(-block_elements // WARP_SIZE) * WARP_SIZE
+    grid_blocks = math.prod(grid_len)
     return RearrangePlan(
         unit, block_len, dst_block_stride, src_block_stride,
         grid_len, dst_grid_stride, src_grid_stride, tuple(constraints),
         block_elements=block_elements,
-        block_threads=-(-block_elements // WARP_SIZE) * WARP_SIZE,
-        grid_blocks=math.prod(grid_len),
-        kernel=rearrange_kernel_name(unit, len(block_len), len(grid_len), len(constraints)),
+        block_threads=block_threads,
+        grid_blocks=grid_blocks,
+        kernel=rearrange_kernel_name(unit, len(block_len), len(grid_len), len(constraints), index),
+        launch_blocks=launch_blocks(grid_blocks, unit, block_threads),
     )  # fmt: skip

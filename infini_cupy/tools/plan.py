@@ -28,7 +28,13 @@ from ..runtime.launch import launch
 from ..strided.layout import normalize_layout
 from ..strided.plan_cache import pack
 from ..strided.packed_planner import PackedPlan
-from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
+from ..strided.planner import (
+    SM_COUNT,
+    GeneralRearrangePlan,
+    RearrangePlan,
+    plan_rearrange,
+    units_per_thread,
+)
 from ..strided.tile_planner import TilePlan
 from . import bench_model, cubin, gpu_model, profiler
 from .cases import CaseSyntaxError, parse_layout, split_case
@@ -201,7 +207,12 @@ def describe_launch(plan, layout) -> list[str]:
     per_block = layout.total / plan.grid_blocks if plan.grid_blocks else 0
     blocks = "1 block" if plan.grid_blocks == 1 else f"{plan.grid_blocks} blocks"
     per_block = f"{per_block:,.0f}" if per_block >= 10 else f"{per_block:.3g}"
-    return [f"{blocks} x {plan.block_threads} threads, {per_block} units per block"]
+    lines = [f"{blocks} x {plan.block_threads} threads, {per_block} units per block"]
+    if isinstance(plan, (RearrangePlan, GeneralRearrangePlan)) and plan.grid_blocks:
+        lines.append(f"launched as {plan.launch_blocks} blocks (sized for {SM_COUNT} SMs), "
+                     f"{units_per_thread(plan.unit)} units per thread per trip, "
+                     f"{plan.kernel.rsplit(', ', 1)[1][:-1]} index arithmetic")
+    return lines
 
 
 def describe_model(plan, layout, profile) -> list[str]:

@@ -47,9 +47,10 @@ def test_every_variant_compiles(source, arch):
 def test_rearrange_registry_is_the_seed_matrix_plus_general():
     names = ALL["rearrange.cu"]
     matrix = [n for n in names if n.startswith("rearrange<")]
-    assert len(matrix) == 6 * 5 * 5 * 3
+    assert len(matrix) == 6 * 5 * 5 * 3 * 2  # 32- and 64-bit Index
     assert {n for n in names if n.startswith("rearrange_general<")} == {
-        f"rearrange_general<{u}>" for u in (1, 2, 4, 8, 16, 32)
+        f"rearrange_general<{u}, {index}>" for u in (1, 2, 4, 8, 16, 32)
+        for index in ("int", "long long")
     }
 
 

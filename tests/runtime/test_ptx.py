@@ -96,8 +96,10 @@ def _heaviest_variants() -> dict[str, list[str]]:
     for src in ("complex128", "float64", "int64"):
         elementwise += every_layout(ek.CAST_FUNCTOR, "int8_t", dtypes.ctype(src))
     elementwise = list(dict.fromkeys(elementwise))
-    rearrange = [rearrange_kernel_name(unit, 5, 5, 2) for unit in (1, 4, 32)]
-    rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32>"]
+    rearrange = [rearrange_kernel_name(unit, 5, 5, 2, index) for unit in (1, 4, 32)
+                 for index in ("int", "long long")]
+    rearrange += [rearrange_kernel_name(32, 5, 1, 2), "rearrange_general<32, long long>",
+                  "rearrange_general<32, int>"]
     return {ek.SOURCE: elementwise, "rearrange.cu": rearrange,
             "transpose.cu": list(all_tiled_kernel_names()),
             "packed.cu": list(all_packed_kernel_names())}
@@ -123,3 +125,32 @@ def test_no_kernel_spills_registers(tmp_path):
         assert len(frames) >= count, source
         spilling = [f for f in frames if f[1] != "0" or f[2] != "0"]
         assert not spilling, f"{source}: {len(spilling)} kernels spill registers"
+
+
+_DIVISION = re.compile(r"\b(div|rem)\.(s|u)(32|64)\b")
+
+
+def test_rearrange_kernels_divide_only_outside_their_copy_loops():
+    """The 32-bit matrix kernels never divide in 64 bits (no call to the 64-bit division
+    helpers; they divide only to place a block's range and a thread, once), and the flat-index
+    kernels divide by no dim length (magic numbers): what is left is the trip count the
+    compiler computes before the grid-stride loop (a 64-bit division with its 32-bit path)."""
+    names = [rearrange_kernel_name(4, 2, 2, 0, "int"), rearrange_kernel_name(1, 5, 5, 2, "int"),
+             "rearrange_general<4, int>", "rearrange_general<32, long long>"]
+    bodies = _entry_bodies(compile_ptx("rearrange.cu", names, ARCH))
+    for name in names[:2]:
+        assert not {m for m in _DIVISION.findall(bodies[name]) if m[2] == "64"}, name
+    for name in names[2:]:
+        assert len(_DIVISION.findall(bodies[name])) <= 2, name
+
+
+def test_float16_and_bfloat16_convert_in_hardware():
+    """cvt for float16 on every architecture, for bfloat16 from sm_80 (sm_75 rounds in
+    software); the software float16 conversions are gone from the GPU's code."""
+    add = {dtype: ek.contig_name("ic::OpAdd", dtype, dtype) for dtype in ("ic::half_t", "ic::bfloat16_t")}
+    for arch, bf16_cvt in (("sm_75", False), ("sm_90", True)):
+        bodies = _entry_bodies(compile_ptx(ek.SOURCE, list(add.values()), arch))
+        half = bodies[add["ic::half_t"]]
+        assert "cvt.f32.f16" in half and "cvt.rn.f16.f32" in half, arch
+        assert "0x477ff000" not in half.lower() and "1199566848" not in half, arch  # overflow test
+        assert ("cvt.rn.bf16.f32" in bodies[add["ic::bfloat16_t"]]) == bf16_cvt, arch

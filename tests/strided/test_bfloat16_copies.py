@@ -46,7 +46,7 @@ PLANS = [  # (what, view maker, kernel the plan launches)
     ("NCHW -> NHWC", lambda rng: _bits(rng, (2, 16, 9, 33)).transpose(0, 2, 3, 1), "tiled_copy<"),
     ("seed matrix, reversed and strided (seed plans)", lambda rng: _bits(rng, (40, 64))[::-1, ::2], "rearrange<"),
     ("packed tiles, 7 dims", _general_view, "packed_copy<2"),
-    ("general kernel, 7 dims (seed plans)", _general_view, "rearrange_general<2>"),
+    ("general kernel, 7 dims (seed plans)", _general_view, "rearrange_general<2, "),
 ]
 
 

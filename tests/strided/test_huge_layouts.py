@@ -147,6 +147,22 @@ def test_rearrange_with_huge_strides(name, family, source, destination, huge, to
     assert _largest_stride(strided_copy.plan_for(y, x).plan) >= largest
 
 
+@pytest.mark.parametrize("margin, index", [(-4096, "int"), (4096, "long long")])
+def test_seed_kernels_index_in_32_bits_just_up_to_the_limit(margin, index, huge, to_device,
+                                                          to_host):
+    """A layout whose offsets end just inside the 32-bit limit runs the int kernels, one just
+    past it the long long ones; both copy exactly, the int one without overflowing."""
+    shape = (3, 5)
+    stride = (strided_planner.INDEX_32_LIMIT + margin - 5 * 8) // 3 // 4 * 4
+    values = _values(shape)
+    x = huge.view(64, shape, (stride, 8), values=values)
+    y = to_device(np.zeros(shape, np.float32))
+    with strided_copy.seed_plans_only(), recording() as launches:
+        xp.rearrange_(y, x)
+    assert [r.name.rsplit(", ", 1)[1] for r in launches] == [index + ">"]
+    np.testing.assert_array_equal(to_host(y), values)
+
+
 def test_the_general_kernel_with_huge_strides(huge, to_device, to_host):
     # The 12-dim layout above, planned without staged copies: the flat-index kernel.
     shape = TWELVE_DIMS[1]
@@ -196,11 +212,13 @@ def test_overlapping_huge_views_copy_from_a_snapshot(huge, to_host):
 
 
 def test_packed_arguments_keep_64_bit_values():
-    """Planning alone (nothing launched): a 2**42-byte broadcast copy needs 2**32 blocks, more
-    than one launch allows; the launch is capped and the kernel gets the full count."""
+    """Planning alone (nothing launched): a 2**42-byte broadcast copy needs 2**32 logical
+    blocks, more than one launch allows; the launch is sized to fill the SMs, 64-bit indexed,
+    and the kernel gets the full count."""
     prepared = strided_copy.prepared_copy(1, (2**42,), (1,), (0,), 0, 0)
     assert prepared.plan.grid_blocks > 2**31
-    assert prepared.grid == strided_copy.MAX_GRID_X == 2**31 - 1
+    assert prepared.grid == prepared.plan.launch_blocks < strided_copy.MAX_GRID_X
+    assert prepared.plan.kernel.endswith(", long long>")
     assert int(prepared.struct_args[-1]) == prepared.plan.grid_blocks  # grid_blocks, int64
     huge_stride = strided_copy.prepared_copy(4, (3, 2), (8, 4), (2**40 + 4, 2**33), 0, 0)
     assert _largest_stride(huge_stride.plan) == 2**40 + 4
@@ -284,8 +302,10 @@ def test_block_loops_past_the_grid_limit(name, family, shape, view, small_grids,
     with recording() as launches:
         xp.rearrange_(y, x)
     assert _kernels(launches) == [family]
-    assert launches[0].grid == (small_grids, 1, 1)
-    assert strided_copy.plan_for(y, x).plan.grid_blocks > small_grids
+    plan = strided_copy.plan_for(y, x).plan
+    # the seed kernels' launches are sized to their trips of several units per thread
+    assert launches[0].grid == (min(small_grids, getattr(plan, "launch_blocks", small_grids)), 1, 1)
+    assert plan.grid_blocks > small_grids
     np.testing.assert_array_equal(to_host(y), view(values))
 
 

@@ -27,7 +27,9 @@ from infini_cupy.strided.planner import (
     GeneralRearrangePlan,
     RearrangePlan,
     all_kernel_names,
+    fast_divisor,
     general_kernel_name,
+    index_type,
     plan_rearrange,
     rearrange_kernel_name,
 )
@@ -91,6 +93,16 @@ def simulate_general_kernel(plan: GeneralRearrangePlan):
     return dst, src
 
 
+def index_of(plan) -> str:
+    """The Index the plan's kernel must use: 32-bit exactly when every offset fits."""
+    if isinstance(plan, GeneralRearrangePlan):
+        shape, dst, src = plan.shape, plan.dst_strides, plan.src_strides
+    else:
+        shape = plan.block_len + plan.grid_len
+        dst, src = plan.dst_block_stride + plan.dst_grid_stride, plan.src_block_stride + plan.src_grid_stride
+    return index_type(shape, dst, src)
+
+
 def check_plan_invariants(plan, max_threads):
     assert plan.kernel in KERNEL_NAMES
     assert plan.unit in (1, 2, 4, 8, 16, 32)
@@ -108,13 +120,15 @@ def check_plan_invariants(plan, max_threads):
         assert len(plan.batch_len) == len(plan.src_batch_stride) == len(plan.dst_batch_stride) <= 4
         return
     if isinstance(plan, GeneralRearrangePlan):
-        assert plan.kernel == general_kernel_name(plan.unit)
+        assert plan.kernel == general_kernel_name(plan.unit, index_of(plan))
         assert plan.total == math.prod(plan.shape)
         assert plan.grid_blocks == -(-plan.total // plan.block_threads)
+        assert min(1, plan.grid_blocks) <= plan.launch_blocks <= plan.grid_blocks
         return
     b, g, c = len(plan.block_len), len(plan.grid_len), len(plan.constraints)
     assert 1 <= b <= 5 and 1 <= g <= 5 and c <= 2
-    assert plan.kernel == rearrange_kernel_name(plan.unit, b, g, c)
+    assert plan.kernel == rearrange_kernel_name(plan.unit, b, g, c, index_of(plan))
+    assert min(1, plan.grid_blocks) <= plan.launch_blocks <= plan.grid_blocks
     assert len(plan.dst_block_stride) == len(plan.src_block_stride) == b
     assert len(plan.dst_grid_stride) == len(plan.src_grid_stride) == g
     assert plan.block_elements == math.prod(plan.block_len) <= plan.block_threads
@@ -271,7 +285,7 @@ def test_contiguous_copy_folds_into_the_unit():
     assert normalize_layout((4, 8), (32, 4), (32, 4), 4) == NormalizedLayout(32, (4,), (32,), (32,), 128)
     plan = check_copies_exactly((4, 8), (32, 4), (32, 4), 4)
     assert (plan.kernel, plan.block_len, plan.grid_len, plan.block_threads) == (
-        "rearrange<32, 1, 1, 0>", (4,), (1,), 32,
+        "rearrange<32, 1, 1, 0, int>", (4,), (1,), 32,
     )  # fmt: skip
 
 
@@ -279,7 +293,7 @@ def test_large_contiguous_copy_splits_its_one_dim():
     plan = plan_rearrange((1000, 1000), (4000, 4), (4000, 4), 4)
     assert plan.unit == 32 and plan.block_len == (1024,) and plan.grid_len == (123,)
     assert plan.constraints == (Constraint(0, 0, 1024, 125000),)
-    assert plan.kernel == "rearrange<32, 1, 1, 1>"
+    assert plan.kernel == "rearrange<32, 1, 1, 1, int>"
 
 
 def test_transpose_tiles_32x32_with_constraints_when_lengths_do_not_divide():
@@ -288,11 +302,11 @@ def test_transpose_tiles_32x32_with_constraints_when_lengths_do_not_divide():
     assert plan.block_len == (32, 32) and plan.grid_len == (63, 63)
     assert plan.src_block_stride == (4, 8004)  # the fastest thread index walks dst's rows
     assert plan.constraints == (Constraint(0, 0, 32, 2001), Constraint(1, 1, 32, 2001))
-    assert plan.kernel == "rearrange<4, 2, 2, 2>"
+    assert plan.kernel == "rearrange<4, 2, 2, 2, int>"
     assert plan_rearrange((2048, 2048), (8192, 4), (4, 8192), 4, tiles=False).kernel == (
-        "rearrange<4, 2, 2, 0>")
+        "rearrange<4, 2, 2, 0, int>")
     plan = check_copies_exactly((201, 201), (804, 4), (4, 804), 4, tiles=False)  # simulated
-    assert plan.kernel == "rearrange<4, 2, 2, 2>" and plan.grid_len == (7, 7)
+    assert plan.kernel == "rearrange<4, 2, 2, 2, int>" and plan.grid_len == (7, 7)
     assert isinstance(check_copies_exactly((201, 201), (804, 4), (4, 804), 4), TilePlan)
 
 
@@ -308,7 +322,8 @@ def test_nchw_to_nhwc():
     assert layout.shape == (N, H * W, C) and layout.unit == 4
     plan = plan_rearrange((N, C, H, W), dst, src, 4, tiles=False)
     assert plan.block_len == (32, 32) and plan.grid_len == (N, H * W // 32, C // 32)
-    assert plan.kernel == "rearrange<4, 2, 3, 0>" and plan.grid_blocks == 100352
+    assert plan.kernel == "rearrange<4, 2, 3, 0, int>" and plan.grid_blocks == 100352
+    assert plan.launch_blocks == 132 * 2 * 4  # 25088 trips of 4 logical blocks: 4 waves
     # The same transformation, small enough to simulate: (N, C, H, W) = (2, 8, 6, 5).
     for tiles in (False, True):
         check_copies_exactly((2, 8, 6, 5), (960, 4, 160, 32), (960, 120, 20, 4), 4,
@@ -317,10 +332,12 @@ def test_nchw_to_nhwc():
 
 def test_kernel_matrix_names():
     names = all_kernel_names()
-    assert len(names) == len(set(names)) == 456
-    assert sum(name.startswith("rearrange<") for name in names) == 6 * 5 * 5 * 3
-    assert {"rearrange<1, 1, 1, 0>", "rearrange<32, 5, 5, 2>", "rearrange<16, 5, 1, 2>"} <= set(names)
-    assert names[-6:] == tuple(f"rearrange_general<{u}>" for u in (1, 2, 4, 8, 16, 32))
+    assert len(names) == len(set(names)) == 912
+    assert sum(name.startswith("rearrange<") for name in names) == 6 * 5 * 5 * 3 * 2
+    assert {"rearrange<1, 1, 1, 0, int>", "rearrange<32, 5, 5, 2, long long>",
+            "rearrange<16, 5, 1, 2, int>"} <= set(names)
+    assert names[-12:] == tuple(f"rearrange_general<{u}, {index}>" for index in ("int", "long long")
+                                for u in (1, 2, 4, 8, 16, 32))
 
 
 @pytest.mark.parametrize(
@@ -346,7 +363,7 @@ def test_general_plan_for_a_permutation_that_cannot_merge():
     dst = np.empty(shape, np.float32).strides
     src = np.empty(shape[::-1], np.float32).transpose().strides
     plan = check_copies_exactly(shape, dst, src, 4, tiles=False)
-    assert isinstance(plan, GeneralRearrangePlan) and plan.kernel == "rearrange_general<4>"
+    assert isinstance(plan, GeneralRearrangePlan) and plan.kernel == "rearrange_general<4, int>"
     assert plan.shape == shape and plan.block_threads == 256 and plan.grid_blocks == 40
     assert check_copies_exactly(shape, dst, src, 4, max_threads=32, tiles=False).block_threads == 32
     # With staged plans allowed, one packed tile holds the whole reversal (2025 elements).
@@ -364,7 +381,7 @@ def test_broadcast_source():
 
 def test_zero_size_and_scalar():
     plan = plan_rearrange((3, 0, 5), (0, 20, 4), (4, 4, 4), 4)  # zero size: nothing overlaps
-    assert plan.empty and plan.grid_blocks == 0 and plan.kernel == "rearrange<4, 1, 1, 0>"
+    assert plan.empty and plan.grid_blocks == 0 and plan.kernel == "rearrange<4, 1, 1, 0, int>"
     plan = check_copies_exactly((), (), (), 8)
     assert not plan.empty and plan.unit == 8 and plan.block_len == (1,) and plan.grid_len == (1,)
     assert check_copies_exactly((1, 1), (0, 0), (8, 8), 16, dst_address=4).unit == 4
@@ -406,3 +423,24 @@ def test_invalid_arguments_are_rejected_naming_the_values():
     with pytest.raises(ValueError, match="max_threads >= 1, got 0"):
         plan_rearrange((2,), (4,), (4,), 4, max_threads=0)
     plan_rearrange((1,) * 64, (0,) * 64, (4,) * 64, 4)  # 64 dims of length 1 are fine
+
+
+@pytest.mark.parametrize("index, bits", [("int", 31), ("long long", 63)])
+def test_fast_divisor_divides_exactly(index, bits):
+    """The flat-index kernel's division by a dim's length: a multiply-high and a shift, exact
+    for every numerator the kernel can pass (below 2**31 or 2**63) and every divisor >= 2."""
+    rng = np.random.default_rng(bits)
+    width = bits + 1
+    divisors = [2, 3, 7, 10, 641, 2**16 + 1, 2**bits - 1, 2**(bits - 1), 2**(bits - 1) + 1]
+    divisors += [int(d) for d in rng.integers(2, 2**min(bits, 62), 200)]
+    divisors += [1 << int(k) for k in rng.integers(1, bits, 20)]
+    for divisor in divisors:
+        magic, shift = fast_divisor(divisor, index)
+        assert 0 < magic < 2**width and shift >= 0
+        top = 2**bits - 1
+        numerators = [0, 1, divisor - 1, divisor, top, top - 1, top - top % divisor,
+                      top - top % divisor - 1] + [int(n) for n in rng.integers(0, 2**min(bits, 62), 50)]
+        for n in numerators:
+            assert ((n * magic) >> width) >> shift == n // divisor, (divisor, n)
+    with pytest.raises(ValueError, match="divisor >= 2"):
+        fast_divisor(1, index)

@@ -1,6 +1,6 @@
-"""Every variant of the rearrange kernel matrix (450) and the general kernel, launched directly
-with hand-built arguments and checked against NumPy, on the suite's backend (the buffers move
-to the device with their alignment: ``to_device``).
+"""Every variant of the rearrange kernel matrix (450, each with 32- and 64-bit Index) and the
+general kernel, launched directly with hand-built arguments and checked against NumPy, on the
+suite's backend (the buffers move to the device with their alignment: ``to_device``).
 
 The planner tests prove plans follow the kernel semantics; these prove the kernels implement
 those semantics, for every (unit, block dims, grid dims, constraints) combination.
@@ -16,7 +16,10 @@ import pytest
 from infini_cupy.runtime.launch import launch
 from infini_cupy.runtime.structs import CONSTRAINT, array_struct
 from infini_cupy.strided import plan_cache as rearrange_module
+from infini_cupy.strided.plan_cache import general_args
 from infini_cupy.strided.planner import (
+    INDEX_TYPES,
+    GeneralRearrangePlan,
     all_kernel_names,
     general_kernel_name,
     rearrange_kernel_name,
@@ -78,7 +81,8 @@ def split_layout(unit, n_block, n_grid, n_constraints, rng):
     return logical, dst_strides, src_strides, dst_bytes, src_bytes, block, grid, constraints
 
 
-def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend, to_device, to_host):
+def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend, to_device, to_host,
+                          index="long long"):
     logical, dst_strides, src_strides, dst_bytes, src_bytes, block, grid, constraints = (
         split_layout(unit, n_block, n_grid, n_constraints, rng)
     )
@@ -106,10 +110,11 @@ def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend, to
         np.int64(block_elems),
         np.int64(grid_blocks),
     )
-    name = rearrange_kernel_name(unit, n_block, n_grid, n_constraints)
+    name = rearrange_kernel_name(unit, n_block, n_grid, n_constraints, index)
     threads = -(-block_elems // 32) * 32
-    # fewer blocks than grid_blocks exercises the kernel's loop over blocks
-    launch("rearrange.cu", name, max(1, grid_blocks // 2), threads, args, backend=backend)
+    # fewer blocks than grid_blocks: each block runs a range of logical blocks, rows of the
+    # innermost grid dim in trips of several units and their ends one unit at a time
+    launch("rearrange.cu", name, max(1, grid_blocks // 3), threads, args, backend=backend)
     np.testing.assert_array_equal(to_host(device_dst), expected, err_msg=name)
 
 
@@ -125,11 +130,14 @@ def test_every_matrix_variant_copies_exactly(unit, compiled_matrix, backend_name
     rng = np.random.default_rng(unit)
     for u, b, g, c in MATRIX:
         if u == unit:
-            launch_matrix_variant(u, b, g, c, rng, backend_name, to_device, to_host)
+            for index in INDEX_TYPES:
+                launch_matrix_variant(u, b, g, c, rng, backend_name, to_device, to_host, index)
 
 
+@pytest.mark.parametrize("index", INDEX_TYPES)
 @pytest.mark.parametrize("unit", UNITS)
-def test_general_kernel_copies_exactly(unit, compiled_matrix, backend_name, to_device, to_host):
+def test_general_kernel_copies_exactly(unit, index, compiled_matrix, backend_name, to_device,
+                                       to_host):
     rng = np.random.default_rng(100 + unit)
     ndim = 7
     shape = [int(rng.integers(1, 4)) for _ in range(ndim)]
@@ -145,7 +153,9 @@ def test_general_kernel_copies_exactly(unit, compiled_matrix, backend_name, to_d
     expected = np.lib.stride_tricks.as_strided(src.view(element), shape, src_strides).copy()
     total = math.prod(shape)
     device_dst = to_device(dst)
-    args = (device_dst, to_device(src), array_struct(shape, 64), array_struct(src_strides, 64),
-            array_struct(dst_strides, 64), np.int32(ndim), np.int64(total))
-    launch("rearrange.cu", general_kernel_name(unit), 2, 32, args, backend=backend_name)
+    plan = GeneralRearrangePlan(unit, tuple(shape), tuple(dst_strides), tuple(src_strides), total,
+                                32, -(-total // 32), general_kernel_name(unit, index), 2)
+    # two blocks of one warp: a grid-stride loop of trips of several units per thread
+    launch("rearrange.cu", plan.kernel, 2, 32, (device_dst, to_device(src), *general_args(plan)),
+           backend=backend_name)
     np.testing.assert_array_equal(to_host(device_dst).view(element).reshape(shape), expected)

@@ -41,7 +41,7 @@ def test_plan_of_an_nchw_to_nhwc_copy_is_a_coalesced_staged_transpose(capsys):
 def test_plan_without_tiles_shows_the_seed_split_and_its_strided_reads(capsys):
     out = plan_output(capsys, "--case", "67,45:1,67:C:float32", "--no-tiles",
                       "--profile-blocks", "4")
-    assert "rearrange<4, 2, 2, 2>" in out
+    assert "rearrange<4, 2, 2, 2, int>" in out
     assert "block dims" in out and "grid dims" in out
     # both dims split 32-wide, neither length a multiple of 32
     assert "grid[0] * 32 + block[0] < 67" in out and "grid[1] * 32 + block[1] < 45" in out
@@ -54,7 +54,7 @@ def test_plan_of_a_broadcast_row_copies_8_bytes_per_thread(capsys):
     out = plan_output(capsys, "--shape", "30,40", "--src-strides", "0,1", "--dtype", "int8",
                       "--no-profile")
     assert "unit 8 bytes per thread access, 150 units" in out
-    assert "rearrange<8, 2, 1, 0>" in out
+    assert "rearrange<8, 2, 1, 0, int>" in out
     assert "constraints: none" in out
     assert "coalescing" not in out
 
@@ -64,7 +64,7 @@ def test_plan_outside_the_kernel_matrix_uses_the_flat_index_kernel(capsys):
     strides = ",".join(str(3**p) for p in (0, 2, 4, 6, 1, 3, 5, 7))
     out = plan_output(capsys, "--shape", ",".join(["3"] * 8), "--src-strides", strides,
                       "--dtype", "float32", "--no-tiles")
-    assert "rearrange_general<4>" in out and "flat-index kernel" in out
+    assert "rearrange_general<4, int>" in out and "flat-index kernel" in out
     assert "26 blocks x 256 threads" in out
     assert "emulated over all blocks" in out
 
