@@ -76,15 +76,17 @@ def _vector_masks(cshape, strides, itemsizes, nout, vec, contiguous):
 
 @functools.lru_cache(maxsize=4096)
 def plan_fused(fused_type: str, ctypes: tuple, itemsizes: tuple, nout: int, output_inputs: tuple,
-               inputs: tuple) -> FusedLaunch | None:
-    """The launch of ``fused_type`` for inputs of (shape, byte strides) ``inputs``; None when
-    one kernel cannot compute it (outputs of different shapes, more than MAX_NDIM dims that
-    do not coalesce). ValueError naming the shapes when they do not broadcast."""
+               inputs: tuple, outputs: tuple | None = None) -> FusedLaunch | None:
+    """The launch of ``fused_type`` for inputs of (shape, byte strides) ``inputs`` into
+    outputs of byte strides ``outputs`` (None: new C-contiguous arrays); None when one
+    kernel cannot compute it (outputs of different shapes, more than MAX_NDIM dims that do
+    not coalesce). ValueError naming the shapes when they do not broadcast."""
     shape = broadcast_shapes("fuse", *(s for s, _ in inputs))
     for used in output_inputs:
         if broadcast_shapes("fuse", *(inputs[k][0] for k in used)) != shape:
             return None  # an output of another shape than the others: not one kernel
-    out_strides = [contiguous_strides(shape, range(len(shape)), isz) for isz in itemsizes[:nout]]
+    out_strides = ([contiguous_strides(shape, range(len(shape)), isz) for isz in itemsizes[:nout]]
+                   if outputs is None else list(outputs))
     in_strides = [broadcast_strides(s, st, shape) for s, st in inputs]
     cshape, cstrides = coalesce(shape, out_strides + in_strides)
     size = int(np.prod(shape, dtype=np.int64))

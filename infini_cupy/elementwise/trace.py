@@ -240,8 +240,8 @@ def where_node(condition, x1, x2) -> Traced:
     builder = _builder_of("where", (condition, x1, x2))
     if type(condition) is not Traced or condition.dtype != np.bool_:
         raise Untraceable("where(): the condition must be a traced bool array")
-    if type(x1) is not Traced and type(x2) is not Traced:
-        raise Untraceable("where(): x1 or x2 must be an array")
+    # x1 and x2 both scalars: the dtype is theirs alone (where(c, 1.0, 2) is float64), the
+    # shape the condition's
     dtype = dtypes.result_type(*(_stand_in(a) for a in (x1, x2)))
     node = ("where", dtypes.ctype(dtype), condition.node, _leaf(builder, x1, dtype),
             _leaf(builder, x2, dtype))
@@ -342,10 +342,10 @@ def _walk(node):
         yield from _walk(child)
 
 
-def trace_function(function, signature) -> FusedExpression:
+def trace_function(function, signature, keywords=()) -> FusedExpression:
     """Trace ``function`` for ``signature``: per argument ("array", dtype, ndim),
-    ("python", type) or ("numpy", dtype). Raises :class:`Untraceable`, or what the
-    function raised."""
+    ("python", type) or ("numpy", dtype); the last ``len(keywords)`` arguments are passed by
+    those keywords. Raises :class:`Untraceable`, or what the function raised."""
     builder = _Builder()
     args = []
     for k, spec in enumerate(signature):
@@ -355,7 +355,8 @@ def trace_function(function, signature) -> FusedExpression:
             args.append(ScalarArg(builder, k, spec[1]))
         else:  # a NumPy scalar: typed like a 0-d array, passed by value
             args.append(Traced(builder, spec[1], 0, builder.argument(k, spec[1], _as_bytes)))
-    result = function(*args)
+    positional = len(args) - len(keywords)
+    result = function(*args[:positional], **dict(zip(keywords, args[positional:])))
     returns = "tuple" if type(result) is tuple else "list" if type(result) is list else "one"
     outputs = list(result) if returns != "one" else [result]
     for r in outputs:

@@ -1,12 +1,17 @@
 """``infini_cupy.fuse``: one kernel for a whole elementwise function.
 
 The first call with a given signature (per argument: dtype and ndim of an array, the type of
-a scalar) traces the function (:mod:`..elementwise.trace`) into one expression type; every
-call then plans it for its arrays' layout (:mod:`..elementwise.fused_plan`, cached) and
-launches that one kernel. A repeated layout is a dict lookup, the outputs' allocation and the
-launch. Works on Arrays, CuPy arrays and NumPy arrays under ``backend("emulate")``; NumPy
-arrays on the ``numpy`` backend just run the function. A function the trace cannot fuse runs
-unfused, with a :class:`FusionWarning` naming the call that stopped it (``strict=True``: a
+a scalar; keyword arguments by name) traces the function (:mod:`..elementwise.trace`) into
+one expression type; every call then plans it for its arrays' layout
+(:mod:`..elementwise.fused_plan`, cached) and launches that one kernel. A repeated layout is
+a dict lookup, the outputs' allocation and the launch.
+
+Arguments follow the elementwise functions' rule (:func:`.boundary.elementwise_operands`):
+Arrays, native NumPy/CuPy arrays, NumPy scalars and Python scalars in any mix; an Array
+among them makes the results Arrays on its device; NumPy arrays on the ``cpu`` device (the
+``numpy`` backend) run the function unfused. Errors (devices, shapes, dtypes) are the
+unfused calls': a call that cannot be fused runs unfused, and warns with a
+:class:`FusionWarning` naming what stopped the trace when it succeeds (``strict=True``: a
 TypeError instead).
 
 >>> import numpy as np, infini_cupy as xp
@@ -14,7 +19,7 @@ TypeError instead).
 ... def standardize(x, mean, std):
 ...     return (x - mean) / std
 >>> with xp.backend("emulate"):
-...     standardize(np.arange(4.0), 1.0, 2.0)
+...     standardize(np.arange(4.0), 1.0, std=2.0)
 array([-0.5,  0. ,  0.5,  1. ])
 """
 
@@ -26,13 +31,17 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import backend_for, device_context, empty, is_array, pointer_reader
+from ..arrays import device_context, empty, is_array, pointer_reader
+from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused, scalars_dtype
 from ..elementwise.kernels import SOURCE
+from ..elementwise.launcher import _copy as copy_into
+from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.trace import Untraceable, trace_function
-from ..runtime.launch import launch
+from ..runtime import launch as launches
 from ..runtime.recent import RecentCalls
 from .array import Array, check_same_device, wrap
+from .boundary import elementwise_operands, rearrange_
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
@@ -46,8 +55,39 @@ class FusionWarning(UserWarning):
 class _Prepared:
     """A signature and layout seen before: what a repeated call needs to launch."""
 
-    __slots__ = ("plan", "backend", "on_gpu", "pointer", "input_checks", "output_checks",
-                 "shape", "scalars", "scalar_bytes", "arg_slots", "wrap", "returns")
+    __slots__ = ("fx", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
+                 "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots", "wrap")
+
+
+class _Spec:
+    """An array given by shape and dtype (``prepare``, ``kernel_name``): C-contiguous."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(int(n) for n in shape), dtypes.as_dtype(dtype)
+        self.ndim = len(self.shape)
+        stride, strides = self.dtype.itemsize, []
+        for n in reversed(self.shape):
+            strides.append(stride)
+            stride *= max(n, 1)
+        self.strides = tuple(reversed(strides))
+
+
+def _spec(value):
+    """A ``(shape, dtype)`` pair or a shape-and-dtype object as a :class:`_Spec`; a Python
+    scalar type (``float``) as a value of it; anything else as it is."""
+    if type(value) is tuple and len(value) == 2:
+        return _Spec(*value)
+    if type(value) is type and value in _PYTHON_SCALARS:
+        return value(1)
+    if (hasattr(value, "shape") and hasattr(value, "dtype") and type(value) is not Array
+            and not is_array(value) and not isinstance(value, np.generic)):
+        return _Spec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
+    return value
+
+
+class _Raised(str):
+    """Why a call is not fused: an error raised by the function or by its arguments (a mix
+    of devices, shapes that do not broadcast), which the unfused call raises too."""
 
 
 def _stopping_call(error: BaseException, function) -> str:
@@ -63,26 +103,30 @@ def _stopping_call(error: BaseException, function) -> str:
 
 
 class FusedFunction:
-    """A function of arrays and scalars, run as one fused kernel per call (see :func:`fuse`)."""
+    """A function of arrays and scalars, run as one fused kernel per call (see :func:`fuse`).
+
+    Called like the function, plus ``out=`` (reserved): an array of the result's shape and
+    dtype, any layout, to write the (single) result into; the call then returns ``out``.
+    """
 
     def __init__(self, function, strict: bool = False):
         self.function = function
         self.strict = strict
-        self._traces: dict = {}  # signature -> FusedExpression, or the reason it is not fused
+        self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
         functools.update_wrapper(self, function)
 
     def __repr__(self):
         return f"<fused function {getattr(self.function, '__qualname__', self.function)!r}>"
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs:
+    def __call__(self, *args, out=None, **kwargs):
+        if not kwargs and out is None:
             prepared = self._prepared.get(self._key(args))
             # NumPy arrays run kernels only under backend("emulate")
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
                                          or config.get_backend() == "emulate"):
                 return self._launch(prepared, args)
-        return self._call(args, kwargs)
+        return self._call(args, kwargs, out)
 
     # ------------------------------------------------------------ the cached path
     @staticmethod
@@ -100,156 +144,264 @@ class FusedFunction:
                 return None
         return tuple(key)
 
-    def _launch(self, prepared, args):
-        """Launch a prepared call: its signature and layout are ``args``'."""
-        pointer, wrapped = prepared.pointer, prepared.wrap
-        inputs, misaligned = [], 0
-        for k, align_mask, vector_mask in prepared.input_checks:
-            x = args[k] if wrapped is None else args[k]._a
+    def _inputs(self, prepared, args):
+        """The kernel's input arrays, and the pointer bits off 16-byte packs; None when an
+        input is off its C++ type's alignment (the call then runs unfused)."""
+        pointer, inputs, misaligned = prepared.pointer, [], 0
+        for k, unwrap, align_mask, vector_mask in prepared.input_checks:
+            x = args[k]._a if unwrap else args[k]
             address = pointer(x)
             if address & align_mask:
-                return self._unfused(args, {}, None)  # off its C++ type's alignment
+                return None, 0
             misaligned |= address & vector_mask
             inputs.append(x)
-        scalars = prepared.scalars
-        if prepared.arg_slots:
-            buffer = bytearray(prepared.scalar_bytes)
-            for j, k, convert in prepared.arg_slots:
-                value = convert(args[k]).tobytes()
-                buffer[j:j + len(value)] = value
-            scalars = np.void(bytes(buffer))
-        backend, shape = prepared.backend, prepared.shape
+        return inputs, misaligned
+
+    def _scalars(self, prepared, args):
+        if not prepared.arg_slots:
+            return prepared.scalars
+        buffer = bytearray(prepared.scalar_bytes)
+        for j, k, convert in prepared.arg_slots:
+            value = convert(args[k]).tobytes()
+            buffer[j:j + len(value)] = value
+        return np.void(bytes(buffer))
+
+    def _run(self, prepared, plan, scalars, inputs, outputs, misaligned):
+        flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
+        operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
+        if prepared.on_gpu:
+            with device_context(inputs):
+                launch = launches.launch
+                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend="cuda")
+        else:
+            launches.launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
+                            backend=prepared.backend)
+
+    def _launch(self, prepared, args):
+        """Launch a prepared call into new outputs: its signature and layout are ``args``'."""
+        inputs, misaligned = self._inputs(prepared, args)
+        if inputs is None:
+            return self._unaligned(args)
+        scalars = self._scalars(prepared, args)
+        backend, shape, pointer = prepared.backend, prepared.shape, prepared.pointer
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
             out = empty(backend, shape, dtype)
             misaligned |= pointer(out) & vector_mask
             outputs.append(out)
+        if prepared.plan is not None:
+            self._run(prepared, prepared.plan, scalars, inputs, outputs, misaligned)
+        if prepared.wrap is not None:
+            outputs = [wrap(o, prepared.wrap) for o in outputs]
+        returns = prepared.fx.returns
+        if returns == "one":
+            return outputs[0]
+        return tuple(outputs) if returns == "tuple" else outputs
+
+    def _launch_into(self, prepared, args, out):
+        """Launch a prepared call of one output into ``out`` (any layout; an overlap with an
+        input other than the same view computes into a temporary first, NumPy's answer)."""
+        fx = prepared.fx
+        if fx.returns != "one":
+            raise TypeError(f"fuse({self.__name__}): out= takes a function of one output; "
+                            f"this one returns a {fx.returns} of {len(fx.output_dtypes)}")
+        inputs, misaligned = self._inputs(prepared, args)
+        if inputs is None:
+            return self._unaligned(args, out)
+        native = out._a if type(out) is Array else out
+        backend = prepared.backend
+        t = enter_backend(backend)
+        try:
+            target, copy_back = checked_out(f"fuse({self.__name__})", native, prepared.shape,
+                                            fx.output_dtypes[0], inputs, backend)
+        finally:
+            exit_backend(t)
         plan = prepared.plan
         if plan is not None:
-            flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
-            operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
-            if prepared.on_gpu:
-                with device_context(inputs):
-                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
-            else:
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
-        if wrapped is not None:
-            outputs = [wrap(o, wrapped) for o in outputs]
-        if prepared.returns == "one":
-            return outputs[0]
-        return tuple(outputs) if prepared.returns == "tuple" else outputs
+            if target is native:
+                plan = plan_fused(*prepared.layouts, (tuple(target.strides),))
+            misaligned |= prepared.pointer(target) & (plan.vector_masks or (0,))[0]
+            self._run(prepared, plan, self._scalars(prepared, args), inputs, [target], misaligned)
+            if copy_back is not None:
+                copy_into(copy_back, target, backend)
+        return out
 
     # ------------------------------------------------------------ the first call of a layout
-    def _call(self, args, kwargs):
-        if kwargs:
-            return self._unfused(args, kwargs, "keyword arguments are not traced")
-        prepared = self._prepare(args)
+    def _call(self, args, kwargs, out):
+        operands = (*args, *kwargs.values()) if kwargs else args
+        key = self._key(operands)
+        if key is not None and kwargs:
+            key = (tuple(kwargs), *key)
+        prepared = None if key is None else self._prepared.get(key)
+        if prepared is not None and not (prepared.on_gpu or prepared.wrap is not None
+                                         or config.get_backend() == "emulate"):
+            prepared = None
+        if (prepared is not None and type(out) is Array and prepared.wrap is None
+                and out._b != prepared.backend):
+            prepared, key = None, None  # native inputs, out on another device: out decides
         if prepared is None:
-            return self.function(*args)  # NumPy computes: nothing to fuse
-        if isinstance(prepared, str):
-            return self._unfused(args, kwargs, prepared)
-        key = self._key(args)
-        if key is not None:
-            self._prepared.remember(key, prepared)
-        return self._launch(prepared, args)
+            try:
+                prepared = self._prepare(operands, tuple(kwargs), out)
+            except (TypeError, ValueError) as error:  # devices, shapes: the unfused call's
+                return self._unfused(args, kwargs, out, _Raised(error))
+            if prepared is None:  # the cpu device: NumPy computes, nothing to fuse
+                return self._unfused(args, kwargs, out, None)
+            if isinstance(prepared, str):
+                return self._unfused(args, kwargs, out, prepared)
+            if key is not None:
+                self._prepared.remember(key, prepared)
+        if out is not None:
+            if prepared.wrap is not None and type(out) is Array:
+                check_same_device(prepared.wrap, out._b)
+            return self._launch_into(prepared, operands, out)
+        return self._launch(prepared, operands)
 
-    def kernel_name(self, *args) -> str | None:
-        """The name expression a call with ``args`` launches (nothing runs); None when it
-        launches none (an empty result, the numpy backend); TypeError when it is not fused.
+    def _prepare(self, operands, keywords, out=None):
+        """The prepared call for ``operands``; None on the cpu device; else the reason it
+        does not fuse. ValueError for a mix of devices, as the unfused call."""
+        natives, backend, wrapped = elementwise_operands(
+            operands if out is None else (*operands, out))
+        natives = natives[:len(operands)]
+        if backend == "numpy":
+            return None
+        fx, plan = self._expression_plan(natives, keywords)
+        if isinstance(fx, str):
+            return fx
+        inputs = [natives[k] for k in fx.inputs]
+        prepared = _Prepared()
+        prepared.fx, prepared.plan = fx, plan
+        prepared.layouts = _plan_arguments(fx, inputs)
+        prepared.backend = backend
+        prepared.wrap = backend if wrapped else None
+        prepared.on_gpu = backend == "cuda"
+        if prepared.on_gpu:
+            _array_types.add(type(inputs[0]))
+        prepared.shape = plan.shape
+        if not int(np.prod(plan.shape, dtype=np.int64)):
+            prepared.plan = None  # an empty result: nothing to launch
+        prepared.pointer = pointer_reader(backend)
+        nout = len(fx.output_dtypes)
+        masks = plan.vector_masks or (0,) * (nout + len(inputs))
+        prepared.input_checks = tuple(
+            (k, type(operands[k]) is Array, dtypes.alignment(d) - 1, mask)
+            for k, d, mask in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
+        prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
+        prepared.scalars, prepared.arg_slots = _scalar_slots(fx)
+        prepared.scalar_bytes = prepared.scalars.tobytes()
+        return prepared
 
-        >>> import numpy as np, infini_cupy as xp
-        >>> with xp.backend("emulate"):  # doctest: +ELLIPSIS
-        ...     xp.fuse(lambda x, y: x * y + 1).kernel_name(np.zeros(3, np.float32), 2.0)
-        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpAdd, float, float, ic::Expr<ic::OpMultiply, ...'
-        """
-        prepared = self._prepare(args)
-        if isinstance(prepared, str):
-            raise TypeError(f"fuse({self.__name__}): cannot fuse: {prepared}")
-        return None if prepared is None or prepared.plan is None else prepared.plan.kernel
-
-    def _prepare(self, args):
-        """The prepared call for ``args``; None on the numpy backend; else the reason it does
-        not fuse."""
-        wrapped, natives = None, []
-        for a in args:
-            if type(a) is Array:
-                if wrapped is not None:
-                    check_same_device(wrapped, a._b)
-                wrapped = a._b
-                natives.append(a._a)
-            else:
-                natives.append(a)
+    def _expression_plan(self, natives, keywords):
+        """(FusedExpression, FusedLaunch) for native arguments (arrays, specs, scalars), or
+        (the reason it is not fused, None)."""
         signature = []
         for k, a in enumerate(natives):
             if type(a) in _PYTHON_SCALARS:
                 signature.append(("python", type(a)))
             elif isinstance(a, np.generic):
                 signature.append(("numpy", a.dtype))
-            elif is_array(a):
+            elif is_array(a) or type(a) is _Spec:
                 signature.append(("array", a.dtype, a.ndim))
             else:
-                return f"argument {k} is a {type(a).__name__}"
-        arrays = [a for a in natives if is_array(a)]
-        if not arrays:
-            return "no array argument"
-        backend = wrapped or backend_for(*arrays)
-        if backend == "numpy":
-            return None
-        fx = self._trace(tuple(signature))
+                return f"argument {k} is a {type(a).__name__}", None
+        fx = self._trace(tuple(signature), keywords)
         if isinstance(fx, str):
-            return fx
-        inputs = [natives[k] for k in fx.inputs]
-        ctypes = fx.operand_ctypes
-        itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
-        layouts = tuple((tuple(x.shape), tuple(x.strides)) for x in inputs)
-        plan = plan_fused(fx.fused_type, ctypes, itemsizes, len(fx.output_dtypes),
-                          fx.output_inputs, layouts)
+            return fx, None
+        plan = plan_fused(*_plan_arguments(fx, [natives[k] for k in fx.inputs]))
         if plan is None:
-            return "its outputs have different shapes, or more than 8 dims that do not merge"
-        shape = plan.shape
-        prepared = _Prepared()
-        prepared.backend, prepared.wrap = backend, wrapped
-        prepared.on_gpu = backend == "cuda"
-        if prepared.on_gpu:
-            _array_types.add(type(inputs[0]))
-        prepared.returns = fx.returns
-        prepared.plan = plan if int(np.prod(shape, dtype=np.int64)) else None
-        prepared.pointer = pointer_reader(backend)
-        nout = len(fx.output_dtypes)
-        masks = plan.vector_masks or (0,) * (nout + len(inputs))
-        prepared.input_checks = tuple((k, dtypes.alignment(d) - 1, mask) for k, d, mask
-                                      in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
-        prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
-        prepared.shape = shape
-        prepared.scalars, prepared.arg_slots = _scalar_slots(fx)
-        prepared.scalar_bytes = prepared.scalars.tobytes()
-        return prepared
+            return "its outputs have different shapes, or more than 8 dims that do not merge", None
+        return fx, plan
 
-    def _trace(self, signature):
-        fx = self._traces.get(signature)
+    def _trace(self, signature, keywords):
+        fx = self._traces.get((signature, keywords))
         if fx is None:
             try:
-                fx = trace_function(self.function, signature)
+                fx = trace_function(self.function, signature, keywords)
             except Untraceable as e:
                 fx = f"{e}"
-                self._strict(fx, e)
             except Exception as e:  # noqa: BLE001 - any failure: the unfused call decides
-                fx = _stopping_call(e, self.function)
-                self._strict(fx, e)
-            self._traces[signature] = fx
+                fx = _Raised(_stopping_call(e, self.function))
+            self._traces[(signature, keywords)] = fx
         return fx
 
-    def _strict(self, reason, error):
-        if self.strict:
-            raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}") from error
+    # ------------------------------------------------------------ unfused
+    def _unaligned(self, args, out=None):
+        return self._unfused(args, {}, out, None)  # an input off its C++ type's alignment
 
-    def _unfused(self, args, kwargs, reason):
+    def _unfused(self, args, kwargs, out, reason):
+        """The function's own calls: their errors are the call's; then the warning (or, when
+        strict, the TypeError) saying why it was not fused."""
+        if self.strict and reason is not None and type(reason) is not _Raised:
+            raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}")
+        result = self.function(*args, **kwargs)
         if reason is not None:
             if self.strict:
                 raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}")
             warnings.warn(f"fuse({self.__name__}): {reason}; running unfused", FusionWarning,
-                          stacklevel=3)
-        return self.function(*args, **kwargs)
+                          stacklevel=4)
+        if out is None:
+            return result
+        return _write_out(self.__name__, result, out)
+
+    # ------------------------------------------------------------ ahead of time
+    def kernel_name(self, *args, **kwargs) -> str | None:
+        """The name expression a call with these arguments launches on the emulator or a GPU
+        (nothing runs); None when it launches none (an empty result); TypeError when it is
+        not fused. Arrays may be given as ``(shape, dtype)`` (C-contiguous), scalars as
+        their type (``float``).
+
+        >>> import numpy as np, infini_cupy as xp
+        >>> xp.fuse(lambda x, y: x * y + 1).kernel_name(((3,), "float32"), 2.0)  # doctest: +ELLIPSIS
+        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpAdd, float, float, ic::Expr<ic::OpMultiply, ...'
+        """
+        operands = [_spec(a) for a in (*args, *kwargs.values())]
+        natives = [a._a if type(a) is Array else a for a in operands]
+        fx, plan = self._expression_plan(natives, tuple(kwargs))
+        if isinstance(fx, str):
+            raise TypeError(f"fuse({self.__name__}): cannot fuse: {fx}")
+        return plan.kernel if int(np.prod(plan.shape, dtype=np.int64)) else None
+
+    def prepare(self, *args, **kwargs) -> str | None:
+        """Compile, ahead of the first call, the kernel a call with these arguments (or
+        ``(shape, dtype)`` pairs and scalar types, see :meth:`kernel_name`) launches, for the
+        device of the arrays given (for pairs: the backend in force), so that the first call
+        does not wait for NVRTC or g++. Returns its name expression (None: nothing to
+        compile, for an empty result or the cpu device). The kernel goes to the same caches
+        as every variant (the GPU's ``$INFINI_CUPY_CACHE_DIR/cubin`` included).
+
+        >>> import infini_cupy as xp
+        >>> with xp.backend("emulate"):  # doctest: +ELLIPSIS
+        ...     xp.fuse(lambda x: x * 2).prepare(((1024,), "float32"))
+        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpMultiply, float, float, ic::In<0>, ic::Scalar<0, float>>>, float, float>'
+        """
+        name = self.kernel_name(*args, **kwargs)
+        arrays = [a for a in (*args, *kwargs.values()) if type(a) is Array or is_array(a)]
+        backend = elementwise_operands(arrays)[1] if arrays else config.get_backend()
+        if name is not None and backend != "numpy":
+            launches.prepare(SOURCE, [name], backend=backend)
+        return name if backend != "numpy" else None
+
+
+def _plan_arguments(fx, inputs) -> tuple:
+    """``plan_fused``'s arguments (but the outputs' layout) for kernel inputs ``inputs``."""
+    itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
+    layouts = tuple((tuple(x.shape), tuple(x.strides)) for x in inputs)
+    return (fx.fused_type, fx.operand_ctypes, itemsizes, len(fx.output_dtypes),
+            fx.output_inputs, layouts)
+
+
+def _write_out(name, result, out):
+    """An unfused call's ``result`` written into ``out`` (checked as the fused call checks)."""
+    if isinstance(result, (tuple, list)):
+        raise TypeError(f"fuse({name}): out= takes a function of one output; this one "
+                        f"returns a {type(result).__name__} of {len(result)}")
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"fuse({name}): out has shape {tuple(out.shape)}, the result has "
+                         f"shape {tuple(result.shape)}")
+    if out.dtype != result.dtype:
+        raise TypeError(f"fuse({name}): out has dtype {out.dtype}, the result has dtype "
+                        f"{result.dtype}")
+    rearrange_(out, result)
+    return out
 
 
 def _scalar_slots(fx):
@@ -271,9 +423,10 @@ def fuse(function=None, *, strict: bool = False):
     ``clip`` of its array and scalar arguments) as one fused kernel per call.
 
     ``fuse(f)`` or ``@fuse``; ``@fuse(strict=True)`` raises TypeError where the function
-    cannot be fused instead of running it unfused with a :class:`FusionWarning`.
+    cannot be fused instead of running it unfused with a :class:`FusionWarning`. The fused
+    function takes what the unfused calls take, keyword arguments included, plus ``out=``;
+    ``f.prepare(...)`` compiles its kernel ahead of the first call.
     """
     if function is None:
         return lambda f: FusedFunction(f, strict)
     return FusedFunction(function, strict)
-
