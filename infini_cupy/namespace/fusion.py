@@ -244,7 +244,7 @@ class FusedFunction:
                 prepared = self._prepare(operands, tuple(kwargs), out)
             except (TypeError, ValueError) as error:  # devices, shapes: the unfused call's
                 return self._unfused(args, kwargs, out, _Raised(error))
-            if prepared is None:  # the cpu device: NumPy computes, nothing to fuse
+            if prepared is None:  # nothing to fuse
                 return self._unfused(args, kwargs, out, None)
             if isinstance(prepared, str):
                 return self._unfused(args, kwargs, out, prepared)
@@ -257,13 +257,13 @@ class FusedFunction:
         return self._launch(prepared, operands)
 
     def _prepare(self, operands, keywords, out=None):
-        """The prepared call for ``operands``; None on the cpu device; else the reason it
-        does not fuse. ValueError for a mix of devices, as the unfused call."""
+        """The prepared call for ``operands``; None on the cpu device or without an array
+        argument; else the reason it does not fuse. ValueError for a mix of devices, as the unfused call."""
         natives, backend, wrapped = elementwise_operands(
             operands if out is None else (*operands, out))
         natives = natives[:len(operands)]
-        if backend == "numpy":
-            return None
+        if backend == "numpy" or not any(is_array(a) for a in natives):
+            return None  # NumPy computes, or no array to fuse over: the unfused calls
         fx, plan = self._expression_plan(natives, keywords)
         if isinstance(fx, str):
             return fx
