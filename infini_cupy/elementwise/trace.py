@@ -20,6 +20,7 @@ naming the call.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,18 +60,58 @@ class _Stand:
 
 
 class ScalarArg:
-    """A Python scalar argument of the fused function: its value changes per call."""
+    """A Python scalar argument of the fused function, or Python arithmetic of them and
+    constants (``1 - alpha``: ``compute`` gives its value from the call's arguments, as
+    Python computes it unfused): its value changes per call."""
 
-    __slots__ = ("builder", "index", "kind")
+    __slots__ = ("builder", "index", "kind", "compute")
     __array_ufunc__ = None
 
-    def __init__(self, builder, index, kind):
-        self.builder, self.index, self.kind = builder, index, kind
+    def __init__(self, builder, index, kind, compute=None):
+        self.builder, self.index, self.kind, self.compute = builder, index, kind, compute
+
+    def value(self, args):
+        return args[self.index] if self.compute is None else self.compute(args)
 
     def __bool__(self):
         raise Untraceable("bool() of a scalar argument: control flow on a value")
 
     __int__ = __float__ = __index__ = __bool__
+
+    def __neg__(self):
+        return _host_scalar(operator.neg, (self,))
+
+    def __pos__(self):
+        return _host_scalar(operator.pos, (self,))
+
+    def __abs__(self):
+        return _host_scalar(abs, (self,))
+
+    def __invert__(self):
+        return _host_scalar(operator.invert, (self,))
+
+
+def _host_scalar(python, args) -> ScalarArg:
+    """``python(*args)`` of scalar arguments and Python scalars: computed per call, on the
+    host, with Python's own arithmetic (its type is that of the traced arguments')."""
+    builder = next(a.builder for a in args if type(a) is ScalarArg)
+    kind = type(python(*(_REPRESENTATIVE[a.kind] if type(a) is ScalarArg else a for a in args)))
+    if kind not in _REPRESENTATIVE:
+        raise Untraceable(f"{python.__name__} of scalar arguments gives a {kind.__name__}")
+    getters = tuple(a.value if type(a) is ScalarArg else functools.partial(_constant, a)
+                    for a in args)
+
+    def compute(call_args):
+        value = python(*(get(call_args) for get in getters))
+        if type(value) is not kind:  # pow: an int to a negative power is a float
+            raise Untraceable(f"{python.__name__} of scalar arguments changed type")
+        return value
+
+    return ScalarArg(builder, -1, kind, compute)
+
+
+def _constant(value, call_args):
+    return value
 
 
 class Traced:
@@ -150,6 +191,18 @@ def _operator(name, reflected=False):
     return lambda self, other: op_node(name, (self, other))
 
 
+def _scalar_operator(name, python, reflected=False):
+    """An operator of :class:`ScalarArg`: Python's arithmetic with another scalar argument or
+    a Python scalar (as unfused), a node with an array."""
+    def method(self, other):
+        args = (other, self) if reflected else (self, other)
+        if type(other) is ScalarArg or type(other) in _REPRESENTATIVE:
+            return _host_scalar(python, args)
+        return op_node(name, args)
+
+    return method
+
+
 for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("truediv", "divide"), ("floordiv", "floor_divide"), ("mod", "remainder"),
                        ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"),
@@ -157,12 +210,13 @@ for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("rshift", "bitwise_right_shift")):
     setattr(Traced, f"__{_dunder}__", _operator(_name))
     setattr(Traced, f"__r{_dunder}__", _operator(_name, reflected=True))
-    setattr(ScalarArg, f"__{_dunder}__", _operator(_name))
-    setattr(ScalarArg, f"__r{_dunder}__", _operator(_name, reflected=True))
+    _python = getattr(operator, f"{_dunder}_" if _dunder in ("and", "or") else _dunder)
+    setattr(ScalarArg, f"__{_dunder}__", _scalar_operator(_name, _python))
+    setattr(ScalarArg, f"__r{_dunder}__", _scalar_operator(_name, _python, reflected=True))
 for _dunder, _name in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                        ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")):
     setattr(Traced, f"__{_dunder}__", _operator(_name))
-del _dunder, _name
+del _dunder, _name, _python
 
 TRACED_TYPES = (Traced, ScalarArg)
 
@@ -213,11 +267,20 @@ def _leaf(builder, a, dtype, converter=None) -> tuple:
     if type(a) is Traced:
         return a.node
     if type(a) is ScalarArg:
-        return builder.argument(a.index, dtype, converter or _scalar_converter(dtype))
+        return _argument(builder, a, dtype, converter or _scalar_converter(dtype))
     if isinstance(a, np.generic):
         with np.errstate(all="ignore"):  # NumPy's cast, as the unfused call's
             return builder.constant(a.astype(dtype), dtype)
     return builder.constant(dtypes.scalar_value(a, dtype), dtype)
+
+
+def _argument(builder, a, dtype, converter) -> tuple:
+    """The slot of scalar argument ``a``; a computed one's converter takes all the call's
+    arguments (slot index -1)."""
+    if a.compute is None:
+        return builder.argument(a.index, dtype, converter)
+    compute = a.compute
+    return builder.argument(-1, dtype, lambda call_args: converter(compute(call_args)))
 
 
 def _ndim(args) -> int:
@@ -283,7 +346,7 @@ def clip_node(x, lo=None, hi=None) -> Traced:
                 raise Untraceable(f"clip(): a bound of dtype {bound.dtype} wider than x's {dt}")
             children.append(bound.node)
         elif type(bound) is ScalarArg:
-            children.append(x.builder.argument(bound.index, dt, functools.partial(
+            children.append(_argument(x.builder, bound, dt, functools.partial(
                 _clip_argument, dt, is_min)))
         else:
             if isinstance(bound, np.generic):

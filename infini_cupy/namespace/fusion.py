@@ -55,7 +55,7 @@ class FusionWarning(UserWarning):
 class _Prepared:
     """A signature and layout seen before: what a repeated call needs to launch."""
 
-    __slots__ = ("fx", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
+    __slots__ = ("fx", "keywords", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
                  "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots", "wrap")
 
 
@@ -161,9 +161,12 @@ class FusedFunction:
         if not prepared.arg_slots:
             return prepared.scalars
         buffer = bytearray(prepared.scalar_bytes)
-        for j, k, convert in prepared.arg_slots:
-            value = convert(args[k]).tobytes()
-            buffer[j:j + len(value)] = value
+        try:
+            for j, k, convert in prepared.arg_slots:
+                value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
+                buffer[j:j + len(value)] = value
+        except Untraceable:  # Python arithmetic of scalar arguments changed type (2 ** -1)
+            return None
         return np.void(bytes(buffer))
 
     def _run(self, prepared, plan, scalars, inputs, outputs, misaligned):
@@ -180,9 +183,9 @@ class FusedFunction:
     def _launch(self, prepared, args):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'."""
         inputs, misaligned = self._inputs(prepared, args)
-        if inputs is None:
-            return self._unaligned(args)
-        scalars = self._scalars(prepared, args)
+        scalars = None if inputs is None else self._scalars(prepared, args)
+        if scalars is None:
+            return self._fallback(prepared, args, None)
         backend, shape, pointer = prepared.backend, prepared.shape, prepared.pointer
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
@@ -206,8 +209,9 @@ class FusedFunction:
             raise TypeError(f"fuse({self.__name__}): out= takes a function of one output; "
                             f"this one returns a {fx.returns} of {len(fx.output_dtypes)}")
         inputs, misaligned = self._inputs(prepared, args)
-        if inputs is None:
-            return self._unaligned(args, out)
+        scalars = None if inputs is None else self._scalars(prepared, args)
+        if scalars is None:
+            return self._fallback(prepared, args, out)
         native = out._a if type(out) is Array else out
         backend = prepared.backend
         t = enter_backend(backend)
@@ -221,7 +225,7 @@ class FusedFunction:
             if target is native:
                 plan = plan_fused(*prepared.layouts, (tuple(target.strides),))
             misaligned |= prepared.pointer(target) & (plan.vector_masks or (0,))[0]
-            self._run(prepared, plan, self._scalars(prepared, args), inputs, [target], misaligned)
+            self._run(prepared, plan, scalars, inputs, [target], misaligned)
             if copy_back is not None:
                 copy_into(copy_back, target, backend)
         return out
@@ -258,18 +262,25 @@ class FusedFunction:
 
     def _prepare(self, operands, keywords, out=None):
         """The prepared call for ``operands``; None on the cpu device or without an array
-        argument; else the reason it does not fuse. ValueError for a mix of devices, as the unfused call."""
-        natives, backend, wrapped = elementwise_operands(
-            operands if out is None else (*operands, out))
-        natives = natives[:len(operands)]
-        if backend == "numpy" or not any(is_array(a) for a in natives):
-            return None  # NumPy computes, or no array to fuse over: the unfused calls
+        argument; else the reason it does not fuse. ValueError for a mix of devices, as the
+        unfused call.
+
+        The arrays the results read (and ``out``) decide as for one unfused call: the
+        device, and Arrays out when an Array is among them. An argument the results do not
+        read takes no part, as in the unfused calls."""
+        natives = [a._a if type(a) is Array else a for a in operands]
+        if not any(is_array(a) for a in natives):
+            return None  # no array to fuse over: the unfused calls
         fx, plan = self._expression_plan(natives, keywords)
+        read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
+        _, backend, wrapped = elementwise_operands(read if out is None else (*read, out))
+        if backend == "numpy":
+            return None  # NumPy computes
         if isinstance(fx, str):
             return fx
         inputs = [natives[k] for k in fx.inputs]
         prepared = _Prepared()
-        prepared.fx, prepared.plan = fx, plan
+        prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
         prepared.layouts = _plan_arguments(fx, inputs)
         prepared.backend = backend
         prepared.wrap = backend if wrapped else None
@@ -324,8 +335,12 @@ class FusedFunction:
         return fx
 
     # ------------------------------------------------------------ unfused
-    def _unaligned(self, args, out=None):
-        return self._unfused(args, {}, out, None)  # an input off its C++ type's alignment
+    def _fallback(self, prepared, operands, out):
+        """The unfused calls for a prepared signature: an input off its C++ type's alignment,
+        or a scalar computed from the arguments of another type than traced."""
+        positional = len(operands) - len(prepared.keywords)
+        return self._unfused(operands[:positional],
+                             dict(zip(prepared.keywords, operands[positional:])), out, None)
 
     def _unfused(self, args, kwargs, out, reason):
         """The function's own calls: their errors are the call's; then the warning (or, when

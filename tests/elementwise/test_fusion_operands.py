@@ -201,3 +201,30 @@ def test_prepare_compiles_ahead_of_the_first_call(monkeypatch):
     with recording() as launches:
         fused(X, 2.0)
     assert [r.name for r in launches] == [name]
+
+
+def test_arguments_the_results_do_not_read_take_no_part():
+    def first(x, unused):
+        return xp.negative(x)
+
+    unused = xp.asarray(np.ones(2), device="cpu")  # another device, unread: as unfused
+    _same(xp.fuse(first, strict=True)(X, unused), first(X, unused))
+
+
+def test_python_arithmetic_of_scalar_arguments_is_computed_per_call():
+    def lerp(x, y, a):
+        return xp.add(xp.multiply(x, 1 - a), xp.multiply(y, a))
+
+    fused = xp.fuse(lerp, strict=True)
+    for a in (0.25, -3.0, 2):  # an int: another signature
+        with recording() as launches:
+            got = fused(X, Y, a)
+        assert len(launches) == 1
+        _same(got, lerp(X, Y, a))
+
+    def power(x, k):
+        return xp.add(x, 2 ** k)  # int ** negative int is a float: runs unfused
+
+    fused = xp.fuse(power, strict=True)
+    _same(fused(X, 3), power(X, 3))
+    _same(fused(X, -1), power(X, -1))
