@@ -39,6 +39,7 @@ from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.trace import Untraceable, trace_function
 from ..runtime import launch as launches
+from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from .array import Array, check_same_device, wrap
 from .boundary import elementwise_operands, rearrange_
@@ -55,7 +56,7 @@ class FusionWarning(UserWarning):
 class _Prepared:
     """A signature and layout seen before: what a repeated call needs to launch."""
 
-    __slots__ = ("fx", "keywords", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
+    __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
                  "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots", "wrap")
 
 
@@ -174,29 +175,46 @@ class FusedFunction:
         operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
         if prepared.on_gpu:
             with device_context(inputs):
-                launch = launches.launch
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend="cuda")
+                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
+                                backend="cuda")
         else:
-            launches.launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
+            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
                             backend=prepared.backend)
 
     def _launch(self, prepared, args):
-        """Launch a prepared call into new outputs: its signature and layout are ``args``'."""
-        inputs, misaligned = self._inputs(prepared, args)
-        scalars = None if inputs is None else self._scalars(prepared, args)
+        """Launch a prepared call into new outputs: its signature and layout are ``args``'.
+        (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
+        pointer, inputs, misaligned = prepared.pointer, [], 0
+        for k, unwrap, align_mask, vector_mask in prepared.input_checks:
+            x = args[k]._a if unwrap else args[k]
+            address = pointer(x)
+            if address & align_mask:
+                return self._fallback(prepared, args, None)  # off its C++ type's alignment
+            misaligned |= address & vector_mask
+            inputs.append(x)
+        scalars = prepared.scalars if not prepared.arg_slots else self._scalars(prepared, args)
         if scalars is None:
             return self._fallback(prepared, args, None)
-        backend, shape, pointer = prepared.backend, prepared.shape, prepared.pointer
+        backend, shape = prepared.backend, prepared.shape
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
             out = empty(backend, shape, dtype)
             misaligned |= pointer(out) & vector_mask
             outputs.append(out)
-        if prepared.plan is not None:
-            self._run(prepared, prepared.plan, scalars, inputs, outputs, misaligned)
+        plan = prepared.plan
+        if plan is not None:
+            flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
+            operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
+            if prepared.on_gpu:
+                with device_context(inputs):
+                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
+                                    backend=backend)
+            else:
+                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
+                                backend=backend)
         if prepared.wrap is not None:
-            outputs = [wrap(o, prepared.wrap) for o in outputs]
-        returns = prepared.fx.returns
+            outputs = [wrap(o, backend) for o in outputs]
+        returns = prepared.returns
         if returns == "one":
             return outputs[0]
         return tuple(outputs) if returns == "tuple" else outputs
@@ -281,6 +299,7 @@ class FusedFunction:
         inputs = [natives[k] for k in fx.inputs]
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
+        prepared.returns = fx.returns
         prepared.layouts = _plan_arguments(fx, inputs)
         prepared.backend = backend
         prepared.wrap = backend if wrapped else None
