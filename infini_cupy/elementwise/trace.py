@@ -28,13 +28,10 @@ import numpy as np
 from .. import dtypes
 from .launcher import check_clip_bounds, resolve, scalar_clip_bound
 from .ops import CAST_FUNCTOR, OPS
+from .trace_scalars import (REPRESENTATIVE, ScalarArg, Untraceable, argument_slot, host_scalar,
+                            scalar_converter)
 
 MAX_NODES = 256  # a tree larger than this (reused subexpressions are copied) is not fused
-_REPRESENTATIVE = {bool: True, int: 1, float: 1.0, complex: 1j}  # a scalar argument's kind
-
-
-class Untraceable(Exception):
-    """The call named in the message cannot be part of a fused expression."""
 
 
 class _Builder:
@@ -57,61 +54,6 @@ class _Stand:
 
     def __init__(self, dtype, ndim):
         self.dtype, self.shape = dtype, (1,) * ndim
-
-
-class ScalarArg:
-    """A Python scalar argument of the fused function, or Python arithmetic of them and
-    constants (``1 - alpha``: ``compute`` gives its value from the call's arguments, as
-    Python computes it unfused): its value changes per call."""
-
-    __slots__ = ("builder", "index", "kind", "compute")
-    __array_ufunc__ = None
-
-    def __init__(self, builder, index, kind, compute=None):
-        self.builder, self.index, self.kind, self.compute = builder, index, kind, compute
-
-    def value(self, args):
-        return args[self.index] if self.compute is None else self.compute(args)
-
-    def __bool__(self):
-        raise Untraceable("bool() of a scalar argument: control flow on a value")
-
-    __int__ = __float__ = __index__ = __bool__
-
-    def __neg__(self):
-        return _host_scalar(operator.neg, (self,))
-
-    def __pos__(self):
-        return _host_scalar(operator.pos, (self,))
-
-    def __abs__(self):
-        return _host_scalar(abs, (self,))
-
-    def __invert__(self):
-        return _host_scalar(operator.invert, (self,))
-
-
-def _host_scalar(python, args) -> ScalarArg:
-    """``python(*args)`` of scalar arguments and Python scalars: computed per call, on the
-    host, with Python's own arithmetic (its type is that of the traced arguments')."""
-    builder = next(a.builder for a in args if type(a) is ScalarArg)
-    kind = type(python(*(_REPRESENTATIVE[a.kind] if type(a) is ScalarArg else a for a in args)))
-    if kind not in _REPRESENTATIVE:
-        raise Untraceable(f"{python.__name__} of scalar arguments gives a {kind.__name__}")
-    getters = tuple(a.value if type(a) is ScalarArg else functools.partial(_constant, a)
-                    for a in args)
-
-    def compute(call_args):
-        value = python(*(get(call_args) for get in getters))
-        if type(value) is not kind:  # pow: an int to a negative power is a float
-            raise Untraceable(f"{python.__name__} of scalar arguments changed type")
-        return value
-
-    return ScalarArg(builder, -1, kind, compute)
-
-
-def _constant(value, call_args):
-    return value
 
 
 class Traced:
@@ -196,8 +138,8 @@ def _scalar_operator(name, python, reflected=False):
     a Python scalar (as unfused), a node with an array."""
     def method(self, other):
         args = (other, self) if reflected else (self, other)
-        if type(other) is ScalarArg or type(other) in _REPRESENTATIVE:
-            return _host_scalar(python, args)
+        if type(other) is ScalarArg or type(other) in REPRESENTATIVE:
+            return host_scalar(python, args)
         return op_node(name, args)
 
     return method
@@ -243,23 +185,8 @@ def _stand_in(a):
     if type(a) is Traced:
         return _Stand(a.dtype, a.ndim)
     if type(a) is ScalarArg:
-        return _REPRESENTATIVE[a.kind]
+        return REPRESENTATIVE[a.kind]
     return a
-
-
-def _scalar_converter(dtype, check_pow=False):
-    """Per call: a scalar argument's value for a node computing in ``dtype``, as the unfused
-    call converts it (the common case, a value inside the dtype's range, without checks)."""
-    make, bounds = dtypes.kernel_scalar(dtype), dtypes.plain_scalar_bounds(dtype)
-
-    def convert(value):
-        if check_pow and value < 0:
-            raise ValueError("Integers to negative integer powers are not allowed.")
-        if bounds is not None and type(value) is not complex and bounds[0] <= value <= bounds[1]:
-            return make(value)
-        return dtypes.scalar_value(value, dtype)
-
-    return convert
 
 
 def _leaf(builder, a, dtype, converter=None) -> tuple:
@@ -267,20 +194,11 @@ def _leaf(builder, a, dtype, converter=None) -> tuple:
     if type(a) is Traced:
         return a.node
     if type(a) is ScalarArg:
-        return _argument(builder, a, dtype, converter or _scalar_converter(dtype))
+        return argument_slot(builder, a, dtype, converter or scalar_converter(dtype))
     if isinstance(a, np.generic):
         with np.errstate(all="ignore"):  # NumPy's cast, as the unfused call's
             return builder.constant(a.astype(dtype), dtype)
     return builder.constant(dtypes.scalar_value(a, dtype), dtype)
-
-
-def _argument(builder, a, dtype, converter) -> tuple:
-    """The slot of scalar argument ``a``; a computed one's converter takes all the call's
-    arguments (slot index -1)."""
-    if a.compute is None:
-        return builder.argument(a.index, dtype, converter)
-    compute = a.compute
-    return builder.argument(-1, dtype, lambda call_args: converter(compute(call_args)))
 
 
 def _ndim(args) -> int:
@@ -293,7 +211,7 @@ def op_node(name: str, args) -> Traced:
     builder = _builder_of(name, args)
     dtype_in, dtype_out, _ = resolve(op, tuple(_stand_in(a) for a in args))
     check_pow = name == "pow" and dtype_in.kind in "iu"
-    children = tuple(_leaf(builder, a, dtype_in, _scalar_converter(dtype_in, check_pow and k == 1))
+    children = tuple(_leaf(builder, a, dtype_in, scalar_converter(dtype_in, check_pow and k == 1))
                      for k, a in enumerate(args))
     node = ("op", op.functor, dtypes.ctype(dtype_out), dtypes.ctype(dtype_in), children)
     return Traced(builder, dtype_out, _ndim(args), node)
@@ -346,7 +264,7 @@ def clip_node(x, lo=None, hi=None) -> Traced:
                 raise Untraceable(f"clip(): a bound of dtype {bound.dtype} wider than x's {dt}")
             children.append(bound.node)
         elif type(bound) is ScalarArg:
-            children.append(_argument(x.builder, bound, dt, functools.partial(
+            children.append(argument_slot(x.builder, bound, dt, functools.partial(
                 _clip_argument, dt, is_min)))
         else:
             if isinstance(bound, np.generic):
@@ -441,6 +359,18 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
                            tuple(builder.slots), returns)
 
 
+def stopping_call(error: BaseException, function) -> str:
+    """The call in ``function`` whose error stopped the trace, with its line, and the error."""
+    tb, called, where = error.__traceback__, None, None
+    while tb is not None:
+        if tb.tb_frame.f_code is function.__code__ and tb.tb_next is not None:
+            where = f"line {tb.tb_lineno}"
+            called = tb.tb_next.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    what = f"{type(error).__name__}: {error}"
+    return f"{called}() at {where} raised {what}" if called else what
+
+
 def _as_bytes(value):
     return value  # a NumPy scalar of its own dtype: its bytes are the kernel's value
 
@@ -450,4 +380,4 @@ def scalar_bytes(value) -> bytes:
 
 
 __all__ = ["Traced", "ScalarArg", "Untraceable", "trace_function", "op_node", "where_node",
-           "astype_node", "clip_node", "is_traced", "traced_call"]
+           "astype_node", "clip_node", "is_traced", "traced_call", "stopping_call"]

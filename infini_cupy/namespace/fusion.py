@@ -33,11 +33,12 @@ import numpy as np
 from .. import config, dtypes
 from ..arrays import device_context, empty, is_array, pointer_reader
 from ..config import enter_backend, exit_backend
-from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused, scalars_dtype
+from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
+                                      scalar_slots)
 from ..elementwise.kernels import SOURCE
 from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
-from ..elementwise.trace import Untraceable, trace_function
+from ..elementwise.trace import Untraceable, stopping_call, trace_function
 from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
@@ -56,51 +57,27 @@ class FusionWarning(UserWarning):
 class _Prepared:
     """A signature and layout seen before: what a repeated call needs to launch."""
 
-    __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer", "input_checks",
-                 "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots", "wrap")
-
-
-class _Spec:
-    """An array given by shape and dtype (``prepare``, ``kernel_name``): C-contiguous."""
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = tuple(int(n) for n in shape), dtypes.as_dtype(dtype)
-        self.ndim = len(self.shape)
-        stride, strides = self.dtype.itemsize, []
-        for n in reversed(self.shape):
-            strides.append(stride)
-            stride *= max(n, 1)
-        self.strides = tuple(reversed(strides))
+    __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
+                 "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
+                 "wrap")
 
 
 def _spec(value):
-    """A ``(shape, dtype)`` pair or a shape-and-dtype object as a :class:`_Spec`; a Python
+    """A ``(shape, dtype)`` pair or a shape-and-dtype object as a :class:`ArraySpec`; a Python
     scalar type (``float``) as a value of it; anything else as it is."""
     if type(value) is tuple and len(value) == 2:
-        return _Spec(*value)
+        return ArraySpec(*value)
     if type(value) is type and value in _PYTHON_SCALARS:
         return value(1)
     if (hasattr(value, "shape") and hasattr(value, "dtype") and type(value) is not Array
             and not is_array(value) and not isinstance(value, np.generic)):
-        return _Spec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
+        return ArraySpec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
     return value
 
 
 class _Raised(str):
     """Why a call is not fused: an error raised by the function or by its arguments (a mix
     of devices, shapes that do not broadcast), which the unfused call raises too."""
-
-
-def _stopping_call(error: BaseException, function) -> str:
-    """The call in ``function`` whose error stopped the trace, with its line, and the error."""
-    tb, called, where = error.__traceback__, None, None
-    while tb is not None:
-        if tb.tb_frame.f_code is function.__code__ and tb.tb_next is not None:
-            where = f"line {tb.tb_lineno}"
-            called = tb.tb_next.tb_frame.f_code.co_name
-        tb = tb.tb_next
-    what = f"{type(error).__name__}: {error}"
-    return f"{called}() at {where} raised {what}" if called else what
 
 
 class FusedFunction:
@@ -175,11 +152,9 @@ class FusedFunction:
         operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
         if prepared.on_gpu:
             with device_context(inputs):
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
-                                backend="cuda")
+                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend="cuda")
         else:
-            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
-                            backend=prepared.backend)
+            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=prepared.backend)
 
     def _launch(self, prepared, args):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
@@ -207,11 +182,9 @@ class FusedFunction:
             operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
             if prepared.on_gpu:
                 with device_context(inputs):
-                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
-                                    backend=backend)
+                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
             else:
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands,
-                                backend=backend)
+                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
         if prepared.wrap is not None:
             outputs = [wrap(o, backend) for o in outputs]
         returns = prepared.returns
@@ -291,7 +264,8 @@ class FusedFunction:
             return None  # no array to fuse over: the unfused calls
         fx, plan = self._expression_plan(natives, keywords)
         read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
-        _, backend, wrapped = elementwise_operands(read if out is None else (*read, out))
+        _, backend, _ = elementwise_operands(read if out is None else (*read, out))
+        wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
         if backend == "numpy":
             return None  # NumPy computes
         if isinstance(fx, str):
@@ -300,7 +274,7 @@ class FusedFunction:
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
         prepared.returns = fx.returns
-        prepared.layouts = _plan_arguments(fx, inputs)
+        prepared.layouts = plan_arguments(fx, inputs)
         prepared.backend = backend
         prepared.wrap = backend if wrapped else None
         prepared.on_gpu = backend == "cuda"
@@ -316,7 +290,7 @@ class FusedFunction:
             (k, type(operands[k]) is Array, dtypes.alignment(d) - 1, mask)
             for k, d, mask in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
         prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
-        prepared.scalars, prepared.arg_slots = _scalar_slots(fx)
+        prepared.scalars, prepared.arg_slots = scalar_slots(fx)
         prepared.scalar_bytes = prepared.scalars.tobytes()
         return prepared
 
@@ -329,14 +303,14 @@ class FusedFunction:
                 signature.append(("python", type(a)))
             elif isinstance(a, np.generic):
                 signature.append(("numpy", a.dtype))
-            elif is_array(a) or type(a) is _Spec:
+            elif is_array(a) or type(a) is ArraySpec:
                 signature.append(("array", a.dtype, a.ndim))
             else:
                 return f"argument {k} is a {type(a).__name__}", None
         fx = self._trace(tuple(signature), keywords)
         if isinstance(fx, str):
             return fx, None
-        plan = plan_fused(*_plan_arguments(fx, [natives[k] for k in fx.inputs]))
+        plan = plan_fused(*plan_arguments(fx, [natives[k] for k in fx.inputs]))
         if plan is None:
             return "its outputs have different shapes, or more than 8 dims that do not merge", None
         return fx, plan
@@ -349,7 +323,7 @@ class FusedFunction:
             except Untraceable as e:
                 fx = f"{e}"
             except Exception as e:  # noqa: BLE001 - any failure: the unfused call decides
-                fx = _Raised(_stopping_call(e, self.function))
+                fx = _Raised(stopping_call(e, self.function))
             self._traces[(signature, keywords)] = fx
         return fx
 
@@ -415,14 +389,6 @@ class FusedFunction:
         return name if backend != "numpy" else None
 
 
-def _plan_arguments(fx, inputs) -> tuple:
-    """``plan_fused``'s arguments (but the outputs' layout) for kernel inputs ``inputs``."""
-    itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
-    layouts = tuple((tuple(x.shape), tuple(x.strides)) for x in inputs)
-    return (fx.fused_type, fx.operand_ctypes, itemsizes, len(fx.output_dtypes),
-            fx.output_inputs, layouts)
-
-
 def _write_out(name, result, out):
     """An unfused call's ``result`` written into ``out`` (checked as the fused call checks)."""
     if isinstance(result, (tuple, list)):
@@ -436,20 +402,6 @@ def _write_out(name, result, out):
                         f"{result.dtype}")
     rearrange_(out, result)
     return out
-
-
-def _scalar_slots(fx):
-    """(``ic::Scalars`` with the constants, per-call slots (slot, argument, converter))."""
-    record = np.zeros((), scalars_dtype(len(fx.slots)))
-    buffer = bytearray(record.tobytes())
-    arg_slots = []
-    for j, (dtype, value, index, convert) in enumerate(fx.slots):
-        if index is None:
-            data = value.tobytes()
-            buffer[16 * j:16 * j + len(data)] = data
-        else:
-            arg_slots.append((16 * j, index, convert))
-    return np.frombuffer(buffer, record.dtype)[0], tuple(arg_slots)
 
 
 def fuse(function=None, *, strict: bool = False):

@@ -228,3 +228,10 @@ def test_python_arithmetic_of_scalar_arguments_is_computed_per_call():
     fused = xp.fuse(power, strict=True)
     _same(fused(X, 3), power(X, 3))
     _same(fused(X, -1), power(X, -1))
+
+
+def test_an_array_out_does_not_make_later_results_arrays():
+    fused = xp.fuse(axpy, strict=True)
+    out = xp.asarray(np.empty((3, 4)), device="emulator")
+    assert fused(X, Y, out=out) is out
+    _same(fused(X, Y), axpy(X, Y))  # the same signature without out: a NumPy array
