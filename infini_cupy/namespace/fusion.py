@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import device_context, empty, is_array, pointer_reader
+from ..arrays import empty, is_array, pointer_reader
 from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
@@ -150,15 +150,27 @@ class FusedFunction:
     def _run(self, prepared, plan, scalars, inputs, outputs, misaligned):
         flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
         operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
-        if prepared.on_gpu:
-            with device_context(inputs):
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend="cuda")
-        else:
-            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=prepared.backend)
+        launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=prepared.backend)
 
-    def _launch(self, prepared, args):
+    def _on_gpu(self, prepared, args, out):
+        """A prepared call on CuPy arrays: all on one GPU (else the unfused call's error),
+        outputs allocated and the kernel launched there."""
+        natives = [args[k]._a if unwrap else args[k] for k, unwrap, _, _ in prepared.input_checks]
+        if out is not None:
+            natives.append(out._a if type(out) is Array else out)
+        device = natives[0].data.device_id
+        if any(x.data.device_id != device for x in natives):
+            return self._fallback(prepared, args, out)
+        with natives[0].device:
+            if out is None:
+                return self._launch(prepared, args, True)
+            return self._launch_into(prepared, args, out)
+
+    def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
         (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
+        if prepared.on_gpu and not on_its_device:
+            return self._on_gpu(prepared, args, None)
         pointer, inputs, misaligned = prepared.pointer, [], 0
         for k, unwrap, align_mask, vector_mask in prepared.input_checks:
             x = args[k]._a if unwrap else args[k]
@@ -180,11 +192,7 @@ class FusedFunction:
         if plan is not None:
             flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
             operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
-            if prepared.on_gpu:
-                with device_context(inputs):
-                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
-            else:
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
+            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
         if prepared.wrap is not None:
             outputs = [wrap(o, backend) for o in outputs]
         returns = prepared.returns
@@ -245,11 +253,13 @@ class FusedFunction:
                 return self._unfused(args, kwargs, out, prepared)
             if key is not None:
                 self._prepared.remember(key, prepared)
-        if out is not None:
-            if prepared.wrap is not None and type(out) is Array:
-                check_same_device(prepared.wrap, out._b)
-            return self._launch_into(prepared, operands, out)
-        return self._launch(prepared, operands)
+        if out is None:
+            return self._launch(prepared, operands)
+        if prepared.wrap is not None and type(out) is Array:
+            check_same_device(prepared.wrap, out._b)
+        if prepared.on_gpu:
+            return self._on_gpu(prepared, operands, out)
+        return self._launch_into(prepared, operands, out)
 
     def _prepare(self, operands, keywords, out=None):
         """The prepared call for ``operands``; None on the cpu device or without an array
