@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import empty, is_array, pointer_reader
+from ..arrays import empty, gpu_available, is_array, pointer_reader
 from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
@@ -381,8 +381,9 @@ class FusedFunction:
     def prepare(self, *args, **kwargs) -> str | None:
         """Compile, ahead of the first call, the kernel a call with these arguments (or
         ``(shape, dtype)`` pairs and scalar types, see :meth:`kernel_name`) launches, for the
-        device of the arrays given (for pairs: the backend in force), so that the first call
-        does not wait for NVRTC or g++. Returns its name expression (None: nothing to
+        device of the arrays given (for pairs: the backend in force, or the current GPU when
+        that is ``numpy`` and CuPy sees one), so that the first call does not wait for NVRTC
+        or g++. Returns its name expression (None: nothing to
         compile, for an empty result or the cpu device). The kernel goes to the same caches
         as every variant (the GPU's ``$INFINI_CUPY_CACHE_DIR/cubin`` included).
 
@@ -394,6 +395,8 @@ class FusedFunction:
         name = self.kernel_name(*args, **kwargs)
         arrays = [a for a in (*args, *kwargs.values()) if type(a) is Array or is_array(a)]
         backend = elementwise_operands(arrays)[1] if arrays else config.get_backend()
+        if not arrays and backend == "numpy" and gpu_available():
+            backend = "cuda"
         if name is not None and backend != "numpy":
             launches.prepare(SOURCE, [name], backend=backend)
         return name if backend != "numpy" else None
