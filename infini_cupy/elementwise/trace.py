@@ -28,8 +28,8 @@ import numpy as np
 from .. import dtypes
 from .launcher import check_clip_bounds, resolve, scalar_clip_bound
 from .ops import CAST_FUNCTOR, OPS
-from .trace_scalars import (REPRESENTATIVE, ScalarArg, Untraceable, argument_slot, host_scalar,
-                            scalar_converter)
+from .trace_scalars import (REPRESENTATIVE, ReadsNoArray, ScalarArg, Untraceable, argument_slot,
+                            host_scalar, scalar_converter)
 
 MAX_NODES = 256  # a tree larger than this (reused subexpressions are copied) is not fused
 
@@ -349,7 +349,7 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
                           f"{MAX_NODES} (reused subexpressions are copied)")
     used = sorted({n[1] for tree in nodes for n in tree if n[0] == "in"})
     if not used:
-        raise Untraceable("the outputs read no array argument")
+        raise ReadsNoArray("the outputs read no array argument")
     position = {k: i for i, k in enumerate(used)}
     fused = f"ic::Fused<{', '.join(_cpp(r.node, position) for r in outputs)}>"
     output_inputs = tuple(tuple(sorted({position[n[1]] for n in tree if n[0] == "in"}))
@@ -379,5 +379,5 @@ def scalar_bytes(value) -> bytes:
     return np.asarray(value).tobytes()
 
 
-__all__ = ["Traced", "ScalarArg", "Untraceable", "trace_function", "op_node", "where_node",
-           "astype_node", "clip_node", "is_traced", "traced_call", "stopping_call"]
+__all__ = ["Traced", "ScalarArg", "Untraceable", "ReadsNoArray", "trace_function", "op_node",
+           "where_node", "astype_node", "clip_node", "is_traced", "traced_call", "stopping_call"]

@@ -22,6 +22,10 @@ class Untraceable(Exception):
     """The call named in the message cannot be part of a fused expression."""
 
 
+class ReadsNoArray(Untraceable):
+    """The function's results read no array argument (scalars alone): nothing to fuse."""
+
+
 class ScalarArg:
     """A Python scalar argument of the fused function, or Python arithmetic of them and
     constants (``1 - alpha``: ``compute`` gives its value from the call's arguments, as

@@ -38,7 +38,7 @@ from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_argumen
 from ..elementwise.kernels import SOURCE
 from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
-from ..elementwise.trace import Untraceable, stopping_call, trace_function
+from ..elementwise.trace import ReadsNoArray, Untraceable, stopping_call, trace_function
 from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
@@ -73,6 +73,10 @@ def _spec(value):
             and not is_array(value) and not isinstance(value, np.generic)):
         return ArraySpec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
     return value
+
+
+class _Nothing(str):
+    """Why a call is not fused, silently: its results read no array argument."""
 
 
 class _Raised(str):
@@ -276,8 +280,8 @@ class FusedFunction:
         read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
         _, backend, _ = elementwise_operands(read if out is None else (*read, out))
         wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
-        if backend == "numpy":
-            return None  # NumPy computes
+        if backend == "numpy" or type(fx) is _Nothing:
+            return None  # NumPy computes; or the results read scalars alone
         if isinstance(fx, str):
             return fx
         inputs = [natives[k] for k in fx.inputs]
@@ -330,6 +334,8 @@ class FusedFunction:
         if fx is None:
             try:
                 fx = trace_function(self.function, signature, keywords)
+            except ReadsNoArray as e:
+                fx = _Nothing(e)
             except Untraceable as e:
                 fx = f"{e}"
             except Exception as e:  # noqa: BLE001 - any failure: the unfused call decides
