@@ -29,7 +29,7 @@ from .. import dtypes
 from .launcher import check_clip_bounds, resolve, scalar_clip_bound
 from .ops import CAST_FUNCTOR, OPS
 from .trace_scalars import (REPRESENTATIVE, ReadsNoArray, ScalarArg, Untraceable, argument_slot,
-                            host_scalar, scalar_converter)
+                            host_scalar)
 
 MAX_NODES = 256  # a tree larger than this (reused subexpressions are copied) is not fused
 
@@ -189,12 +189,27 @@ def _stand_in(a):
     return a
 
 
+def _scalar_converter(dtype, check_pow=False):
+    """Per call: a scalar argument's value for a node computing in ``dtype``, as the unfused
+    call converts it (the common case, a value inside the dtype's range, without checks)."""
+    make, bounds = dtypes.kernel_scalar(dtype), dtypes.plain_scalar_bounds(dtype)
+
+    def convert(value):
+        if check_pow and value < 0:
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        if bounds is not None and type(value) is not complex and bounds[0] <= value <= bounds[1]:
+            return make(value)
+        return dtypes.scalar_value(value, dtype)
+
+    return convert
+
+
 def _leaf(builder, a, dtype, converter=None) -> tuple:
     """The node of argument ``a`` of a node computing in ``dtype``."""
     if type(a) is Traced:
         return a.node
     if type(a) is ScalarArg:
-        return argument_slot(builder, a, dtype, converter or scalar_converter(dtype))
+        return argument_slot(builder, a, dtype, converter or _scalar_converter(dtype))
     if isinstance(a, np.generic):
         with np.errstate(all="ignore"):  # NumPy's cast, as the unfused call's
             return builder.constant(a.astype(dtype), dtype)
@@ -211,7 +226,7 @@ def op_node(name: str, args) -> Traced:
     builder = _builder_of(name, args)
     dtype_in, dtype_out, _ = resolve(op, tuple(_stand_in(a) for a in args))
     check_pow = name == "pow" and dtype_in.kind in "iu"
-    children = tuple(_leaf(builder, a, dtype_in, scalar_converter(dtype_in, check_pow and k == 1))
+    children = tuple(_leaf(builder, a, dtype_in, _scalar_converter(dtype_in, check_pow and k == 1))
                      for k, a in enumerate(args))
     node = ("op", op.functor, dtypes.ctype(dtype_out), dtypes.ctype(dtype_in), children)
     return Traced(builder, dtype_out, _ndim(args), node)

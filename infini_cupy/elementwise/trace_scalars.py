@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import operator
 
-from .. import dtypes
 
 REPRESENTATIVE = {bool: True, int: 1, float: 1.0, complex: 1j}  # a scalar argument's kind
 
@@ -79,21 +78,6 @@ def host_scalar(python, args) -> ScalarArg:
 
 def _constant(value, call_args):
     return value
-
-
-def scalar_converter(dtype, check_pow=False):
-    """Per call: a scalar argument's value for a node computing in ``dtype``, as the unfused
-    call converts it (the common case, a value inside the dtype's range, without checks)."""
-    make, bounds = dtypes.kernel_scalar(dtype), dtypes.plain_scalar_bounds(dtype)
-
-    def convert(value):
-        if check_pow and value < 0:
-            raise ValueError("Integers to negative integer powers are not allowed.")
-        if bounds is not None and type(value) is not complex and bounds[0] <= value <= bounds[1]:
-            return make(value)
-        return dtypes.scalar_value(value, dtype)
-
-    return convert
 
 
 def argument_slot(builder, a, dtype, converter) -> tuple:
