@@ -29,7 +29,7 @@ import types
 import numpy as np
 
 from ..config import enter_backend, exit_backend, get_backend
-from ..arrays import backend_for  # noqa: I001 - apart from the line above: merges cleanly
+from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import rearrange_ as _native_rearrange_
 from . import data_movement, delegated, elementwise_functions, extension_dtypes, signatures
 from . import device as devices
