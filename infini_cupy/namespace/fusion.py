@@ -32,18 +32,16 @@ import numpy as np
 
 from .. import config, dtypes
 from ..arrays import empty, gpu_available, is_array, pointer_reader
-from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
 from ..elementwise.kernels import SOURCE
-from ..elementwise.launcher import _copy as copy_into
-from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.trace import ReadsNoArray, Untraceable, stopping_call, trace_function
 from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from .array import Array, check_same_device, wrap
-from .boundary import elementwise_operands, rearrange_
+from .boundary import elementwise_operands
+from .fused_out import launch_into, write_out
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
@@ -151,11 +149,6 @@ class FusedFunction:
             return None
         return np.void(bytes(buffer))
 
-    def _run(self, prepared, plan, scalars, inputs, outputs, misaligned):
-        flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
-        operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
-        launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=prepared.backend)
-
     def _on_gpu(self, prepared, args, out):
         """A prepared call on CuPy arrays: all on one GPU (else the unfused call's error),
         outputs allocated and the kernel launched there."""
@@ -215,23 +208,7 @@ class FusedFunction:
         scalars = None if inputs is None else self._scalars(prepared, args)
         if scalars is None:
             return self._fallback(prepared, args, out)
-        native = out._a if type(out) is Array else out
-        backend = prepared.backend
-        t = enter_backend(backend)
-        try:
-            target, copy_back = checked_out(f"fuse({self.__name__})", native, prepared.shape,
-                                            fx.output_dtypes[0], inputs, backend)
-        finally:
-            exit_backend(t)
-        plan = prepared.plan
-        if plan is not None:
-            if target is native:
-                plan = plan_fused(*prepared.layouts, (tuple(target.strides),))
-            misaligned |= prepared.pointer(target) & (plan.vector_masks or (0,))[0]
-            self._run(prepared, plan, scalars, inputs, [target], misaligned)
-            if copy_back is not None:
-                copy_into(copy_back, target, backend)
-        return out
+        return launch_into(f"fuse({self.__name__})", prepared, scalars, inputs, misaligned, out)
 
     # ------------------------------------------------------------ the first call of a layout
     def _call(self, args, kwargs, out):
@@ -364,7 +341,7 @@ class FusedFunction:
                           stacklevel=4)
         if out is None:
             return result
-        return _write_out(self.__name__, result, out)
+        return write_out(f"fuse({self.__name__})", result, out)
 
     # ------------------------------------------------------------ ahead of time
     def kernel_name(self, *args, **kwargs) -> str | None:
@@ -406,21 +383,6 @@ class FusedFunction:
         if name is not None and backend != "numpy":
             launches.prepare(SOURCE, [name], backend=backend)
         return name if backend != "numpy" else None
-
-
-def _write_out(name, result, out):
-    """An unfused call's ``result`` written into ``out`` (checked as the fused call checks)."""
-    if isinstance(result, (tuple, list)):
-        raise TypeError(f"fuse({name}): out= takes a function of one output; this one "
-                        f"returns a {type(result).__name__} of {len(result)}")
-    if tuple(out.shape) != tuple(result.shape):
-        raise ValueError(f"fuse({name}): out has shape {tuple(out.shape)}, the result has "
-                         f"shape {tuple(result.shape)}")
-    if out.dtype != result.dtype:
-        raise TypeError(f"fuse({name}): out has dtype {out.dtype}, the result has dtype "
-                        f"{result.dtype}")
-    rearrange_(out, result)
-    return out
 
 
 def fuse(function=None, *, strict: bool = False):

@@ -235,3 +235,15 @@ def test_an_array_out_does_not_make_later_results_arrays():
     out = xp.asarray(np.empty((3, 4)), device="emulator")
     assert fused(X, Y, out=out) is out
     _same(fused(X, Y), axpy(X, Y))  # the same signature without out: a NumPy array
+
+
+def test_out_of_a_function_that_runs_unfused():
+    def centered(x):
+        return xp.subtract(x, xp.mean(x))  # mean: not elementwise
+
+    out = np.empty((4, 3)).T
+    with pytest.warns(xp.FusionWarning, match="mean"):
+        assert xp.fuse(centered)(X.astype(np.float64), out=out) is out
+    np.testing.assert_array_equal(out, centered(X.astype(np.float64)))
+    with pytest.warns(xp.FusionWarning), pytest.raises(ValueError, match="shape"):
+        xp.fuse(centered)(X.astype(np.float64), out=np.empty((4, 3)))
