@@ -340,7 +340,7 @@ def _walk(node):
 
 def trace_function(function, signature, keywords=()) -> FusedExpression:
     """Trace ``function`` for ``signature``: per argument ("array", dtype, ndim),
-    ("python", type) or ("numpy", dtype); the last ``len(keywords)`` arguments are passed by
+    ("python", type), ("numpy", dtype) or ("static", None or a string); the last ``len(keywords)`` arguments are passed by
     those keywords. Raises :class:`Untraceable`, or what the function raised."""
     builder = _Builder()
     args = []
@@ -349,6 +349,8 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
             args.append(Traced(builder, spec[1], spec[2], ("in", k)))
         elif spec[0] == "python":
             args.append(ScalarArg(builder, k, spec[1]))
+        elif spec[0] == "static":  # None or a string: the same in every call of the trace
+            args.append(spec[1])
         else:  # a NumPy scalar: typed like a 0-d array, passed by value
             args.append(Traced(builder, spec[1], 0, builder.argument(k, spec[1], _as_bytes)))
     positional = len(args) - len(keywords)

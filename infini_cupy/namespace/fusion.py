@@ -120,6 +120,8 @@ class FusedFunction:
                 key.append(kind)
             elif kind in _array_types:
                 key += (kind, a.dtype, a.shape, a.strides)
+            elif a is None or kind is str:
+                key.append((kind, a))
             else:
                 return None
         return tuple(key)
@@ -296,6 +298,8 @@ class FusedFunction:
                 signature.append(("numpy", a.dtype))
             elif is_array(a) or type(a) is ArraySpec:
                 signature.append(("array", a.dtype, a.ndim))
+            elif a is None or type(a) is str:  # an option (mode="relu"): part of the trace
+                signature.append(("static", a))
             else:
                 return f"argument {k} is a {type(a).__name__}", None
         fx = self._trace(tuple(signature), keywords)

@@ -247,3 +247,18 @@ def test_out_of_a_function_that_runs_unfused():
     np.testing.assert_array_equal(out, centered(X.astype(np.float64)))
     with pytest.warns(xp.FusionWarning), pytest.raises(ValueError, match="shape"):
         xp.fuse(centered)(X.astype(np.float64), out=np.empty((4, 3)))
+
+
+def test_none_and_string_options_are_part_of_the_trace():
+    def activation(x, mode="relu", bias=None):
+        y = x if bias is None else xp.add(x, bias)
+        return xp.maximum(y, 0) if mode == "relu" else xp.negative(y)
+
+    fused = xp.fuse(activation, strict=True)
+    for kwargs in ({}, {"mode": "neg"}, {"bias": 1.5}, {"mode": "neg", "bias": None}):
+        for _ in range(2):
+            with recording() as launches:
+                got = fused(X, **kwargs)
+            assert len(launches) == 1
+            _same(got, activation(X, **kwargs))
+    _same(fused(X, "neg", None), activation(X, "neg", None))
