@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import dtypes
 from ..runtime import recent, structs
 from . import kernels as ek
 from .plan import BLOCK, _fits_int32, _grid, broadcast_shapes, broadcast_strides, coalesce, contiguous_strides
@@ -76,15 +77,17 @@ def _vector_masks(cshape, strides, itemsizes, nout, vec, contiguous):
 
 @functools.lru_cache(maxsize=4096)
 def plan_fused(fused_type: str, ctypes: tuple, itemsizes: tuple, nout: int, output_inputs: tuple,
-               inputs: tuple) -> FusedLaunch | None:
-    """The launch of ``fused_type`` for inputs of (shape, byte strides) ``inputs``; None when
-    one kernel cannot compute it (outputs of different shapes, more than MAX_NDIM dims that
-    do not coalesce). ValueError naming the shapes when they do not broadcast."""
+               inputs: tuple, outputs: tuple | None = None) -> FusedLaunch | None:
+    """The launch of ``fused_type`` for inputs of (shape, byte strides) ``inputs`` into
+    outputs of byte strides ``outputs`` (None: new C-contiguous arrays); None when one
+    kernel cannot compute it (outputs of different shapes, more than MAX_NDIM dims that do
+    not coalesce). ValueError naming the shapes when they do not broadcast."""
     shape = broadcast_shapes("fuse", *(s for s, _ in inputs))
     for used in output_inputs:
         if broadcast_shapes("fuse", *(inputs[k][0] for k in used)) != shape:
             return None  # an output of another shape than the others: not one kernel
-    out_strides = [contiguous_strides(shape, range(len(shape)), isz) for isz in itemsizes[:nout]]
+    out_strides = ([contiguous_strides(shape, range(len(shape)), isz) for isz in itemsizes[:nout]]
+                   if outputs is None else list(outputs))
     in_strides = [broadcast_strides(s, st, shape) for s, st in inputs]
     cshape, cstrides = coalesce(shape, out_strides + in_strides)
     size = int(np.prod(shape, dtype=np.int64))
@@ -108,6 +111,42 @@ def plan_fused(fused_type: str, ctypes: tuple, itemsizes: tuple, nout: int, outp
     name = strided_name(fused_type, ndim, "int" if bits == 32 else "long long", ctypes)
     return FusedLaunch(name, _grid(-(-size // vec) if masks else size), BLOCK, layout, masks, shape,
                        moved)
+
+
+class ArraySpec:
+    """An array given by shape and dtype alone, C-contiguous: what planning reads of an
+    array (a fused function's ``prepare`` and ``kernel_name`` take these)."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(int(n) for n in shape), dtypes.as_dtype(dtype)
+        self.ndim = len(self.shape)
+        stride, strides = self.dtype.itemsize, []
+        for n in reversed(self.shape):
+            strides.append(stride)
+            stride *= max(n, 1)
+        self.strides = tuple(reversed(strides))
+
+
+def plan_arguments(fx, inputs) -> tuple:
+    """``plan_fused``'s arguments (but the outputs' layout) for kernel inputs ``inputs``."""
+    itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
+    layouts = tuple((tuple(x.shape), tuple(x.strides)) for x in inputs)
+    return (fx.fused_type, fx.operand_ctypes, itemsizes, len(fx.output_dtypes),
+            fx.output_inputs, layouts)
+
+
+def scalar_slots(fx):
+    """(``ic::Scalars`` with the constants, per-call slots (slot, argument, converter))."""
+    record = np.zeros((), scalars_dtype(len(fx.slots)))
+    buffer = bytearray(record.tobytes())
+    arg_slots = []
+    for j, (dtype, value, index, convert) in enumerate(fx.slots):
+        if index is None:
+            data = value.tobytes()
+            buffer[16 * j:16 * j + len(data)] = data
+        else:
+            arg_slots.append((16 * j, index, convert))
+    return np.frombuffer(buffer, record.dtype)[0], tuple(arg_slots)
 
 
 recent.register_cache(plan_fused.cache_clear)

@@ -20,6 +20,7 @@ naming the call.
 from __future__ import annotations
 
 import functools
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,13 +28,10 @@ import numpy as np
 from .. import dtypes
 from .launcher import check_clip_bounds, resolve, scalar_clip_bound
 from .ops import CAST_FUNCTOR, OPS
+from .trace_scalars import (REPRESENTATIVE, ReadsNoArray, ScalarArg, Untraceable, argument_slot,
+                            host_scalar)
 
 MAX_NODES = 256  # a tree larger than this (reused subexpressions are copied) is not fused
-_REPRESENTATIVE = {bool: True, int: 1, float: 1.0, complex: 1j}  # a scalar argument's kind
-
-
-class Untraceable(Exception):
-    """The call named in the message cannot be part of a fused expression."""
 
 
 class _Builder:
@@ -56,21 +54,6 @@ class _Stand:
 
     def __init__(self, dtype, ndim):
         self.dtype, self.shape = dtype, (1,) * ndim
-
-
-class ScalarArg:
-    """A Python scalar argument of the fused function: its value changes per call."""
-
-    __slots__ = ("builder", "index", "kind")
-    __array_ufunc__ = None
-
-    def __init__(self, builder, index, kind):
-        self.builder, self.index, self.kind = builder, index, kind
-
-    def __bool__(self):
-        raise Untraceable("bool() of a scalar argument: control flow on a value")
-
-    __int__ = __float__ = __index__ = __bool__
 
 
 class Traced:
@@ -150,6 +133,18 @@ def _operator(name, reflected=False):
     return lambda self, other: op_node(name, (self, other))
 
 
+def _scalar_operator(name, python, reflected=False):
+    """An operator of :class:`ScalarArg`: Python's arithmetic with another scalar argument or
+    a Python scalar (as unfused), a node with an array."""
+    def method(self, other):
+        args = (other, self) if reflected else (self, other)
+        if type(other) is ScalarArg or type(other) in REPRESENTATIVE:
+            return host_scalar(python, args)
+        return op_node(name, args)
+
+    return method
+
+
 for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("truediv", "divide"), ("floordiv", "floor_divide"), ("mod", "remainder"),
                        ("pow", "pow"), ("and", "bitwise_and"), ("or", "bitwise_or"),
@@ -157,12 +152,13 @@ for _dunder, _name in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
                        ("rshift", "bitwise_right_shift")):
     setattr(Traced, f"__{_dunder}__", _operator(_name))
     setattr(Traced, f"__r{_dunder}__", _operator(_name, reflected=True))
-    setattr(ScalarArg, f"__{_dunder}__", _operator(_name))
-    setattr(ScalarArg, f"__r{_dunder}__", _operator(_name, reflected=True))
+    _python = getattr(operator, f"{_dunder}_" if _dunder in ("and", "or") else _dunder)
+    setattr(ScalarArg, f"__{_dunder}__", _scalar_operator(_name, _python))
+    setattr(ScalarArg, f"__r{_dunder}__", _scalar_operator(_name, _python, reflected=True))
 for _dunder, _name in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
                        ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")):
     setattr(Traced, f"__{_dunder}__", _operator(_name))
-del _dunder, _name
+del _dunder, _name, _python
 
 TRACED_TYPES = (Traced, ScalarArg)
 
@@ -189,7 +185,7 @@ def _stand_in(a):
     if type(a) is Traced:
         return _Stand(a.dtype, a.ndim)
     if type(a) is ScalarArg:
-        return _REPRESENTATIVE[a.kind]
+        return REPRESENTATIVE[a.kind]
     return a
 
 
@@ -213,7 +209,7 @@ def _leaf(builder, a, dtype, converter=None) -> tuple:
     if type(a) is Traced:
         return a.node
     if type(a) is ScalarArg:
-        return builder.argument(a.index, dtype, converter or _scalar_converter(dtype))
+        return argument_slot(builder, a, dtype, converter or _scalar_converter(dtype))
     if isinstance(a, np.generic):
         with np.errstate(all="ignore"):  # NumPy's cast, as the unfused call's
             return builder.constant(a.astype(dtype), dtype)
@@ -240,8 +236,8 @@ def where_node(condition, x1, x2) -> Traced:
     builder = _builder_of("where", (condition, x1, x2))
     if type(condition) is not Traced or condition.dtype != np.bool_:
         raise Untraceable("where(): the condition must be a traced bool array")
-    if type(x1) is not Traced and type(x2) is not Traced:
-        raise Untraceable("where(): x1 or x2 must be an array")
+    # x1 and x2 both scalars: the dtype is theirs alone (where(c, 1.0, 2) is float64), the
+    # shape the condition's
     dtype = dtypes.result_type(*(_stand_in(a) for a in (x1, x2)))
     node = ("where", dtypes.ctype(dtype), condition.node, _leaf(builder, x1, dtype),
             _leaf(builder, x2, dtype))
@@ -283,7 +279,7 @@ def clip_node(x, lo=None, hi=None) -> Traced:
                 raise Untraceable(f"clip(): a bound of dtype {bound.dtype} wider than x's {dt}")
             children.append(bound.node)
         elif type(bound) is ScalarArg:
-            children.append(x.builder.argument(bound.index, dt, functools.partial(
+            children.append(argument_slot(x.builder, bound, dt, functools.partial(
                 _clip_argument, dt, is_min)))
         else:
             if isinstance(bound, np.generic):
@@ -342,10 +338,10 @@ def _walk(node):
         yield from _walk(child)
 
 
-def trace_function(function, signature) -> FusedExpression:
+def trace_function(function, signature, keywords=()) -> FusedExpression:
     """Trace ``function`` for ``signature``: per argument ("array", dtype, ndim),
-    ("python", type) or ("numpy", dtype). Raises :class:`Untraceable`, or what the
-    function raised."""
+    ("python", type), ("numpy", dtype) or ("static", None or a string); the last ``len(keywords)`` arguments are passed by
+    those keywords. Raises :class:`Untraceable`, or what the function raised."""
     builder = _Builder()
     args = []
     for k, spec in enumerate(signature):
@@ -353,9 +349,12 @@ def trace_function(function, signature) -> FusedExpression:
             args.append(Traced(builder, spec[1], spec[2], ("in", k)))
         elif spec[0] == "python":
             args.append(ScalarArg(builder, k, spec[1]))
+        elif spec[0] == "static":  # None or a string: the same in every call of the trace
+            args.append(spec[1])
         else:  # a NumPy scalar: typed like a 0-d array, passed by value
             args.append(Traced(builder, spec[1], 0, builder.argument(k, spec[1], _as_bytes)))
-    result = function(*args)
+    positional = len(args) - len(keywords)
+    result = function(*args[:positional], **dict(zip(keywords, args[positional:])))
     returns = "tuple" if type(result) is tuple else "list" if type(result) is list else "one"
     outputs = list(result) if returns != "one" else [result]
     for r in outputs:
@@ -367,7 +366,7 @@ def trace_function(function, signature) -> FusedExpression:
                           f"{MAX_NODES} (reused subexpressions are copied)")
     used = sorted({n[1] for tree in nodes for n in tree if n[0] == "in"})
     if not used:
-        raise Untraceable("the outputs read no array argument")
+        raise ReadsNoArray("the outputs read no array argument")
     position = {k: i for i, k in enumerate(used)}
     fused = f"ic::Fused<{', '.join(_cpp(r.node, position) for r in outputs)}>"
     output_inputs = tuple(tuple(sorted({position[n[1]] for n in tree if n[0] == "in"}))
@@ -375,6 +374,18 @@ def trace_function(function, signature) -> FusedExpression:
     return FusedExpression(fused, tuple(used), tuple(signature[k][1] for k in used),
                            tuple(r.dtype for r in outputs), output_inputs,
                            tuple(builder.slots), returns)
+
+
+def stopping_call(error: BaseException, function) -> str:
+    """The call in ``function`` whose error stopped the trace, with its line, and the error."""
+    tb, called, where = error.__traceback__, None, None
+    while tb is not None:
+        if tb.tb_frame.f_code is function.__code__ and tb.tb_next is not None:
+            where = f"line {tb.tb_lineno}"
+            called = tb.tb_next.tb_frame.f_code.co_name
+        tb = tb.tb_next
+    what = f"{type(error).__name__}: {error}"
+    return f"{called}() at {where} raised {what}" if called else what
 
 
 def _as_bytes(value):
@@ -385,5 +396,5 @@ def scalar_bytes(value) -> bytes:
     return np.asarray(value).tobytes()
 
 
-__all__ = ["Traced", "ScalarArg", "Untraceable", "trace_function", "op_node", "where_node",
-           "astype_node", "clip_node", "is_traced", "traced_call"]
+__all__ = ["Traced", "ScalarArg", "Untraceable", "ReadsNoArray", "trace_function", "op_node",
+           "where_node", "astype_node", "clip_node", "is_traced", "traced_call", "stopping_call"]

@@ -29,6 +29,7 @@ import types
 import numpy as np
 
 from ..config import enter_backend, exit_backend, get_backend
+from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import rearrange_ as _native_rearrange_
 from . import data_movement, delegated, elementwise_functions, extension_dtypes, signatures
 from . import device as devices
@@ -189,6 +190,39 @@ def call_binary(impl, x1, x2, out):
     finally:
         exit_backend(t)
     return out if type(out) is Array else wrap(r, b)
+
+
+def elementwise_operands(values):
+    """The elementwise functions' operand rule for any number of operands (``call_unary`` and
+    ``call_binary`` are its unrolled forms, the namespace's hot path; ``infini_cupy.fuse``
+    takes its arguments through here): Arrays unwrapped, all of one device (ValueError
+    naming both otherwise); native arrays, NumPy and Python scalars as they are.
+
+    Returns (natives, backend, wrapped): ``backend`` is the backend the call runs on (the Arrays'
+    device when an Array is among them, else the native arrays', as ``backend_for`` decides
+    under the Arrays' backend: a NumPy array beside a GPU Array is a ValueError naming both
+    devices) and ``wrapped`` says whether results are Arrays.
+
+    >>> import numpy as np, infini_cupy as xp
+    >>> elementwise_operands((xp.asarray([1.0], device="emulator"), np.ones(1), 2.0))[1:]
+    ('emulate', True)
+    """
+    b, natives = None, []
+    for v in values:
+        if type(v) is Array:
+            if b is not None and b != v._b:
+                check_same_device(b, v._b)
+            b = v._b
+            v = v._a
+        natives.append(v)
+    if b is None:
+        return natives, backend_for(*natives), False
+    t = enter_backend(b)
+    try:
+        backend = backend_for(*natives)
+    finally:
+        exit_backend(t)
+    return natives, backend, True
 
 
 def _unary(impl):

@@ -1,12 +1,17 @@
 """``infini_cupy.fuse``: one kernel for a whole elementwise function.
 
 The first call with a given signature (per argument: dtype and ndim of an array, the type of
-a scalar) traces the function (:mod:`..elementwise.trace`) into one expression type; every
-call then plans it for its arrays' layout (:mod:`..elementwise.fused_plan`, cached) and
-launches that one kernel. A repeated layout is a dict lookup, the outputs' allocation and the
-launch. Works on Arrays, CuPy arrays and NumPy arrays under ``backend("emulate")``; NumPy
-arrays on the ``numpy`` backend just run the function. A function the trace cannot fuse runs
-unfused, with a :class:`FusionWarning` naming the call that stopped it (``strict=True``: a
+a scalar; keyword arguments by name) traces the function (:mod:`..elementwise.trace`) into
+one expression type; every call then plans it for its arrays' layout
+(:mod:`..elementwise.fused_plan`, cached) and launches that one kernel. A repeated layout is
+a dict lookup, the outputs' allocation and the launch.
+
+Arguments follow the elementwise functions' rule (:func:`.boundary.elementwise_operands`):
+Arrays, native NumPy/CuPy arrays, NumPy scalars and Python scalars in any mix; an Array
+among them makes the results Arrays on its device; NumPy arrays on the ``cpu`` device (the
+``numpy`` backend) run the function unfused. Errors (devices, shapes, dtypes) are the
+unfused calls': a call that cannot be fused runs unfused, and warns with a
+:class:`FusionWarning` naming what stopped the trace when it succeeds (``strict=True``: a
 TypeError instead).
 
 >>> import numpy as np, infini_cupy as xp
@@ -14,7 +19,7 @@ TypeError instead).
 ... def standardize(x, mean, std):
 ...     return (x - mean) / std
 >>> with xp.backend("emulate"):
-...     standardize(np.arange(4.0), 1.0, 2.0)
+...     standardize(np.arange(4.0), 1.0, std=2.0)
 array([-0.5,  0. ,  0.5,  1. ])
 """
 
@@ -26,13 +31,17 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import backend_for, device_context, empty, is_array, pointer_reader
-from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused, scalars_dtype
+from ..arrays import empty, gpu_available, is_array, pointer_reader
+from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
+                                      scalar_slots)
 from ..elementwise.kernels import SOURCE
-from ..elementwise.trace import Untraceable, trace_function
+from ..elementwise.trace import ReadsNoArray, Untraceable, stopping_call, trace_function
+from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from .array import Array, check_same_device, wrap
+from .boundary import elementwise_operands
+from .fused_out import launch_into, write_out
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
@@ -46,43 +55,58 @@ class FusionWarning(UserWarning):
 class _Prepared:
     """A signature and layout seen before: what a repeated call needs to launch."""
 
-    __slots__ = ("plan", "backend", "on_gpu", "pointer", "input_checks", "output_checks",
-                 "shape", "scalars", "scalar_bytes", "arg_slots", "wrap", "returns")
+    __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
+                 "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
+                 "wrap")
 
 
-def _stopping_call(error: BaseException, function) -> str:
-    """The call in ``function`` whose error stopped the trace, with its line, and the error."""
-    tb, called, where = error.__traceback__, None, None
-    while tb is not None:
-        if tb.tb_frame.f_code is function.__code__ and tb.tb_next is not None:
-            where = f"line {tb.tb_lineno}"
-            called = tb.tb_next.tb_frame.f_code.co_name
-        tb = tb.tb_next
-    what = f"{type(error).__name__}: {error}"
-    return f"{called}() at {where} raised {what}" if called else what
+def _spec(value):
+    """A ``(shape, dtype)`` pair or a shape-and-dtype object as a :class:`ArraySpec`; a Python
+    scalar type (``float``) as a value of it; anything else as it is."""
+    if type(value) is tuple and len(value) == 2:
+        return ArraySpec(*value)
+    if type(value) is type and value in _PYTHON_SCALARS:
+        return value(1)
+    if (hasattr(value, "shape") and hasattr(value, "dtype") and type(value) is not Array
+            and not is_array(value) and not isinstance(value, np.generic)):
+        return ArraySpec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
+    return value
+
+
+class _Nothing(str):
+    """Why a call is not fused, silently: its results read no array argument."""
+
+
+class _Raised(str):
+    """Why a call is not fused: an error raised by the function or by its arguments (a mix
+    of devices, shapes that do not broadcast), which the unfused call raises too."""
 
 
 class FusedFunction:
-    """A function of arrays and scalars, run as one fused kernel per call (see :func:`fuse`)."""
+    """A function of arrays and scalars, run as one fused kernel per call (see :func:`fuse`).
+
+    Called like the function, plus ``out=`` (reserved): an array of the result's shape and
+    dtype, any layout, to write the (single) result into; the call then returns ``out``.
+    """
 
     def __init__(self, function, strict: bool = False):
         self.function = function
         self.strict = strict
-        self._traces: dict = {}  # signature -> FusedExpression, or the reason it is not fused
+        self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
         functools.update_wrapper(self, function)
 
     def __repr__(self):
         return f"<fused function {getattr(self.function, '__qualname__', self.function)!r}>"
 
-    def __call__(self, *args, **kwargs):
-        if not kwargs:
+    def __call__(self, *args, out=None, **kwargs):
+        if not kwargs and out is None:
             prepared = self._prepared.get(self._key(args))
             # NumPy arrays run kernels only under backend("emulate")
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
                                          or config.get_backend() == "emulate"):
                 return self._launch(prepared, args)
-        return self._call(args, kwargs)
+        return self._call(args, kwargs, out)
 
     # ------------------------------------------------------------ the cached path
     @staticmethod
@@ -96,28 +120,67 @@ class FusedFunction:
                 key.append(kind)
             elif kind in _array_types:
                 key += (kind, a.dtype, a.shape, a.strides)
+            elif a is None or kind is str:
+                key.append((kind, a))
             else:
                 return None
         return tuple(key)
 
-    def _launch(self, prepared, args):
-        """Launch a prepared call: its signature and layout are ``args``'."""
-        pointer, wrapped = prepared.pointer, prepared.wrap
-        inputs, misaligned = [], 0
-        for k, align_mask, vector_mask in prepared.input_checks:
-            x = args[k] if wrapped is None else args[k]._a
+    def _inputs(self, prepared, args):
+        """The kernel's input arrays, and the pointer bits off 16-byte packs; None when an
+        input is off its C++ type's alignment (the call then runs unfused)."""
+        pointer, inputs, misaligned = prepared.pointer, [], 0
+        for k, unwrap, align_mask, vector_mask in prepared.input_checks:
+            x = args[k]._a if unwrap else args[k]
             address = pointer(x)
             if address & align_mask:
-                return self._unfused(args, {}, None)  # off its C++ type's alignment
+                return None, 0
             misaligned |= address & vector_mask
             inputs.append(x)
-        scalars = prepared.scalars
-        if prepared.arg_slots:
-            buffer = bytearray(prepared.scalar_bytes)
+        return inputs, misaligned
+
+    def _scalars(self, prepared, args):
+        if not prepared.arg_slots:
+            return prepared.scalars
+        buffer = bytearray(prepared.scalar_bytes)
+        try:
             for j, k, convert in prepared.arg_slots:
-                value = convert(args[k]).tobytes()
+                value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
                 buffer[j:j + len(value)] = value
-            scalars = np.void(bytes(buffer))
+        except Untraceable:  # Python arithmetic of scalar arguments changed type (2 ** -1)
+            return None
+        return np.void(bytes(buffer))
+
+    def _on_gpu(self, prepared, args, out):
+        """A prepared call on CuPy arrays: all on one GPU (else the unfused call's error),
+        outputs allocated and the kernel launched there."""
+        natives = [args[k]._a if unwrap else args[k] for k, unwrap, _, _ in prepared.input_checks]
+        if out is not None:
+            natives.append(out._a if type(out) is Array else out)
+        device = natives[0].data.device_id
+        if any(x.data.device_id != device for x in natives):
+            return self._fallback(prepared, args, out)
+        with natives[0].device:
+            if out is None:
+                return self._launch(prepared, args, True)
+            return self._launch_into(prepared, args, out)
+
+    def _launch(self, prepared, args, on_its_device=False):
+        """Launch a prepared call into new outputs: its signature and layout are ``args``'.
+        (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
+        if prepared.on_gpu and not on_its_device:
+            return self._on_gpu(prepared, args, None)
+        pointer, inputs, misaligned = prepared.pointer, [], 0
+        for k, unwrap, align_mask, vector_mask in prepared.input_checks:
+            x = args[k]._a if unwrap else args[k]
+            address = pointer(x)
+            if address & align_mask:
+                return self._fallback(prepared, args, None)  # off its C++ type's alignment
+            misaligned |= address & vector_mask
+            inputs.append(x)
+        scalars = prepared.scalars if not prepared.arg_slots else self._scalars(prepared, args)
+        if scalars is None:
+            return self._fallback(prepared, args, None)
         backend, shape = prepared.backend, prepared.shape
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
@@ -128,149 +191,211 @@ class FusedFunction:
         if plan is not None:
             flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
             operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
-            if prepared.on_gpu:
-                with device_context(inputs):
-                    launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
-            else:
-                launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
-        if wrapped is not None:
-            outputs = [wrap(o, wrapped) for o in outputs]
-        if prepared.returns == "one":
+            launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
+        if prepared.wrap is not None:
+            outputs = [wrap(o, backend) for o in outputs]
+        returns = prepared.returns
+        if returns == "one":
             return outputs[0]
-        return tuple(outputs) if prepared.returns == "tuple" else outputs
+        return tuple(outputs) if returns == "tuple" else outputs
+
+    def _launch_into(self, prepared, args, out):
+        """Launch a prepared call of one output into ``out`` (any layout; an overlap with an
+        input other than the same view computes into a temporary first, NumPy's answer)."""
+        fx = prepared.fx
+        if fx.returns != "one":
+            raise TypeError(f"fuse({self.__name__}): out= takes a function of one output; "
+                            f"this one returns a {fx.returns} of {len(fx.output_dtypes)}")
+        inputs, misaligned = self._inputs(prepared, args)
+        scalars = None if inputs is None else self._scalars(prepared, args)
+        if scalars is None:
+            return self._fallback(prepared, args, out)
+        return launch_into(f"fuse({self.__name__})", prepared, scalars, inputs, misaligned, out)
 
     # ------------------------------------------------------------ the first call of a layout
-    def _call(self, args, kwargs):
-        if kwargs:
-            return self._unfused(args, kwargs, "keyword arguments are not traced")
-        prepared = self._prepare(args)
+    def _call(self, args, kwargs, out):
+        operands = (*args, *kwargs.values()) if kwargs else args
+        key = self._key(operands)
+        if key is not None and kwargs:
+            key = (tuple(kwargs), *key)
+        prepared = None if key is None else self._prepared.get(key)
+        if prepared is not None and not (prepared.on_gpu or prepared.wrap is not None
+                                         or config.get_backend() == "emulate"):
+            prepared = None
+        if (prepared is not None and type(out) is Array and prepared.wrap is None
+                and out._b != prepared.backend):
+            prepared, key = None, None  # native inputs, out on another device: out decides
         if prepared is None:
-            return self.function(*args)  # NumPy computes: nothing to fuse
-        if isinstance(prepared, str):
-            return self._unfused(args, kwargs, prepared)
-        key = self._key(args)
-        if key is not None:
-            self._prepared.remember(key, prepared)
-        return self._launch(prepared, args)
+            try:
+                prepared = self._prepare(operands, tuple(kwargs), out)
+            except (TypeError, ValueError) as error:  # devices, shapes: the unfused call's
+                return self._unfused(args, kwargs, out, _Raised(error))
+            if prepared is None:  # nothing to fuse
+                return self._unfused(args, kwargs, out, None)
+            if isinstance(prepared, str):
+                return self._unfused(args, kwargs, out, prepared)
+            if key is not None:
+                self._prepared.remember(key, prepared)
+        if out is None:
+            return self._launch(prepared, operands)
+        if prepared.wrap is not None and type(out) is Array:
+            check_same_device(prepared.wrap, out._b)
+        if prepared.on_gpu:
+            return self._on_gpu(prepared, operands, out)
+        return self._launch_into(prepared, operands, out)
 
-    def kernel_name(self, *args) -> str | None:
-        """The name expression a call with ``args`` launches (nothing runs); None when it
-        launches none (an empty result, the numpy backend); TypeError when it is not fused.
+    def _prepare(self, operands, keywords, out=None):
+        """The prepared call for ``operands``; None on the cpu device or without an array
+        argument; else the reason it does not fuse. ValueError for a mix of devices, as the
+        unfused call.
 
-        >>> import numpy as np, infini_cupy as xp
-        >>> with xp.backend("emulate"):  # doctest: +ELLIPSIS
-        ...     xp.fuse(lambda x, y: x * y + 1).kernel_name(np.zeros(3, np.float32), 2.0)
-        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpAdd, float, float, ic::Expr<ic::OpMultiply, ...'
-        """
-        prepared = self._prepare(args)
-        if isinstance(prepared, str):
-            raise TypeError(f"fuse({self.__name__}): cannot fuse: {prepared}")
-        return None if prepared is None or prepared.plan is None else prepared.plan.kernel
+        The arrays the results read (and ``out``) decide as for one unfused call: the
+        device, and Arrays out when an Array is among them. An argument the results do not
+        read takes no part, as in the unfused calls."""
+        natives = [a._a if type(a) is Array else a for a in operands]
+        if not any(is_array(a) for a in natives):
+            return None  # no array to fuse over: the unfused calls
+        fx, plan = self._expression_plan(natives, keywords)
+        read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
+        _, backend, _ = elementwise_operands(read if out is None else (*read, out))
+        wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
+        if backend == "numpy" or type(fx) is _Nothing:
+            return None  # NumPy computes; or the results read scalars alone
+        if isinstance(fx, str):
+            return fx
+        inputs = [natives[k] for k in fx.inputs]
+        prepared = _Prepared()
+        prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
+        prepared.returns = fx.returns
+        prepared.layouts = plan_arguments(fx, inputs)
+        prepared.backend = backend
+        prepared.wrap = backend if wrapped else None
+        prepared.on_gpu = backend == "cuda"
+        if prepared.on_gpu:
+            _array_types.add(type(inputs[0]))
+        prepared.shape = plan.shape
+        if not int(np.prod(plan.shape, dtype=np.int64)):
+            prepared.plan = None  # an empty result: nothing to launch
+        prepared.pointer = pointer_reader(backend)
+        nout = len(fx.output_dtypes)
+        masks = plan.vector_masks or (0,) * (nout + len(inputs))
+        prepared.input_checks = tuple(
+            (k, type(operands[k]) is Array, dtypes.alignment(d) - 1, mask)
+            for k, d, mask in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
+        prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
+        prepared.scalars, prepared.arg_slots = scalar_slots(fx)
+        prepared.scalar_bytes = prepared.scalars.tobytes()
+        return prepared
 
-    def _prepare(self, args):
-        """The prepared call for ``args``; None on the numpy backend; else the reason it does
-        not fuse."""
-        wrapped, natives = None, []
-        for a in args:
-            if type(a) is Array:
-                if wrapped is not None:
-                    check_same_device(wrapped, a._b)
-                wrapped = a._b
-                natives.append(a._a)
-            else:
-                natives.append(a)
+    def _expression_plan(self, natives, keywords):
+        """(FusedExpression, FusedLaunch) for native arguments (arrays, specs, scalars), or
+        (the reason it is not fused, None)."""
         signature = []
         for k, a in enumerate(natives):
             if type(a) in _PYTHON_SCALARS:
                 signature.append(("python", type(a)))
             elif isinstance(a, np.generic):
                 signature.append(("numpy", a.dtype))
-            elif is_array(a):
+            elif is_array(a) or type(a) is ArraySpec:
                 signature.append(("array", a.dtype, a.ndim))
+            elif a is None or type(a) is str:  # an option (mode="relu"): part of the trace
+                signature.append(("static", a))
             else:
-                return f"argument {k} is a {type(a).__name__}"
-        arrays = [a for a in natives if is_array(a)]
-        if not arrays:
-            return "no array argument"
-        backend = wrapped or backend_for(*arrays)
-        if backend == "numpy":
-            return None
-        fx = self._trace(tuple(signature))
+                return f"argument {k} is a {type(a).__name__}", None
+        fx = self._trace(tuple(signature), keywords)
         if isinstance(fx, str):
-            return fx
-        inputs = [natives[k] for k in fx.inputs]
-        ctypes = fx.operand_ctypes
-        itemsizes = tuple(d.itemsize for d in fx.output_dtypes + fx.input_dtypes)
-        layouts = tuple((tuple(x.shape), tuple(x.strides)) for x in inputs)
-        plan = plan_fused(fx.fused_type, ctypes, itemsizes, len(fx.output_dtypes),
-                          fx.output_inputs, layouts)
+            return fx, None
+        plan = plan_fused(*plan_arguments(fx, [natives[k] for k in fx.inputs]))
         if plan is None:
-            return "its outputs have different shapes, or more than 8 dims that do not merge"
-        shape = plan.shape
-        prepared = _Prepared()
-        prepared.backend, prepared.wrap = backend, wrapped
-        prepared.on_gpu = backend == "cuda"
-        if prepared.on_gpu:
-            _array_types.add(type(inputs[0]))
-        prepared.returns = fx.returns
-        prepared.plan = plan if int(np.prod(shape, dtype=np.int64)) else None
-        prepared.pointer = pointer_reader(backend)
-        nout = len(fx.output_dtypes)
-        masks = plan.vector_masks or (0,) * (nout + len(inputs))
-        prepared.input_checks = tuple((k, dtypes.alignment(d) - 1, mask) for k, d, mask
-                                      in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
-        prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
-        prepared.shape = shape
-        prepared.scalars, prepared.arg_slots = _scalar_slots(fx)
-        prepared.scalar_bytes = prepared.scalars.tobytes()
-        return prepared
+            return "its outputs have different shapes, or more than 8 dims that do not merge", None
+        return fx, plan
 
-    def _trace(self, signature):
-        fx = self._traces.get(signature)
+    def _trace(self, signature, keywords):
+        fx = self._traces.get((signature, keywords))
         if fx is None:
             try:
-                fx = trace_function(self.function, signature)
+                fx = trace_function(self.function, signature, keywords)
+            except ReadsNoArray as e:
+                fx = _Nothing(e)
             except Untraceable as e:
                 fx = f"{e}"
-                self._strict(fx, e)
             except Exception as e:  # noqa: BLE001 - any failure: the unfused call decides
-                fx = _stopping_call(e, self.function)
-                self._strict(fx, e)
-            self._traces[signature] = fx
+                fx = _Raised(stopping_call(e, self.function))
+            self._traces[(signature, keywords)] = fx
         return fx
 
-    def _strict(self, reason, error):
-        if self.strict:
-            raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}") from error
+    # ------------------------------------------------------------ unfused
+    def _fallback(self, prepared, operands, out):
+        """The unfused calls for a prepared signature: an input off its C++ type's alignment,
+        or a scalar computed from the arguments of another type than traced."""
+        positional = len(operands) - len(prepared.keywords)
+        return self._unfused(operands[:positional],
+                             dict(zip(prepared.keywords, operands[positional:])), out, None)
 
-    def _unfused(self, args, kwargs, reason):
+    def _unfused(self, args, kwargs, out, reason):
+        """The function's own calls: their errors are the call's; then the warning (or, when
+        strict, the TypeError) saying why it was not fused."""
+        if self.strict and reason is not None and type(reason) is not _Raised:
+            raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}")
+        result = self.function(*args, **kwargs)
         if reason is not None:
             if self.strict:
                 raise TypeError(f"fuse({self.__name__}): cannot fuse: {reason}")
             warnings.warn(f"fuse({self.__name__}): {reason}; running unfused", FusionWarning,
-                          stacklevel=3)
-        return self.function(*args, **kwargs)
+                          stacklevel=4)
+        if out is None:
+            return result
+        return write_out(f"fuse({self.__name__})", result, out)
 
+    # ------------------------------------------------------------ ahead of time
+    def kernel_name(self, *args, **kwargs) -> str | None:
+        """The name expression a call with these arguments launches on the emulator or a GPU
+        (nothing runs); None when it launches none (an empty result); TypeError when it is
+        not fused. Arrays may be given as ``(shape, dtype)`` (C-contiguous), scalars as
+        their type (``float``).
 
-def _scalar_slots(fx):
-    """(``ic::Scalars`` with the constants, per-call slots (slot, argument, converter))."""
-    record = np.zeros((), scalars_dtype(len(fx.slots)))
-    buffer = bytearray(record.tobytes())
-    arg_slots = []
-    for j, (dtype, value, index, convert) in enumerate(fx.slots):
-        if index is None:
-            data = value.tobytes()
-            buffer[16 * j:16 * j + len(data)] = data
-        else:
-            arg_slots.append((16 * j, index, convert))
-    return np.frombuffer(buffer, record.dtype)[0], tuple(arg_slots)
+        >>> import numpy as np, infini_cupy as xp
+        >>> xp.fuse(lambda x, y: x * y + 1).kernel_name(((3,), "float32"), 2.0)  # doctest: +ELLIPSIS
+        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpAdd, float, float, ic::Expr<ic::OpMultiply, ...'
+        """
+        operands = [_spec(a) for a in (*args, *kwargs.values())]
+        natives = [a._a if type(a) is Array else a for a in operands]
+        fx, plan = self._expression_plan(natives, tuple(kwargs))
+        if isinstance(fx, str):
+            raise TypeError(f"fuse({self.__name__}): cannot fuse: {fx}")
+        return plan.kernel if int(np.prod(plan.shape, dtype=np.int64)) else None
+
+    def prepare(self, *args, **kwargs) -> str | None:
+        """Compile, ahead of the first call, the kernel a call with these arguments (or
+        ``(shape, dtype)`` pairs and scalar types, see :meth:`kernel_name`) launches, for the
+        device of the arrays given (for pairs: the backend in force, or the current GPU when
+        that is ``numpy`` and CuPy sees one), so that the first call does not wait for NVRTC
+        or g++. Returns its name expression (None: nothing to
+        compile, for an empty result or the cpu device). The kernel goes to the same caches
+        as every variant (the GPU's ``$INFINI_CUPY_CACHE_DIR/cubin`` included).
+
+        >>> import infini_cupy as xp
+        >>> with xp.backend("emulate"):  # doctest: +ELLIPSIS
+        ...     xp.fuse(lambda x: x * 2).prepare(((1024,), "float32"))
+        'ew_fused_contig<ic::Fused<ic::Expr<ic::OpMultiply, float, float, ic::In<0>, ic::Scalar<0, float>>>, float, float>'
+        """
+        name = self.kernel_name(*args, **kwargs)
+        arrays = [a for a in (*args, *kwargs.values()) if type(a) is Array or is_array(a)]
+        backend = elementwise_operands(arrays)[1] if arrays else config.get_backend()
+        if not arrays and backend == "numpy" and gpu_available():
+            backend = "cuda"
+        if name is not None and backend != "numpy":
+            launches.prepare(SOURCE, [name], backend=backend)
+        return name if backend != "numpy" else None
 
 
 def fuse(function=None, *, strict: bool = False):
     """Decorator: run ``function`` as one fused kernel per call.
 
     The function may apply the elementwise functions, operators, ``where``, ``astype`` and
-    ``clip`` to its array and scalar arguments. The first call with a signature (per argument:
+    ``clip`` to its array and scalar arguments; the fused function takes what the unfused
+    calls take (Arrays, native arrays, NumPy and Python scalars, in any mix), keyword
+    arguments included, plus ``out=`` for a single result. The first call with a signature (per argument:
     dtype and ndim of an array, the type of a scalar) traces it into one expression, with the
     standard's promotion at every node; each call then launches one kernel that reads every
     input once and writes every output once, bit-identical to the unfused calls. A repeated
@@ -290,13 +415,14 @@ def fuse(function=None, *, strict: bool = False):
     callable
         The fused function: Arrays, CuPy arrays, and NumPy arrays under ``backend("emulate")``
         run the fused kernel (NumPy arrays on the ``numpy`` backend just run ``function``);
-        ``kernel_name(*args)`` names the kernel a call launches.
+        ``kernel_name(*args)`` names the kernel a call launches and ``prepare(*args)``
+        compiles it ahead of the first call (arguments may be ``(shape, dtype)`` pairs).
 
     Raises
     ------
     TypeError
-        At a call, with ``strict=True``, where the function cannot be fused; the dtype errors
-        the unfused calls would raise.
+        At a call, with ``strict=True``, where the function cannot be fused (and the unfused
+        calls succeed); the errors the unfused calls raise, as they raise them.
 
     Examples
     --------
@@ -310,4 +436,3 @@ def fuse(function=None, *, strict: bool = False):
     if function is None:
         return lambda f: FusedFunction(f, strict)
     return FusedFunction(function, strict)
-

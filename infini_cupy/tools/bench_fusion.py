@@ -61,6 +61,15 @@ def expressions(library, rng):
     ]
 
 
+def kernel_names() -> list[str]:
+    """The fused kernels the suite launches (the same on the emulator and a GPU), for a cubin
+    cache built ahead of time: ``("elementwise.cu", name)`` pairs for ``warmup``."""
+    import infini_cupy as xp
+
+    return [xp.fuse(lambda *a, body=body: body(xp, *a)).kernel_name(*args)
+            for _, body, args in expressions(np, np.random.default_rng(0))]
+
+
 def _traced_bytes(function, *args) -> tuple[int, int]:
     """(launches, bytes moved) of ``function(*args)`` in emulation, from its traces."""
     from ..runtime.emulate import launcher as emulator

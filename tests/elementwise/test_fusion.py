@@ -86,7 +86,7 @@ def test_empty_and_mismatched_shapes():
     fused = xp.fuse(lambda x, y: x + y)
     with xp.backend("emulate"):
         assert fused(np.zeros((0, 3)), np.ones(3)).shape == (0, 3)
-        with pytest.raises(ValueError, match="cannot be broadcast"):
+        with pytest.raises(ValueError, match="broadcast"):  # the unfused call's error
             fused(np.zeros(3), np.zeros(4))
 
 

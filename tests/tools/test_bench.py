@@ -168,3 +168,7 @@ def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, cap
         assert r["kernel"].startswith("ew_fused_")
         assert r["fused_us"] > 0 and r["unfused_us"] > r["fused_us"]
     assert "fusion (emulated" in capsys.readouterr().out
+    # what warmup compiles ahead for the suite is what it launches
+    from infini_cupy.tools import bench_fusion
+
+    assert bench_fusion.kernel_names() == [r["kernel"] for r in records]

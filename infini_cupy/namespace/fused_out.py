@@ -1,0 +1,74 @@
+"""``out=`` of a fused function (:mod:`.fusion`): the one result written into an array of any
+layout, checked as the elementwise functions check ``out=`` (``launcher._prepare_out``:
+shape, dtype, device, self-overlap, read-only); an overlap with an input other than the very
+same view computes into a temporary first, then copies (NumPy's answer).
+
+>>> import numpy as np, infini_cupy as xp
+>>> out = np.zeros((3, 2)).T
+>>> with xp.backend("emulate"):
+...     _ = xp.fuse(lambda x: x * 2)(np.ones((2, 3)), out=out)
+>>> out.tolist()
+[[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import enter_backend, exit_backend
+from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused
+from ..elementwise.kernels import SOURCE
+from ..elementwise.launcher import _copy as copy_into
+from ..elementwise.launcher import _prepare_out as checked_out
+from ..elementwise.launcher import cast
+from ..runtime.launch import launch
+from .array import Array
+from .boundary import elementwise_operands, rearrange_
+
+
+def launch_into(name, prepared, scalars, inputs, misaligned, out):
+    """Launch a prepared call of one result into ``out``; returns ``out``. ``inputs``: the
+    kernel's input arrays; ``misaligned``: their pointer bits off 16-byte packs."""
+    native = out._a if type(out) is Array else out
+    backend = prepared.backend
+    t = enter_backend(backend)
+    try:
+        target, copy_back = checked_out(name, native, prepared.shape,
+                                        prepared.fx.output_dtypes[0], inputs, backend)
+    finally:
+        exit_backend(t)
+    plan = prepared.plan
+    if plan is None:
+        return out  # an empty result
+    if target is native:
+        plan = plan_fused(*prepared.layouts, (tuple(target.strides),))
+    misaligned |= prepared.pointer(target) & (plan.vector_masks or (0,))[0]
+    flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
+    launch(SOURCE, plan.kernel, plan.grid, plan.block,
+           (scalars, *plan.layout_args, flag, target, *inputs), backend=backend)
+    if copy_back is not None and copy_back.dtype != target.dtype:
+        cast(target, copy_back.dtype, backend, out=copy_back)  # an out of another dtype
+    elif copy_back is not None:
+        copy_into(copy_back, target, backend)
+    return out
+
+
+def write_out(name, result, out):
+    """An unfused call's ``result`` written into ``out``, checked as ``launch_into`` checks."""
+    if isinstance(result, (tuple, list)):
+        raise TypeError(f"{name}: out= takes a function of one output; this one returns a "
+                        f"{type(result).__name__} of {len(result)}")
+    (result, native), backend, _ = elementwise_operands((result, out))
+    result = np.asarray(result) if isinstance(result, np.generic) else result
+    t = enter_backend(backend)
+    try:
+        checked_out(name, native, result.shape, result.dtype, (), backend)
+        if native.dtype == result.dtype:
+            rearrange_(native, result)
+        elif backend == "numpy":
+            np.copyto(native, result, casting="same_kind")
+        else:
+            cast(result, native.dtype, backend, out=native)
+    finally:
+        exit_backend(t)
+    return out
