@@ -1,11 +1,12 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
-``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``nbytes``,
-``itemsize``. Each is the namespace's function (our kernels where the function runs them),
+``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
+``nbytes``, ``itemsize``. Each is the namespace's function (our kernels where the function runs them),
 so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special);
-numpy_groupies ``x.ravel``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``.
+numpy_groupies ``x.ravel``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
+testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
@@ -108,6 +109,35 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
     return _public["astype"](self, dtype, copy=copy, device=device)
 
 
+def all(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.all(x, axis=axis, keepdims=keepdims)``: NumPy's testing
+    (``assert_allclose`` with an Array tolerance) calls it on the comparison's result.
+
+    >>> import infini_cupy as xp
+    >>> (xp.arange(3, device="cpu") >= 0).all()
+    Array(True, device='cpu')
+    """
+    return _reduce_into("all", self, axis, out, keepdims)
+
+
+def any(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.any(x, axis=axis, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> (xp.arange(3, device="cpu") > 1).any()
+    Array(True, device='cpu')
+    """
+    return _reduce_into("any", self, axis, out, keepdims)
+
+
+def _reduce_into(name: str, x, axis, out, keepdims: bool):
+    result = _public[name](x, axis=axis, keepdims=keepdims)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 def item(self, *args):
     """One element as a Python scalar (from a GPU: a device-to-host copy of it).
 
@@ -137,7 +167,8 @@ def _itemsize(self) -> int:
 
 
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
-           "copy": copy, "astype": astype, "item": item, "tolist": tolist}
+           "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
+           "any": any}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "itemsize": (_itemsize, "Bytes of one element.")}
 
