@@ -1,12 +1,13 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
-``nbytes``, ``itemsize``. Each is the namespace's function (our kernels where the function runs them),
+``sum``, ``nbytes``, ``itemsize``. Each is the namespace's function (our kernels where the function runs them),
 so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special);
 numpy_groupies ``x.ravel``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
-testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
+testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do);
+SciPy's ``integrate.nsum`` ``x.sum(axis=-1)``.
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
@@ -130,8 +131,19 @@ def any(self, axis=None, out=None, keepdims=False) -> Array:
     return _reduce_into("any", self, axis, out, keepdims)
 
 
-def _reduce_into(name: str, x, axis, out, keepdims: bool):
-    result = _public[name](x, axis=axis, keepdims=keepdims)
+def sum(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)``: SciPy's
+    ``integrate.nsum`` counts with ``mask.sum(axis=-1)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[True, False], [True, True]], device="cpu").sum(axis=-1)
+    Array([1, 2], device='cpu')
+    """
+    return _reduce_into("sum", self, axis, out, keepdims, dtype=dtype)
+
+
+def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
+    result = _public[name](x, axis=axis, keepdims=keepdims, **kwargs)
     if out is None:
         return result
     out[...] = result
@@ -168,7 +180,7 @@ def _itemsize(self) -> int:
 
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
-           "any": any}
+           "any": any, "sum": sum}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "itemsize": (_itemsize, "Bytes of one element.")}
 

@@ -40,6 +40,8 @@ CALLS = [
     ("astype", lambda a: a.astype(np.int16)),
     ("all", lambda a: (a > -15).all()),
     ("any-axis", lambda a: (a > 5).any(axis=1, keepdims=True)),
+    ("sum-bool", lambda a: (a > 0).sum(axis=-1)),
+    ("sum-dtype", lambda a: a.sum(axis=0, dtype=np.float32, keepdims=True)),
     ("astype-same-kind", lambda a: a.astype(np.float32, casting="same_kind")),
 ]
 
