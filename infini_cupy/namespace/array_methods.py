@@ -1,13 +1,14 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
-``sum``, ``nbytes``, ``itemsize``. Each is the namespace's function (our kernels where the function runs them),
-so a method and its function give the same answer on every device.
+``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``nbytes``, ``itemsize``. Each is the
+namespace's function where it has one (our kernels where the function runs them), so a
+method and its function give the same answer on every device.
 
-Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special);
-numpy_groupies ``x.ravel``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
-testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do);
-SciPy's ``integrate.nsum`` ``x.sum(axis=-1)``.
+Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
+``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
+``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
+testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array import Array, wrap
+from .array import Array, check_same_device, wrap
 
 _public: dict = {}
 
@@ -142,6 +143,52 @@ def sum(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
     return _reduce_into("sum", self, axis, out, keepdims, dtype=dtype)
 
 
+def max(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.max(x, axis=axis, keepdims=keepdims)``: numpy_groupies checks the range
+    of group indices with ``x.min()`` and ``x.max()``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").max(axis=0)
+    Array([3, 5], device='cpu')
+    """
+    return _reduce_into("max", self, axis, out, keepdims)
+
+
+def min(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.min(x, axis=axis, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").min()
+    Array(1, device='cpu')
+    """
+    return _reduce_into("min", self, axis, out, keepdims)
+
+
+def nonzero(self) -> tuple:
+    """``infini_cupy.nonzero(x)``: the indices of the nonzero elements, one Array per axis.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([0, 3, 0, 4], device="cpu").nonzero()
+    (Array([1, 3], device='cpu'),)
+    """
+    return _public["nonzero"](self)
+
+
+def compress(self, condition, axis=None) -> Array:
+    """The slices along ``axis`` (None: of the flattened array) where the 1-d ``condition``
+    is true, NumPy's ``compress``: the array library's (numpy_groupies selects groups so).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1, 2], [3, 4]], device="cpu")
+    >>> x.compress(xp.asarray([False, True], device="cpu"), axis=0)
+    Array([[3, 4]], device='cpu')
+    """
+    if type(condition) is Array:
+        check_same_device(self._b, condition._b)
+        condition = condition._a
+    return wrap(self._a.compress(condition, axis=axis), self._b)
+
+
 def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
     result = _public[name](x, axis=axis, keepdims=keepdims, **kwargs)
     if out is None:
@@ -180,7 +227,8 @@ def _itemsize(self) -> int:
 
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
-           "any": any, "sum": sum}
+           "any": any, "sum": sum, "max": max, "min": min, "nonzero": nonzero,
+           "compress": compress}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "itemsize": (_itemsize, "Bytes of one element.")}
 

@@ -42,6 +42,9 @@ CALLS = [
     ("any-axis", lambda a: (a > 5).any(axis=1, keepdims=True)),
     ("sum-bool", lambda a: (a > 0).sum(axis=-1)),
     ("sum-dtype", lambda a: a.sum(axis=0, dtype=np.float32, keepdims=True)),
+    ("max", lambda a: a.max()),
+    ("min-axis", lambda a: a.min(axis=1, keepdims=True)),
+    ("compress", lambda a: a.compress(a[:, 0] > 0, axis=0)),
     ("astype-same-kind", lambda a: a.astype(np.float32, casting="same_kind")),
 ]
 
@@ -59,6 +62,8 @@ def test_scalars_lists_and_sizes(on):
     assert x.item(1, 2) == h.item(1, 2) and type(x.item(0)) is int
     assert x[0, 0].item() == h[0, 0]
     assert x.tolist() == h.tolist()
+    for got, expected in zip(x.nonzero(), h.nonzero()):
+        assert type(got) is xp.Array and got.tolist() == expected.tolist()
     assert x.nbytes == h.nbytes == 12 and x.itemsize == 2
 
 
