@@ -199,6 +199,8 @@ def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
     >>> std(np.array([1.0, 3.0]), ddof=1)
     array(1.41421356)
     """
+    if ddof is None and dtype is None:  # the standard's call
+        return delegated.std(x, correction=correction, **kwargs)
     correction = _correction("std", correction, ddof)
     if dtype is None:
         return delegated.std(x, correction=correction, **kwargs)
@@ -213,6 +215,8 @@ def var(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
     >>> var(np.array([1.0, 3.0]), ddof=1)
     array(2.)
     """
+    if ddof is None and dtype is None:  # the standard's call
+        return delegated.var(x, correction=correction, **kwargs)
     correction = _correction("var", correction, ddof)
     if dtype is None:
         return delegated.var(x, correction=correction, **kwargs)
