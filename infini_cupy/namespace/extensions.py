@@ -127,14 +127,17 @@ def sliding_window_view(x, /, window_shape, axis=None, **kwargs):
     return _library(x).lib.stride_tricks.sliding_window_view(x, window_shape, axis, **kwargs)
 
 
-def _numpy_function(name: str, params: str, doc: str):
+def _numpy_function(name: str, doc: str, example: str):
     """A function of the array library (``numpy.<name>``, ``cupy.<name>``) on ``x``, its
     NumPy scalars returned as 0-d arrays."""
     def function(x, /, *args, **kwargs):
         return _zero_d(getattr(_library(x), name)(x, *args, **kwargs))
 
+    call, result = example.split(" -> ")
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
+    function.__doc__ = (f"{doc}\n\nNumPy's ``{name}``, computed by the array library.\n\n"
+                        f">>> import numpy as np\n>>> a = np.array([[1.0, np.nan], [3.0, 4.0]])\n"
+                        f">>> {call}\n{result}\n")
     return function
 
 
@@ -143,27 +146,39 @@ _REDUCTION = "x, /, axis=None, dtype=None, keepdims=False"
 _EXTREMUM = "x, /, axis=None, keepdims=False"
 _CUMULATIVE = "x, /, axis=None, dtype=None"
 _SPREAD = "x, /, axis=None, dtype=None, ddof=0, keepdims=False"
-_LIBRARY_FUNCTIONS = {
-    "cumsum": (_CUMULATIVE, "Cumulative sum along ``axis`` (None: of the flattened array)."),
-    "cumprod": (_CUMULATIVE, "Cumulative product along ``axis`` (None: of the flattened array)."),
-    "nansum": (_REDUCTION, "Sum treating NaN as zero."),
-    "nanprod": (_REDUCTION, "Product treating NaN as one."),
-    "nanmean": (_REDUCTION, "Mean ignoring NaN (NaN where a slice is all NaN)."),
-    "nanmax": (_EXTREMUM, "Maximum ignoring NaN (NaN where a slice is all NaN)."),
-    "nanmin": (_EXTREMUM, "Minimum ignoring NaN (NaN where a slice is all NaN)."),
-    "nanstd": (_SPREAD, "Standard deviation ignoring NaN, ``ddof`` degrees of freedom off."),
-    "nanvar": (_SPREAD, "Variance ignoring NaN, ``ddof`` degrees of freedom off."),
-    "nanargmax": (_EXTREMUM, "Index of the maximum ignoring NaN (ValueError for an all-NaN slice)."),
-    "nanargmin": (_EXTREMUM, "Index of the minimum ignoring NaN (ValueError for an all-NaN slice)."),
-    "nancumsum": (_CUMULATIVE, "Cumulative sum treating NaN as zero."),
-    "nancumprod": (_CUMULATIVE, "Cumulative product treating NaN as one."),
-    "median": (_EXTREMUM, "Median along ``axis``."),
-    "nanmedian": (_EXTREMUM, "Median ignoring NaN."),
+_LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
+    "cumsum": (_CUMULATIVE, "Cumulative sum along ``axis`` (None: of the flattened array).",
+               "cumsum(np.array([1.0, 2.0, 4.0])) -> array([1., 3., 7.])"),
+    "cumprod": (_CUMULATIVE, "Cumulative product along ``axis`` (None: of the flattened array).",
+                "cumprod(np.array([1.0, 2.0, 4.0])) -> array([1., 2., 8.])"),
+    "nansum": (_REDUCTION, "Sum treating NaN as zero.", "nansum(a, axis=0) -> array([4., 4.])"),
+    "nanprod": (_REDUCTION, "Product treating NaN as one.",
+                "nanprod(a, axis=0) -> array([3., 4.])"),
+    "nanmean": (_REDUCTION, "Mean ignoring NaN (NaN where a slice is all NaN).",
+                "nanmean(a, axis=0) -> array([2., 4.])"),
+    "nanmax": (_EXTREMUM, "Maximum ignoring NaN (NaN where a slice is all NaN).",
+               "nanmax(a, axis=0) -> array([3., 4.])"),
+    "nanmin": (_EXTREMUM, "Minimum ignoring NaN (NaN where a slice is all NaN).",
+               "nanmin(a, axis=0) -> array([1., 4.])"),
+    "nanstd": (_SPREAD, "Standard deviation ignoring NaN, ``ddof`` degrees of freedom off.",
+               "nanstd(a, axis=0) -> array([1., 0.])"),
+    "nanvar": (_SPREAD, "Variance ignoring NaN, ``ddof`` degrees of freedom off.",
+               "nanvar(a, axis=0) -> array([1., 0.])"),
+    "nanargmax": (_EXTREMUM, "Index of the maximum ignoring NaN (ValueError for an all-NaN "
+                  "slice).", "nanargmax(a, axis=0) -> array([1, 1])"),
+    "nanargmin": (_EXTREMUM, "Index of the minimum ignoring NaN (ValueError for an all-NaN "
+                  "slice).", "nanargmin(a, axis=0) -> array([0, 1])"),
+    "nancumsum": (_CUMULATIVE, "Cumulative sum treating NaN as zero.",
+                  "nancumsum(a, axis=0)[1] -> array([4., 4.])"),
+    "nancumprod": (_CUMULATIVE, "Cumulative product treating NaN as one.",
+                   "nancumprod(a, axis=0)[1] -> array([3., 4.])"),
+    "median": (_EXTREMUM, "Median along ``axis``.",
+               "median(np.array([1.0, 2.0, 4.0])) -> array(2.)"),
+    "nanmedian": (_EXTREMUM, "Median ignoring NaN.", "nanmedian(a, axis=0) -> array([2., 4.])"),
 }
-for _name, (_params, _doc) in _LIBRARY_FUNCTIONS.items():
-    globals()[_name] = _numpy_function(
-        _name, _params, f"{_doc}\n\nNumPy's ``{_name}``, computed by the array library.")
-del _name, _params, _doc
+for _name, (_params, _doc, _example) in _LIBRARY_FUNCTIONS.items():
+    globals()[_name] = _numpy_function(_name, _doc, _example)
+del _name, _params, _doc, _example
 
 
 # ---- the standard's functions with NumPy's extra keywords
@@ -306,7 +321,7 @@ FUNCTIONS = {
     "pad": ("x, /, pad_width, mode='constant', **kwargs", "x"),
     "einsum": ("subscripts, /, *operands, **kwargs", "*operands"),
     "sliding_window_view": ("x, /, window_shape, axis=None, **kwargs", "x"),
-    **{name: (params, "x") for name, (params, _) in _LIBRARY_FUNCTIONS.items()},
+    **{name: (entry[0], "x") for name, entry in _LIBRARY_FUNCTIONS.items()},
 }
 KEYWORDS = {
     "mean": ("x, /, *, axis=None, keepdims=False, dtype=None", "x"),
