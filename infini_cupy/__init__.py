@@ -16,8 +16,9 @@ from . import about
 from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
-from .namespace import (boundary, data_movement, delegated, docstrings, elementwise_functions,
-                        extension_dtypes, numpy_protocols, operators)
+from .namespace import (array_methods, boundary, data_movement, delegated, docstrings,
+                        elementwise_functions, extension_dtypes, extensions, numpy_protocols,
+                        operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
     __array_api_version__,
@@ -41,6 +42,7 @@ globals().update({_name: getattr(extension_dtypes, _name)
                   for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
 operators.install(_public)
 numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
+array_methods.install(_public)  # x.reshape, x.ravel, x.round, ...: NumPy's methods, ours
 docstrings.install(_public, delegated.__all__)  # numpydoc docstrings from the op table
 
 # dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
@@ -49,6 +51,8 @@ __all__ = list(dict.fromkeys([
     *extension_dtypes.__all__,
     *data_movement.__all__,
     *elementwise_functions.__all__,
+    # beyond the standard: NumPy's functions that generic code calls (namespace/extensions.py)
+    *extensions.__all__,
     "rearrange_",
     "backend",
     "get_backend",
@@ -58,8 +62,8 @@ __all__ = list(dict.fromkeys([
     "FusionWarning",
     "show_config",
 ]))
-del (data_movement, delegated, docstrings, elementwise_functions, extension_dtypes, boundary, operators,
-     numpy_protocols, _public)
+del (array_methods, data_movement, delegated, docstrings, elementwise_functions,
+     extension_dtypes, extensions, boundary, operators, numpy_protocols, _public)
 
 
 def __dir__():

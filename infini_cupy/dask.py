@@ -111,6 +111,10 @@ def _make(name: str):
     if name == "clip":
         def function(x, /, min=None, max=None):
             return _map(name, func, (x, min, max))
+    elif name == "round":  # NumPy's decimals, an extension of ours
+        def function(x, /, decimals=0):
+            return _map(name, functools.partial(func, decimals=decimals) if decimals else func,
+                        (x,))
     elif _arity(func) == 1:
         def function(x, /):
             return _map(name, func, (x,))

@@ -352,8 +352,8 @@ def test_rearrange_of_a_list_stacks_it_as_einops_does(chunked, to_host):
 
 # Dask's own functions on Array chunks: what works through NumPy's protocols (Array's
 # __array_function__ / __array_ufunc__, our concat as Dask's concatenate), and what needs
-# NumPy methods on the chunks (x.sum(), x.astype(), x.reshape(), ...) that Array, an array of
-# the standard, does not have; the README lists both.
+# NumPy methods on the chunks that Array does not have (x.argmax(), ...) or a matmul
+# Dask does its own way; the README lists both.
 DASK_WORKS = {
     "sum": (lambda d: d.sum(axis=0), lambda h: h.sum(axis=0)),
     "prod": (lambda d: da.prod(d, axis=1), lambda h: h.prod(axis=1)),
@@ -370,14 +370,15 @@ DASK_WORKS = {
     "where": (lambda d: da.where(d > 0, d, 0.0), lambda h: np.where(h > 0, h, 0.0)),
     "diff": (lambda d: da.diff(d, axis=1), lambda h: np.diff(h, axis=1)),
     "operators": (lambda d: (d + 1) * d - d / 2, lambda h: (h + 1) * h - h / 2),
+    # NumPy's methods on Array chunks (x.sum(), x.astype(), x.reshape(): namespace/array_methods.py)
+    "mean": (lambda d: d.mean(), lambda h: h.mean()),
+    "std": (lambda d: d.std(axis=0), lambda h: h.std(axis=0)),
+    "var": (lambda d: da.var(d), lambda h: np.var(h)),
+    "count_nonzero": (lambda d: da.count_nonzero(d > 0), lambda h: np.count_nonzero(h > 0)),
+    "reshape": (lambda d: d.reshape(-1), lambda h: h.reshape(-1)),
 }
 DASK_FAILS = {
-    "mean": lambda d: d.mean(),
-    "std": lambda d: d.std(axis=0),
-    "var": lambda d: da.var(d),
     "argmax": lambda d: d.argmax(axis=0),
-    "count_nonzero": lambda d: da.count_nonzero(d),
-    "reshape": lambda d: d.reshape(-1),
     "matmul": lambda d: d @ d.T,
 }
 

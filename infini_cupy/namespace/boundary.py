@@ -31,7 +31,8 @@ import numpy as np
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import rearrange_ as _native_rearrange_
-from . import data_movement, delegated, elementwise_functions, extension_dtypes, signatures
+from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
+               signatures)
 from . import device as devices
 from .array import Array, check_same_device, wrap, wrap_result
 
@@ -335,6 +336,32 @@ def _submodule(name: str, table: dict, impls, public: dict) -> types.ModuleType:
     return module
 
 
+def _add_extensions(public: dict) -> None:
+    """NumPy's functions beyond the standard, and NumPy's extra keywords on the standard's
+    (:mod:`.extensions`); ``round(x)`` keeps the elementwise template's path."""
+    for name, (params, arrays) in {**extensions.FUNCTIONS, **extensions.KEYWORDS}.items():
+        compiled = compile_function(name, params, arrays, getattr(extensions, name))
+        public[name] = _decimals(public[name], compiled) if name == "round" else compiled
+    # lib.stride_tricks: where NumPy and CuPy keep sliding_window_view
+    tricks = types.ModuleType("infini_cupy.lib.stride_tricks", "NumPy's ``lib.stride_tricks``: views.")
+    for name in extensions.STRIDE_TRICKS:
+        setattr(tricks, name, public.pop(name))
+    tricks.__all__ = list(extensions.STRIDE_TRICKS)
+    lib = types.ModuleType("infini_cupy.lib", "NumPy's ``lib``: ``stride_tricks``, an extension.")
+    lib.stride_tricks, lib.__all__ = tricks, ["stride_tricks"]
+    sys.modules.update({lib.__name__: lib, tricks.__name__: tricks})
+    public["lib"] = lib
+
+
+def _decimals(standard, with_decimals):
+    def round(x, /, decimals=0, *, out=None):
+        if decimals == 0:
+            return standard(x, out=out)
+        return with_decimals(x, decimals, out=out)
+
+    return _named(round, extensions.round)
+
+
 def public_namespace() -> dict:
     """Every public function of the namespace, and the ``linalg`` and ``fft`` submodules."""
     public = {}
@@ -347,6 +374,7 @@ def public_namespace() -> dict:
             continue
         public[name] = compile_function(name, params, arrays, _implementation(name),
                                         creation=name in signatures.CREATION)
+    _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)
     return public

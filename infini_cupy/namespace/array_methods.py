@@ -1,0 +1,245 @@
+"""NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
+(beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
+``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
+``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``nbytes``, ``itemsize``. Each is the
+namespace's function where it has one (our kernels where the function runs them), so a
+method and its function give the same answer on every device.
+
+Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
+``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
+``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
+testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
+
+>>> import infini_cupy as xp
+>>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
+>>> x.reshape(4).round(1), x.nbytes
+(Array([1.2, 2.5, 3.8, 4. ], device='cpu'), 32)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .array import Array, check_same_device, wrap
+
+_public: dict = {}
+
+
+def _shape_argument(shape: tuple):
+    """NumPy's ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` as one shape."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        return shape[0]
+    return shape
+
+
+def reshape(self, *shape, order="C", copy=None) -> Array:
+    """``x`` with a new shape (``x.reshape(2, 3)`` or ``x.reshape((2, 3))``): a view when the
+    strides allow, else a copy by our strided kernel (``order="C"``); ``order="F"`` or
+    ``"A"`` is the array library's.
+
+    >>> import infini_cupy as xp
+    >>> xp.arange(6, device="cpu").reshape(2, -1).shape
+    (2, 3)
+    """
+    shape = _shape_argument(shape)
+    if order == "C":
+        return _public["reshape"](self, shape, copy=copy)
+    if copy is not None:
+        raise ValueError("x.reshape: copy= is only taken with order='C'")
+    return wrap(self._a.reshape(shape, order=order), self._b)
+
+
+def ravel(self, order="C") -> Array:
+    """``x`` as one dimension: a view when the strides allow, else a copy.
+
+    >>> import infini_cupy as xp
+    >>> xp.ones((2, 2), device="cpu").ravel()
+    Array([1., 1., 1., 1.], device='cpu')
+    """
+    return reshape(self, -1, order=order)
+
+
+def flatten(self, order="C") -> Array:
+    """A new one-dimensional copy of ``x``.
+
+    >>> import infini_cupy as xp
+    >>> xp.ones((2, 1), device="cpu").flatten().shape
+    (2,)
+    """
+    if order == "C":
+        return _public["reshape"](self, -1, copy=True)
+    return wrap(self._a.flatten(order), self._b)
+
+
+def round(self, decimals=0, out=None) -> Array:
+    """``infini_cupy.round(x, decimals)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.26, -0.5], device="cpu").round(1)
+    Array([ 1.3, -0.5], device='cpu')
+    """
+    return _public["round"](self, decimals, out=out)
+
+
+def copy(self, order="C") -> Array:
+    """A C-contiguous copy of ``x`` on its device (our strided copy).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.zeros(2, device="cpu")
+    >>> y = x.copy(); y[0] = 1.0; x
+    Array([0., 0.], device='cpu')
+    """
+    if order not in ("C", "K", "A"):
+        raise ValueError(f"x.copy: order={order!r}; Arrays copy to C order ('C', 'K', 'A')")
+    return _public["asarray"](self, copy=True)
+
+
+def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
+           device=None) -> Array:
+    """``infini_cupy.astype(x, dtype, copy=copy, device=device)``; NumPy's ``casting``
+    rule is checked first (TypeError where ``numpy.can_cast`` says no).
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.7, -1.7], device="cpu").astype("int8")
+    Array([ 1, -1], dtype=int8, device='cpu')
+    """
+    if order not in ("C", "K", "A"):
+        raise ValueError(f"x.astype: order={order!r}; Arrays are cast to C order")
+    if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+        raise TypeError(f"x.astype: cannot cast {self.dtype} to {np.dtype(dtype)} "
+                        f"under casting={casting!r}")
+    return _public["astype"](self, dtype, copy=copy, device=device)
+
+
+def all(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.all(x, axis=axis, keepdims=keepdims)``: NumPy's testing
+    (``assert_allclose`` with an Array tolerance) calls it on the comparison's result.
+
+    >>> import infini_cupy as xp
+    >>> (xp.arange(3, device="cpu") >= 0).all()
+    Array(True, device='cpu')
+    """
+    return _reduce_into("all", self, axis, out, keepdims)
+
+
+def any(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.any(x, axis=axis, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> (xp.arange(3, device="cpu") > 1).any()
+    Array(True, device='cpu')
+    """
+    return _reduce_into("any", self, axis, out, keepdims)
+
+
+def sum(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)``: SciPy's
+    ``integrate.nsum`` counts with ``mask.sum(axis=-1)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[True, False], [True, True]], device="cpu").sum(axis=-1)
+    Array([1, 2], device='cpu')
+    """
+    return _reduce_into("sum", self, axis, out, keepdims, dtype=dtype)
+
+
+def max(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.max(x, axis=axis, keepdims=keepdims)``: numpy_groupies checks the range
+    of group indices with ``x.min()`` and ``x.max()``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").max(axis=0)
+    Array([3, 5], device='cpu')
+    """
+    return _reduce_into("max", self, axis, out, keepdims)
+
+
+def min(self, axis=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.min(x, axis=axis, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").min()
+    Array(1, device='cpu')
+    """
+    return _reduce_into("min", self, axis, out, keepdims)
+
+
+def nonzero(self) -> tuple:
+    """``infini_cupy.nonzero(x)``: the indices of the nonzero elements, one Array per axis.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([0, 3, 0, 4], device="cpu").nonzero()
+    (Array([1, 3], device='cpu'),)
+    """
+    return _public["nonzero"](self)
+
+
+def compress(self, condition, axis=None) -> Array:
+    """The slices along ``axis`` (None: of the flattened array) where the 1-d ``condition``
+    is true, NumPy's ``compress``: the array library's (numpy_groupies selects groups so).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1, 2], [3, 4]], device="cpu")
+    >>> x.compress(xp.asarray([False, True], device="cpu"), axis=0)
+    Array([[3, 4]], device='cpu')
+    """
+    if type(condition) is Array:
+        check_same_device(self._b, condition._b)
+        condition = condition._a
+    return wrap(self._a.compress(condition, axis=axis), self._b)
+
+
+def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
+    result = _public[name](x, axis=axis, keepdims=keepdims, **kwargs)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def item(self, *args):
+    """One element as a Python scalar (from a GPU: a device-to-host copy of it).
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[1, 2], [3, 4]], device="cpu").item(1, 0)
+    3
+    """
+    return self._a.item(*args)
+
+
+def tolist(self):
+    """The elements as nested Python lists (from a GPU: a device-to-host copy).
+
+    >>> import infini_cupy as xp
+    >>> xp.eye(2, dtype=xp.int8, device="cpu").tolist()
+    [[1, 0], [0, 1]]
+    """
+    return self._a.tolist()
+
+
+def _nbytes(self) -> int:
+    return self._a.nbytes
+
+
+def _itemsize(self) -> int:
+    return self._a.itemsize
+
+
+METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
+           "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
+           "any": any, "sum": sum, "max": max, "min": min, "nonzero": nonzero,
+           "compress": compress}
+PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
+              "itemsize": (_itemsize, "Bytes of one element.")}
+
+
+def install(public: dict) -> None:
+    """Set the methods and properties on :class:`~.array.Array`, calling ``public``'s functions."""
+    _public.update(public)
+    for name, method in METHODS.items():
+        setattr(Array, name, method)
+    for name, (getter, doc) in PROPERTIES.items():
+        setattr(Array, name, property(getter, doc=doc))
+
+
+__all__ = ["install", "METHODS", "PROPERTIES"]

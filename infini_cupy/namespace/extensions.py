@@ -1,0 +1,341 @@
+"""Beyond the standard: the NumPy-compatible functions and keywords that generic code written
+for NumPy and CuPy (xarray, SciPy, cubed, numpy_groupies) calls on an array's namespace.
+
+Two tables, both compiled by :mod:`.boundary` like the standard's functions (Arrays in,
+Arrays out, on the Arrays' device):
+
+* ``FUNCTIONS``: names the standard does not have (``transpose``, ``pad``, ``einsum``,
+  ``cumsum``, the ``nan*`` reductions, ...);
+* ``KEYWORDS``: standard functions with NumPy's extra keywords (``mean(dtype=)``,
+  ``std(ddof=)``, ``squeeze`` without ``axis``, ``full_like(shape=)``, ``round(decimals)``);
+  each takes the standard's path when the extra keywords are left at their defaults.
+
+Who computes: ``transpose`` is a view; ``pad`` with a constant and ``round`` with decimals
+of a real floating array run on our kernels (strided copy, elementwise); the rest is the
+array's library on its native arrays (NumPy for ``cpu`` and ``emulator``, CuPy on a GPU).
+Every function here takes and returns native arrays.
+
+>>> import numpy as np
+>>> pad(np.arange(3), 1, constant_values=9)
+array([9, 0, 1, 2, 9])
+>>> round(np.array([1.234, 5.678]), 1)
+array([1.2, 5.7])
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from .. import dtypes
+from ..arrays import empty_on_device_of, is_cupy_array, require_cupy
+from ..strided.copy import rearrange_
+from . import data_movement, delegated, elementwise_functions
+from .delegated import _zero_d
+
+
+def _library(x):
+    """numpy or cupy: the library of the native array ``x`` (CuPy computes on a GPU)."""
+    return require_cupy() if is_cupy_array(x) else np
+
+
+def _library_of(arrays):
+    for a in arrays:
+        if is_cupy_array(a):
+            return require_cupy()
+    return np
+
+
+# ---- functions the standard does not have
+
+def transpose(x, /, axes=None):
+    """NumPy's ``transpose``: the axes reversed, or permuted by ``axes``; a view.
+
+    >>> import numpy as np
+    >>> transpose(np.zeros((2, 3, 4))).shape
+    (4, 3, 2)
+    """
+    if axes is None:
+        axes = tuple(range(x.ndim - 1, -1, -1))
+    return delegated.permute_dims(x, axes)
+
+
+def _pad_widths(pad_width, ndim: int) -> list:
+    """``pad_width`` as NumPy takes it (an int, a pair, or a pair per axis) as a pair per axis."""
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
+    try:
+        pairs = np.broadcast_to(widths, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of {ndim} dims "
+                         "(an int, a (before, after) pair, or one pair per axis)") from None
+    if (pairs < 0).any():
+        raise ValueError(f"pad: pad widths must not be negative, got {pad_width!r}")
+    return [(int(before), int(after)) for before, after in pairs]
+
+
+def pad(x, /, pad_width, mode="constant", **kwargs):
+    """NumPy's ``pad``: ``x`` with ``pad_width`` elements added before and after each axis.
+
+    ``mode="constant"`` with a single ``constant_values`` (default 0) is our strided copy:
+    the value broadcast into a new array, then ``x`` into its interior. Other modes and
+    per-axis constants are the array library's ``pad`` (``numpy.pad``, ``cupy.pad``).
+
+    >>> import numpy as np
+    >>> pad(np.ones((1, 2), np.int8), ((0, 1), (1, 0)))
+    array([[0, 1, 1],
+           [0, 0, 0]], dtype=int8)
+    """
+    value = kwargs.get("constant_values", 0)
+    if mode != "constant" or set(kwargs) - {"constant_values"} or np.ndim(value) != 0:
+        return _library(x).pad(x, pad_width, mode=mode, **kwargs)
+    pairs = _pad_widths(pad_width, x.ndim)
+    shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pairs))
+    out = empty_on_device_of(x, shape, x.dtype)
+    # the value in x's dtype as NumPy's assignment converts it (1.5 -> 1, NaN into int raises)
+    fill = _library(x).asarray(np.asarray(value, dtype=x.dtype)).reshape((1,) * x.ndim)
+    rearrange_(out, _library(x).broadcast_to(fill, shape))
+    if x.size:
+        interior = tuple(slice(before, before + n) for n, (before, _) in zip(x.shape, pairs))
+        rearrange_(out[interior], x)
+    return out
+
+
+def einsum(subscripts, /, *operands, **kwargs):
+    """NumPy's ``einsum`` (subscripts form), computed by the array library.
+
+    >>> import numpy as np
+    >>> einsum("ij,j->i", np.eye(2), np.array([3.0, 4.0]))
+    array([3., 4.])
+    """
+    return _zero_d(_library_of(operands).einsum(subscripts, *operands, **kwargs))
+
+
+def sliding_window_view(x, /, window_shape, axis=None, **kwargs):
+    """NumPy's ``lib.stride_tricks.sliding_window_view``: every window of ``window_shape``
+    along ``axis`` as a new trailing axis; a read-only view (the array library's).
+
+    >>> import numpy as np
+    >>> sliding_window_view(np.arange(4), 2)
+    array([[0, 1],
+           [1, 2],
+           [2, 3]])
+    """
+    return _library(x).lib.stride_tricks.sliding_window_view(x, window_shape, axis, **kwargs)
+
+
+def _numpy_function(name: str, doc: str, example: str):
+    """A function of the array library (``numpy.<name>``, ``cupy.<name>``) on ``x``, its
+    NumPy scalars returned as 0-d arrays."""
+    def function(x, /, *args, **kwargs):
+        return _zero_d(getattr(_library(x), name)(x, *args, **kwargs))
+
+    call, result = example.split(" -> ")
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = (f"{doc}\n\nNumPy's ``{name}``, computed by the array library.\n\n"
+                        f">>> import numpy as np\n>>> a = np.array([[1.0, np.nan], [3.0, 4.0]])\n"
+                        f">>> {call}\n{result}\n")
+    return function
+
+
+# name -> parameters: NumPy's, the array first (the standard's name ``x``)
+_REDUCTION = "x, /, axis=None, dtype=None, keepdims=False"
+_EXTREMUM = "x, /, axis=None, keepdims=False"
+_CUMULATIVE = "x, /, axis=None, dtype=None"
+_SPREAD = "x, /, axis=None, dtype=None, ddof=0, keepdims=False"
+_LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
+    "cumsum": (_CUMULATIVE, "Cumulative sum along ``axis`` (None: of the flattened array).",
+               "cumsum(np.array([1.0, 2.0, 4.0])) -> array([1., 3., 7.])"),
+    "cumprod": (_CUMULATIVE, "Cumulative product along ``axis`` (None: of the flattened array).",
+                "cumprod(np.array([1.0, 2.0, 4.0])) -> array([1., 2., 8.])"),
+    "nansum": (_REDUCTION, "Sum treating NaN as zero.", "nansum(a, axis=0) -> array([4., 4.])"),
+    "nanprod": (_REDUCTION, "Product treating NaN as one.",
+                "nanprod(a, axis=0) -> array([3., 4.])"),
+    "nanmean": (_REDUCTION, "Mean ignoring NaN (NaN where a slice is all NaN).",
+                "nanmean(a, axis=0) -> array([2., 4.])"),
+    "nanmax": (_EXTREMUM, "Maximum ignoring NaN (NaN where a slice is all NaN).",
+               "nanmax(a, axis=0) -> array([3., 4.])"),
+    "nanmin": (_EXTREMUM, "Minimum ignoring NaN (NaN where a slice is all NaN).",
+               "nanmin(a, axis=0) -> array([1., 4.])"),
+    "nanstd": (_SPREAD, "Standard deviation ignoring NaN, ``ddof`` degrees of freedom off.",
+               "nanstd(a, axis=0) -> array([1., 0.])"),
+    "nanvar": (_SPREAD, "Variance ignoring NaN, ``ddof`` degrees of freedom off.",
+               "nanvar(a, axis=0) -> array([1., 0.])"),
+    "nanargmax": (_EXTREMUM, "Index of the maximum ignoring NaN (ValueError for an all-NaN "
+                  "slice).", "nanargmax(a, axis=0) -> array([1, 1])"),
+    "nanargmin": (_EXTREMUM, "Index of the minimum ignoring NaN (ValueError for an all-NaN "
+                  "slice).", "nanargmin(a, axis=0) -> array([0, 1])"),
+    "nancumsum": (_CUMULATIVE, "Cumulative sum treating NaN as zero.",
+                  "nancumsum(a, axis=0)[1] -> array([4., 4.])"),
+    "nancumprod": (_CUMULATIVE, "Cumulative product treating NaN as one.",
+                   "nancumprod(a, axis=0)[1] -> array([3., 4.])"),
+    "median": (_EXTREMUM, "Median along ``axis``.",
+               "median(np.array([1.0, 2.0, 4.0])) -> array(2.)"),
+    "nanmedian": (_EXTREMUM, "Median ignoring NaN.", "nanmedian(a, axis=0) -> array([2., 4.])"),
+}
+for _name, (_params, _doc, _example) in _LIBRARY_FUNCTIONS.items():
+    globals()[_name] = _numpy_function(_name, _doc, _example)
+del _name, _params, _doc, _example
+
+
+# ---- the standard's functions with NumPy's extra keywords
+
+def mean(x, /, *, dtype=None, **kwargs):
+    """Arithmetic mean; ``dtype`` (NumPy's keyword) is the dtype it accumulates and returns in.
+
+    >>> import numpy as np
+    >>> mean(np.array([1, 2], np.int8), dtype=np.float32)
+    array(1.5, dtype=float32)
+    """
+    # only the keywords given go on (the boundary leaves defaults out): NumPy is slower
+    # given explicit defaults
+    if dtype is None:
+        return delegated.mean(x, **kwargs)
+    return _zero_d(_library(x).mean(x, dtype=dtype, **kwargs))
+
+
+def _correction(what: str, correction, ddof):
+    if ddof is None:
+        return correction
+    if correction != 0 and correction != ddof:
+        raise ValueError(f"{what}: correction={correction!r} and ddof={ddof!r} disagree; "
+                         "give one of them (ddof is NumPy's name for correction)")
+    return ddof
+
+
+def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
+    """Standard deviation; ``ddof`` is NumPy's name for ``correction``, ``dtype`` the dtype
+    it computes in.
+
+    >>> import numpy as np
+    >>> std(np.array([1.0, 3.0]), ddof=1)
+    array(1.41421356)
+    """
+    if ddof is None and dtype is None:  # the standard's call
+        return delegated.std(x, correction=correction, **kwargs)
+    correction = _correction("std", correction, ddof)
+    if dtype is None:
+        return delegated.std(x, correction=correction, **kwargs)
+    return _zero_d(_library(x).std(x, ddof=correction, dtype=dtype, **kwargs))
+
+
+def var(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
+    """Variance; ``ddof`` is NumPy's name for ``correction``, ``dtype`` the dtype it
+    computes in.
+
+    >>> import numpy as np
+    >>> var(np.array([1.0, 3.0]), ddof=1)
+    array(2.)
+    """
+    if ddof is None and dtype is None:  # the standard's call
+        return delegated.var(x, correction=correction, **kwargs)
+    correction = _correction("var", correction, ddof)
+    if dtype is None:
+        return delegated.var(x, correction=correction, **kwargs)
+    return _zero_d(_library(x).var(x, ddof=correction, dtype=dtype, **kwargs))
+
+
+def squeeze(x, /, axis=None):
+    """``x`` without the length-1 ``axis`` (an int or tuple); ``axis=None`` (NumPy's
+    default) removes every length-1 axis. A view.
+
+    >>> import numpy as np
+    >>> squeeze(np.zeros((1, 3, 1))).shape
+    (3,)
+    """
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
+    return delegated.squeeze(x, axis)
+
+
+def _like(name: str):
+    standard = getattr(delegated, name)
+    fresh = getattr(delegated, name.removesuffix("_like"))
+
+    def like(x, /, *args, dtype=None, device=None, shape=None, **kwargs):
+        if shape is None:
+            return standard(x, *args, dtype=dtype, device=device, **kwargs)
+        # a new array of another shape on x's device (or ``device``), x's dtype by default
+        where = device if device is not None else delegated.array_api_compat.device(x)
+        return fresh(shape, *args, dtype=x.dtype if dtype is None else dtype, device=where,
+                     **kwargs)
+
+    like.__name__ = like.__qualname__ = name
+    return like
+
+
+empty_like, zeros_like, ones_like, full_like = (
+    _like(n) for n in ("empty_like", "zeros_like", "ones_like", "full_like"))
+for _function, _what in ((empty_like, "uninitialized"), (zeros_like, "zeros"),
+                         (ones_like, "ones"), (full_like, "``fill_value``")):
+    _function.__doc__ = (f"An array of {_what} like ``x`` (its shape, dtype and device); "
+                         "``shape`` (NumPy's keyword) gives another shape.")
+del _function, _what
+full_like.__doc__ += """
+
+>>> import numpy as np
+>>> full_like(np.zeros(2, np.int8), 7, shape=(1, 3))
+array([[7, 7, 7]], dtype=int8)
+"""
+
+
+def round(x, /, decimals=0, *, out=None):
+    """``x`` rounded to ``decimals`` decimal places, half to even (NumPy's ``round``);
+    ``decimals=0`` is the standard's ``round``.
+
+    Real floating ``x`` computes as NumPy does (``rint(x * 10**decimals) / 10**decimals``,
+    in x's dtype) on our elementwise kernels; integers with ``decimals >= 0`` are a copy;
+    other cases (negative decimals of integers, complex) are the array library's.
+
+    >>> import numpy as np
+    >>> round(np.array([0.125, -2.5, 1234.0], np.float32), -2)
+    array([   0.,   -0., 1200.], dtype=float32)
+    """
+    decimals = operator.index(decimals)
+    if decimals == 0:
+        return elementwise_functions.round(x, out=out)
+    kind = x.dtype.kind
+    if kind in "iu" and decimals > 0:
+        result = data_movement.astype(x, x.dtype, copy=True)
+    elif kind == "f" or dtypes.is_bfloat16(x.dtype):
+        scale = float(10 ** builtins.abs(decimals))
+        scaled = (elementwise_functions.multiply(x, scale) if decimals > 0
+                  else elementwise_functions.divide(x, scale))
+        rounded = elementwise_functions.round(scaled, out=scaled)
+        undo = elementwise_functions.divide if decimals > 0 else elementwise_functions.multiply
+        return undo(rounded, scale, out=out)
+    else:
+        return _library(x).round(x, decimals, out=out)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+# name -> (parameter list, array parameters), in the notation of :mod:`.signatures`
+FUNCTIONS = {
+    "transpose": ("x, /, axes=None", "x"),
+    "pad": ("x, /, pad_width, mode='constant', **kwargs", "x"),
+    "einsum": ("subscripts, /, *operands, **kwargs", "*operands"),
+    "sliding_window_view": ("x, /, window_shape, axis=None, **kwargs", "x"),
+    **{name: (entry[0], "x") for name, entry in _LIBRARY_FUNCTIONS.items()},
+}
+KEYWORDS = {
+    "mean": ("x, /, *, axis=None, keepdims=False, dtype=None", "x"),
+    "std": ("x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None, dtype=None", "x"),
+    "var": ("x, /, *, axis=None, correction=0.0, keepdims=False, ddof=None, dtype=None", "x"),
+    "squeeze": ("x, /, axis=None", "x"),
+    "empty_like": ("x, /, *, dtype=None, device=None, shape=None", "x"),
+    "zeros_like": ("x, /, *, dtype=None, device=None, shape=None", "x"),
+    "ones_like": ("x, /, *, dtype=None, device=None, shape=None", "x"),
+    "full_like": ("x, /, fill_value, *, dtype=None, device=None, shape=None", "x"),
+    "round": ("x, /, decimals=0, *, out=None", "x out"),
+}
+
+# in the submodule lib.stride_tricks, as NumPy and CuPy have them (xarray's rolling windows)
+STRIDE_TRICKS = ["sliding_window_view"]
+
+__all__ = sorted([*(n for n in FUNCTIONS if n not in STRIDE_TRICKS), "lib"])

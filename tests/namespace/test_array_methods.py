@@ -1,0 +1,100 @@
+"""NumPy's methods on ``infini_cupy.Array`` (``infini_cupy/namespace/array_methods.py``), on the
+``cpu`` device and the suite's device, against the same methods of NumPy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.runtime.launch import recording
+
+rng = np.random.default_rng(29)
+
+
+@pytest.fixture(params=["cpu", "suite"])
+def on(request, arr):
+    if request.param == "cpu":
+        return lambda h: xp.asarray(h, device="cpu")
+    return arr
+
+
+def same(got, expected, to_host):
+    assert type(got) is xp.Array, type(got)
+    host = to_host(got)
+    assert host.dtype == expected.dtype and host.shape == expected.shape
+    np.testing.assert_array_equal(host, expected)
+
+
+CALLS = [
+    ("reshape-args", lambda a: a.reshape(4, -1)),
+    ("reshape-tuple", lambda a: a.reshape((2, 12))),
+    ("reshape-F", lambda a: a.reshape(6, 4, order="F")),
+    ("ravel", lambda a: a.ravel()),
+    ("ravel-strided", lambda a: a[:, ::2].ravel()),
+    ("flatten", lambda a: a.T.flatten()),
+    ("flatten-F", lambda a: a.flatten("F")),
+    ("round", lambda a: a.round()),
+    ("round-2", lambda a: a.round(2)),
+    ("copy", lambda a: a.T.copy()),
+    ("astype", lambda a: a.astype(np.int16)),
+    ("all", lambda a: (a > -15).all()),
+    ("any-axis", lambda a: (a > 5).any(axis=1, keepdims=True)),
+    ("sum-bool", lambda a: (a > 0).sum(axis=-1)),
+    ("sum-dtype", lambda a: a.sum(axis=0, dtype=np.float32, keepdims=True)),
+    ("max", lambda a: a.max()),
+    ("min-axis", lambda a: a.min(axis=1, keepdims=True)),
+    ("compress", lambda a: a.compress(a[:, 0] > 0, axis=0)),
+    ("astype-same-kind", lambda a: a.astype(np.float32, casting="same_kind")),
+]
+
+
+@pytest.mark.parametrize("name, call", CALLS, ids=[c[0] for c in CALLS])
+def test_methods_against_numpy(on, to_host, name, call):
+    h = rng.standard_normal((3, 8)) * 10
+    got = call(on(h))
+    same(got, call(h), to_host)
+
+
+def test_scalars_lists_and_sizes(on):
+    h = rng.integers(-5, 5, size=(2, 3)).astype(np.int16)
+    x = on(h)
+    assert x.item(1, 2) == h.item(1, 2) and type(x.item(0)) is int
+    assert x[0, 0].item() == h[0, 0]
+    assert x.tolist() == h.tolist()
+    for got, expected in zip(x.nonzero(), h.nonzero()):
+        assert type(got) is xp.Array and got.tolist() == expected.tolist()
+    assert x.nbytes == h.nbytes == 12 and x.itemsize == 2
+
+
+def test_copy_is_independent_and_ravel_is_a_view_when_it_can(on, to_host):
+    h = np.arange(6.0).reshape(2, 3)
+    x = on(h)
+    y = x.copy()
+    y[0, 0] = 9.0
+    assert to_host(x)[0, 0] == 0.0
+    flat = x.ravel()
+    flat[1] = 7.0  # a view of x's memory
+    assert to_host(x)[0, 1] == 7.0
+
+
+def test_copies_run_our_kernels(backend_name, arr, to_host):
+    if backend_name == "numpy":
+        pytest.skip("our kernels run on emulator and GPU Arrays")
+    h = rng.standard_normal((4, 5))
+    with recording() as launches:
+        same(arr(h).T.ravel(), h.T.ravel(), to_host)
+        same(arr(h).astype(np.float32), h.astype(np.float32), to_host)
+    assert len(launches) == 2
+
+
+def test_bad_arguments(on):
+    x = on(np.ones((2, 3)))
+    with pytest.raises(TypeError, match="cannot cast float64 to int8 under casting='safe'"):
+        x.astype(np.int8, casting="safe")
+    with pytest.raises(ValueError, match="cannot reshape"):
+        x.reshape(4, 2)
+    with pytest.raises(ValueError, match="copy= is only taken with order='C'"):
+        x.reshape(3, 2, order="F", copy=True)
+    with pytest.raises(ValueError, match="order='F'"):
+        x.copy(order="F")

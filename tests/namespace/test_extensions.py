@@ -1,0 +1,173 @@
+"""Beyond the standard (``infini_cupy/namespace/extensions.py``): NumPy's functions and extra
+keywords that generic code calls on the namespace, on Arrays of the ``cpu`` device and of the
+suite's device (the emulator, or the GPU with ``--backend cuda``), against NumPy on the same
+random data; constant ``pad`` and ``round(x, decimals)`` run our kernels off the ``cpu`` device.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.runtime.launch import recording
+
+rng = np.random.default_rng(28)
+
+
+@pytest.fixture(params=["cpu", "suite"])
+def on(request, arr):
+    """NumPy -> an Array on ``cpu``, or on the suite's device."""
+    if request.param == "cpu":
+        return lambda h: xp.asarray(h, device="cpu")
+    return arr
+
+
+def same(got, expected, to_host, device=None):
+    assert type(got) is xp.Array, type(got)
+    if device is not None:
+        assert got.device == device
+    host = to_host(got)
+    expected = np.asarray(expected)
+    assert host.dtype == expected.dtype and host.shape == expected.shape
+    np.testing.assert_allclose(host, expected, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def with_nans(shape):
+    h = rng.standard_normal(shape)
+    h[rng.random(shape) < 0.3] = np.nan
+    h[:, 0] = rng.standard_normal(h[:, 0].shape)  # no all-NaN slice: nanargmax raises there
+    return h
+
+
+# (name, call with the namespace m ∈ {infini_cupy, numpy} and the input a)
+CASES = [
+    ("transpose", lambda m, a: m.transpose(a)),
+    ("transpose-axes", lambda m, a: m.transpose(a, (1, 0, 2))),
+    ("pad-int", lambda m, a: m.pad(a, 1)),
+    ("pad-pairs", lambda m, a: m.pad(a, ((0, 1), (2, 0), (1, 1)), constant_values=-3.5)),
+    ("pad-edge", lambda m, a: m.pad(a, (1, 2), mode="edge")),
+    ("pad-reflect", lambda m, a: m.pad(a, 2, mode="reflect")),
+    ("pad-per-axis-values", lambda m, a: m.pad(a, 1, constant_values=((1, 2), (3, 4), (5, 6)))),
+    ("einsum", lambda m, a: m.einsum("ijk,ikl->ijl", a, m.transpose(a, (0, 2, 1)))),
+    ("einsum-trace", lambda m, a: m.einsum("iij->j", a[:, :3, :3])),
+    ("cumsum", lambda m, a: m.cumsum(a, axis=1)),
+    ("cumsum-flat", lambda m, a: m.cumsum(a)),
+    ("cumprod", lambda m, a: m.cumprod(a, axis=-1, dtype=np.float32)),
+    ("round-2", lambda m, a: m.round(a, 2)),
+    ("round-minus-1", lambda m, a: m.round(a * 100, -1)),
+    ("round-0", lambda m, a: m.round(a)),
+    ("squeeze-all", lambda m, a: m.squeeze(a[:1, :, 1:2])),
+    ("mean-dtype", lambda m, a: m.mean(a, axis=0, dtype=np.float32)),
+    ("std-ddof", lambda m, a: m.std(a, axis=(0, 2), ddof=1)),
+    ("var-ddof", lambda m, a: m.var(a, ddof=2)),
+    ("var-dtype", lambda m, a: m.var(a, axis=1, dtype=np.float32)),
+    ("full_like-shape", lambda m, a: m.full_like(a, 2.5, shape=(2, 3))),
+    ("zeros_like-shape", lambda m, a: m.zeros_like(a, shape=(4,), dtype=np.int16)),
+    ("ones_like-shape", lambda m, a: m.ones_like(a, shape=5)),
+    ("median", lambda m, a: m.median(a, axis=1)),
+]
+NAN_CASES = [
+    (name, lambda m, a, name=name: getattr(m, name)(a, axis=1))
+    for name in ("nansum", "nanprod", "nanmean", "nanmax", "nanmin", "nanstd", "nanvar",
+                 "nanargmax", "nanargmin", "nancumsum", "nancumprod", "nanmedian")
+] + [
+    ("nanvar-ddof-keepdims", lambda m, a: m.nanvar(a, axis=0, ddof=1, keepdims=True)),
+    ("nansum-all", lambda m, a: m.nansum(a)),
+]
+
+
+@pytest.mark.parametrize("name, call", CASES + NAN_CASES, ids=[c[0] for c in CASES + NAN_CASES])
+def test_against_numpy(on, to_host, name, call):
+    h = with_nans((3, 4, 5)) if name.startswith("nan") else rng.standard_normal((3, 4, 5))
+    x = on(h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's all-NaN slice warnings
+        expected = call(np, h)
+        got = call(xp, x)
+    same(got, expected, to_host, device=x.device)
+
+
+def test_integer_and_complex_round(on, to_host):
+    ints = rng.integers(-10_000, 10_000, size=(4, 6)).astype(np.int32)
+    same(xp.round(on(ints), 2), np.round(ints, 2), to_host)
+    same(xp.round(on(ints), -2), np.round(ints, -2), to_host)
+    z = rng.standard_normal(7) + 1j * rng.standard_normal(7)
+    same(xp.round(on(z), 1), np.round(z, 1), to_host)
+    for dtype in (np.float16, np.float32):
+        h = (rng.standard_normal(50) * 30).astype(dtype)
+        same(xp.round(on(h), 1), np.round(h, 1), to_host)
+        same(xp.round(on(h), -1), np.round(h, -1), to_host)
+
+
+def test_round_and_pad_out_of_place_and_into_out(on, to_host):
+    h = rng.standard_normal((3, 4))
+    out = on(np.zeros((3, 4)))
+    assert xp.round(on(h), 3, out=out) is out
+    same(out, np.round(h, 3), to_host)
+    padded = xp.pad(on(h.astype(np.int8)), 2, constant_values=1.5)  # cast as NumPy assigns
+    same(padded, np.pad(h.astype(np.int8), 2, constant_values=1.5), to_host)
+    same(xp.pad(on(np.zeros((0, 2))), 1), np.pad(np.zeros((0, 2)), 1), to_host)
+
+
+def test_constant_pad_and_round_run_our_kernels(backend_name, arr, to_host):
+    if backend_name == "numpy":
+        pytest.skip("our kernels run on emulator and GPU Arrays")
+    h = rng.standard_normal((5, 6)).astype(np.float32).T  # a transposed input
+    with recording() as launches:
+        padded = xp.pad(arr(h), ((1, 0), (2, 3)), constant_values=7)
+        rounded = xp.round(arr(h), 2)
+    same(padded, np.pad(h, ((1, 0), (2, 3)), constant_values=7), to_host)
+    same(rounded, np.round(h, 2), to_host)
+    assert len(launches) == 5  # fill and interior copy; multiply, round, divide
+
+
+def test_namespace_functions_take_native_arrays_too():
+    h = rng.standard_normal((2, 3))
+    assert type(xp.cumsum(h)) is np.ndarray and type(xp.nanmax(h)) is np.ndarray  # a 0-d array
+    np.testing.assert_array_equal(xp.pad(h, 1), np.pad(h, 1))
+    assert xp.transpose(h).base is h  # a view
+
+
+def test_sliding_window_view_is_a_read_only_view(on, to_host):
+    h = rng.standard_normal((4, 5))
+    windows = xp.lib.stride_tricks.sliding_window_view(on(h), 3, axis=1)
+    same(windows, np.lib.stride_tricks.sliding_window_view(h, 3, axis=1), to_host)
+    import infini_cupy.lib.stride_tricks as tricks  # a module, like linalg and fft
+
+    assert tricks.sliding_window_view is xp.lib.stride_tricks.sliding_window_view
+
+
+def test_numpy_calls_on_arrays_reach_the_extensions(on, to_host):
+    h = rng.standard_normal((3, 4))
+    same(np.round(on(h), 1), np.round(h, 1), to_host)
+    same(np.std(on(h), axis=0, ddof=1), np.std(h, axis=0, ddof=1), to_host)
+    same(np.squeeze(on(h[None])), h, to_host)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x: xp.std(x, correction=1, ddof=0), ValueError, "correction=1 and ddof=0 disagree"),
+    (lambda x: xp.pad(x, -1), ValueError, "must not be negative"),
+    (lambda x: xp.pad(x, 1.5), TypeError, "pad_width must be integers"),
+    (lambda x: xp.pad(x, ((1, 1), (1, 1), (1, 1))), ValueError, "does not fit an array of 2 dims"),
+    (lambda x: xp.pad(x.astype(xp.int8), 1, constant_values=np.nan), ValueError, "NaN"),
+    (lambda x: xp.round(x, 1.5), TypeError, "integer"),
+    (lambda x: xp.squeeze(x, axis=0), ValueError, "squeeze"),
+])
+def test_bad_input(on, call, error, match):
+    with pytest.raises(error, match=match):
+        call(on(rng.standard_normal((2, 3))))
+
+
+def test_extensions_are_listed_apart_from_the_standard():
+    from infini_cupy.namespace import extensions
+
+    from .test_names import STANDARD_NAMES
+
+    assert set(extensions.__all__) <= set(xp.__all__)
+    assert not set(extensions.__all__) & set(STANDARD_NAMES)
+    assert set(extensions.KEYWORDS) <= set(STANDARD_NAMES)  # keywords on the standard's own
+    for name in extensions.__all__:
+        assert name == "lib" or getattr(xp, name).__doc__, name
