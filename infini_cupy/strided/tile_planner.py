@@ -75,7 +75,8 @@ class TilePlan(LaunchPlan):
         with 16-byte accesses: no bank conflicts).
     read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
     read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
-        the phase is one run (its along dim lies whole in the tile).
+        the phase is one run (its along dim lies whole in the tile); never with 16-byte
+        accesses, which walk each row on its own.
     read_uniform, write_uniform: the rows of phase 1 (phase 2) all start equally far into a
         sector (every other stride of that side a multiple of 32), so a warp's accesses need
         no room for rows starting anywhere else.
@@ -193,6 +194,15 @@ def _tile_vector(vector, length, tile, shift) -> int:
     return vector if tile % vector == 0 and shift % vector == 0 else 1
 
 
+def _short_row_vector(unit, vector, row) -> int:
+    """``vector``, or the next narrower width when 16-byte accesses would find rows of
+    ``row`` elements shorter than a warp step's 8 lanes of them (a pass that walks such rows
+    one by one would leave most lanes idle)."""
+    if vector * unit == 16 and vector > 1 and row * unit < 128:
+        return 4 // unit if unit < 4 else 1
+    return vector
+
+
 def _round_down(n: int, granule: int) -> int:
     return max(granule, n // granule * granule)
 
@@ -308,9 +318,12 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     else:
         wide = False
         capacity = COMPACT_BYTES // unit
-        tile1 = _balanced(len1, capacity, max(sector_elems, read_vector, write_vector))
-        # 16-byte accesses take 4 rows per warp step: an odd pitch spreads them over the banks.
-        pitch = tile1 | 1 if max(read_vector, write_vector) * unit == 16 else tile1
+        # 16-byte accesses take 4 rows (4 // unit apart) per warp step: an odd pitch spreads
+        # them over the banks, and a tile of that many rows keeps the lanes busy.
+        odd = max(read_vector, write_vector) * unit == 16
+        rows = min(len0, 4 * max(1, 4 // unit)) if odd else 1
+        tile1 = _balanced(len1, capacity // rows - odd, max(sector_elems, read_vector, write_vector))
+        pitch = tile1 | 1 if odd else tile1
         tile0 = min(len0, capacity // pitch)
         shift0 = 0
         read_chained = tile1 == len1 and src_stride1 == unit and src_stride0 == len1 * unit
@@ -322,7 +335,13 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     read_tile, read_shift = (tile0, shift0) if transpose else (tile1, shift1)
     read_vector = _tile_vector(read_vector, len0 if transpose else len1, read_tile, read_shift)
     write_vector = _tile_vector(write_vector, len1, tile1, shift1)
+    # 16-byte accesses walk 4 rows per warp step, each row on its own: rows shorter than the
+    # 128 bytes a warp step gives a row would leave lanes idle, so those take narrower ones.
+    read_vector = _short_row_vector(unit, read_vector, read_tile)
+    write_vector = _short_row_vector(unit, write_vector, tile1)
     write_chained = tile1 == len1 and dst_stride0 == len1 * unit
+    read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
+    write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
 
