@@ -194,11 +194,14 @@ def _tile_vector(vector, length, tile, shift) -> int:
     return vector if tile % vector == 0 and shift % vector == 0 else 1
 
 
-def _short_row_vector(unit, vector, row) -> int:
-    """``vector``, or the next narrower width when 16-byte accesses would find rows of
-    ``row`` elements shorter than a warp step's 8 lanes of them (a pass that walks such rows
-    one by one would leave most lanes idle)."""
-    if vector * unit == 16 and vector > 1 and row * unit < 128:
+def _short_row_vector(unit, vector, row, chained, skew) -> int:
+    """``vector``, or the next narrower width where 16-byte accesses (which walk each row on
+    its own, 8 lanes to a row) would find rows of ``row`` elements shorter than those 8 lanes'
+    128 bytes, or chained rows that do not each start and end on sector boundaries (``skew``:
+    where in its sector every row starts, None when rows differ)."""
+    if vector * unit == 16 and vector > 1 and (
+        row * unit < 128 or chained and (skew != 0 or row * unit % SECTOR)
+    ):
         return 4 // unit if unit < 4 else 1
     return vector
 
@@ -337,9 +340,11 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     write_vector = _tile_vector(write_vector, len1, tile1, shift1)
     # 16-byte accesses walk 4 rows per warp step, each row on its own: rows shorter than the
     # 128 bytes a warp step gives a row would leave lanes idle, so those take narrower ones.
-    read_vector = _short_row_vector(unit, read_vector, read_tile)
-    write_vector = _short_row_vector(unit, write_vector, tile1)
+    # Rows that follow each other in memory but do not each fill whole sectors are better
+    # copied as one run (chained) with narrower accesses than row by row.
     write_chained = tile1 == len1 and dst_stride0 == len1 * unit
+    read_vector = _short_row_vector(unit, read_vector, read_tile, read_chained, src_skew)
+    write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
     read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
     write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
