@@ -53,8 +53,12 @@ struct PackedOuter {
 };
 
 // Work items a thread takes per round of a phase: all their global loads are issued before
-// the first shared store (phase 1), so a warp keeps PACKED_ITEMS loads in flight.
-constexpr int PACKED_ITEMS = 4;
+// the first shared store (phase 1), so a warp keeps that many loads in flight. 16-byte units
+// over 8 tile dims take 2, which keeps them within the 64 registers of __launch_bounds__.
+template <int Unit, int D>
+struct PackedItems {
+    static constexpr int value = Unit >= 16 && D > 4 ? 2 : 4;
+};
 
 // One phase over one tile: its run and row lengths for this block (a split dim's last chunk
 // may be short), then the work items. Item i is unit p of virtual row r = i / vl. Indices are
@@ -143,7 +147,7 @@ struct PackedPass {
     }
 };
 
-// Runs a phase: each thread takes PACKED_ITEMS items per round (items base + lane, base
+// Runs a phase: each thread takes PackedItems items per round (items base + lane, base
 // stepping by the block), locating all of them first, then moving them; phase 1 issues its
 // global loads before any shared store. In emulation an idle lane of a step in which others of
 // its warp access memory repeats the first active lane's access (no byte or sector that
@@ -151,6 +155,7 @@ struct PackedPass {
 // alike, which is how the profiler recognizes one warp instruction.
 template <int Unit, int D, bool LOAD, typename Elem>
 __device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Elem *tile) {
+    constexpr int PACKED_ITEMS = PackedItems<Unit, D>::value;
     const unsigned lane = threadIdx.x % 32;
     for (unsigned first = threadIdx.x - lane; first < pass.total;
          first += blockDim.x * PACKED_ITEMS) {
