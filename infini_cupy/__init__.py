@@ -12,9 +12,11 @@ function also takes and returns plain NumPy and CuPy arrays.
 Array([0., 1., 2.], device='cpu')
 """
 
+from . import about
+from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
-from .namespace import (boundary, data_movement, delegated, elementwise_functions,
+from .namespace import (boundary, data_movement, delegated, docstrings, elementwise_functions,
                         extension_dtypes, numpy_protocols, operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
@@ -39,6 +41,7 @@ globals().update({_name: getattr(extension_dtypes, _name)
                   for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
 operators.install(_public)
 numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
+docstrings.install(_public, delegated.__all__)  # numpydoc docstrings from the op table
 
 # dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
@@ -53,8 +56,9 @@ __all__ = list(dict.fromkeys([
     "Device",
     "fuse",
     "FusionWarning",
+    "show_config",
 ]))
-del (data_movement, delegated, elementwise_functions, extension_dtypes, boundary, operators,
+del (data_movement, delegated, docstrings, elementwise_functions, extension_dtypes, boundary, operators,
      numpy_protocols, _public)
 
 
@@ -64,6 +68,8 @@ def __dir__():
 
 
 def __getattr__(name):
+    if name == "__version__":  # the installed metadata, read when asked (not at import)
+        return about.package_version()
     # bfloat16 is absent without ml_dtypes: say what to install rather than just "no attribute"
     if name == "bfloat16":
         raise AttributeError(f"module 'infini_cupy' has no attribute 'bfloat16': {_BFLOAT16_HINT}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .about import package_version
 from .tools import bench, demo, gpu_check, plan, warmup
 
 COMMANDS = {"demo": demo, "bench": bench, "plan": plan, "warmup": warmup, "gpu-check": gpu_check}
@@ -16,6 +17,7 @@ COMMANDS = {"demo": demo, "bench": bench, "plan": plan, "warmup": warmup, "gpu-c
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m infini_cupy")
+    parser.add_argument("--version", action="version", version=f"infini_cupy {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, module in COMMANDS.items():
         module.add_arguments(commands.add_parser(name, help=module.HELP))

@@ -42,6 +42,7 @@ from .arrays import is_array
 from .elementwise.ops import OPS
 from .elementwise.plan import broadcast_shapes
 from .namespace import patterns
+from .namespace.docstrings import dask_elementwise_doc
 
 # The array API standard's elementwise functions, from the op table.
 ELEMENTWISE_NAMES = tuple(OPS)
@@ -117,9 +118,7 @@ def _make(name: str):
         def function(x1, x2, /):
             return _map(name, func, (x1, x2))
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = (f"infini_cupy.{name} chunk by chunk over dask arrays (one blockwise "
-                        f"layer; broadcasting, promotion and weak scalars as ours).\n\n"
-                        f"{func.__doc__ or ''}")
+    function.__doc__ = dask_elementwise_doc(OPS[name])
     return function
 
 
@@ -127,8 +126,34 @@ globals().update({name: _make(name) for name in ELEMENTWISE_NAMES})
 
 
 def astype(x, dtype, /, *, copy: bool = True):
-    """``x`` as ``dtype``, chunk by chunk through infini_cupy.astype (our cast kernel; the same
-    dtype with ``copy=True``: our copy kernel; with ``copy=False``: ``x`` itself)."""
+    """``x`` as ``dtype``, chunk by chunk through :func:`infini_cupy.astype`.
+
+    One blockwise layer: our cast kernel per chunk (the same dtype with ``copy=True``: our
+    copy kernel; with ``copy=False``: ``x`` itself, no layer).
+
+    Parameters
+    ----------
+    x : dask.array.Array
+    dtype : dtype
+    copy : bool, default True
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        ``x`` not a Dask array, or a dtype the kernels do not hold.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from infini_cupy import dask as xd
+    >>> x = da.from_array(np.asarray([1.5, -2.5, 3.0]), chunks=2)
+    >>> xd.astype(x, np.int32).compute()
+    array([ 1, -2,  3], dtype=int32)
+    """
     _check_dask(x, "astype")
     if not copy and np.dtype(dtype) == x.dtype:
         return x
@@ -180,17 +205,49 @@ def _lead(group, lengths):
 
 
 def rearrange(x, pattern: str | None = None, /, **axes_lengths):
-    """einops' ``rearrange(x, pattern, **axes_lengths)`` of a dask array (or of a list of them,
-    stacked on a new first axis as einops does): one blockwise layer
-    of infini_cupy.rearrange per chunk (a view where it can be, else one of our copies),
-    after one rechunk only where the pattern needs it:
+    """einops' ``rearrange(x, pattern, **axes_lengths)`` of a Dask array.
+
+    One blockwise layer of :func:`infini_cupy.rearrange` per chunk (a view where it can be,
+    else one of our copies), after one rechunk only where the pattern needs it:
 
     - axes merged into one output axis ``(h w)``: all but the outermost must be whole in a
       chunk (they are rechunked to one chunk when they are not);
     - an input axis split ``(h d) -> ...``: its chunks must be multiples of the inner
       lengths (``d``), else it is rechunked to the multiple nearest its chunk size.
 
-    Without a pattern: a C-contiguous copy of each chunk.
+    Parameters
+    ----------
+    x : dask.array.Array or list of them
+        A list is stacked on a new first axis, as einops does.
+    pattern : str, optional
+        Without one: a C-contiguous copy of each chunk.
+    **axes_lengths : int
+        Lengths of split axes.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        ``x`` not a Dask array, a pattern that is not a str, axis lengths without a pattern.
+    ValueError
+        A malformed pattern, or one that does not fit ``x``'s shape; when the graph is built.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from infini_cupy import dask as xd
+    >>> x = da.from_array(np.arange(12).reshape(3, 4), chunks=(1, 4))
+    >>> y = xd.rearrange(x, "h w -> w h")
+    >>> y.chunks
+    ((4,), (1, 1, 1))
+    >>> y.compute()
+    array([[ 0,  4,  8],
+           [ 1,  5,  9],
+           [ 2,  6, 10],
+           [ 3,  7, 11]])
     """
     if isinstance(x, (list, tuple)) and x and all(isinstance(a, da.Array) for a in x):
         x = da.stack(x)  # Dask's: one new axis of one-chunk blocks, no copy of ours
@@ -255,12 +312,30 @@ def _to_array_chunk(block):
 
 
 def asarray(x, /, *, chunks="auto"):
-    """``x`` (a Dask array, or a NumPy/CuPy array cut into ``chunks``) as a Dask array whose
-    chunks are :class:`infini_cupy.Array` (one ``asarray`` per chunk, on the device the
-    backend in force gives NumPy chunks: the emulator under ``backend("emulate")``; CuPy chunks
-    stay on their GPU). Our functions here and in ``infini_cupy`` keep Array chunks, and
-    ``compute()`` concatenates them with ``infini_cupy.concat`` into one Array.
+    """``x`` as a Dask array whose chunks are :class:`infini_cupy.Array`.
 
+    One ``asarray`` per chunk, on the device the backend in force gives NumPy chunks (the
+    emulator under ``backend("emulate")``); CuPy chunks stay on their GPU. Our functions here
+    and in ``infini_cupy`` keep Array chunks, and ``compute()`` joins them with
+    :func:`infini_cupy.concat` into one Array.
+
+    Parameters
+    ----------
+    x : dask.array.Array, or a NumPy/CuPy array
+    chunks : optional
+        How to cut a NumPy/CuPy ``x`` (Dask's ``from_array`` chunks).
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        An ``x`` that is neither a Dask array nor an array.
+
+    Examples
+    --------
     >>> import numpy as np, dask.array as da, infini_cupy as xp
     >>> from infini_cupy import dask as xd
     >>> with xp.backend("emulate"):

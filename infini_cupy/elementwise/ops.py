@@ -50,7 +50,7 @@ def _op(name, arity, group, result, summary, numpy_name=None, functor=None):
 
 _U, _B = 1, 2
 OPS: dict[str, ElementwiseOp] = {op.name: op for op in (
-    _op("abs", _U, "numeric", "real", "Absolute value |x|."),
+    _op("abs", _U, "numeric", "real", "Absolute value of x."),
     _op("acos", _U, "floating-point", "same", "Inverse cosine.", "arccos"),
     _op("acosh", _U, "floating-point", "same", "Inverse hyperbolic cosine.", "arccosh"),
     _op("add", _B, "numeric", "same", "Sum x1 + x2."),
@@ -68,7 +68,7 @@ OPS: dict[str, ElementwiseOp] = {op.name: op for op in (
     _op("ceil", _U, "real numeric", "same", "Smallest integer >= x."),
     _op("clip", 3, "real numeric", "same", "x clamped to [min, max]."),
     _op("conj", _U, "numeric", "same", "Complex conjugate."),
-    _op("copysign", _B, "real floating-point", "same", "|x1| with the sign of x2."),
+    _op("copysign", _B, "real floating-point", "same", "Magnitude of x1 with the sign of x2."),
     _op("cos", _U, "floating-point", "same", "Cosine."),
     _op("cosh", _U, "floating-point", "same", "Hyperbolic cosine."),
     _op("divide", _B, "numeric", "float", "True division x1 / x2."),
@@ -107,7 +107,7 @@ OPS: dict[str, ElementwiseOp] = {op.name: op for op in (
     _op("reciprocal", _U, "floating-point", "same", "1 / x."),
     _op("remainder", _B, "real numeric", "same", "Remainder with the sign of x2."),
     _op("round", _U, "numeric", "same", "Round half to even."),
-    _op("sign", _U, "numeric", "same", "Sign of x (x / |x| for complex)."),
+    _op("sign", _U, "numeric", "same", "Sign of x (x divided by its magnitude for complex)."),
     _op("signbit", _U, "real floating-point", "bool", "True where the sign bit of x is set."),
     _op("sin", _U, "floating-point", "same", "Sine."),
     _op("sinh", _U, "floating-point", "same", "Hyperbolic sine."),

@@ -40,8 +40,24 @@ _BASIC_INDEX_TYPES = frozenset({int, slice, type(None), type(Ellipsis)})
 
 
 class Array:
-    """An array of the namespace, on one device; created by ``infini_cupy.asarray``, the
-    creation functions and every namespace function given an Array."""
+    """An array of the namespace, on one device (``cpu``, ``emulator`` or ``cuda:N``).
+
+    Created by :func:`infini_cupy.asarray`, the creation functions and every namespace
+    function given an Array, never by its constructor. Every call on an Array runs on its
+    device: our kernels on the emulator and GPUs, NumPy on ``cpu``. Operators are the
+    namespace's functions; basic indexing gives views, and assignment through one is one
+    launch of our strided copy.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="emulator")
+    >>> x.device, x.shape, x.dtype
+    (Device('emulator'), (2, 2), dtype('float64'))
+    >>> x.T + 1
+    Array([[2., 4.],
+           [3., 5.]], device='emulator')
+    """
 
     __slots__ = ("_a", "_b")
     __module__ = "infini_cupy"
@@ -53,22 +69,27 @@ class Array:
     # ---- attributes
     @property
     def dtype(self):
+        """The data type (a ``numpy.dtype``)."""
         return self._a.dtype
 
     @property
     def shape(self) -> tuple:
+        """The shape, a tuple of ints."""
         return self._a.shape
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return self._a.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         return self._a.size
 
     @property
     def device(self) -> devices.Device:
+        """The :class:`~infini_cupy.Device` the Array lives on; equal to its name (``x.device == 'emulator'``)."""
         b = self._b
         if b == "numpy":
             return devices.CPU
@@ -78,23 +99,51 @@ class Array:
 
     @property
     def T(self) -> Array:
+        """The transpose of a 2-d Array, a view (ValueError for other ranks: use ``permute_dims``)."""
         if self._a.ndim != 2:
             raise ValueError(f"x.T needs a 2-d array, got {self._a.ndim} dims (use permute_dims)")
         return wrap(self._a.T, self._b)
 
     @property
     def mT(self) -> Array:
+        """The last two axes swapped, a view (ValueError below 2 dims)."""
         if self._a.ndim < 2:
             raise ValueError(f"x.mT needs at least 2 dims, got {self._a.ndim}")
         return wrap(self._a.swapaxes(-1, -2), self._b)
 
     def __array_namespace__(self, /, *, api_version: str | None = None):
-        """``infini_cupy`` (2025.12), or an earlier version's namespace (:mod:`.versions`)."""
+        """``infini_cupy`` (standard 2025.12); ``api_version="2024.12"`` (or 2023.12, 2022.12,
+        2021.12) gives a namespace of the same functions with that version's list returns."""
         return versions.namespace(api_version)
 
     def to_device(self, device, /, *, stream=None) -> Array:
-        """This array on ``device``: itself when already there; the CPU and the emulator
-        share memory (the new Array is a view), a GPU is a copy."""
+        """This array on ``device``.
+
+        Parameters
+        ----------
+        device : Device, str or cupy.cuda.Device
+            ``"cpu"``, ``"emulator"``, ``"cuda"`` (CuPy's current GPU), ``"cuda:N"``.
+        stream : optional
+            The CuPy stream of a copy to or from a GPU.
+
+        Returns
+        -------
+        Array
+            Itself when already there; between ``cpu`` and ``emulator`` a new Array sharing
+            the memory (no copy); to or from a GPU a copy.
+
+        Raises
+        ------
+        ValueError
+            An unknown device.
+
+        Examples
+        --------
+        >>> import infini_cupy as xp
+        >>> x = xp.asarray([1, 2], device="emulator")
+        >>> x.to_device("cpu")
+        Array([1, 2], device='cpu')
+        """
         target = devices.parse(device)
         if target == self.device:
             return self
@@ -170,9 +219,67 @@ class Array:
 
     # ---- indexing
     def __getitem__(self, key) -> Array:
+        """``self[key]``: integers, slices, ``...`` and ``None`` give a view (no copy).
+
+        Boolean masks and integer arrays are the array library's (NumPy, or CuPy on a GPU).
+
+        Parameters
+        ----------
+        key : int, slice, Ellipsis, None, tuple of them, or an Array/array of bools or ints
+
+        Returns
+        -------
+        Array
+            A view for a basic key (a 0-d Array for one element, never a scalar); a new Array
+            for a mask or an integer array.
+
+        Raises
+        ------
+        IndexError
+            An index out of range, too many indices.
+
+        Examples
+        --------
+        >>> import infini_cupy as xp
+        >>> x = xp.asarray([[1, 2, 3], [4, 5, 6]], device="emulator")
+        >>> x[:, ::-1]
+        Array([[3, 2, 1],
+               [6, 5, 4]], device='emulator')
+        >>> x[1, 2]
+        Array(6, device='emulator')
+        """
         return wrap(self._a[_native_key(key, self._b)], self._b)
 
     def __setitem__(self, key, value) -> None:
+        """``self[key] = value``: for a basic key, one launch of our strided copy into the view.
+
+        ``value`` (an Array, a native array or a Python scalar) is cast by our cast kernel
+        when its dtype differs, broadcast to the view, then copied by ``rearrange_``. Masks and
+        integer arrays are the array library's.
+
+        Parameters
+        ----------
+        key : int, slice, Ellipsis, None, tuple of them, or a mask / integer array
+        value : Array, array or Python scalar
+            Broadcastable to ``self[key]``; its dtype must promote to ``self``'s (the standard
+            since 2025.12); across kinds (int into float) it is cast as NumPy casts.
+
+        Raises
+        ------
+        TypeError
+            A ``value`` whose dtype would promote to another one (float64 into float32).
+        ValueError
+            A ``value`` that does not broadcast, or on another device.
+
+        Examples
+        --------
+        >>> import infini_cupy as xp
+        >>> x = xp.zeros((2, 3), device="emulator")
+        >>> x[:, 1] = xp.asarray([7.0, 8.0], device="emulator")
+        >>> x
+        Array([[0., 7., 0.],
+               [0., 8., 0.]], device='emulator')
+        """
         key = _native_key(key, self._b)
         token = enter_backend(self._b)
         try:

@@ -216,8 +216,42 @@ def _elementwise(name: str, impl):
 
 
 def rearrange_(y, x):
-    """Copy ``x`` into the existing array ``y`` (any layout of ``x``'s shape and dtype): one
-    launch of our strided copy. Returns ``y``."""
+    """Copy ``x`` into the existing array ``y``: one launch of our strided copy.
+
+    Parameters
+    ----------
+    y : Array or array
+        The destination: ``x``'s shape and dtype, any layout that does not overlap itself
+        (negative strides included).
+    x : Array or array
+        The source: any layout, zero strides (broadcasts) and overlap with ``y`` included
+        (the source is read as it was).
+
+    Returns
+    -------
+    Array or array
+        ``y``.
+
+    Raises
+    ------
+    ValueError
+        Shapes that differ, a ``y`` that overlaps itself, arrays on different devices.
+    TypeError
+        Dtypes that differ, or a dtype our kernels do not copy.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> y = xp.zeros((3, 2), dtype=xp.int64, device="emulator")
+    >>> x = xp.asarray([[1, 2, 3], [4, 5, 6]], device="emulator")
+    >>> xp.rearrange_(y.T, x)           # x written into y's transposed view
+    Array([[1, 2, 3],
+           [4, 5, 6]], device='emulator')
+    >>> y
+    Array([[1, 4],
+           [2, 5],
+           [3, 6]], device='emulator')
+    """
     b = None
     if type(y) is Array:
         b = y._b

@@ -77,10 +77,40 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
     """A C-contiguous copy of ``x``, or einops' ``rearrange(x, pattern, **axes_lengths)``
     computed as views plus at most one kernel launch.
 
+    Parameters
+    ----------
+    x : Array, array, or a list of them
+        Any layout (negative and zero strides included). A list is stacked on a new first
+        axis, as einops does.
+    pattern : str, optional
+        An einops pattern (``"b c h w -> b h w c"``, ``"b (h d) -> b h d"``). Without one,
+        ``x`` is copied into a new C-contiguous array.
+    **axes_lengths : int
+        Lengths of split axes (``d=64``).
+
+    Returns
+    -------
+    Array or array
+        A view of ``x`` when the pattern needs no copy, else a new C-contiguous array made by
+        one launch of our strided copy (a plan cached per layout).
+
+    Raises
+    ------
+    ValueError
+        A malformed pattern, or one that does not fit ``x``'s shape (named in the message).
+    TypeError
+        A pattern that is not a str, axis lengths without a pattern, a dtype our kernels do
+        not copy.
+
+    Examples
+    --------
     >>> import numpy as np, infini_cupy as xp
     >>> x = np.arange(24).reshape(2, 3, 4)
     >>> xp.rearrange(x, "b h w -> b (w h)").shape
     (2, 12)
+    >>> y = xp.asarray([[1, 2, 3], [4, 5, 6]], device="emulator")
+    >>> xp.rearrange(y, "h w -> (w h)")
+    Array([1, 4, 2, 5, 3, 6], device='emulator')
     """
     if isinstance(x, (list, tuple)) and x and all(is_array(a) for a in x):
         # einops stacks a list of arrays on a new first axis
@@ -98,15 +128,72 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
 
 
 def ascontiguousarray(x, /):
-    """``x`` itself when already C-contiguous, else a C-contiguous copy (an extension)."""
+    """``x`` itself when already C-contiguous, else a C-contiguous copy (an extension).
+
+    Parameters
+    ----------
+    x : Array or array
+
+    Returns
+    -------
+    Array or array
+        ``x``, or a copy made by one launch of our strided copy.
+
+    Raises
+    ------
+    TypeError
+        A dtype our kernels do not copy.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1, 2], [3, 4]], device="emulator")
+    >>> xp.ascontiguousarray(x.T)
+    Array([[1, 3],
+           [2, 4]], device='emulator')
+    """
     _check_array(x, "ascontiguousarray")
     return x if x.flags.c_contiguous else rearrange_copy(x)
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
-    """``asarray``; an array copied or cast on its own device goes through our kernels.
-    Strings, objects and other non-numeric data raise TypeError naming the dtype (a consumer
-    checks its input with ``asarray``: every later call would refuse it anyway)."""
+    """The array API's ``asarray``: an Array from an array, a nested sequence or a scalar.
+
+    An array copied (``copy=True``) or cast (``dtype=``) on its own device goes through our
+    kernels (the strided copy, or the cast kernel); everything else is the array library's
+    ``asarray`` (NumPy for ``cpu`` and the emulator, CuPy on a GPU).
+
+    Parameters
+    ----------
+    obj : array, nested sequence, Python scalar or DLPack producer
+    dtype : dtype, optional
+    device : Device, str or cupy.cuda.Device, optional
+        ``"cpu"``, ``"emulator"``, ``"cuda"``/``"cuda:N"``; None: the backend in force.
+    copy : bool, optional
+        True: always copy; False: never (ValueError when a copy is needed); None: when needed.
+
+    Returns
+    -------
+    Array
+        (Plain NumPy or CuPy arrays come back plain from the implementation on native arrays.)
+
+    Raises
+    ------
+    TypeError
+        Strings, objects or other non-numeric data, naming the dtype (up front, rather than at
+        the first call that would refuse it).
+    ValueError
+        An unknown device, or ``copy=False`` where a copy is needed.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.0, 2.0], device="emulator")
+    Array([1., 2.], device='emulator')
+    >>> xp.asarray(["a"])
+    Traceback (most recent call last):
+    TypeError: asarray: list input gives dtype <U1 ('<U1'), not a boolean or numeric dtype
+    """
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
@@ -141,8 +228,40 @@ def _cast_into(out, x):
 
 
 def astype(x, dtype, /, *, copy: bool = True, device=None):
-    """``x`` as ``dtype``: same dtype copies through rearrange (``copy=False``: ``x`` itself),
-    other dtypes through the elementwise cast kernel."""
+    """``x`` as ``dtype``.
+
+    A different dtype goes through our elementwise cast kernel (NumPy's casting: wrap-around
+    for integers, complex to real drops the imaginary part; bfloat16 bit for bit as
+    ml_dtypes); the same dtype copies through our strided copy, or is ``x`` itself with
+    ``copy=False``.
+
+    Parameters
+    ----------
+    x : Array or array
+    dtype : dtype
+        Any dtype of the namespace, float16 and bfloat16 included.
+    copy : bool, default True
+        False: return ``x`` itself when it already has ``dtype``.
+    device : Device or str, optional
+        Cast where ``x`` is, then move there.
+
+    Returns
+    -------
+    Array or array
+        A new C-contiguous array (one launch), or ``x``.
+
+    Raises
+    ------
+    TypeError
+        A dtype the kernels do not hold (strings, objects, float128).
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1.7, -1.7, 300.0], device="emulator")
+    >>> xp.astype(x, xp.int16)
+    Array([  1,  -1, 300], dtype=int16, device='emulator')
+    """
     if type(x) is Traced:  # inside infini_cupy.fuse's trace: a cast node
         return astype_node(x, dtype, copy, device)
     _check_array(x, "astype")
@@ -161,7 +280,33 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
 
 
 def reshape(x, /, shape, *, copy: bool | None = None):
-    """A view when strides allow; else a copy (``copy=False``: ValueError instead)."""
+    """``x`` in a new shape: a view when strides allow, else one copy.
+
+    Parameters
+    ----------
+    x : Array or array
+    shape : tuple of int
+        At most one ``-1``.
+    copy : bool, optional
+        True: always copy (one launch); False: never (ValueError where a view is impossible);
+        None: a view when possible.
+
+    Returns
+    -------
+    Array or array
+
+    Raises
+    ------
+    ValueError
+        A shape of another size, two ``-1``, or ``copy=False`` where a copy is needed.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1, 2, 3], [4, 5, 6]], device="emulator")
+    >>> xp.reshape(x.T, (6,))          # not a view of x.T: one launch of our copy
+    Array([1, 4, 2, 5, 3, 6], device='emulator')
+    """
     _check_array(x, "reshape")
     shape = _int_tuple(shape, "reshape", "shape")
     if shape.count(-1) > 1:
@@ -206,7 +351,35 @@ def _copy_into(out, x) -> None:
 
 
 def concat(arrays, /, *, axis: int | None = 0):
-    """Join arrays along an existing axis (``axis=None``: flattened): one launch per input."""
+    """Join arrays along an existing axis (``axis=None``: flattened): one launch per input.
+
+    Parameters
+    ----------
+    arrays : sequence of Array or array
+        Same shape except along ``axis``, on one device; their dtypes promote together.
+    axis : int or None, default 0
+
+    Returns
+    -------
+    Array or array
+        A new C-contiguous array of the promoted dtype (an input of another dtype goes
+        through the cast kernel).
+
+    Raises
+    ------
+    ValueError
+        No arrays, shapes that differ outside ``axis``, 0-d arrays, arrays on different devices.
+    TypeError
+        Dtypes that do not promote.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> a = xp.asarray([[1, 2]], device="emulator")
+    >>> xp.concat([a, a + 2], axis=0)
+    Array([[1, 2],
+           [3, 4]], device='emulator')
+    """
     arrays = tuple(arrays)
     dtype = _result_dtype(arrays, "concat")
     if axis is None:
@@ -241,7 +414,31 @@ def concat(arrays, /, *, axis: int | None = 0):
 
 
 def stack(arrays, /, *, axis: int = 0):
-    """Join arrays of one shape along a new axis: one launch per input."""
+    """Join arrays of one shape along a new axis: one launch per input.
+
+    Parameters
+    ----------
+    arrays : sequence of Array or array
+        All of one shape, on one device; their dtypes promote together.
+    axis : int, default 0
+
+    Returns
+    -------
+    Array or array
+
+    Raises
+    ------
+    ValueError
+        No arrays, shapes that differ, arrays on different devices.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> a = xp.asarray([1, 2], device="emulator")
+    >>> xp.stack([a, a * 10], axis=1)
+    Array([[ 1, 10],
+           [ 2, 20]], device='emulator')
+    """
     arrays = tuple(arrays)
     dtype = _result_dtype(arrays, "stack")
     shape = tuple(arrays[0].shape)
@@ -256,7 +453,30 @@ def stack(arrays, /, *, axis: int = 0):
 
 
 def tile(x, repetitions, /):
-    """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``."""
+    """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``.
+
+    Parameters
+    ----------
+    x : Array or array
+    repetitions : tuple of int
+        Non-negative; shorter than ``x.ndim`` means leading ones.
+
+    Returns
+    -------
+    Array or array
+
+    Raises
+    ------
+    ValueError
+        A negative repetition.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.tile(xp.asarray([1, 2], device="emulator"), (2, 2))
+    Array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], device='emulator')
+    """
     _check_array(x, "tile")
     reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
@@ -273,8 +493,34 @@ def tile(x, repetitions, /):
 
 
 def repeat(x, repeats, /, *, axis: int | None = None):
-    """Repeat each element: an integer count is one launch from a broadcast view; per-element
-    counts (an array) have a data-dependent shape and use the array library's repeat."""
+    """Repeat each element.
+
+    An integer count is one launch of our copy from a broadcast view; per-element counts (an
+    array) have a data-dependent shape and are delegated to the array library's ``repeat``
+    (NumPy for ``cpu`` and the emulator, CuPy on a GPU).
+
+    Parameters
+    ----------
+    x : Array or array
+    repeats : int or Array
+    axis : int, optional
+        None: over the flattened ``x``.
+
+    Returns
+    -------
+    Array or array
+
+    Raises
+    ------
+    ValueError
+        A negative count, or ``repeats`` on another device.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.repeat(xp.asarray([1, 2], device="emulator"), 2)
+    Array([1, 1, 2, 2], device='emulator')
+    """
     _check_array(x, "repeat")
     if is_array(repeats):
         backend_for(x, repeats)  # mixed devices: a clear error
@@ -297,8 +543,33 @@ def repeat(x, repeats, /, *, axis: int | None = None):
 
 
 def roll(x, /, shift, *, axis=None):
-    """Shift elements cyclically: for k rolled axes, 2**k block copies into a new array
-    (``axis=None``: 2, plus one to flatten an ``x`` that is not C-contiguous)."""
+    """Shift elements cyclically.
+
+    For k rolled axes, 2**k block copies into a new array (``axis=None``: 2, plus one to
+    flatten an ``x`` that is not C-contiguous).
+
+    Parameters
+    ----------
+    x : Array or array
+    shift : int or tuple of int
+    axis : int, tuple of int or None
+        None: roll the flattened array, then restore the shape.
+
+    Returns
+    -------
+    Array or array
+
+    Raises
+    ------
+    ValueError
+        As many shifts as axes are needed; with ``axis=None`` one int shift.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.roll(xp.asarray([1, 2, 3, 4], device="emulator"), 1)
+    Array([4, 1, 2, 3], device='emulator')
+    """
     _check_array(x, "roll")
     if axis is None:
         if isinstance(shift, (tuple, list)):
@@ -328,14 +599,56 @@ def roll(x, /, shift, *, axis=None):
 
 
 def broadcast_shapes(*shapes):
-    """The shape ``shapes`` broadcast together give; ValueError naming every shape when they
-    do not broadcast, and ``()`` for no shapes."""
+    """The shape ``shapes`` broadcast together give (no kernel).
+
+    Parameters
+    ----------
+    *shapes : tuple of int
+
+    Returns
+    -------
+    tuple of int
+        ``()`` for no shapes.
+
+    Raises
+    ------
+    ValueError
+        Shapes that do not broadcast, naming every shape.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.broadcast_shapes((3, 1), (1, 4))
+    (3, 4)
+    """
     shapes = [_int_tuple(s, "broadcast_shapes", "shapes") for s in shapes]
     return broadcast_shape_of("broadcast_shapes", *shapes)
 
 
 def unstack(x, /, *, axis: int = 0):
-    """Views, one per index along ``axis`` (0-d views of a 1-d ``x``, not scalars)."""
+    """Views, one per index along ``axis`` (0-d views of a 1-d ``x``, not scalars); no copy.
+
+    Parameters
+    ----------
+    x : Array or array
+        At least one dimension.
+    axis : int, default 0
+
+    Returns
+    -------
+    tuple of Array or array
+
+    Raises
+    ------
+    ValueError
+        A 0-d ``x``, or an axis out of range.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> xp.unstack(xp.asarray([[1, 2], [3, 4]], device="emulator"))
+    (Array([1, 2], device='emulator'), Array([3, 4], device='emulator'))
+    """
     _check_array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack: x must have at least one dimension, got a 0-d array")

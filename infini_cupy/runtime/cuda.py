@@ -28,10 +28,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -51,6 +53,8 @@ _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPer
 _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
+_compiles = [0]  # NVRTC compiles in this process (a kernel load's log says compile or cache)
+_log = logging.getLogger("infini_cupy")  # one INFO record per kernel load, none per launch
 
 
 @contextlib.contextmanager
@@ -126,6 +130,7 @@ def module_file(source: str, name: str, arch: str) -> tuple[str, Path]:
         if (folder / f"{stem}.bin").is_file():
             return lowered, folder / f"{stem}.bin"
     program = compile_program(source, [name], arch)
+    _compiles[0] += 1
     lowered = program.lowered_names[name]
     about = {"source": source, "name": name, "arch": arch, "lowered": lowered}
     return lowered, _store(stem, program.binary, about)
@@ -146,9 +151,13 @@ def get_kernel(source: str, name: str):
             arch = device_arch()
             kernel = _by_arch.get((arch, source, name))
             if kernel is None:
+                started, compiles = time.perf_counter(), _compiles[0]
                 lowered, path = module_file(source, name, arch)
                 module = cupy.RawModule(path=str(path))
                 kernel = _by_arch[(arch, source, name)] = module.get_function(lowered)
+                _log.info("kernel %s (%s): cuda %s, %.1f ms, %s", name, source, arch,
+                          (time.perf_counter() - started) * 1e3,
+                          "compiled by NVRTC" if _compiles[0] > compiles else "disk cache")
             _kernels[key] = kernel
     return kernel
 

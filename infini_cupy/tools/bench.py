@@ -6,6 +6,10 @@ For every case (see :mod:`infini_cupy.tools.cases`):
 - **coalescing**: the case runs once in emulation under the emulator's tracing, and
   :mod:`infini_cupy.tools.profiler` counts 32-byte sectors per warp access: ``read_efficiency`` and
   ``write_efficiency`` (bytes asked for / 32 x sectors touched), and per block;
+- **model** (:mod:`.bench_model`): shared-memory bank conflicts (``bank_conflicts``: wavefronts
+  over the conflict-free ideal), the launched kernels' SASS figures (``sass``), and the
+  predicted fraction of an H100 device-to-device copy (``predicted_fraction``, its
+  ``limiter`` and each ``*_limit``) at the case's full shape (:mod:`.gpu_model`);
 - **host_us**: median microseconds per call on a cached plan with the launch replaced by a
   no-op and, for elementwise calls, the output allocation too: what Python does before a launch;
 - **compile**: for each kernel variant the case launches, a cold NVRTC compile of that one
@@ -14,8 +18,9 @@ For every case (see :mod:`infini_cupy.tools.cases`):
 - **Array rows** (``--suite array``, in ``all``): the ``infini_cupy.Array`` wrapper's cost
   per call over the bare implementation on native arrays (:mod:`.bench_array`);
 - on a GPU, ``gbps`` (bytes read and written per second), ``copy_gbps`` (a device-to-device
-  copy of as many bytes), ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and
-  ``torch_gbps`` when torch is installed.
+  copy of as many bytes), ``measured_fraction`` (their ratio, beside the model's prediction),
+  ``cupy_gbps`` (``cupy.ascontiguousarray`` / the CuPy ufunc) and ``torch_gbps`` when torch
+  is installed.
 
 Emulated cases run at their ``emulated_shape`` (scaled so the suites take minutes on 2 cores);
 ``--case`` layouts run as given.
@@ -46,7 +51,7 @@ from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
 from ..strided.plan_cache import plan_for, seed_plans_only
-from . import bench_array, bench_fusion, profiler
+from . import bench_array, bench_fusion, bench_model, profiler
 from . import cases as bench_cases
 from .permutation_cases import random_cases, ttc_cases
 from .plan import launch_plan
@@ -101,7 +106,8 @@ def run(args) -> int:
             cases += list(suite())
     compiler = _CompileTimes(backend, enabled=not args.no_compile)
     records, failures = [], 0
-    print(_HEADER)
+    if cases:
+        print(_HEADER)
     with seed_plans_only() if args.planner == "seed" else contextlib.nullcontext():
         for case in cases:
             try:
@@ -115,6 +121,7 @@ def run(args) -> int:
             print(_row(record), flush=True)
     compiler.print_summary()
     _print_ratios(records)
+    bench_model.print_summary(records)
     if "array" in suites or "all" in suites:  # the Array wrapper's cost per call
         array_records = bench_array.overhead_records(
             backend, lambda call: host_overhead_us(None, None, call))
@@ -166,6 +173,7 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
     }
     if sampled:
         record["profiled_blocks"] = list(blocks)  # (traced, of the launch's)
+    record.update(bench_model.model_record(case, launches, shape))
     if not case.elementwise:  # what any kernel could reach on these two layouts
         y, x = operands
         for side, array, stats in (("read", x, reads), ("write", y, writes)):
@@ -185,6 +193,8 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
         from .bench_gpu import throughput
 
         record.update(throughput(case, operands, call))
+        if record.get("copy_gbps"):  # what the model predicts, measured
+            record["measured_fraction"] = round(record["gbps"] / record["copy_gbps"], 3)
     return record
 
 
@@ -345,19 +355,21 @@ class _CompileTimes:
 # ---- printing
 
 
-_HEADER = (f"{'case':30s} {'kernel':32s} {'read':>6s} {'write':>6s} {'ratio':>6s} "
-           f"{'host us':>8s} {'nvrtc ms':>8s} {'GB/s':>7s}")
+_HEADER = (f"{'case':26s} {'kernel':28s} {'read':>5s} {'write':>5s} {'ratio':>5s} "
+           f"{bench_model.HEADER} {'host us':>7s} {'nvrtc':>5s} {'GB/s':>6s}")
 
 
 def _row(r: dict) -> str:
     if "error" in r:
-        return f"{r['case'][:30]:30s} ERROR {r['error']}"
-    gbps = f"{r['gbps']:7.1f}" if r.get("gbps") is not None else f"{'-':>7s}"
-    nvrtc = f"{r['nvrtc_ms']:8.0f}" if r.get("nvrtc_ms") is not None else f"{'-':>8s}"
-    ratio = (f"{min(r['read_ratio'], r['write_ratio']):6.3f}" if "read_ratio" in r
-             else f"{'-':>6s}")
-    return (f"{r['case'][:30]:30s} {r['kernel'][:32]:32s} {r['read_efficiency']:6.3f} "
-            f"{r['write_efficiency']:6.3f} {ratio} {r['host_us']:8.2f} {nvrtc} {gbps}")
+        return f"{r['case'][:26]:26s} ERROR {r['error']}"
+    gbps = f"{r['gbps']:6.0f}" if r.get("gbps") is not None else f"{'-':>6s}"
+    nvrtc = f"{r['nvrtc_ms']:5.0f}" if r.get("nvrtc_ms") is not None else f"{'-':>5s}"
+    ratio = (f"{min(r['read_ratio'], r['write_ratio']):5.3f}" if "read_ratio" in r
+             else f"{'-':>5s}")
+    kernel = r["kernel"].replace("ic::Op", "").replace("ic::", "")  # ew_contig<Add, float, ...
+    return (f"{r['case'][:26]:26s} {kernel[:28]:28s} {r['read_efficiency']:5.3f} "
+            f"{r['write_efficiency']:5.3f} {ratio} {bench_model.columns(r)} "
+            f"{r['host_us']:7.2f} {nvrtc} {gbps}")
 
 
 def _print_ratios(records) -> None:

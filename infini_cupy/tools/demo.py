@@ -6,6 +6,8 @@ planning and launch code), and prints what it ran and whether each result matche
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import time
 
 import numpy as np
@@ -49,6 +51,31 @@ def _cases(rng):
     yield ("multiply int8 by a Python scalar", lambda d: xp.multiply(d(row), 3), row * np.int8(3))
 
 
+@contextlib.contextmanager
+def _kernel_loads():
+    """The ``infini_cupy`` logger's kernel-load records during the block (a list of them)."""
+    records, logger = [], logging.getLogger("infini_cupy")
+    handler = logging.Handler(logging.INFO)
+    handler.emit = records.append
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False  # the demo prints its own summary of them
+    try:
+        yield records
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+def _timing_note(records) -> str:
+    """What the call's milliseconds include besides the call itself."""
+    if any("compiled" in r.getMessage() for r in records):
+        return "incl. compile"
+    return "incl. load" if records else ""
+
+
 def run_demo(which: str = "auto") -> int:
     if which == "auto":
         which = "cuda" if gpu_available() else "emulate"
@@ -66,7 +93,7 @@ def run_demo(which: str = "auto") -> int:
     with config.backend(which):
         for description, run, expected in _cases(rng):
             start = time.perf_counter()
-            with recording() as launches:
+            with recording() as launches, _kernel_loads() as loads:
                 got = run(to_device)
             got = to_host(got)
             ms = (time.perf_counter() - start) * 1e3
@@ -75,6 +102,9 @@ def run_demo(which: str = "auto") -> int:
                 got, expected, rtol=1e-6, atol=0, equal_nan=True)
             failures += not ok
             print(f"  {'ok  ' if ok else 'FAIL'} {description:46s} {str(got.shape):16s} "
-                  f"{ms:7.1f} ms  kernels: {kernels}{'' if ok else '  <- differs from NumPy'}")
+                  f"{ms:7.1f} ms {_timing_note(loads):13s}  kernels: {kernels}"
+                  f"{'' if ok else '  <- differs from NumPy'}")
+    print("ms: the call's wall time; 'incl. compile': it compiled a kernel variant first (once "
+          "per machine, then kept on disk); 'incl. load': it loaded one from the disk cache")
     print("all results matched NumPy" if not failures else f"{failures} result(s) differ from NumPy")
     return 1 if failures else 0

@@ -30,7 +30,7 @@ from ..strided.plan_cache import pack
 from ..strided.packed_planner import PackedPlan
 from ..strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
 from ..strided.tile_planner import TilePlan
-from . import profiler
+from . import bench_model, cubin, gpu_model, profiler
 from .cases import CaseSyntaxError, parse_layout, split_case
 
 HELP = "print the plan (normalized dims, unit, block/grid split, kernel) of a strided copy"
@@ -200,8 +200,44 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
 def describe_launch(plan, layout) -> list[str]:
     per_block = layout.total / plan.grid_blocks if plan.grid_blocks else 0
     blocks = "1 block" if plan.grid_blocks == 1 else f"{plan.grid_blocks} blocks"
-    return [f"{blocks} x {plan.block_threads} threads, "
-            f"{per_block:.4g} units per block"]
+    per_block = f"{per_block:,.0f}" if per_block >= 10 else f"{per_block:.3g}"
+    return [f"{blocks} x {plan.block_threads} threads, {per_block} units per block"]
+
+
+def describe_model(plan, layout, profile) -> list[str]:
+    """The H100 model's lines (:mod:`.gpu_model`): the kernel's SASS figures, its limits and
+    the predicted fraction of a device-to-device copy."""
+    source, grid, _, _, shared_mem = pack(plan)  # the launched grid
+    code = bench_model.kernel_sass(source, plan.kernel)
+    lines = []
+    if code is None:
+        lines.append(f"no SASS read ({cubin.NVDISASM_HINT}); issue and latency limits left out")
+    else:
+        lines.append(
+            f"sm_90: {code.registers} registers, {code.shared_bytes + shared_mem} bytes of "
+            f"shared memory per block, {code.local_bytes} of local memory, {code.spills} spills; "
+            f"{len(code.loops)} hot loop(s), {code.instructions_per_byte:.2f} instructions per "
+            f"byte in them, {code.per_block_instructions} per tile; "
+            f"{code.bytes_in_flight} load bytes in flight per thread (widest access "
+            f"{code.widest_access} bytes)"
+            + (f"; 64-bit division helpers in hot loops: {', '.join(code.helper_calls)}"
+               if code.helper_calls else ""))
+    p = gpu_model.predict_profile(
+        profile, kernel=code, grid_blocks=grid, block_threads=plan.block_threads,
+        dynamic_shared=shared_mem,
+        tile_bytes=bench_model.tile_bytes(plan, layout.total * layout.unit))
+    device = p.device
+    lines.append(
+        f"{p.blocks_per_sm} blocks per SM (limited by {p.occupancy_limiter}), "
+        f"{p.waves:.2f} waves over {device.sms} SMs; {p.bytes_in_flight_per_sm / 1024:.1f} KiB "
+        f"of loads in flight per SM (Little's law: {device.little_bytes / 1024:.1f} KiB for "
+        f"reads and writes); {p.instructions_per_byte:.2f} instructions per byte with the "
+        "per-tile ones")
+    lines.append("limits (fraction of a device-to-device copy): " + ", ".join(
+        f"{name} {value:.2f}" for name, value in p.limits.items()))
+    lines.append(f"predicted {p.fraction:.2f} of an {device.name} copy "
+                 f"({device.dram_bytes_per_s / 1e12:.2f} TB/s), limited by {p.limiter}")
+    return lines
 
 
 # ---------------------------------------------------------------- profiling in emulation
@@ -321,5 +357,9 @@ def run(args) -> int:
     for name, stats in (("reads", profile.reads), ("writes", profile.writes)):
         lines.append(f"{name:6s} {stats.efficiency:.3f} ({stats.sectors_per_request:.1f} sectors "
                      f"per warp access; {stats.block_efficiency:.3f} per block)")
+    if profile.shared.requests:
+        lines.append(f"shared {profile.shared.ratio:.3f} wavefronts per conflict-free wavefront "
+                     f"(bank conflicts; 1.0 is ideal) over {profile.shared.requests} warp accesses")
     print(section("coalescing", lines))
+    print(section("H100 model", describe_model(plan, layout, profile)))
     return 0

@@ -8,7 +8,9 @@ bytes asked for, and reports
 - **efficiency** = bytes requested / (32 x sectors), summed over warp accesses: 1.0 when every
   fetched sector is used whole, 0.125 when each 4-byte lane lands in a sector of its own;
 - **block efficiency** = bytes each block needs / (32 x distinct sectors each block touches):
-  an estimate of DRAM traffic when L1/L2 catch the reuse within a block.
+  an estimate of DRAM traffic when L1/L2 catch the reuse within a block;
+- **shared**: shared-memory wavefronts against the conflict-free ideal
+  (:mod:`.bank_conflicts`), from the trace of ``ic::lds``/``ic::sts``.
 
 The emulator numbers accesses per thread, so "the k-th read (write) of each lane" stands for an
 instruction: exact when the lanes of a warp issue the same sequence of reads (writes), lanes
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime.emulate import launcher as emulator
+from . import bank_conflicts
 
 SECTOR = 32
 
@@ -85,6 +88,7 @@ class LaunchProfile:
     block: tuple[int, int, int]
     reads: AccessStats
     writes: AccessStats
+    shared: bank_conflicts.BankStats = bank_conflicts.NO_SHARED  # shared-memory wavefronts
 
 
 _PAD = np.uint64(2**64 - 1)
@@ -113,24 +117,6 @@ def _pairs(records: np.ndarray) -> np.ndarray:
     return records["address"] * np.uint64(64) + records["bytes"].astype(np.uint64)
 
 
-def _rank_in_direction(records: np.ndarray) -> np.ndarray:
-    """The k of "the k-th read (write) of its thread" for every record: reads and writes are
-    numbered apart, so a thread's reads line up with its warp's even when lanes differ in how
-    many reads precede their writes. Records come grouped by (block, thread), in program order."""
-    n = records.size
-    thread_start = np.r_[True, (records["thread"][1:] != records["thread"][:-1])
-                         | (records["block"][1:] != records["block"][:-1])]
-    starts = np.flatnonzero(thread_start)
-    run = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n]))
-    rank = np.empty(n, np.int64)
-    for is_write in (False, True):
-        mine = records["is_write"] == is_write
-        count = np.cumsum(mine)  # this direction's records up to and including each one
-        before_run = (count - mine)[starts]  # ...before each thread's first record
-        rank[mine] = (count - 1 - before_run[run])[mine]
-    return rank
-
-
 def warp_accesses(launch: emulator.LaunchTrace) -> np.ndarray:
     """One row per warp access instruction of a launch (WARP_ACCESS_DTYPE): block, warp,
     access index (the k-th read or write of each lane), direction, lanes taking part, distinct
@@ -142,7 +128,7 @@ def _warp_table(records: np.ndarray) -> np.ndarray:
     if records.size == 0:
         return np.zeros(0, WARP_ACCESS_DTYPE)
     warp = (records["thread"] // 32).astype(np.int64)
-    rank = _rank_in_direction(records)
+    rank = emulator.direction_ranks(records)
     n_warps, n_rank = int(warp.max()) + 1, int(rank.max()) + 1
     if (int(records["block"].max()) + 1) * n_warps * n_rank * 2 >= 2**63:  # pragma: no cover
         raise ValueError("trace too large to profile (block x warp x access overflows int64)")
@@ -207,7 +193,8 @@ def profile_launch(launch: emulator.LaunchTrace) -> LaunchProfile:
         block_bytes, block_sectors = _block_totals(records, is_write)
         stats.append(AccessStats(int(rows.size), int(rows["bytes"].sum()),
                                  int(rows["sectors"].sum()), block_bytes, block_sectors))
-    return LaunchProfile(launch.source, launch.name, launch.grid, launch.block, *stats)
+    return LaunchProfile(launch.source, launch.name, launch.grid, launch.block, *stats,
+                         bank_conflicts.count_launch(launch))
 
 
 def profile(fn, *args, **kwargs):

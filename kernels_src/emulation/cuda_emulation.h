@@ -20,8 +20,9 @@
 #define __grid_constant__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __launch_bounds__(...)
-// One instance per worker thread; every fiber of a block runs on that thread.
-#define __shared__ static __thread
+// One instance per worker thread; every fiber of a block runs on that thread. 128-byte
+// aligned, as the GPU places shared arrays: the profiler's bank numbers are the GPU's.
+#define __shared__ static __thread __attribute__((aligned(128)))
 
 // ---- built-in vector types (CUDA's alignments)
 #define EMU_VEC2(name, T, align)                                                   \
@@ -84,7 +85,7 @@ void sync_warp();     // the same, for the 32 threads of this thread's warp
 // until warp_exchange_end(), which is a second barrier.
 const unsigned long long *warp_exchange(unsigned long long value);
 void warp_exchange_end();
-// This block's dynamic shared memory (the launch's shared_mem bytes, 16-byte aligned).
+// This block's dynamic shared memory (the launch's shared_mem bytes, 128-byte aligned).
 unsigned char *dynamic_shared();
 
 extern __thread uint3 threadIdx EMU_TLS_MODEL;

@@ -55,9 +55,10 @@ struct TraceRecord {
     uint64_t block;
     uint32_t bytes;
     uint32_t thread;
-    uint32_t access;
+    uint32_t access;  // the k-th access of its thread in its memory space
     uint8_t is_write;
-    uint8_t pad[3];
+    uint8_t shared;  // 1: a shared-memory access (lds/sts), 0: global (ld/st)
+    uint8_t pad[2];
 };
 static_assert(sizeof(TraceRecord) == 32, "TraceRecord layout is shared with Python");
 
@@ -92,6 +93,7 @@ struct Fiber {  // one CUDA thread of the current block
     uint3 idx;
     uint32_t linear;
     uint32_t accesses;
+    uint32_t shared_accesses;
     ThreadState state;
 };
 
@@ -210,12 +212,19 @@ void on_access(const void *p, size_t bytes, bool is_write) {
         Worker &w = *t_current_worker;
         Fiber &f = *w.current;
         w.trace.push_back(TraceRecord{lo, w.block_linear, uint32_t(bytes), f.linear, f.accesses++,
-                                      uint8_t(is_write), {0, 0, 0}});
+                                      uint8_t(is_write), 0, {0, 0}});
     }
 }
 
-void on_shared_access(const void *, size_t, bool) {
-    // Not traced yet: the bank-conflict model records these (address, size, warp, lane).
+// Shared memory is per block and every __shared__ array and the dynamic shared memory start
+// on 128-byte boundaries (cuda_emulation.h, prepare_dynamic_shared), so an address's bank
+// (address / 4 % 32) is the one the GPU would use for the same offset.
+void on_shared_access(const void *p, size_t bytes, bool is_write) {
+    if (!g_job->tracing) return;
+    Worker &w = *t_current_worker;
+    Fiber &f = *w.current;
+    w.trace.push_back(TraceRecord{reinterpret_cast<uint64_t>(p), w.block_linear, uint32_t(bytes),
+                                  f.linear, f.shared_accesses++, uint8_t(is_write), 1, {0, 0}});
 }
 
 static inline void wait_at(ThreadState state) {
@@ -294,6 +303,7 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
         f.idx = uint3{t % bx, t / bx % by, t / bx / by};
         f.linear = t;
         f.accesses = 0;
+        f.shared_accesses = 0;
         f.state = UNSTARTED;
     }
     __builtin_memset(w.warp_slots, 0, sizeof(w.warp_slots));
@@ -350,15 +360,16 @@ static void run_block_threads(Worker &w, Job &job, uint64_t block) {
 
 // ---- dynamic shared memory: undefined at a block's start on a GPU, so each block gets it
 // poisoned (a kernel reading what it never wrote sees garbage, not the last block's tile);
-// guard bytes on both sides catch writes past its ends.
+// guard bytes on both sides catch writes past its ends. It starts on a 128-byte boundary, as a
+// GPU's does when no static shared memory precedes it: bank numbers then match.
 static constexpr size_t SHARED_GUARD = 64;
 static constexpr unsigned char SHARED_POISON = 0xA5, GUARD_BYTE = 0x5B;
 
 static void prepare_dynamic_shared(Worker &w, uint64_t bytes) {
-    size_t need = bytes + 2 * SHARED_GUARD + 16;
+    size_t need = bytes + 2 * SHARED_GUARD + 128;
     if (w.dynamic_storage.size() < need) w.dynamic_storage.resize(need);
     uintptr_t base = reinterpret_cast<uintptr_t>(w.dynamic_storage.data()) + SHARED_GUARD;
-    w.dynamic = reinterpret_cast<unsigned char *>((base + 15) & ~uintptr_t(15));
+    w.dynamic = reinterpret_cast<unsigned char *>((base + 127) & ~uintptr_t(127));
     __builtin_memset(w.dynamic - SHARED_GUARD, GUARD_BYTE, SHARED_GUARD);
     __builtin_memset(w.dynamic, SHARED_POISON, bytes);
     __builtin_memset(w.dynamic + bytes, GUARD_BYTE, SHARED_GUARD);
@@ -451,7 +462,7 @@ using namespace emu;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int emu_abi_version() { return 3; }
+__attribute__((visibility("default"))) int emu_abi_version() { return 4; }
 
 // Runs every block of one launch; returns the fault kind (0: none). With tracing, *trace
 // receives a malloc'ed array of *trace_len records (free with emu_free). thread_order: 0

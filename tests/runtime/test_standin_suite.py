@@ -19,10 +19,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 # What reaches the launcher; the notebooks, Dask and conformance runs use the same paths.
 PARTS = ["tests/runtime", "tests/strided", "tests/elementwise", "tests/namespace", "tests/tools"]
-# What launches nothing: NVRTC compile checks of every variant (minutes), the pinned suite.
+# What launches nothing through the launcher: NVRTC compile checks of every variant (minutes),
+# the pinned suite, the performance model (its launches are emulated on purpose).
 SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_ptx.py",
            "--ignore=tests/elementwise/test_fusion_nvrtc.py",
            "--ignore=tests/namespace/test_conformance.py",
+           # the performance model: SASS reading and emulator traces only
+           "--ignore=tests/tools/test_sass.py", "--ignore=tests/tools/test_cubin.py",
+           "--ignore=tests/tools/test_gpu_model.py", "--ignore=tests/tools/test_bench_model.py",
+           "--ignore=tests/tools/test_bank_conflicts.py",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_variant",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_bfloat16_variant"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"

@@ -19,7 +19,7 @@ def trace(rows):
     for i, (address, size, block, thread, is_write) in enumerate(rows):
         access = counters.get((block, thread), 0)
         counters[(block, thread)] = access + 1
-        records[i] = (address, block, size, thread, access, is_write)
+        records[i] = (address, block, size, thread, access, is_write, False)
     order = np.lexsort((records["access"], records["thread"], records["block"]))
     return LaunchTrace("test.cu", "k", (1, 1, 1), (32, 1, 1), records[order])
 

@@ -32,7 +32,9 @@ import signal
 import struct
 import subprocess
 import tempfile
+import logging
 import threading
+import time
 from pathlib import Path
 
 from ... import config
@@ -52,6 +54,9 @@ RUNTIME_OPTIONS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-fvisib
 # minute on two cores); past it the compiler is killed and the call raises.
 COMPILE_TIMEOUT_S = 600.0
 _VERSION_TIMEOUT_S = 60.0  # g++ -dumpfullversion / -dumpmachine
+
+# Each library load (never a cached launch) is one INFO record: kernel, backend, ms, how.
+_log = logging.getLogger("infini_cupy")
 
 _TRAILER_MAGIC = b"ICEMUSO2"
 _META_LEN = struct.Struct("<I")  # byte length of the JSON before the trailer
@@ -340,10 +345,14 @@ def kernel_library(source: str, names: tuple[str, ...]):
     path, meta = _library_path(key, {"key": key, "names": list(names)})
     text = _wrapper(str(src).replace("\\", "\\\\").replace('"', '\\"'), names)
 
+    built = []  # this call's own builds (the logged "compiled" or "disk cache")
+
     def build():
+        built.append(True)
         numbered_source = f"{numbered(read_source(source))}\n---- wrapper:\n{numbered(text)}"
         _compile(text, path, kernel_options(), names, numbered_source, meta)
 
+    started = time.perf_counter()
     with _lock_for(key):
         _load_or_build(path, meta, build)
         try:
@@ -352,6 +361,9 @@ def kernel_library(source: str, names: tuple[str, ...]):
             _count("corrupt")
             build()
             kernels = _entries(ctypes.CDLL(str(path)), names)
+        how = "compiled by g++" if built else "disk cache"
+    _log.info("kernel %s (%s): emulate, %.1f ms, %s", ", ".join(names), source,
+              (time.perf_counter() - started) * 1e3, how)
     return kernels
 
 

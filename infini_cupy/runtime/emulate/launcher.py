@@ -35,11 +35,12 @@ from . import build as emulator_build
 
 MAX_BLOCK_THREADS = 1024
 
-# One record per checked global access; the runtime's TraceRecord has this layout.
+# One record per checked global access or traced shared-memory access (``shared``); the
+# runtime's TraceRecord has this layout.
 TRACE_DTYPE = np.dtype({
-    "names": ["address", "block", "bytes", "thread", "access", "is_write"],
-    "formats": ["<u8", "<u8", "<u4", "<u4", "<u4", "?"],
-    "offsets": [0, 8, 16, 20, 24, 28],
+    "names": ["address", "block", "bytes", "thread", "access", "is_write", "shared"],
+    "formats": ["<u8", "<u8", "<u4", "<u4", "<u4", "?", "?"],
+    "offsets": [0, 8, 16, 20, 24, 28, 29],
     "itemsize": 32,
 })
 
@@ -194,7 +195,11 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
     if fault.kind:
         raise _fault_error(kernel, fault, args)
     if records is not None:
-        launch_trace = LaunchTrace(source, name, grid, block, records)
+        shared = records["shared"]
+        if shared.any():
+            launch_trace = LaunchTrace(source, name, grid, block, records[~shared], records[shared])
+        else:
+            launch_trace = LaunchTrace(source, name, grid, block, records)
         for trace in traces:
             trace.launches.append(launch_trace)
 
@@ -267,15 +272,35 @@ def _fault_error(kernel: _Kernel, fault: _Fault, args) -> KernelFault:
 # ---- tracing
 
 
+def direction_ranks(records: np.ndarray) -> np.ndarray:
+    """The k of "the k-th read (write) of its thread" for every record: reads and writes are
+    numbered apart, so a thread's reads line up with its warp's even when lanes differ in how
+    many reads precede their writes. Records come grouped by (block, thread), in program order."""
+    n = records.size
+    thread_start = np.r_[True, (records["thread"][1:] != records["thread"][:-1])
+                         | (records["block"][1:] != records["block"][:-1])]
+    starts = np.flatnonzero(thread_start)
+    run = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, n]))
+    rank = np.empty(n, np.int64)
+    for is_write in (False, True):
+        mine = records["is_write"] == is_write
+        count = np.cumsum(mine)  # this direction's records up to and including each one
+        before_run = (count - mine)[starts]  # ...before each thread's first record
+        rank[mine] = (count - 1 - before_run[run])[mine]
+    return rank
+
+
 @dataclass(frozen=True)
 class LaunchTrace:
-    """Every checked global access of one launch."""
+    """Every checked global access of one launch, and its shared-memory accesses."""
 
     source: str
     name: str  # name expression
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
     accesses: np.ndarray  # TRACE_DTYPE records, sorted by (block, thread, access)
+    # lds/sts records likewise; addresses are the emulator's, with the GPU's offsets mod 128
+    shared: np.ndarray = field(default_factory=lambda: np.zeros(0, TRACE_DTYPE))
 
 
 @dataclass
@@ -297,7 +322,8 @@ def tracing():
 
     Fields of each record: ``address``, ``bytes``, ``block`` (linear block index),
     ``thread`` (linear thread index in the block), ``access`` (the k-th global access of that
-    thread), ``is_write``.
+    thread), ``is_write``; shared-memory accesses (``ic::lds``/``ic::sts``) likewise in
+    ``LaunchTrace.shared``, numbered apart.
 
     >>> with emulator.tracing() as trace:  # doctest: +SKIP
     ...     emulator.launch(source, "copy<float>", 1, 32, (y, x, np.int64(32)))

@@ -1,0 +1,116 @@
+"""The documentation site builds with warnings as errors, its API reference has an entry for
+every public name, and the README and user guide read as documentation, not a development log.
+
+The build renders the notebooks executed once for ``tests/test_notebooks.py``
+(``tests/support/notebooks.py``), so they are not executed twice.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import infini_cupy
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+BUILD_SECONDS = 600
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built HTML site (a fresh build: what CI's ``sphinx-build -W`` sees)."""
+    pytest.importorskip("sphinx")
+    pytest.importorskip("pydata_sphinx_theme")
+    pytest.importorskip("myst_nb")
+    pytest.importorskip("numpydoc")
+    pytest.importorskip("sphinx_design")
+    env = dict(os.environ)
+    try:
+        from tests.support import notebooks
+
+        executed = tmp_path_factory.mktemp("executed_notebooks")
+        for path in sorted(notebooks.NOTEBOOKS_DIR.glob("*.ipynb")):
+            notebook, _ = notebooks.execute(path)  # a failure is test_notebooks.py's to report
+            import nbformat
+
+            nbformat.write(notebook, executed / path.name)
+        env["INFINI_CUPY_DOCS_NOTEBOOKS"] = str(executed)
+    except ImportError:  # no nbclient: myst-nb executes them
+        pass
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+         "-d", str(out / "doctrees"), str(DOCS), str(out / "html")],
+        capture_output=True, text=True, env=env, timeout=BUILD_SECONDS, cwd=ROOT)
+    assert done.returncode == 0, f"sphinx-build -W failed:\n{done.stdout}\n{done.stderr}"
+    return out / "html"
+
+
+def _inventory(site: Path) -> set[str]:
+    from sphinx.util.inventory import InventoryFile
+
+    with open(site / "objects.inv", "rb") as f:
+        inventory = InventoryFile.load(f, "", os.path.join)
+    return {name for entries in inventory.data.values() for name in entries} if hasattr(
+        inventory, "data") else {name for entries in inventory.values() for name in entries}
+
+
+def test_every_public_name_has_a_reference_entry(site):
+    import infini_cupy.dask
+
+    documented = _inventory(site)
+    expected = {f"infini_cupy.{name}" for name in infini_cupy.__all__
+                if name not in ("linalg", "fft")}
+    for module in ("linalg", "fft"):
+        for name in getattr(infini_cupy, module).__all__:
+            if name not in infini_cupy.__all__:  # linalg.matmul is infini_cupy.matmul
+                expected.add(f"infini_cupy.{module}.{name}")
+    expected |= {f"infini_cupy.dask.{name}" for name in infini_cupy.dask.__all__}
+    expected |= {"infini_cupy.errors.KernelCompileError", "infini_cupy.errors.KernelFault",
+                 "infini_cupy.Array.to_device", "infini_cupy.Array.__add__",
+                 "infini_cupy.Array.__getitem__", "infini_cupy.Array.__setitem__"}
+    missing = sorted(expected - documented)
+    assert not missing, f"public names without a reference entry: {missing}"
+
+
+def test_the_command_line_reference_lists_every_command(site):
+    from infini_cupy.__main__ import COMMANDS
+
+    page = (site / "reference" / "cli.html").read_text()
+    for name in COMMANDS:
+        assert f"python -m infini_cupy {name}" in page, name
+
+
+def test_the_notebooks_are_rendered_with_outputs(site):
+    page = (site / "notebooks" / "00_first_steps.html").read_text()
+    assert "cell_output" in page, "the first-steps notebook is rendered without its outputs"
+    assert "using emulator" in page or "using cuda" in page
+
+
+# Development-log wording has no place in user-facing pages: budgets of past work, commit
+# comparisons, the machine a figure came from (figures live on the Performance page, each with
+# its command, machine and date).
+DEVELOPMENT_LOG = re.compile(
+    r"budget|previous commit|this machine|this 2-core|load average|measured 20\d\d-|"
+    r"\bthe issue\b|\bissue \d+", re.IGNORECASE)
+
+
+def _user_facing_pages():
+    yield ROOT / "README.md"
+    yield DOCS / "index.md"
+    yield DOCS / "getting_started.md"
+    yield from sorted((DOCS / "user").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", list(_user_facing_pages()), ids=lambda p: p.name)
+def test_no_development_log_wording(path):
+    hits = [f"{path.name}:{n}: {line.strip()}"
+            for n, line in enumerate(path.read_text().splitlines(), 1)
+            if DEVELOPMENT_LOG.search(line)]
+    assert not hits, "development-log wording:\n" + "\n".join(hits)
