@@ -10,6 +10,7 @@
 // the units in a sector, so a warp's 32 consecutive work items cover whole sectors of one or more
 // runs: every sector of a run is touched by one warp access.
 #include "common.cuh"
+#include "divisor.cuh"
 
 namespace ic {
 
@@ -31,6 +32,7 @@ struct PackedSide {
     index_t chunk_of[PACKED_TILE_DIMS];  // -1, or which split (0, 1) holds the chunk index
     index_t stride[PACKED_TILE_DIMS];    // bytes in this side's memory
     index_t slot[PACKED_TILE_DIMS];      // shared-memory slot strides
+    index_t magic[PACKED_TILE_DIMS];     // Divisor magic of len (a short last chunk: recomputed)
     index_t dims;                        // tile dims
     index_t run;                         // the first `run` dims chain in memory: a run
     index_t aligned;                     // runs are virtual rows from a sector boundary
@@ -42,6 +44,7 @@ struct PackedOuter {
     index_t len[PACKED_OUTER_DIMS];
     index_t src_stride[PACKED_OUTER_DIMS];
     index_t dst_stride[PACKED_OUTER_DIMS];
+    index_t magic[PACKED_OUTER_DIMS];  // Divisor magic of len
     index_t split[2];    // position of each split dim's chunk index (-1: none)
     index_t dims;
     index_t tiles;       // the product of len: tiles to copy
@@ -49,42 +52,61 @@ struct PackedOuter {
     index_t dst_offset;
 };
 
+// Work items a thread takes per round of a phase: all their global loads are issued before
+// the first shared store (phase 1), so a warp keeps that many loads in flight. 16-byte units
+// over 8 tile dims take 2, which keeps them within the 64 registers of __launch_bounds__.
+template <int Unit, int D>
+struct PackedItems {
+    static constexpr int value = Unit >= 16 && D > 4 ? 2 : 4;
+};
+
 // One phase over one tile: its run and row lengths for this block (a split dim's last chunk
-// may be short), then the work items. Item i is unit p of virtual row r = i / vl.
+// may be short), then the work items. Item i is unit p of virtual row r = i / vl. Indices are
+// split off item numbers by multiplication (Divisor), the magic numbers of full lengths
+// computed on the host.
 template <int Unit, int D>
 struct PackedPass {
     static constexpr int SEC = PACKED_SECTOR_BYTES / Unit;  // units per sector
     const PackedSide &side;
     char *base;
-    unsigned n[D];
-    unsigned run, vl, total;
+    Divisor n[D];
+    Divisor per_row;  // vl
+    unsigned run, total;
+    int dims, run_dims;  // side.dims and side.run, narrowed once
+    bool aligned;
     index_t along, low;  // bytes between run elements (+-Unit); element 0 -> lowest address
 
     __device__ PackedPass(const PackedSide &side_, char *base_, index_t chunk0, index_t chunk1)
-        : side(side_), base(base_) {
+        : side(side_), base(base_), dims(static_cast<int>(side_.dims)),
+          run_dims(static_cast<int>(side_.run)), aligned(side_.aligned != 0) {
         unsigned rows = 1;
         run = 1;
 #pragma unroll
         for (int d = 0; d < D; ++d) {
             index_t len = d < side.dims ? side.len[d] : 1;
+            unsigned magic = d < side.dims ? static_cast<unsigned>(side.magic[d]) : 0xffffffffu;
             if (d < side.dims && side.chunk_of[d] >= 0) {
                 const index_t left = side.full[d] - (side.chunk_of[d] == 0 ? chunk0 : chunk1) * len;
-                len = left < len ? left : len;
+                if (left < len) {  // the last chunk, short
+                    len = left;
+                    magic = 0xffffffffu / static_cast<unsigned>(len);
+                }
             }
-            n[d] = static_cast<unsigned>(len);
+            n[d] = Divisor(static_cast<unsigned>(len), magic);
             if (d < side.run) {
-                run *= n[d];
+                run *= n[d].d;
             } else {
-                rows *= n[d];
+                rows *= n[d].d;
             }
         }
         along = side.run > 0 ? side.stride[0] : Unit;
         low = along < 0 ? static_cast<index_t>(run - 1) * along : 0;
-        vl = run;
+        unsigned vl = run;
         if (side.aligned) {
             const unsigned lead = side.uniform ? lead_of(base + low) : SEC - 1;
             vl = (run + lead + SEC - 1) / SEC * SEC;
         }
+        per_row = Divisor(vl);
         total = rows * vl;
     }
 
@@ -94,61 +116,81 @@ struct PackedPass {
     }
 
     // Work item i: false when idle, else the global address of its element and its slot.
-    __device__ bool locate(unsigned i, char *&address, unsigned &slot) const {
-        if (i >= total) return false;
-        unsigned r = i / vl;
-        const unsigned q = i - r * vl;
+    __device__ __forceinline__ bool locate(unsigned i, char *&address, unsigned &slot) const {
+        unsigned q;
+        unsigned r = per_row.div(i, q);
         index_t offset = low;
         slot = 0;
 #pragma unroll
         for (int d = 0; d < D; ++d) {  // the row's dims, innermost fastest
-            if (d >= side.run && d < side.dims) {
-                const unsigned k = r % n[d];
-                r /= n[d];
+            if (d >= run_dims && d < dims) {
+                unsigned k;
+                r = n[d].div(r, k);
                 offset += static_cast<index_t>(k) * side.stride[d];
                 slot += k * static_cast<unsigned>(side.slot[d]);
             }
         }
         char *lowest = base + offset;
-        const unsigned lead = side.aligned ? lead_of(lowest) : 0;
-        if (q < lead || q - lead >= run) return false;
+        const unsigned lead = aligned ? lead_of(lowest) : 0;
         const unsigned p = q - lead;  // units past the run's lowest address
         unsigned e = along < 0 ? run - 1 - p : p;  // the element's position in the run
 #pragma unroll
         for (int d = 0; d < D; ++d) {
-            if (d < side.run) {
-                const unsigned k = d + 1 < side.run ? e % n[d] : e;
-                e /= n[d];
+            if (d < run_dims) {
+                unsigned k = e;
+                if (d + 1 < run_dims) e = n[d].div(e, k);
                 slot += k * static_cast<unsigned>(side.slot[d]);
             }
         }
         address = lowest + static_cast<index_t>(p) * Unit;
-        return true;
+        return i < total && q >= lead && p < run;
     }
 };
 
-// Runs a phase with every warp stepping through the work items together (items base + lane),
-// as the GPU issues one access instruction per warp and step. In emulation an idle lane of a
-// step in which others of its warp access memory repeats the first active lane's access (no
-// byte or sector that instruction does not touch anyway), so that the trace numbers the
-// accesses of all lanes alike, which is how the profiler recognizes one warp instruction.
+// Runs a phase: each thread takes PackedItems items per round (items base + lane, base
+// stepping by the block), locating all of them first, then moving them; phase 1 issues its
+// global loads before any shared store. In emulation an idle lane of a step in which others of
+// its warp access memory repeats the first active lane's access (no byte or sector that
+// instruction does not touch anyway), so that the trace numbers the accesses of all lanes
+// alike, which is how the profiler recognizes one warp instruction.
 template <int Unit, int D, bool LOAD, typename Elem>
 __device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Elem *tile) {
+    constexpr int PACKED_ITEMS = PackedItems<Unit, D>::value;
     const unsigned lane = threadIdx.x % 32;
-    for (unsigned base = threadIdx.x - lane; base < pass.total; base += blockDim.x) {
-        char *address;
-        unsigned slot;
-        bool active = pass.locate(base + lane, address, slot);
+    for (unsigned first = threadIdx.x - lane; first < pass.total;
+         first += blockDim.x * PACKED_ITEMS) {
+        char *address[PACKED_ITEMS];
+        unsigned slot[PACKED_ITEMS];
+        bool active[PACKED_ITEMS];
+#pragma unroll
+        for (int it = 0; it < PACKED_ITEMS; ++it) {
+            const unsigned base = first + it * blockDim.x;
+            active[it] = pass.locate(base + lane, address[it], slot[it]);
 #ifdef INFINI_EMULATION
-        for (unsigned other = 0; !active && other < 32; ++other) {
-            active = pass.locate(base + other, address, slot);
-        }
+            for (unsigned other = 0; !active[it] && other < 32; ++other) {
+                active[it] = pass.locate(base + other, address[it], slot[it]);
+            }
 #endif
-        if (!active) continue;
+        }
+        Elem value[PACKED_ITEMS];
         if (LOAD) {
-            sts(tile + slot, ld(reinterpret_cast<const Elem *>(address)));
+#pragma unroll
+            for (int it = 0; it < PACKED_ITEMS; ++it) {
+                if (active[it]) value[it] = ld(reinterpret_cast<const Elem *>(address[it]));
+            }
+#pragma unroll
+            for (int it = 0; it < PACKED_ITEMS; ++it) {
+                if (active[it]) sts(tile + slot[it], value[it]);
+            }
         } else {
-            st(reinterpret_cast<Elem *>(address), lds(tile + slot));
+#pragma unroll
+            for (int it = 0; it < PACKED_ITEMS; ++it) {
+                if (active[it]) value[it] = lds(tile + slot[it]);
+            }
+#pragma unroll
+            for (int it = 0; it < PACKED_ITEMS; ++it) {
+                if (active[it]) st(reinterpret_cast<Elem *>(address[it]), value[it]);
+            }
         }
     }
 }
@@ -184,15 +226,29 @@ packed_copy(void *__restrict__ dst, const void *__restrict__ src, ic::PackedSide
     elem_t *tile = ic::PackedTile<elem_t, Wide>::memory();
 
     for (index_t b = blockIdx.x; b < outer.tiles; b += gridDim.x) {
-        index_t rest = b, src_at = outer.src_offset, dst_at = outer.dst_offset;
+        index_t src_at = outer.src_offset, dst_at = outer.dst_offset;
         index_t chunk0 = 0, chunk1 = 0;
-        for (int d = static_cast<int>(outer.dims) - 1; d >= 0; --d) {
-            const index_t i = rest % outer.len[d];
-            rest /= outer.len[d];
-            src_at += i * outer.src_stride[d];
-            dst_at += i * outer.dst_stride[d];
-            chunk0 = d == outer.split[0] ? i : chunk0;
-            chunk1 = d == outer.split[1] ? i : chunk1;
+        if (outer.tiles <= 0xffffffffll) {  // 32-bit indices, split off by multiplication
+            unsigned rest = static_cast<unsigned>(b);
+            for (int d = static_cast<int>(outer.dims) - 1; d >= 0; --d) {
+                unsigned i;
+                rest = ic::Divisor(static_cast<unsigned>(outer.len[d]),
+                                   static_cast<unsigned>(outer.magic[d])).div(rest, i);
+                src_at += static_cast<index_t>(i) * outer.src_stride[d];
+                dst_at += static_cast<index_t>(i) * outer.dst_stride[d];
+                chunk0 = d == outer.split[0] ? i : chunk0;
+                chunk1 = d == outer.split[1] ? i : chunk1;
+            }
+        } else {
+            index_t rest = b;
+            for (int d = static_cast<int>(outer.dims) - 1; d >= 0; --d) {
+                const index_t i = rest % outer.len[d];
+                rest /= outer.len[d];
+                src_at += i * outer.src_stride[d];
+                dst_at += i * outer.dst_stride[d];
+                chunk0 = d == outer.split[0] ? i : chunk0;
+                chunk1 = d == outer.split[1] ? i : chunk1;
+            }
         }
         char *src_tile = const_cast<char *>(static_cast<const char *>(src)) + src_at;
         char *dst_tile = static_cast<char *>(dst) + dst_at;

@@ -10,6 +10,7 @@
 // sector boundaries ("virtual rows", below), so every warp access covers whole sectors except
 // at the two ends of a row.
 #include "common.cuh"
+#include "divisor.cuh"
 
 namespace ic {
 
@@ -44,95 +45,184 @@ struct alignas(sizeof(T) * V) Vec {
     T v[V];
 };
 
+// Work items a thread takes per round of a pass: all their global loads are issued before
+// the first shared store (phase 1), so a warp keeps TILE_ITEMS loads in flight.
+constexpr int TILE_ITEMS = 4;
+
 // One phase: moves `rows` rows of `row_len` elements between global memory (row r at
 // `origin + r * row_stride`, element a of it at `+ a * along`, along == +-Unit) and shared
 // memory (element (r, a) at `r * sh_row + a * sh_along`), V elements per global access.
 //
-// Work item i is unit p of virtual row r = i / vl, where a virtual row starts at the sector
-// boundary at or below the row's lowest address and is vl units long, a multiple of the SEC
-// units in a sector: a warp's 32 consecutive items then cover whole sectors of one or more
-// rows. Items before a row's first unit or past its last are idle. vl leaves room for the
-// row's lead (units between the boundary and the row): SEC - 1 at most, exactly the first
-// row's when all rows share it (`uniform`, or one chained run). A row whose units are in
+// Each row is a "virtual row" that starts at the sector boundary at or below the row's lowest
+// address, units past it before the row's first unit or after its last being idle work items;
+// its lead (units between the boundary and the row) is the first row's when all rows share it
+// (`uniform`, or one chained run), else room for SEC - 1 is left. A row whose units are in
 // descending memory order (along < 0, only with V == 1) is walked from its lowest address.
 // Chained rows (row_stride == row_len * along, along > 0) are one run of rows * row_len.
-template <int Unit, int V, typename Elem>
+//
+// Warp step g of a pass covers 32 work items:
+// - R == 1: items g * 32 + lane of the rows laid end to end (virtual rows of a multiple of SEC
+//   units, so a warp covers whole sectors of one or more rows);
+// - R == 4 (16-byte accesses): J = 8 consecutive units (128 bytes) of each of 4 rows: lane
+//   (j, q) = (lane % 8, lane / 8) takes unit c * 8 + j of row G / S * 4S + q * S + G % S,
+//   chunk c and row group G being g's place in (groups, chunks per row). A warp then spreads
+//   its shared accesses over every bank: with an odd pitch, 4 rows 1 apart (the transposing
+//   side, sh_along == pitch) or S = 4 / Unit rows apart (the other, sh_along == 1) start in
+//   4 different 4-byte words of a 16-byte group, the 8 chunks of a row in 8 different groups.
+template <int Unit, int V, int R, int S, typename Elem>
 struct TilePass {
-    char *origin;
-    index_t along, row_stride;
-    int row_len, run, units, vl, total;
-    bool chained, descending;
+    static constexpr int SEC = SECTOR_BYTES / (V * Unit);  // units per sector
+    static constexpr int J = 32 / R;                       // lanes along one row
+    const char *low;  // row 0's lowest address
+    index_t row_stride;
+    int rows, row_len, run, units, lead0;
+    unsigned total, steps;
+    // Items and slots of one tile: n * d < 2^32 for every division below.
+    SmallDivisor per_row;  // R == 1: units per virtual row; R == 4: chunks per virtual row
+    SmallDivisor per_len;  // elements per row (chained runs)
+    bool chained, descending, uniform;
     Elem *shared;
     int sh_row, sh_along;
 
-    static constexpr int SEC = SECTOR_BYTES / (V * Unit);  // units per sector
-
-    __device__ TilePass(char *origin_, index_t along_, index_t row_stride_, int rows, int row_len_,
-                        bool chained_, bool uniform, Elem *shared_, int sh_row_, int sh_along_)
-        : origin(origin_), along(along_), row_stride(row_stride_), row_len(row_len_),
-          chained(chained_), descending(along_ < 0), shared(shared_), sh_row(sh_row_),
+    __device__ TilePass(char *origin, index_t along, index_t row_stride_, int rows_, int row_len_,
+                        bool chained_, bool uniform_, Elem *shared_, int sh_row_, int sh_along_)
+        : row_stride(row_stride_), rows(rows_), row_len(row_len_), per_row(1),
+          per_len(static_cast<unsigned>(chained_ && R == 1 ? row_len_ : 1)),
+          chained(chained_ && R == 1),
+          descending(along < 0), uniform(uniform_ || chained), shared(shared_), sh_row(sh_row_),
           sh_along(sh_along_) {
         run = chained ? rows * row_len : row_len;
         units = run / V;
-        const int lead = uniform || chained ? lead_of(0) : SEC - 1;
-        vl = (units + lead + SEC - 1) / SEC * SEC;
-        total = (chained ? 1 : rows) * vl;
+        low = origin + (descending ? (run - 1) * along : 0);
+        lead0 = lead_of(low);
+        const int lead = uniform ? lead0 : SEC - 1;
+        if (R == 1) {
+            const unsigned vl = (units + lead + SEC - 1) / SEC * SEC;
+            per_row = SmallDivisor(vl);
+            total = (chained ? 1u : static_cast<unsigned>(rows)) * vl;
+            steps = (total + 31) / 32;
+        } else {
+            const unsigned chunks = (units + lead + J - 1) / J;
+            per_row = SmallDivisor(chunks);
+            const unsigned groups = (rows + R * S - 1) / (R * S) * S;
+            total = groups * chunks;
+            steps = total;
+        }
     }
 
-    // Lowest address of row r, and how many units past a sector boundary it is.
-    __device__ const char *lowest(int r) const {
-        return origin + r * row_stride + (descending ? (run - 1) * along : 0);
-    }
-    __device__ int lead_of(int r) const {
-        return static_cast<int>(reinterpret_cast<unsigned long long>(lowest(r)) % SECTOR_BYTES) /
+    // How many units past a sector boundary an address is.
+    __device__ static int lead_of(const char *lowest) {
+        return static_cast<int>(reinterpret_cast<unsigned long long>(lowest) % SECTOR_BYTES) /
                (V * Unit);
     }
 
-    // Work item i: false when idle, else the global address of its unit and its first slot.
-    __device__ bool locate(int i, char *&address, Elem *&slot) const {
-        if (i >= total) return false;
-        const int r = i / vl;
-        const char *lo = lowest(r);
-        const int p = i - r * vl - lead_of(r);
-        if (p < 0 || p >= units) return false;
-        const int e = descending ? run - 1 - p : p * V;  // element index in the run
-        const int a = chained ? e % row_len : e;
-        const int row = chained ? e / row_len : r;
-        address = const_cast<char *>(lo) + static_cast<index_t>(p) * V * Unit;
-        slot = shared + row * sh_row + a * sh_along;
-        return true;
+    // Lane `lane` of warp step g: false when idle, else the global address of its unit and its
+    // first slot. The flags are the pass's own, fixed per instantiation of the walk so that
+    // a hot loop carries none of the other cases' arithmetic.
+    template <bool CHAINED, bool UNIFORM, bool DESCENDING>
+    __device__ __forceinline__ bool locate(unsigned g, unsigned lane, char *&address,
+                                           Elem *&slot) const {
+        unsigned r, q;
+        bool inside;
+        if (R == 1) {
+            const unsigned i = g * 32 + lane;
+            inside = i < total;
+            r = 0;
+            q = i;
+            if (!CHAINED) r = per_row.div(i, q);
+        } else {
+            unsigned c;
+            const unsigned G = per_row.div(g, c);
+            r = G / S * (R * S) + lane / J * S + G % S;
+            q = c * J + lane % J;
+            inside = g < steps && r < static_cast<unsigned>(rows);
+        }
+        const char *lo = CHAINED ? low : low + static_cast<index_t>(r) * row_stride;
+        const int p = static_cast<int>(q) - (UNIFORM ? lead0 : lead_of(lo));
+        const int e = DESCENDING ? run - 1 - p : p * V;  // element index in the run
+        int row = static_cast<int>(r), a = e;
+        if (CHAINED) {
+            unsigned rest;
+            row = static_cast<int>(per_len.div(static_cast<unsigned>(e), rest));
+            a = static_cast<int>(rest);
+        }
+        address = const_cast<char *>(lo) + p * (V * Unit);
+        slot = shared + (row * sh_row + a * sh_along);
+        return inside && static_cast<unsigned>(p) < static_cast<unsigned>(units);
     }
 };
 
-// Runs a pass with every warp stepping through the work items together (items base + lane),
-// as the GPU issues one access instruction per warp and step. In emulation an idle lane of a
-// step in which others of its warp access memory repeats the first active lane's access: no
-// byte or sector that instruction does not touch anyway, but the trace then numbers the
-// accesses of all lanes alike, which is how the profiler recognizes one warp instruction.
-template <int Unit, int V, bool LOAD, typename Elem>
-__device__ __forceinline__ void tile_pass(const TilePass<Unit, V, Elem> &pass) {
+// Runs a pass: each thread takes TILE_ITEMS warp steps per round (steps warp, warp + warps,
+// ...), locating all of them first, then moving them; phase 1 issues its global loads before
+// any shared store. In emulation an idle lane of a step in which others of its warp access
+// memory repeats the first active lane's access: no byte or sector that instruction does not
+// touch anyway, but the trace then numbers the accesses of all lanes alike, which is how the
+// profiler recognizes one warp instruction.
+template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, int Unit, int V, int R, int S,
+          typename Elem>
+__device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
-    const int lane = threadIdx.x % 32;
-    for (int base = threadIdx.x - lane; base < pass.total; base += blockDim.x) {
-        char *address;
-        Elem *slot;
-        bool active = pass.locate(base + lane, address, slot);
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (unsigned first = warp; first < pass.steps; first += warps * TILE_ITEMS) {
+        char *address[TILE_ITEMS];
+        Elem *slot[TILE_ITEMS];
+        bool active[TILE_ITEMS];
+#pragma unroll
+        for (int it = 0; it < TILE_ITEMS; ++it) {
+            const unsigned g = first + it * warps;
+            active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING>(g, lane, address[it],
+                                                                              slot[it]);
 #ifdef INFINI_EMULATION
-        for (int other = 0; !active && other < 32; ++other) {
-            active = pass.locate(base + other, address, slot);
-        }
+            for (unsigned other = 0; !active[it] && other < 32; ++other) {
+                active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING>(
+                    g, other, address[it], slot[it]);
+            }
 #endif
-        if (!active) continue;
-        if (LOAD) {
-            const vec_t value = ld(reinterpret_cast<const vec_t *>(address));
-#pragma unroll
-            for (int k = 0; k < V; ++k) sts(slot + k * pass.sh_along, value.v[k]);
-        } else {
-            vec_t value;
-#pragma unroll
-            for (int k = 0; k < V; ++k) value.v[k] = lds(slot + k * pass.sh_along);
-            st(reinterpret_cast<vec_t *>(address), value);
         }
+        vec_t value[TILE_ITEMS];
+        if (LOAD) {
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                if (active[it]) value[it] = ld(reinterpret_cast<const vec_t *>(address[it]));
+            }
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                if (!active[it]) continue;
+#pragma unroll
+                for (int k = 0; k < V; ++k) sts(slot[it] + k * pass.sh_along, value[it].v[k]);
+            }
+        } else {
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                if (!active[it]) continue;
+#pragma unroll
+                for (int k = 0; k < V; ++k) value[it].v[k] = lds(slot[it] + k * pass.sh_along);
+            }
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                if (active[it]) st(reinterpret_cast<vec_t *>(address[it]), value[it]);
+            }
+        }
+    }
+}
+
+// A pass's walk for its case: chained (one run), rows sharing their lead, descending.
+template <bool LOAD, int Unit, int V, int R, int S, typename Elem>
+__device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
+    if (V == 1 && pass.descending) {
+        if (pass.chained) {
+            tile_walk<R == 1, true, V == 1, LOAD>(pass);
+        } else if (pass.uniform) {
+            tile_walk<false, true, V == 1, LOAD>(pass);
+        } else {
+            tile_walk<false, false, V == 1, LOAD>(pass);
+        }
+    } else if (pass.chained) {
+        tile_walk<R == 1, true, false, LOAD>(pass);
+    } else if (pass.uniform) {
+        tile_walk<false, true, false, LOAD>(pass);
+    } else {
+        tile_walk<false, false, false, LOAD>(pass);
     }
 }
 
@@ -143,7 +233,7 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, Elem> &pass) {
 // tile covers i0 in [max(0, t0 * tile0 - shift0), min(len0, (t0 + 1) * tile0 - shift0)) and
 // i1 likewise; every element of it is copied once: read in phase 1 (ReadVector elements per
 // access), written in phase 2 (WriteVector elements per access), a barrier between them and
-// after.
+// after. 16-byte accesses take 4 rows per warp step (TilePass, R == 4).
 template <int Unit, int ReadVector, int WriteVector, int Wide>
 __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                            ic::TileLayout t,
@@ -153,15 +243,50 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
     using ic::index_t;
     typedef typename ic::UnitOf<Unit>::type elem_t;
     constexpr int CAPACITY = (Wide ? ic::TILE_WIDE_BYTES : ic::TILE_COMPACT_BYTES) / Unit;
+    constexpr int READ_ROWS = ReadVector * Unit == 16 && ReadVector > 1 ? 4 : 1;
+    constexpr int WRITE_ROWS = WriteVector * Unit == 16 && WriteVector > 1 ? 4 : 1;
+    constexpr int SPREAD = Unit < 4 ? 4 / Unit : 1;  // row spacing where sh_along == 1
     __shared__ elem_t tile[CAPACITY];
     const int pitch = static_cast<int>(t.pitch);
+    // Tiles are counted in 32 bits when they fit (no 64-bit division helper per tile).
+    const bool narrow = t.tiles <= 0xffffffffll && t.tiles0 * t.tiles1 <= 0xffffffffll;
 
     for (index_t b = blockIdx.x; b < t.tiles; b += gridDim.x) {
-        index_t rest = b;
-        const index_t t1 = rest % t.tiles1;
-        rest /= t.tiles1;
-        const index_t t0 = rest % t.tiles0;
-        rest /= t.tiles0;
+        index_t t0, t1, src_at = t.src_offset, dst_at = t.dst_offset;
+        if (narrow) {
+            unsigned rest = static_cast<unsigned>(b);
+            const unsigned tiles1 = static_cast<unsigned>(t.tiles1);
+            const unsigned tiles0 = static_cast<unsigned>(t.tiles0);
+            unsigned q = rest / tiles1;
+            t1 = rest - q * tiles1;
+            rest = q;
+            q = rest / tiles0;
+            t0 = rest - q * tiles0;
+            rest = q;
+#pragma unroll
+            for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
+                if (batch_len.a[d] == 1) continue;  // padding dims
+                const unsigned n = static_cast<unsigned>(batch_len.a[d]);
+                q = rest / n;
+                const unsigned i = rest - q * n;
+                rest = q;
+                src_at += static_cast<index_t>(i) * src_batch_stride.a[d];
+                dst_at += static_cast<index_t>(i) * dst_batch_stride.a[d];
+            }
+        } else {
+            index_t rest = b;
+            t1 = rest % t.tiles1;
+            rest /= t.tiles1;
+            t0 = rest % t.tiles0;
+            rest /= t.tiles0;
+#pragma unroll
+            for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
+                const index_t i = rest % batch_len.a[d];
+                rest /= batch_len.a[d];
+                src_at += i * src_batch_stride.a[d];
+                dst_at += i * dst_batch_stride.a[d];
+            }
+        }
         // The tile's first indices, clipped: the first tile of a dim starts at 0 and ends
         // `shift` early, so the later ones start where the planner put sector boundaries.
         const index_t start0 = t0 * t.tile0 - t.shift0, start1 = t1 * t.tile1 - t.shift1;
@@ -169,30 +294,27 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
         const index_t end0 = start0 + t.tile0 < t.len0 ? start0 + t.tile0 : t.len0;
         const index_t end1 = start1 + t.tile1 < t.len1 ? start1 + t.tile1 : t.len1;
         const int n0 = static_cast<int>(end0 - first0), n1 = static_cast<int>(end1 - first1);
-        index_t src_at = t.src_offset + first0 * t.src_stride0 + first1 * t.src_stride1;
-        index_t dst_at = t.dst_offset + first0 * t.dst_stride0 + first1 * t.dst_stride1;
-#pragma unroll
-        for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
-            const index_t i = rest % batch_len.a[d];
-            rest /= batch_len.a[d];
-            src_at += i * src_batch_stride.a[d];
-            dst_at += i * dst_batch_stride.a[d];
-        }
+        src_at += first0 * t.src_stride0 + first1 * t.src_stride1;
+        dst_at += first0 * t.dst_stride0 + first1 * t.dst_stride1;
         char *src_tile = const_cast<char *>(static_cast<const char *>(src)) + src_at;
         char *dst_tile = static_cast<char *>(dst) + dst_at;
 
-        typedef ic::TilePass<Unit, ReadVector, elem_t> read_pass;
         if (t.read_along == 0) {  // rows of dim 1, each along dim 0: shared column by column
-            ic::tile_pass<Unit, ReadVector, true>(read_pass(src_tile, t.src_stride0, t.src_stride1,
-                n1, n0, t.read_chained != 0, t.read_uniform != 0, tile, 1, pitch));
+            ic::tile_pass<true>(
+                ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
+                    src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
+                    t.read_uniform != 0, tile, 1, pitch));
         } else {  // rows of dim 0, each along dim 1
-            ic::tile_pass<Unit, ReadVector, true>(read_pass(src_tile, t.src_stride1, t.src_stride0,
-                n0, n1, t.read_chained != 0, t.read_uniform != 0, tile, pitch, 1));
+            ic::tile_pass<true>(
+                ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
+                    src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
+                    t.read_uniform != 0, tile, pitch, 1));
         }
         __syncthreads();
-        ic::tile_pass<Unit, WriteVector, false>(ic::TilePass<Unit, WriteVector, elem_t>(
-            dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
-            t.write_uniform != 0, tile, pitch, 1));
+        ic::tile_pass<false>(
+            ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
+                dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
+                t.write_uniform != 0, tile, pitch, 1));
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

@@ -25,7 +25,9 @@ shared memory at slot ``sum(index * slot)``. After a barrier, phase 2 walks the 
 in destination order, loading shared slots and storing them to dst; a barrier ends the tile.
 A split dim's tile length is ``min(chunk, full - chunk index * chunk)``; the rest of a chunk is
 not copied. Slots are the destination-order position of an element in a tile of full chunks,
-below ``tile_elements``, which the variant's capacity (``Wide``) holds.
+the stride of one dim padded (:mod:`.packed_banks`) where that spreads the source-order
+stores over the shared-memory banks, below ``tile_elements``, which the variant's capacity
+(``Wide``) holds. Each thread takes 4 work items per round, its global loads issued first.
 
 >>> from infini_cupy.strided.layout import normalize_layout
 >>> layout = normalize_layout((3, 4, 7, 53, 9), (4, 12, 48, 336, 17808),
@@ -42,6 +44,7 @@ from dataclasses import dataclass
 
 from . import sector_model as sm
 from .layout import LaunchPlan, NormalizedLayout
+from .packed_banks import padded_stride, wavefront_ratio
 
 PACKED_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
 DIM_BUCKETS = (4, 8)  # template D: tile dims the kernel's loops unroll to
@@ -109,7 +112,8 @@ class PackedPlan(LaunchPlan):
         chunk index among them, its strides times the chunk), outer -> inner.
     split_outer: the position in ``outer_len`` of each split dim's chunk index (at most 2).
     src_offset, dst_offset: bytes from each pointer to element 0 of the copy.
-    tile_elements: shared slots a tile uses (the product of the tile lengths).
+    tile_elements: shared slots a tile spans (the product of the tile lengths, more where a
+        slot stride is padded against bank conflicts).
     sectors: (reads, writes) sectors the sector model predicts the launch's warp accesses
         touch, each counted once per access.
     predicted: (reads, writes) ratio of the sector model's estimate of the sector limit (the
@@ -370,18 +374,36 @@ def plan_large(layout: NormalizedLayout, dst_residue: int, src_residue: int, max
     return _build(search, layout, tile, predicted, max_threads)
 
 
+def _slots(search: _Search, tile, split_of):
+    """Both walks of a tile and the slots they share: the destination-order position in a tile
+    of full chunks, with the slot stride of the source's contiguous dim (or of every dim after
+    the destination's first) padded where that takes fewer shared-memory wavefronts and fits.
+    Returns (read, write, read items, write items, slots spanned)."""
+    dst_dims = [d for d in search.write.order if d in tile]
+    src_first = next(d for d in search.read.order if d in tile)
+    best = None
+    for pad in ((), (src_first,), tuple(dst_dims[1:])):
+        if best is not None and (not pad or src_first == dst_dims[0] and len(pad) == 1):
+            continue
+        slot_of, stride = {}, 1
+        for d in dst_dims:
+            slot_of[d] = padded_stride(stride, search.unit) if d in pad else stride
+            stride = slot_of[d] * tile[d]
+        if best is not None and stride > search.capacity:
+            continue
+        read, read_items = _walk(search.read, tile, slot_of, split_of)
+        write, write_items = _walk(search.write, tile, slot_of, split_of)
+        ratio = wavefront_ratio((read, write), search.unit)
+        if best is None or ratio < best[0] - 0.01:
+            best = (ratio, read, write, read_items, write_items, stride)
+    return best[1:]
+
+
 def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     shape, unit = layout.shape, layout.unit
     split = [d for d in sorted(tile) if tile[d] < shape[d]]
     split_of = {d: k for k, d in enumerate(split)}
-    # Slots: the destination-order position in a tile of full chunks.
-    slot_of, stride = {}, 1
-    for d in search.write.order:
-        if d in tile:
-            slot_of[d] = stride
-            stride *= tile[d]
-    read, read_items = _walk(search.read, tile, slot_of, split_of)
-    write, write_items = _walk(search.write, tile, slot_of, split_of)
+    read, write, read_items, write_items, footprint = _slots(search, tile, split_of)
     outer, split_outer = [], [0] * len(split)
     for d in range(len(shape)):  # normalized order: blocks in a row walk dst upwards
         if d in split_of:
@@ -392,7 +414,7 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
             outer.append((shape[d], layout.src_strides[d], layout.dst_strides[d]))
     outer = outer or [(1, 0, 0)]
     tiles = math.prod(n for n, _, _ in outer)
-    volume = math.prod(tile.values())
+    volume = footprint
     budget = max(32, min(MAX_THREADS, max_threads - max_threads % 32))
     work = -(-max(read_items, write_items) // ITEMS_PER_THREAD)
     threads = min(budget, max(32, -(-work // 32) * 32))

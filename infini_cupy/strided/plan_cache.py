@@ -50,11 +50,16 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
-    "len", "full", "chunk_of", "stride", "slot")] + [(name, "<i8") for name in (
+    "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
     "dims", "run", "aligned", "uniform")], align=True)
 PACKED_OUTER = np.dtype([(name, "<i8", (OUTER_DIMS,)) for name in (
-    "len", "src_stride", "dst_stride")] + [("split", "<i8", (2,))] + [(name, "<i8") for name in (
-    "dims", "tiles", "src_offset", "dst_offset")], align=True)
+    "len", "src_stride", "dst_stride", "magic")] + [("split", "<i8", (2,))] + [
+    (name, "<i8") for name in ("dims", "tiles", "src_offset", "dst_offset")], align=True)
+
+
+def divisor_magic(n: int) -> int:
+    """``ic::Divisor``'s multiplier for n (kernels_src/divisor.cuh): floor((2^32 - 1) / n)."""
+    return 0xFFFFFFFF // n if 0 < n < 2**32 else 0
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ def _packed_side(side) -> np.void:
         record[name][: len(values)] = values
     record["len"][len(side.length):] = 1
     record["full"][len(side.length):] = 1
+    record["magic"][:] = [divisor_magic(int(n)) for n in record["len"]]
     record["chunk_of"][len(side.length):] = -1
     record["dims"], record["run"] = len(side.length), side.run
     record["aligned"], record["uniform"] = int(side.aligned), int(side.uniform)
@@ -112,6 +118,7 @@ def _packed_args(plan: PackedPlan) -> tuple:
     dims = len(plan.outer_len)
     outer["len"][:] = 1
     outer["len"][:dims] = plan.outer_len
+    outer["magic"][:] = [divisor_magic(int(n)) for n in outer["len"]]
     outer["src_stride"][:dims] = plan.outer_src_stride
     outer["dst_stride"][:dims] = plan.outer_dst_stride
     outer["split"][:] = -1

@@ -24,12 +24,17 @@ shift0))`` and ``i1`` likewise, with the batch indices fixed. Each of its elemen
 stride)`` over dims 0, 1 and the batch dims. Phase 1 reads along dim ``read_along``,
 ``read_vector`` elements per access; phase 2 writes along dim 1, ``write_vector`` per access;
 both start each row's accesses at the sector boundary below its lowest address (see
-``tile_pass`` in the kernel source). Element ``(i0, i1)`` of a tile sits in shared memory at
+``TilePass`` in the kernel source). Accesses narrower than 16 bytes take 32 consecutive
+work items per warp step; 16-byte ones (``vector * unit == 16``, vector > 1) take 8 of each of
+4 rows, the rows 1 apart on the side whose shared accesses step by the pitch and
+``4 // unit`` apart on the other, so that with an odd pitch every warp access of shared memory
+is free of bank conflicts. Each thread takes 4 warp steps at a time, all global loads first.
+Element ``(i0, i1)`` of a tile sits in shared memory at
 ``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``).
 
 >>> plan = plan_tiles(4, (2048, 2048), (8192, 4), (4, 8192), 0, 0, 1024)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1), plan.pitch, plan.tiles
-('tiled_copy<4, 1, 1, 0>', (64, 64), 65, 1024)
+('tiled_copy<4, 4, 4, 0>', (64, 64), 65, 1024)
 """
 
 from __future__ import annotations
@@ -56,8 +61,8 @@ class TilePlan(LaunchPlan):
     """A launch of ``tiled_copy<unit, read_vector, write_vector, wide>`` (semantics: module doc).
 
     unit: bytes per element (1, 2, 4, 8 or 16); ``dst_stride1 == unit``.
-    read_vector, write_vector: elements per global access of phase 1 and phase 2 (4 bytes for
-        1- and 2-byte elements when every address of that side allows it, else 1).
+    read_vector, write_vector: elements per global access of phase 1 and phase 2: 16 bytes
+        (or 4 for 1- and 2-byte elements) when every address of that side allows it, else 1.
     wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
     len0, len1: lengths of the tiled dims; dim 1 is dst's contiguous dim.
     src_stride0, src_stride1, dst_stride0, dst_stride1: their byte strides.
@@ -66,10 +71,12 @@ class TilePlan(LaunchPlan):
     tile0, tile1: tile extents (elements); shift0, shift1: elements the first tile of each
         dim gives up (so later tiles start on sector boundaries); tiles0, tiles1: tiles along
         each dim, ``ceil((len + shift) / tile)``.
-    pitch: shared-memory row pitch in elements (odd for transposes: no bank conflicts).
+    pitch: shared-memory row pitch in elements (odd for transposes and for misaligned copies
+        with 16-byte accesses: no bank conflicts).
     read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
     read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
-        the phase is one run (its along dim lies whole in the tile).
+        the phase is one run (its along dim lies whole in the tile); never with 16-byte
+        accesses, which walk each row on its own.
     read_uniform, write_uniform: the rows of phase 1 (phase 2) all start equally far into a
         sector (every other stride of that side a multiple of 32), so a warp's accesses need
         no room for rows starting anywhere else.
@@ -123,12 +130,19 @@ def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool
 
 
 def vector_widths(unit: int) -> tuple[int, ...]:
-    """Elements per global access a side may use: 4-byte accesses for 1- and 2-byte units."""
-    return (1, 4 // unit) if unit < 4 else (1,)
+    """Elements per global access a side may use: 4- and 16-byte accesses for 1- and 2-byte
+    units, 16-byte ones for 4-byte units (8- and 16-byte units are one access each)."""
+    return (1, 4 // unit, 16 // unit) if unit < 4 else (1, 16 // unit) if unit == 4 else (1,)
+
+
+def warp_row(unit: int, vector: int) -> int:
+    """Elements of one row a warp step covers: 16-byte accesses take 8 lanes of 4 rows
+    (``TilePass`` with R == 4 in the kernel), narrower ones 32 lanes of one row."""
+    return (8 if vector > 1 and vector * unit == 16 else 32) * vector
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (22)."""
+    """Every staged-copy name expression the planner can return (48)."""
     return tuple(
         tiled_kernel_name(unit, rv, wv, wide)
         for unit in TILE_UNITS
@@ -178,6 +192,18 @@ def _tile_vector(vector, length, tile, shift) -> int:
     if vector == 1 or -(-(length + shift) // tile) == 1:
         return vector  # one tile: the whole dim, whose start and length _vector checked
     return vector if tile % vector == 0 and shift % vector == 0 else 1
+
+
+def _short_row_vector(unit, vector, row, chained, skew) -> int:
+    """``vector``, or the next narrower width where 16-byte accesses (which walk each row on
+    its own, 8 lanes to a row) would find rows of ``row`` elements shorter than those 8 lanes'
+    128 bytes, or chained rows that do not each start and end on sector boundaries (``skew``:
+    where in its sector every row starts, None when rows differ)."""
+    if vector * unit == 16 and vector > 1 and (
+        row * unit < 128 or chained and (skew != 0 or row * unit % SECTOR)
+    ):
+        return 4 // unit if unit < 4 else 1
+    return vector
 
 
 def _round_down(n: int, granule: int) -> int:
@@ -286,8 +312,8 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         capacity = (WIDE_BYTES if wide else COMPACT_BYTES) // unit
         # Where rows share their alignment, tile edges fall on sector boundaries and rows are
         # whole warps of accesses (no warp straddles two rows: fewer bank conflicts).
-        granule0 = max(sector_elems, 32 * read_vector) if src_skew is not None else read_vector
-        granule1 = max(sector_elems, 32 * write_vector) if dst_skew is not None else write_vector
+        granule0 = max(sector_elems, warp_row(unit, read_vector)) if src_skew is not None else read_vector
+        granule1 = max(sector_elems, warp_row(unit, write_vector)) if dst_skew is not None else write_vector
         tile0, tile1 = _transpose_extents(len0, len1, capacity, granule0, granule1)
         shift0 = _shift(len0, tile0, src_skew, unit)
         pitch = tile1 | 1
@@ -295,10 +321,14 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     else:
         wide = False
         capacity = COMPACT_BYTES // unit
-        tile1 = _balanced(len1, capacity, max(sector_elems, read_vector, write_vector))
-        tile0 = min(len0, capacity // tile1)
+        # 16-byte accesses take 4 rows (4 // unit apart) per warp step: an odd pitch spreads
+        # them over the banks, and a tile of that many rows keeps the lanes busy.
+        odd = max(read_vector, write_vector) * unit == 16
+        rows = min(len0, 4 * max(1, 4 // unit)) if odd else 1
+        tile1 = _balanced(len1, capacity // rows - odd, max(sector_elems, read_vector, write_vector))
+        pitch = tile1 | 1 if odd else tile1
+        tile0 = min(len0, capacity // pitch)
         shift0 = 0
-        pitch = tile1
         read_chained = tile1 == len1 and src_stride1 == unit and src_stride0 == len1 * unit
     shift1 = _shift(len1, tile1, dst_skew, unit)
     # A side's vector must fit every tile's rows, not just element 0's: tile edges fall at
@@ -308,7 +338,15 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     read_tile, read_shift = (tile0, shift0) if transpose else (tile1, shift1)
     read_vector = _tile_vector(read_vector, len0 if transpose else len1, read_tile, read_shift)
     write_vector = _tile_vector(write_vector, len1, tile1, shift1)
+    # 16-byte accesses walk 4 rows per warp step, each row on its own: rows shorter than the
+    # 128 bytes a warp step gives a row would leave lanes idle, so those take narrower ones.
+    # Rows that follow each other in memory but do not each fill whole sectors are better
+    # copied as one run (chained) with narrower accesses than row by row.
     write_chained = tile1 == len1 and dst_stride0 == len1 * unit
+    read_vector = _short_row_vector(unit, read_vector, read_tile, read_chained, src_skew)
+    write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
+    read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
+    write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
 

@@ -41,27 +41,42 @@ def transpose_layout(rows, cols, itemsize, src_pitch=None, dst_pitch=None):
 
 def test_the_family_is_registered_for_nvrtc_and_small():
     names = all_tiled_kernel_names()
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 48
     assert variants.all_variants()["transpose.cu"] == names
 
 
 def test_an_aligned_fp32_transpose_gets_compact_64_by_64_tiles():
     shape, dst, src = transpose_layout(2048, 2048, 4)
     plan = plan_rearrange(shape, dst, src, 4)
-    assert isinstance(plan, TilePlan) and plan.kernel == "tiled_copy<4, 1, 1, 0>"
+    assert isinstance(plan, TilePlan) and plan.kernel == "tiled_copy<4, 4, 4, 0>"
     assert (plan.tile0, plan.tile1, plan.pitch, plan.shift0, plan.shift1) == (64, 64, 65, 0, 0)
     assert plan.tiles == 32 * 32 and plan.block_threads == 256 and plan.read_along == 0
 
 
-@pytest.mark.parametrize("itemsize, vector", [(1, 4), (2, 2), (4, 1)])
+@pytest.mark.parametrize("itemsize, vector", [(1, 16), (2, 8), (4, 4)])
 def test_aligned_transposes_are_free_of_bank_conflicts(itemsize, vector):
-    # (Tiles cut short by the array's end can see 2-way conflicts: rows shorter than a warp.)
+    # 16-byte accesses, 4 rows per warp step. (Tiles cut short by the array's end can see
+    # 2-way conflicts: rows shorter than a warp.)
     shape, dst, src = transpose_layout(256, 384, itemsize)
     plan = plan_rearrange(shape, dst, src, itemsize)
     assert (plan.read_vector, plan.write_vector, plan.wide) == (vector, vector, False)
     simulated = simulate_tile_kernel(plan, banks=True)
     assert simulated.bank_conflicts == {"read": 1, "write": 1}
     check_copies_exactly(shape, dst, src, itemsize)
+
+
+@pytest.mark.parametrize("itemsize, pitch, vectors", [
+    (2, 386, (2, 8)), (4, 386, (1, 4)),  # src rows not 16-byte aligned (nor sector aligned)
+    (1, 388, (4, 16)), (2, 384, (8, 8)),
+])
+def test_narrow_and_mixed_vectors_are_free_of_bank_conflicts(itemsize, pitch, vectors):
+    shape, dst, src = transpose_layout(256, 384, itemsize, src_pitch=pitch)
+    plan = plan_tiles(itemsize, shape, dst, src, 0, 0, 1024)
+    assert (plan.read_vector, plan.write_vector) == vectors
+    simulated = simulate_tile_kernel(plan, banks=True)
+    # int8 rows of 4-byte accesses starting anywhere in a sector: a warp spans two rows of
+    # the tile, which can meet in a bank (2-way, as before 16-byte accesses)
+    assert simulated.bank_conflicts == {"read": 2 if itemsize == 1 else 1, "write": 1}
 
 
 def test_odd_pitches_get_wide_tiles_of_balanced_extents():
@@ -96,13 +111,18 @@ def test_thin_transposes_chain_the_short_side():
 
 
 def test_vectors_need_every_address_of_their_side_aligned():
-    shape, dst, src = transpose_layout(64, 64, 1)
+    shape, dst, src = transpose_layout(128, 128, 1)
+    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 16, 16, 0>"
+    assert plan_rearrange(shape, dst, src, 1, src_address=2).kernel == "tiled_copy<1, 1, 16, 0>"
+    assert plan_rearrange(shape, dst, src, 1, src_address=4).kernel == "tiled_copy<1, 4, 16, 0>"
+    shape, dst, src = transpose_layout(128, 127, 1, src_pitch=128)  # no whole vectors
+    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 1, 16, 0>"
+    shape, dst, src = transpose_layout(64, 64, 1)  # rows of 64 bytes: 4-byte accesses
     assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 4, 4, 0>"
-    assert plan_rearrange(shape, dst, src, 1, src_address=2).kernel == "tiled_copy<1, 1, 4, 0>"
-    shape, dst, src = transpose_layout(64, 63, 1, src_pitch=64)  # 63 columns: no whole vectors
-    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 1, 4, 0>"
     shape, dst, src = transpose_layout(64, 64, 2, dst_pitch=65)  # odd dst pitch
-    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 2, 1, 1>"
+    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 1, 1>"
+    shape, dst, src = transpose_layout(64, 64, 2, dst_pitch=66)  # 4-byte aligned dst rows
+    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 2, 1>"
 
 
 def test_negative_strides_are_walked_upwards():

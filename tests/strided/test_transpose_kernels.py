@@ -100,7 +100,9 @@ def layout_for_every_variant():
     found = {}
     for unit in (1, 2, 4, 8, 16):
         for rows, cols, src_extra, dst_extra, src_offset, dst_offset in itertools.product(
-            (64, 36, 35), (64, 36, 35), (0, 1, 4, 29), (0, 1, 4, 28, 29), (0, unit, 4), (0, unit, 4)
+            *[(128, 64, 36, 35) if unit == 1 else (64, 36, 35)] * 2, (0, 1, 4, 29, 8, 16),
+            (0, 1, 4, 28, 29), (0, unit, 4),
+            (0, unit, 4),
         ):
             src_pitch, dst_pitch = cols + src_extra, rows + dst_extra
             plan = rearrange_module.prepared_copy(

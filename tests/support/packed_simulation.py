@@ -120,7 +120,7 @@ def check_packed_plan(plan: PackedPlan, max_threads: int) -> None:
     assert plan.tiles == plan.grid_blocks == math.prod(plan.outer_len)
     assert 1 <= len(plan.outer_len) <= OUTER_DIMS
     assert len(plan.outer_len) == len(plan.outer_src_stride) == len(plan.outer_dst_stride)
-    assert plan.tile_elements == math.prod(plan.read.length) <= plan.capacity
+    assert math.prod(plan.read.length) <= plan.tile_elements <= plan.capacity
     assert not plan.wide or plan.tile_elements * plan.unit > 8192  # compact when it fits
     for side in (plan.read, plan.write):
         assert len(side.length) <= plan.dims and 0 <= side.run <= len(side.length)
@@ -134,6 +134,10 @@ def check_packed_plan(plan: PackedPlan, max_threads: int) -> None:
             assert side.stride[d] == side.stride[d - 1] * side.length[d - 1]
             assert side.length[d - 1] == side.full[d - 1]  # only a run's last dim is split
         assert side.run == 0 or abs(side.stride[0]) == plan.unit
-    # slots: the destination-order position in a tile of full chunks
-    assert plan.write.slot == tuple(math.prod(plan.write.length[:d]) for d in range(len(plan.write.slot)))
+    # slots: the destination-order position in a tile of full chunks, a stride padded at most
+    # to the next odd number of words past the dense one
+    slot, length = plan.write.slot, plan.write.length
+    assert slot[0] == 1 and plan.tile_elements == slot[-1] * length[-1]
+    for d in range(1, len(slot)):
+        assert slot[d - 1] * length[d - 1] <= slot[d] <= slot[d - 1] * length[d - 1] + 2 * max(1, 4 // plan.unit)
     assert sorted(plan.read.slot) == sorted(plan.write.slot)

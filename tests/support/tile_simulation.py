@@ -25,23 +25,44 @@ class Simulated:
 
 
 def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, unit, sh_row,
-          sh_along):
-    """(global addresses, shared slots, warp step of each) of every element moved by one pass."""
+          sh_along, spread=1):
+    """(global addresses, shared slots, warp step of each) of every element moved by one pass.
+
+    ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
+    """
+    rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
+    chained = chained and rows_per_step == 1
+    uniform = uniform or chained
     run = rows * row_len if chained else row_len
     units = run // vector
     sec = SECTOR // (vector * unit)
     descending = along < 0
     first_lo = origin + ((run - 1) * along if descending else 0)
-    lead = (first_lo % SECTOR) // (vector * unit) if uniform or chained else sec - 1
-    vl = (units + lead + sec - 1) // sec * sec
-    item = np.arange((1 if chained else rows) * vl)
-    r = item // vl
+    lead0 = (first_lo % SECTOR) // (vector * unit)
+    lead = lead0 if uniform else sec - 1
+    if rows_per_step == 1:
+        vl = (units + lead + sec - 1) // sec * sec
+        item = np.arange((1 if chained else rows) * vl)
+        r = item // vl
+        q = item - r * vl
+        step = item // 32
+    else:
+        lanes = 32 // rows_per_step
+        chunks = -(-(units + lead) // lanes)
+        groups = -(-rows // (rows_per_step * spread)) * spread
+        g = np.repeat(np.arange(groups * chunks), 32)
+        lane = np.tile(np.arange(32), groups * chunks)
+        big, c = g // chunks, g % chunks
+        r = big // spread * (rows_per_step * spread) + lane // lanes * spread + big % spread
+        q = c * lanes + lane % lanes
+        keep = r < rows
+        r, q, step = r[keep], q[keep], g[keep]
     lo = origin + r * row_stride + ((run - 1) * along if descending else 0)
     skew = (lo % SECTOR) // (vector * unit)
-    assert not uniform or np.all(skew == lead), "rows said to share their lead do not"
-    p = item - r * vl - skew
+    assert not uniform or np.all(skew == lead0), "rows said to share their lead do not"
+    p = q - skew
     active = (p >= 0) & (p < units)
-    item, r, lo, p = item[active], r[active], lo[active], p[active]
+    step, r, lo, p = step[active], r[active], lo[active], p[active]
     e = run - 1 - p if descending else p * vector
     a = e % row_len if chained else e
     row = e // row_len if chained else r
@@ -50,7 +71,7 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     k = np.arange(vector)
     element_address = (address[:, None] + k * unit).reshape(-1)
     slot = ((row * sh_row + a * sh_along)[:, None] + k * sh_along).reshape(-1)
-    step = ((item // 32)[:, None] * vector + k).reshape(-1)  # one shared access per element
+    step = (step[:, None] * vector + k).reshape(-1)  # one shared access per element
     return element_address, slot, step
 
 
@@ -85,14 +106,17 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
         for i, (s, d) in enumerate(zip(plan.src_batch_stride, plan.dst_batch_stride)):
             src_at += int(batch_index[i][batch]) * s
             dst_at += int(batch_index[i][batch]) * d
+        spread = max(1, 4 // unit)
         if plan.read_along == 0:
             read = _pass(src_address + src_at, plan.src_stride0, plan.src_stride1, n1, n0,
                          plan.read_chained, plan.read_uniform, plan.read_vector, unit, 1, plan.pitch)
         else:
             read = _pass(src_address + src_at, plan.src_stride1, plan.src_stride0, n0, n1,
-                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, plan.pitch, 1)
+                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, plan.pitch, 1,
+                         spread)
         write = _pass(dst_address + dst_at, plan.dst_stride1, plan.dst_stride0, n0, n1,
-                      plan.write_chained, plan.write_uniform, plan.write_vector, unit, plan.pitch, 1)
+                      plan.write_chained, plan.write_uniform, plan.write_vector, unit, plan.pitch, 1,
+                      spread)
         (src_bytes, read_slot, read_step), (dst_bytes, write_slot, write_step) = read, write
         assert read_slot.size == n0 * n1 and len(np.unique(read_slot)) == read_slot.size
         assert np.array_equal(np.sort(read_slot), np.sort(write_slot)), "phases disagree"

@@ -62,7 +62,7 @@ def test_the_reader_finds_the_hot_loop_and_its_figures():
 
 VARIANTS = {  # family -> (source, name expression)
     "tiled": [("transpose.cu", f"tiled_copy<{u}, {v}, {v}, 0>") for u, v in
-              ((4, 1), (2, 2), (1, 4), (8, 1))],
+              ((4, 1), (4, 4), (2, 2), (2, 8), (1, 4), (1, 16), (8, 1))],
     "packed": [("packed.cu", "packed_copy<1, 4, 2>"), ("packed.cu", "packed_copy<2, 8, 1>")],
     "rearrange": [("rearrange.cu", n) for n in
                   ("rearrange<4, 2, 2, 0>", "rearrange<4, 3, 3, 2>", "rearrange<32, 3, 2, 0>",
@@ -75,9 +75,6 @@ VARIANTS = {  # family -> (source, name expression)
 
 # (check, name expression) -> the rework that is to make it pass
 REWORK = {
-    ("instructions", "tiled_copy<4, 1, 1, 0>"): "tiled",
-    ("instructions", "tiled_copy<2, 2, 2, 0>"): "tiled",
-    ("instructions", "tiled_copy<1, 4, 4, 0>"): "tiled",
     ("instructions", "packed_copy<1, 4, 2>"): "packed",
     ("instructions", "packed_copy<2, 8, 1>"): "packed",
     ("division", "rearrange<4, 2, 2, 0>"): "rearrange",
