@@ -64,9 +64,9 @@ VARIANTS = {  # family -> (source, name expression)
     "tiled": [("transpose.cu", f"tiled_copy<{u}, {v}, {v}, 0>") for u, v in
               ((4, 1), (4, 4), (2, 2), (2, 8), (1, 4), (1, 16), (8, 1))],
     "packed": [("packed.cu", "packed_copy<1, 4, 2>"), ("packed.cu", "packed_copy<2, 8, 1>")],
-    "rearrange": [("rearrange.cu", n) for n in
+    "rearrange": [("rearrange.cu", f"{n[:-1]}, {index}>") for n in
                   ("rearrange<4, 2, 2, 0>", "rearrange<4, 3, 3, 2>", "rearrange<32, 3, 2, 0>",
-                   "rearrange_general<4>")],
+                   "rearrange_general<4>") for index in ("int", "long long")],
     "elementwise": [("elementwise.cu", f"ew_contig<ic::OpAdd, {t}, {t}>") for t in
                     ("float", "ic::half_t", "ic::bfloat16_t", "int8_t")]
     + [("elementwise.cu", f"ew_strided<ic::OpAdd, {t}, {t}, 2, int>") for t in
@@ -77,15 +77,6 @@ VARIANTS = {  # family -> (source, name expression)
 REWORK = {
     ("instructions", "packed_copy<1, 4, 2>"): "packed",
     ("instructions", "packed_copy<2, 8, 1>"): "packed",
-    ("division", "rearrange<4, 2, 2, 0>"): "rearrange",
-    ("division", "rearrange<4, 3, 3, 2>"): "rearrange",
-    ("division", "rearrange<32, 3, 2, 0>"): "rearrange",
-    ("division", "rearrange_general<4>"): "rearrange",
-    ("instructions", "rearrange<4, 3, 3, 2>"): "rearrange",
-    ("instructions", "rearrange_general<4>"): "rearrange",
-    ("instructions", "ew_contig<ic::OpAdd, ic::half_t, ic::half_t>"): "elementwise float16",
-    ("instructions", "ew_strided<ic::OpAdd, ic::half_t, ic::half_t, 2, int>"):
-        "elementwise float16",
 }
 
 
