@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import require_cupy
+from . import cubin
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
 from .structs import dim3
@@ -48,6 +49,8 @@ _kernels: dict[tuple[int, str, str], object] = {}  # (device id, source, name) -
 _by_arch: dict[tuple[str, str, str], object] = {}  # (arch, source, name) -> RawKernel
 _lock = threading.Lock()
 _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
+_allowed_shared: dict[tuple[int, str, str], int] = {}  # the opt-in set at each load
+counts = {"hits": 0, "compiles": 0}  # binaries read from the disk cache / compiled by NVRTC
 _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
@@ -73,6 +76,7 @@ def forget_kernels() -> None:
         _kernels.clear()
         _by_arch.clear()
         _optin_limits.clear()
+        _allowed_shared.clear()
 
 
 def _cupy():
@@ -84,9 +88,23 @@ def device_arch() -> str:
     return arch_for(int(_cupy().cuda.Device().compute_capability))
 
 
-def _cache_stem(source: str, name: str, arch: str) -> str:
-    return hashlib.sha256(repr((expanded_source(source), name, NVRTC_OPTIONS, nvrtc_version(),
-                                arch)).encode()).hexdigest()[:32]
+# Format 2: whole cubins (format 1 wrote them one byte short; its entries are never read).
+CACHE_FORMAT = 2
+
+
+def cache_key(source: str, name: str, arch: str, version=None) -> tuple:
+    """What a cached binary depends on. A cubin (``sm_XX``) names NVRTC's major version only:
+    a cubin of a newer NVRTC of the same major loads on an older driver of that major (CUDA's
+    minor-version compatibility), so a cache warmed elsewhere with NVRTC 13.5 serves a CUDA 13.0
+    machine, and its load is checked (:func:`load_kernel`). PTX (``compute_XX``) names the
+    full version: a driver refuses PTX newer than itself."""
+    version = tuple(version or nvrtc_version())
+    made_by = version[:1] if arch.startswith("sm_") else version
+    return (CACHE_FORMAT, expanded_source(source), name, NVRTC_OPTIONS, made_by, arch)
+
+
+def _cache_stem(source: str, name: str, arch: str, version=None) -> str:
+    return hashlib.sha256(repr(cache_key(source, name, arch, version)).encode()).hexdigest()[:32]
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -114,29 +132,73 @@ def _store(stem: str, binary: bytes, about: dict) -> Path:
         return _write_entry(_fallback_dir[0], stem, binary, about)
 
 
-def module_file(source: str, name: str, arch: str) -> tuple[str, Path]:
-    """(lowered name, path of the cubin or PTX) of one name expression: from the disk cache,
-    else compiled by NVRTC and written there."""
+def _compile_entry(source: str, name: str, arch: str, folder: Path | None = None) -> Path:
+    """Compile one name expression and keep it: in ``folder`` (warmup), else the cache."""
+    program = compile_program(source, [name], arch)
+    about = {"source": source, "name": name, "arch": arch,
+             "lowered": program.lowered_names[name],
+             "nvrtc": ".".join(map(str, nvrtc_version())),
+             "dynamic_shared": ".extern .shared" in program.ptx}
+    stem = _cache_stem(source, name, arch)
+    counts["compiles"] += 1
+    if folder is not None:
+        return _write_entry(folder, stem, program.binary, about)
+    return _store(stem, program.binary, about)
+
+
+def _cached_entry(source: str, name: str, arch: str) -> tuple[dict, Path] | None:
+    """(about, path) of a complete cache entry, or None."""
     stem = _cache_stem(source, name, arch)
     for folder in [config.cache_dir() / "cubin"] + _fallback_dir:
         try:
-            lowered = json.loads((folder / f"{stem}.json").read_text())["lowered"]
+            about = json.loads((folder / f"{stem}.json").read_text())
+            about["lowered"]
+            binary = (folder / f"{stem}.bin").read_bytes()
         except (OSError, ValueError, KeyError):
             continue
-        if (folder / f"{stem}.bin").is_file():
-            return lowered, folder / f"{stem}.bin"
-    program = compile_program(source, [name], arch)
-    lowered = program.lowered_names[name]
-    about = {"source": source, "name": name, "arch": arch, "lowered": lowered}
-    return lowered, _store(stem, program.binary, about)
+        if arch.startswith("sm_") and cubin.problem(binary, arch):
+            continue  # damaged, or not for this architecture: compiled again
+        return about, folder / f"{stem}.bin"
+    return None
+
+
+def module_file(source: str, name: str, arch: str) -> tuple[dict, Path]:
+    """(what the cache says of it, path of the cubin or PTX) of one name expression: from the
+    disk cache, else compiled by NVRTC and written there."""
+    entry = _cached_entry(source, name, arch)
+    if entry is not None:
+        counts["hits"] += 1
+        return entry
+    path = _compile_entry(source, name, arch)
+    return json.loads(path.with_suffix(".json").read_text()), path
+
+
+def _load(cupy, source: str, name: str, arch: str):
+    """The ``RawKernel`` of one name expression, loaded on the current device. A cached cubin
+    the driver refuses (another NVRTC's, on a driver too old for it) is compiled again here
+    and replaces the cached one."""
+    about, path = module_file(source, name, arch)
+    try:
+        kernel = cupy.RawModule(path=str(path)).get_function(about["lowered"])
+    except cupy.cuda.driver.CUDADriverError:
+        if about.get("nvrtc") == ".".join(map(str, nvrtc_version())):
+            raise  # our own NVRTC's binary: compiling again would give the same
+        path = _compile_entry(source, name, arch)
+        about = json.loads(path.with_suffix(".json").read_text())
+        kernel = cupy.RawModule(path=str(path)).get_function(about["lowered"])
+    kernel._infini_cupy_dynamic_shared = about.get("dynamic_shared", True)
+    return kernel
 
 
 def get_kernel(source: str, name: str):
     """The ``RawKernel`` of name expression ``name`` of ``kernels_src/<source>`` for the
-    current device: compiled (or read from disk) once per architecture; CuPy loads its module
-    on each device that launches it."""
+    current device: compiled (or read from disk) once per architecture; loaded on each device
+    that launches it, where a kernel that takes dynamic shared memory is opted in to the
+    device's whole limit (the attribute calls need a context current, which the load has just
+    made current on this thread; on a later thread it may not be)."""
     cupy = _cupy()
-    key = (cupy.cuda.runtime.getDevice(), source, name)
+    device = cupy.cuda.runtime.getDevice()
+    key = (device, source, name)
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
@@ -146,11 +208,21 @@ def get_kernel(source: str, name: str):
             arch = device_arch()
             kernel = _by_arch.get((arch, source, name))
             if kernel is None:
-                lowered, path = module_file(source, name, arch)
-                module = cupy.RawModule(path=str(path))
-                kernel = _by_arch[(arch, source, name)] = module.get_function(lowered)
+                kernel = _by_arch[(arch, source, name)] = _load(cupy, source, name, arch)
+            else:
+                kernel.kernel  # CuPy loads it on this device (and makes a context current)
+            _opt_in(kernel, key)
             _kernels[key] = kernel
     return kernel
+
+
+def _opt_in(kernel, key) -> None:
+    limit = max_dynamic_shared()
+    allowed = STATIC_SHARED_LIMIT
+    if kernel._infini_cupy_dynamic_shared and limit is not None and limit > allowed:
+        allowed = limit - kernel.shared_size_bytes  # static and dynamic share the limit
+        kernel.max_dynamic_shared_size_bytes = allowed
+    _allowed_shared[key] = allowed
 
 
 def max_dynamic_shared() -> int | None:
@@ -172,17 +244,6 @@ def max_dynamic_shared() -> int | None:
     return limit
 
 
-def _allow_shared(kernel, name: str, shared_mem: int) -> None:
-    """Opt ``kernel`` in to ``shared_mem`` bytes of dynamic shared memory on the current
-    device (beyond 48 KiB a launch fails without it); the attribute is per device."""
-    limit = max_dynamic_shared()
-    if limit is not None and shared_mem > limit:
-        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; this "
-                         f"device allows {limit}")
-    if kernel.max_dynamic_shared_size_bytes < shared_mem:
-        kernel.max_dynamic_shared_size_bytes = shared_mem
-
-
 def _check_arguments(cupy, name: str, args) -> None:
     for index, arg in enumerate(args):
         if not isinstance(arg, (cupy.ndarray, np.generic)):
@@ -193,7 +254,10 @@ def _check_arguments(cupy, name: str, args) -> None:
 def _launch_here(cupy, source, name, grid, block, args, shared_mem):
     kernel = get_kernel(source, name)
     if shared_mem > STATIC_SHARED_LIMIT:
-        _allow_shared(kernel, name, shared_mem)
+        allowed = _allowed_shared[(cupy.cuda.runtime.getDevice(), source, name)]
+        if shared_mem > allowed:
+            raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; "
+                             f"this device allows it {allowed}")
     _check_arguments(cupy, name, args)
     kernel(dim3(grid), dim3(block), tuple(args), shared_mem=shared_mem)
 

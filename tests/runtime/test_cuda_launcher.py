@@ -141,7 +141,7 @@ def test_modules_load_on_every_device_that_launches_them(side):
     assert [d for _, d in side.launches] == [0, 1]
     assert sorted(d for _, d in side.module_loads) == [0, 1]
     assert side.cuda.runtime.getDevice() == 0
-    assert "990" not in side.loaded_paths[0]  # sm_90: a cubin; sm_990: PTX for compute_XX
+    # sm_90: a cubin; sm_990 (newer than NVRTC knows): PTX for compute_XX
     binaries = [Path(p).read_bytes()[:4] for p in side.loaded_paths]
     assert binaries[0] == b"\x7fELF" and binaries[1] != b"\x7fELF"
 
@@ -198,24 +198,60 @@ def test_the_stand_in_checks_arguments_against_the_ptx(side):
         kernel([1, 1, 1], (32, 1, 1), args)
 
 
-def test_dynamic_shared_memory_is_opted_in_per_device(side):
+PACKED_DYNAMIC = "packed_copy<2, 4, 2>"  # its tile in dynamic shared memory
+
+
+def test_dynamic_shared_memory_is_opted_in_at_load_per_device(side):
     """Beyond 48 KiB a launch needs the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES raised on its
-    device (the stand-in refuses it otherwise); past the device's limit it is a ValueError
-    before any launch."""
-    kernel = cuda.get_kernel("rearrange.cu", COPY)
+    device (the stand-in refuses it otherwise). A kernel that takes dynamic shared memory is
+    opted in to the device's whole limit where it is loaded (a context is current there);
+    past what it was allowed, a launch is a ValueError before any driver call."""
+    packed = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+    assert packed.max_dynamic_shared_size_bytes == cupy_standin.OPTIN_LIMIT
+    with side.cuda.Device(1):
+        assert cuda.get_kernel("packed.cu", PACKED_DYNAMIC).max_dynamic_shared_size_bytes == \
+            cupy_standin.OPTIN_LIMIT
+    copy = cuda.get_kernel("rearrange.cu", COPY)  # no dynamic shared memory: left alone
+    assert copy.max_dynamic_shared_size_bytes == cupy_standin.STATIC_SHARED_LIMIT
     args = _copy_arguments(side, np.zeros(4, np.float32), np.ones(4, np.float32))
     with pytest.raises(cupy_standin.CUDADriverError, match="60000 bytes of dynamic shared"):
-        kernel((1, 1, 1), (32, 1, 1), args, shared_mem=60000)
-    cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=60000)
-    assert kernel.max_dynamic_shared_size_bytes == 60000
-    cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=50000)  # already allowed
-    assert kernel.max_dynamic_shared_size_bytes == 60000
-    with side.cuda.Device(1):
-        assert cuda.get_kernel("rearrange.cu", COPY).max_dynamic_shared_size_bytes == 49152
+        copy((1, 1, 1), (32, 1, 1), args, shared_mem=60000)
+    with pytest.raises(ValueError, match="60000 bytes of dynamic shared memory; this device "
+                                         "allows it 49152"):
+        cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=60000)
     with pytest.raises(ValueError, match="240000 bytes of dynamic shared memory; this device "
-                                         "allows 232448"):
-        cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=240000)
-    assert len(side.launches) == 2
+                                         "allows it 232448"):
+        cuda.launch("packed.cu", PACKED_DYNAMIC, 1, 32, args, shared_mem=240000)
+    assert side.launches == []
+
+
+def test_a_fresh_thread_launches_a_packed_copy_a_loaded_kernel_opted_in(side):
+    """The opt-in's getter and setter call the driver without making a context current
+    (CuPy 14.2's ``RawKernel``; so does the stand-in): read at launch, they failed on a thread
+    whose first CUDA call is a packed copy of a kernel loaded by another thread."""
+    import infini_cupy as xp
+    from infini_cupy.runtime import launch
+
+    x = np.random.default_rng(2).standard_normal((501, 501)).astype(np.float16)
+    results = {}
+
+    def transpose(where):
+        try:
+            with xp.backend("emulate"), launch.recording() as launches:
+                results[where] = xp.rearrange(x.T), [r.name for r in launches]
+        except BaseException as e:  # the thread's failure, for the assertion below
+            results[where] = e
+
+    with launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()):
+        transpose("main")
+        worker = threading.Thread(target=transpose, args=("fresh",))
+        worker.start()
+        worker.join()
+    for where in ("main", "fresh"):
+        assert not isinstance(results[where], BaseException), results[where]
+        y, kernels = results[where]
+        np.testing.assert_array_equal(y, x.T)
+        assert any(k.startswith("packed_copy<") and k.endswith(", 2>") for k in kernels), kernels
 
 
 def test_binaries_and_their_lowered_names_are_cached_on_disk(side, tmp_path, monkeypatch):

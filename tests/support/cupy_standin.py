@@ -15,7 +15,12 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   shape, strides and dtype;
 - ``RawModule(path=...)``: keyword arguments only, one of ``code``/``path``; the file is a
   cubin or PTX; ``get_function(name)`` takes a ``str`` only (Cython's ``str name``), finds
-  the symbol in the binary and loads the module on the current device;
+  the symbol in the binary and loads the module on the current device, refusing (as a driver
+  may) a cubin whose ELF tables run past its end or that was built for another architecture;
+- ``RawKernel.max_dynamic_shared_size_bytes`` and ``shared_size_bytes``: as CuPy's
+  properties, they load the module on the current device when it is not loaded there yet
+  (making a context current, as the load does) and otherwise call the driver with no context
+  made current, which fails on a thread that has none (``CUDA_ERROR_INVALID_CONTEXT``);
 - ``RawKernel(grid, block, args, shared_mem=)``: grid and block tuples; each argument by
   CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` (on the current device: a GPU
   would fault on another's memory), a NumPy array of size one, Python and NumPy scalars;
@@ -40,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
-from infini_cupy.runtime import cuda, nvrtc
+from infini_cupy.runtime import cubin, cuda, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
 
 STATIC_SHARED_LIMIT = 49152
@@ -49,7 +54,9 @@ STATIC_SHARED_LIMIT = 49152
 NEWER_THAN_NVRTC = 990
 OPTIN_LIMIT = 232448  # an H100's cudaDevAttrMaxSharedMemoryPerBlockOptin
 CUDA_ERROR_INVALID_VALUE = 1
+CUDA_ERROR_INVALID_IMAGE = 200
 CUDA_ERROR_INVALID_CONTEXT = 201
+CUDA_ERROR_NO_BINARY_FOR_GPU = 209
 
 
 class CUDADriverError(RuntimeError):
@@ -138,6 +145,7 @@ class _Driver:
     """The driver calls CuPy exposes, as its typed Cython signatures take them."""
 
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    CUDADriverError = CUDADriverError
 
     @staticmethod
     def moduleLoadData(image: bytes) -> int:
@@ -184,6 +192,8 @@ class _MemoryPointer:
 
 # ---------------------------------------------------------------- modules and kernels
 _ENTRY = re.compile(r"\.entry\s+(\S+)\s*\((.*?)\)", re.S)
+# static shared memory: ".shared .align 4 .b8 _ZZ...tile[8192];" (".extern .shared" is dynamic)
+_STATIC_SHARED = re.compile(r"^\s*\.shared\s.*?\.b8\s+\S+?\[(\d+)\];", re.M)
 # ".param .align 8 .b8 name[16]", ".param .u64 name", ".param .u64 .ptr .align 1 name"
 _PARAM = re.compile(r"\.param\b.*?\.[busf](8|16|32|64)\b.*?(?:\[(\d+)\])?$")
 
@@ -218,10 +228,14 @@ class RawModule:
         _side.loaded_paths.append(str(path))
 
     def _ptx(self) -> str:
-        if self.binary.startswith(b"\x7fELF"):  # a cubin: its parameters from the same source
-            arch = "compute_" + self.about["arch"].split("_")[1]
-            return nvrtc.compile_program(self.about["source"], [self.about["name"]], arch).ptx
-        return self.binary.decode()
+        if not hasattr(self, "_ptx_text"):
+            if self.binary.startswith(b"\x7fELF"):  # a cubin: its parameters from its source
+                arch = "compute_" + self.about["arch"].split("_")[1]
+                self._ptx_text = nvrtc.compile_program(self.about["source"], [self.about["name"]],
+                                                       arch).ptx
+            else:
+                self._ptx_text = self.binary.decode()
+        return self._ptx_text
 
     def get_function(self, name: str) -> RawKernel:
         if type(name) is not str:
@@ -231,8 +245,23 @@ class RawModule:
         if name not in params or name.encode() not in self.binary:
             raise CUDADriverError(500, f"cuModuleGetFunction({name!r})")  # NOT_FOUND
         kernel = RawKernel(self, name, params[name])
-        kernel._load()  # CuPy loads on the current device at get_function
+        kernel.kernel  # CuPy loads on the current device at get_function
         return kernel
+
+    def _check_image(self) -> None:
+        """``cuModuleLoad``: a cubin must be whole and for the device's architecture."""
+        if not self.binary.startswith(b"\x7fELF"):
+            return
+        wrong = cubin.problem(self.binary)
+        if wrong:
+            raise CUDADriverError(CUDA_ERROR_INVALID_IMAGE, f"cuModuleLoad({self.path}): {wrong}")
+        wrong = cubin.problem(self.binary, "sm_" + Device().compute_capability)
+        if wrong:
+            raise CUDADriverError(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                                  f"cuModuleLoad({self.path}): {wrong}")
+
+    def static_shared_bytes(self) -> int:
+        return sum(int(n) for n in _STATIC_SHARED.findall(self._ptx()))
 
 
 class RawKernel:
@@ -240,28 +269,42 @@ class RawKernel:
         self.module, self.name, self.param_sizes = module, name, param_sizes
         self._max_dynamic = {}  # device -> the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES there
 
-    def _load(self) -> None:
-        _ensure_context()
+    @property
+    def kernel(self):
+        """CuPy's ``RawKernel.kernel``: loaded on the current device when it is not yet (the
+        load makes a context current on this thread); otherwise no driver call at all."""
         if _thread.device not in self._max_dynamic:
+            _ensure_context()
+            self.module._check_image()
             self._max_dynamic[_thread.device] = STATIC_SHARED_LIMIT
             _side.module_loads.append((self.name, _thread.device))
+        return self
+
+    @property
+    def shared_size_bytes(self) -> int:
+        self.kernel
+        _require_context("cuFuncGetAttribute")
+        return self.module.static_shared_bytes()
 
     @property
     def max_dynamic_shared_size_bytes(self) -> int:
-        self._load()
+        self.kernel
+        _require_context("cuFuncGetAttribute")
         return self._max_dynamic[_thread.device]
 
     @max_dynamic_shared_size_bytes.setter
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        self._load()
-        if not 0 <= value <= OPTIN_LIMIT:
+        self.kernel
+        _require_context("cuFuncSetAttribute")
+        if not 0 <= value <= OPTIN_LIMIT - self.module.static_shared_bytes():
             raise CUDADriverError(CUDA_ERROR_INVALID_VALUE, "cuFuncSetAttribute")
         self._max_dynamic[_thread.device] = value
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0):
         if type(grid) is not tuple or type(block) is not tuple:
             raise TypeError("Argument 'grid' and 'block' must be tuples")
-        self._load()
+        self.kernel
+        _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
         host = [self._argument(i, a) for i, a in enumerate(args)]
         sizes = tuple(size for _, size in host)
         if sizes != self.param_sizes:
