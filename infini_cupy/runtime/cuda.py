@@ -25,6 +25,7 @@ Tests without a GPU run this module against a stand-in for CuPy's device side
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -51,6 +52,16 @@ _lock = threading.Lock()
 _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
 _allowed_shared: dict[tuple[int, str, str], int] = {}  # the opt-in set at each load
 counts = {"hits": 0, "compiles": 0}  # binaries read from the disk cache / compiled by NVRTC
+COUNTS_VAR = "INFINI_CUPY_CACHE_COUNTS"  # a file: each process appends its counts at exit
+
+
+def _append_counts(path: str) -> None:
+    with open(path, "a") as f:
+        f.write(json.dumps(counts) + "\n")
+
+
+if os.environ.get(COUNTS_VAR):  # gpu-check's steps: cache hits and compiles per step
+    atexit.register(_append_counts, os.environ[COUNTS_VAR])
 _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written

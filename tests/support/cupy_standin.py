@@ -125,6 +125,19 @@ class _Runtime:
         return len(_side.capabilities)
 
     @staticmethod
+    def getDeviceProperties(device: int) -> dict:
+        return {"name": f"stand-in sm_{_side.capabilities[device]}".encode(),
+                "totalGlobalMem": 80 << 30}
+
+    @staticmethod
+    def driverGetVersion() -> int:
+        return 13000
+
+    @staticmethod
+    def runtimeGetVersion() -> int:
+        return 13000
+
+    @staticmethod
     def deviceGetAttribute(attribute: int, device: int) -> int:
         if attribute != _Runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin:
             raise NotImplementedError(f"stand-in device attribute {attribute}")
