@@ -236,9 +236,25 @@ def _opt_in(kernel, key) -> None:
     _allowed_shared[key] = allowed
 
 
+_planned_limit: list = []  # planning_for's limit, innermost last
+
+
+@contextlib.contextmanager
+def planning_for(optin_limit: int):
+    """Plan copies inside the block as for a GPU whose blocks may opt in to ``optin_limit``
+    bytes of dynamic shared memory (``warmup --arch``: an H100's plans without one)."""
+    _planned_limit.append(int(optin_limit))
+    try:
+        yield
+    finally:
+        _planned_limit.pop()
+
+
 def max_dynamic_shared() -> int | None:
     """The dynamic shared memory a block may opt in to on the current device (227 KiB on an
     H100), or None without CuPy or a GPU."""
+    if _planned_limit:
+        return _planned_limit[-1]
     cupy = _device_side or sys.modules.get("cupy")  # no GPU arrays exist before CuPy's import
     if cupy is None or (_without_gpu and _device_side is None):
         return None
