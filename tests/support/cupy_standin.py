@@ -68,6 +68,17 @@ class CUDADriverError(RuntimeError):
 class _ThreadState(threading.local):
     device = 0
     contexts: frozenset = frozenset()  # devices with a context current on this thread
+    capturing = False  # stream capture (tests/support/capture.py): loads and syncs fail
+    in_kernel = False  # the emulator runs a launch (its own files are not the launcher's)
+
+
+CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+
+
+def refuse_in_capture(what: str) -> None:
+    """What a capturing stream refuses (a module load, an allocation, a synchronization)."""
+    if _thread.capturing:
+        raise CUDADriverError(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, f"{what} during capture")
 
 
 _thread = _ThreadState()
@@ -123,6 +134,14 @@ class _Runtime:
     @staticmethod
     def getDeviceCount() -> int:
         return len(_side.capabilities)
+
+    @staticmethod
+    def deviceSynchronize() -> None:
+        refuse_in_capture("cudaDeviceSynchronize")
+
+    @staticmethod
+    def streamSynchronize(stream: int) -> None:
+        refuse_in_capture("cudaStreamSynchronize")
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict:
@@ -235,6 +254,7 @@ class RawModule:
             raise TypeError("Exactly one of `code` and `path` keyword arguments must be given.")
         if code is not None:
             raise NotImplementedError("the stand-in loads binaries (path=) only")
+        refuse_in_capture(f"RawModule(path={path!r})")
         self.path = Path(path)
         self.binary = self.path.read_bytes()
         self.about = json.loads(self.path.with_suffix(".json").read_text())
@@ -287,6 +307,7 @@ class RawKernel:
         """CuPy's ``RawKernel.kernel``: loaded on the current device when it is not yet (the
         load makes a context current on this thread); otherwise no driver call at all."""
         if _thread.device not in self._max_dynamic:
+            refuse_in_capture(f"cuModuleLoad of {self.name}")
             _ensure_context()
             self.module._check_image()
             self._max_dynamic[_thread.device] = STATIC_SHARED_LIMIT
@@ -328,8 +349,12 @@ class RawKernel:
                                   f"cuLaunchKernel with {shared_mem} bytes of dynamic shared "
                                   f"memory, {self._max_dynamic[_thread.device]} allowed")
         _side.launches.append((self.name, _thread.device))
-        emulator.launch(self.module.about["source"], self.module.about["name"], grid, block,
-                        [value for value, _ in host], shared_mem)
+        _thread.in_kernel = True
+        try:
+            emulator.launch(self.module.about["source"], self.module.about["name"], grid,
+                            block, [value for value, _ in host], shared_mem)
+        finally:
+            _thread.in_kernel = False
 
     def _argument(self, index: int, x):
         """CuPy's ``_pointer`` rules: (what the emulator receives, bytes passed)."""
@@ -383,6 +408,7 @@ class CupyStandin:
         self.launches: list[tuple[str, int]] = []
 
     def asarray(self, host: np.ndarray, device: int | None = None) -> ndarray:
+        refuse_in_capture("an allocation (asarray)")
         return ndarray(host, device)
 
 
