@@ -9,9 +9,12 @@ source, options, NVRTC version and architecture), and ``RawModule(path=...)`` lo
 
 Everything else is CuPy's: it loads the module on every device that launches it, makes a
 context current on the calling thread, launches on the current stream, and packs the
-arguments by its rules (a ``cupy.ndarray`` as its data pointer, a NumPy scalar by value).
-Kernels that need more than 48 KiB of dynamic shared memory are opted in through
-``RawKernel.max_dynamic_shared_size_bytes``.
+arguments by its rules: a ``cupy.ndarray`` as a ``CArray`` (its data pointer first, then
+size, shape and strides; the kernel's 8-byte pointer parameter reads the pointer), a NumPy
+scalar by value. A kernel that takes dynamic shared memory is opted in to the device's whole
+limit through ``RawKernel.max_dynamic_shared_size_bytes`` where it is loaded (CuPy's getter
+and setter call the driver without making a context current; the load has just made one
+current), never at a launch.
 
 Structs pass as what our planners make, NumPy structured scalars (``numpy.void``), which
 CuPy 14 packs like any NumPy scalar (``_scalar.CScalar``: the bytes, by value), not as the
@@ -271,11 +274,22 @@ def max_dynamic_shared() -> int | None:
     return limit
 
 
-def _check_arguments(cupy, name: str, args) -> None:
+def _kernel_arguments(cupy, name: str, args) -> tuple:
+    """What CuPy is handed: an array's ``MemoryPointer`` (``.data``; CuPy packs its pointer
+    as a ``CIntptr``, and it holds the memory for the launch), a NumPy scalar as it is.
+    Measured with CuPy 14.2's own packing: 0.01 us per ``MemoryPointer``, 0.8 us per
+    ``cupy.ndarray`` (a ``CArray``: size, shape and strides copied per launch), 1.2 us per
+    ``numpy.uintp`` scalar."""
+    ndarray, passed = cupy.ndarray, []
     for index, arg in enumerate(args):
-        if not isinstance(arg, (cupy.ndarray, np.generic)):
+        if isinstance(arg, ndarray):
+            passed.append(arg.data)
+        elif isinstance(arg, np.generic):
+            passed.append(arg)
+        else:
             raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "
                             f"NumPy scalar, got {type(arg).__name__}")
+    return tuple(passed)
 
 
 def _launch_here(cupy, source, name, grid, block, args, shared_mem):
@@ -285,8 +299,7 @@ def _launch_here(cupy, source, name, grid, block, args, shared_mem):
         if shared_mem > allowed:
             raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; "
                              f"this device allows it {allowed}")
-    _check_arguments(cupy, name, args)
-    kernel(dim3(grid), dim3(block), tuple(args), shared_mem=shared_mem)
+    kernel(dim3(grid), dim3(block), _kernel_arguments(cupy, name, args), shared_mem=shared_mem)
 
 
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:

@@ -324,3 +324,26 @@ def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
             == standin.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
     for name in ("__enter__", "__exit__", "compute_capability", "id"):
         assert hasattr(cupy.cuda.Device, name), name
+
+
+def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
+    """``a.data`` (a ``MemoryPointer``), which CuPy 14.2 packs as a bare ``CIntptr``: the
+    cheapest of its argument kinds (a ``cupy.ndarray`` becomes a ``CArray`` per launch), and
+    it holds the memory for the launch. The pointer is the view's first element."""
+    import cupy
+
+    assert hasattr(cupy.ndarray, "data")
+    assert hasattr(cupy.cuda, "MemoryPointer") and hasattr(cupy.cuda.MemoryPointer, "ptr")
+    seen = []
+    real = cupy_standin.RawKernel.__call__
+    monkeypatch.setattr(cupy_standin.RawKernel, "__call__", lambda self, grid, block, args, **k:
+                        (seen.append(args), real(self, grid, block, args, **k))[1])
+    src = np.arange(40, dtype=np.float32)
+    dst = np.zeros(20, np.float32)
+    args = list(_copy_arguments(side, dst, src[::2].copy()))
+    view = side.asarray(src[10:30])
+    args[1] = view
+    cuda.launch("rearrange.cu", COPY, 1, 32, args)
+    np.testing.assert_array_equal(dst, src[10:30])
+    assert [type(a).__name__ for a in seen[0][:2]] == ["_MemoryPointer", "_MemoryPointer"]
+    assert seen[0][1].ptr == view.data.ptr

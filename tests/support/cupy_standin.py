@@ -22,8 +22,9 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   (making a context current, as the load does) and otherwise call the driver with no context
   made current, which fails on a thread that has none (``CUDA_ERROR_INVALID_CONTEXT``);
 - ``RawKernel(grid, block, args, shared_mem=)``: grid and block tuples; each argument by
-  CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` (on the current device: a GPU
-  would fault on another's memory), a NumPy array of size one, Python and NumPy scalars;
+  CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` or a ``MemoryPointer`` (on the
+  current device: a GPU would fault on another's memory), a NumPy array of size one, Python
+  and NumPy scalars;
   anything else TypeError), their number and byte sizes against the ``.param`` list of the
   kernel's PTX, dynamic shared memory above 48 KiB only after the kernel was opted in on
   that device, never above the device's limit.
@@ -204,7 +205,7 @@ class ndarray:
     def __init__(self, host: np.ndarray, device: int | None = None):
         self.host = host
         self.device = Device(device)
-        self.data = _MemoryPointer(numpy_data_pointer(host))
+        self.data = _MemoryPointer(numpy_data_pointer(host), self)
 
     shape = property(lambda self: self.host.shape)
     strides = property(lambda self: self.host.strides)
@@ -218,8 +219,10 @@ class ndarray:
 
 
 class _MemoryPointer:
-    def __init__(self, ptr: int):
-        self.ptr = ptr
+    """``cupy.cuda.MemoryPointer``: an address on a device (here, the array it came from)."""
+
+    def __init__(self, ptr: int, owner: ndarray):
+        self.ptr, self.owner, self.device_id = ptr, owner, owner.device.id
 
 
 # ---------------------------------------------------------------- modules and kernels
@@ -365,6 +368,11 @@ class RawKernel:
                 raise CUDADriverError(700, f"argument {index} of {self.name} lives on device "
                                            f"{x.device.id}, the launch is on {_thread.device}")
             return x.host, 8
+        if isinstance(x, _MemoryPointer):  # CIntptr(x.ptr)
+            if x.device_id != _thread.device:
+                raise CUDADriverError(700, f"argument {index} of {self.name} points to device "
+                                           f"{x.device_id}, the launch is on {_thread.device}")
+            return x.owner.host, 8
         if isinstance(x, np.ndarray):
             if x.size != 1:
                 raise TypeError(f"You are trying to pass a numpy.ndarray of shape {x.shape} as "
