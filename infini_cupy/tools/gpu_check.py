@@ -77,7 +77,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--step", action="append", choices=tuple(STEPS),
                         help="run only these steps, in the usual order (repeatable)")
     parser.add_argument("--cache-dir", help="our binary cache for the steps "
-                                            "($INFINI_CUPY_CACHE_DIR; e.g. a carried warmup)")
+                                            "($INFINI_CUPY_CACHE_DIR): a folder, or the .tar.xz "
+                                            "file of warmup --archive (unpacked first)")
 
 
 def run(args) -> int:
@@ -94,7 +95,12 @@ def run_steps(args) -> int:
     report_path = Path(args.report)
     report_path.parent.mkdir(parents=True, exist_ok=True)
     if args.cache_dir:
-        os.environ["INFINI_CUPY_CACHE_DIR"] = str(Path(args.cache_dir).resolve())
+        folder = Path(args.cache_dir)
+        if folder.is_file():  # warmup --archive's file
+            from .warm_cache import unpacked
+
+            folder = unpacked(folder)
+        os.environ["INFINI_CUPY_CACHE_DIR"] = str(folder.resolve())
     report = {"budget_s": args.budget, "started": _now(), "steps": {}}
     failed = 0
     for name, step in STEPS.items():

@@ -47,6 +47,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--cache-dir", help="with --arch: write the binaries into this folder "
                                             "in our binary cache's format (DIR/cubin), for a "
                                             "GPU machine's INFINI_CUPY_CACHE_DIR")
+    parser.add_argument("--archive", help="with --cache-dir: also write the binaries as one "
+                                          ".tar.xz file (what to carry; gpu-check --cache-dir "
+                                          "takes it as it is)")
     parser.add_argument("--variants", choices=("gpu-check", "all"), default="gpu-check",
                         help="with --cache-dir: what gpu-check launches (default) or every "
                              "variant")
@@ -206,6 +209,9 @@ def _fill_cache(args) -> int:
           f"{seconds:.0f} s; {len(failures)} failures")
     for source, name, error in failures:
         print(f"  FAILED {source}: {name}: {str(error).strip().splitlines()[0]}")
+    if args.archive:
+        packed = warm_cache.archive(folder, Path(args.archive))
+        print(f"archive: {args.archive} ({packed / 2**20:.1f} MiB)")
     return 1 if failures else 0
 
 

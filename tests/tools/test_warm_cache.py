@@ -49,11 +49,16 @@ def test_the_sample_s_variants_come_from_its_emulated_run():
     assert len(seen) >= 5 and all(source.endswith(".cu") for source, _ in seen)
 
 
-def test_warmup_writes_the_cache_and_says_its_size(tmp_path, capsys):
-    assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(tmp_path), "--variants",
-                 "all", "--source", "packed.cu", "--limit", "2", "--jobs", "2"]) == 0
+def test_warmup_writes_the_cache_and_its_archive(tmp_path, capsys):
+    folder, packed = tmp_path / "warm", tmp_path / "warm.tar.xz"
+    assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(folder), "--variants", "all",
+                 "--source", "packed.cu", "--limit", "2", "--jobs", "2",
+                 "--archive", str(packed)]) == 0
     out = capsys.readouterr().out
-    assert "2 of 2 variants" in out and "MiB" in out
-    about = [json.loads(p.read_text()) for p in (tmp_path / "cubin").glob("*.json")]
+    assert "2 of 2 variants" in out and "MiB" in out and "archive:" in out
+    about = [json.loads(p.read_text()) for p in (folder / "cubin").glob("*.json")]
     assert {a["arch"] for a in about} == {"sm_90"} and all(a["nvrtc"] for a in about)
-    assert main(["warmup", "--cache-dir", str(tmp_path)]) == 2  # needs --arch
+    unpacked = warm_cache.unpacked(packed)
+    assert sorted(p.read_bytes() for p in (unpacked / "cubin").iterdir()) == \
+        sorted(p.read_bytes() for p in (folder / "cubin").iterdir())
+    assert main(["warmup", "--cache-dir", str(folder)]) == 2  # needs --arch
