@@ -58,13 +58,14 @@ counts = {"hits": 0, "compiles": 0}  # binaries read from the disk cache / compi
 COUNTS_VAR = "INFINI_CUPY_CACHE_COUNTS"  # a file: each process appends its counts at exit
 
 
-def _append_counts(path: str) -> None:
-    with open(path, "a") as f:
-        f.write(json.dumps(counts) + "\n")
-
-
-if os.environ.get(COUNTS_VAR):  # gpu-check's steps: cache hits and compiles per step
-    atexit.register(_append_counts, os.environ[COUNTS_VAR])
+@atexit.register
+def append_counts() -> None:
+    """At exit, add this process's :data:`counts` to ``$INFINI_CUPY_CACHE_COUNTS`` when set
+    (gpu-check counts cache hits and compiles over the processes of a step)."""
+    path = os.environ.get(COUNTS_VAR)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(counts) + "\n")
 _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written

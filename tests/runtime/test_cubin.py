@@ -163,3 +163,26 @@ def test_a_carried_cubin_of_another_nvrtc_13_is_reused_and_checked_at_load(side,
     assert side.loaded_paths[-1] == str(carried)  # replaced in place
     assert json.loads(carried.with_suffix(".json").read_text())["nvrtc"] == f"{major}.{minor}"
     assert cuda.counts == {"hits": 2, "compiles": 2}
+
+
+def test_a_binary_of_this_nvrtc_the_driver_refuses_is_an_error_not_a_loop(side, monkeypatch):
+    def refusing_driver(self):
+        raise cupy_standin.CUDADriverError(209, "cuModuleLoad: no binary for this GPU")
+
+    monkeypatch.setattr(cupy_standin.RawModule, "_check_image", refusing_driver)
+    with pytest.raises(cupy_standin.CUDADriverError, match="209"):
+        cuda.get_kernel("rearrange.cu", COPY)
+    assert cuda.counts["compiles"] == 1
+
+
+def test_each_process_adds_its_counts_to_the_named_file(tmp_path, monkeypatch):
+    counts_file = tmp_path / "counts"
+    monkeypatch.setattr(cuda, "counts", {"hits": 3, "compiles": 1})
+    monkeypatch.delenv(cuda.COUNTS_VAR, raising=False)
+    cuda.append_counts()  # not asked: nothing written
+    assert not counts_file.exists()
+    monkeypatch.setenv(cuda.COUNTS_VAR, str(counts_file))
+    cuda.append_counts()
+    cuda.append_counts()
+    assert [json.loads(line) for line in counts_file.read_text().splitlines()] == \
+        [{"hits": 3, "compiles": 1}] * 2

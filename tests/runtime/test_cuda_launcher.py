@@ -347,3 +347,15 @@ def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
     np.testing.assert_array_equal(dst, src[10:30])
     assert [type(a).__name__ for a in seen[0][:2]] == ["_MemoryPointer", "_MemoryPointer"]
     assert seen[0][1].ptr == view.data.ptr
+
+
+def test_a_second_gpu_of_one_architecture_loads_the_same_binary_and_opts_in(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+    with cupy_standin.installed(capabilities=(90, 90)) as side:
+        first = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+        with side.cuda.Device(1):
+            second = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+            assert second.max_dynamic_shared_size_bytes == cupy_standin.OPTIN_LIMIT
+        assert first is second and len(side.loaded_paths) == 1
+        assert sorted(d for _, d in side.module_loads) == [0, 1]
