@@ -220,6 +220,12 @@ def _sanitizer(args, report_path, limit) -> dict:
             "tools": runs}
 
 
+# One line per test of ``pytest -v``: "[gw0] [ 10%] PASSED tests/..." with pytest-xdist,
+# "tests/...::test_x PASSED [ 10%]" without (the short summary's "FAILED tests/..." is not one).
+_OUTCOME = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b"
+                      r"|\S+::.*? (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b)", re.M)
+
+
 def _pytest(paths, limit, log: Path) -> dict:
     """``pytest --backend cuda`` on ``paths``, 4 workers when pytest-xdist is installed."""
     try:
@@ -231,8 +237,7 @@ def _pytest(paths, limit, log: Path) -> dict:
     result = run_command([*PYTHON, "-m", "pytest", "--backend", "cuda", "-v", "-p",
                           "no:cacheprovider", "-o", "addopts=-rfE", *workers, *paths],
                          limit, log)
-    outcomes = re.findall(r"\b(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b",
-                          log.read_text())
+    outcomes = [a or b for a, b in _OUTCOME.findall(log.read_text())]
     result["outcomes"] = {k.lower(): outcomes.count(k) for k in sorted(set(outcomes))}
     result["log"] = str(log)
     counted = ", ".join(f"{n} {k}" for k, n in result["outcomes"].items()) or "no test ran"

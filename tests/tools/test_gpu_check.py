@@ -160,3 +160,11 @@ def test_each_cause_is_named(monkeypatch):
     assert availability.cuda_unavailable().startswith("no GPU visible")
     Runtime.status = availability.CUDA_ERROR_INSUFFICIENT_DRIVER
     assert "driver is older than CuPy's CUDA runtime (13050)" in availability.cuda_unavailable()
+
+
+def test_test_outcomes_are_counted_once_with_and_without_xdist():
+    log = ("tests/a.py::test_x[1] PASSED [ 10%]\ntests/a.py::test_y FAILED [ 20%]\n"
+           "[gw0] [ 30%] PASSED tests/a.py::test_z\n[gw1] [ 40%] SKIPPED tests/a.py::test_w\n"
+           "ERROR root: a captured log line\nFAILED tests/a.py::test_y - AssertionError\n")
+    assert [a or b for a, b in gpu_check._OUTCOME.findall(log)] == [
+        "PASSED", "FAILED", "PASSED", "SKIPPED"]
