@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 from pathlib import Path
 
@@ -48,6 +47,7 @@ import numpy as np
 from infini_cupy.arrays import numpy_data_pointer
 from infini_cupy.runtime import cubin, cuda, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
+from tests.support.ptx import ptx_parameters, static_shared_bytes
 
 STATIC_SHARED_LIMIT = 49152
 # A device newer than any architecture NVRTC knows: the launcher hands it PTX (which the
@@ -226,28 +226,6 @@ class _MemoryPointer:
 
 
 # ---------------------------------------------------------------- modules and kernels
-_ENTRY = re.compile(r"\.entry\s+(\S+)\s*\((.*?)\)", re.S)
-# static shared memory: ".shared .align 4 .b8 _ZZ...tile[8192];" (".extern .shared" is dynamic)
-_STATIC_SHARED = re.compile(r"^\s*\.shared\s.*?\.b8\s+\S+?\[(\d+)\];", re.M)
-# ".param .align 8 .b8 name[16]", ".param .u64 name", ".param .u64 .ptr .align 1 name"
-_PARAM = re.compile(r"\.param\b.*?\.[busf](8|16|32|64)\b.*?(?:\[(\d+)\])?$")
-
-
-def ptx_parameters(ptx: str) -> dict[str, tuple[int, ...]]:
-    """``entry name -> byte size of each parameter`` of every kernel in ``ptx``."""
-    kernels = {}
-    for name, params in _ENTRY.findall(ptx):
-        sizes = []
-        for param in filter(None, (p.strip() for p in params.split(","))):
-            match = _PARAM.match(param)
-            if match is None:
-                raise ValueError(f"stand-in cannot read PTX parameter {param!r} of {name}")
-            bits, count = match.groups()
-            sizes.append(int(bits) // 8 * int(count or 1))
-        kernels[name] = tuple(sizes)
-    return kernels
-
-
 class RawModule:
     """``cupy.RawModule``, for binaries our launcher compiled (``path=``) only."""
 
@@ -297,7 +275,7 @@ class RawModule:
                                   f"cuModuleLoad({self.path}): {wrong}")
 
     def static_shared_bytes(self) -> int:
-        return sum(int(n) for n in _STATIC_SHARED.findall(self._ptx()))
+        return static_shared_bytes(self._ptx())
 
 
 class RawKernel:
