@@ -51,6 +51,7 @@ STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without optin
 
 _kernels: dict[tuple[int, str, str], object] = {}  # (device id, source, name) -> RawKernel
 _by_arch: dict[tuple[str, str, str], object] = {}  # (arch, source, name) -> RawKernel
+_dynamic_shared: dict[tuple[str, str, str], bool] = {}  # ... -> declares dynamic shared memory
 _lock = threading.Lock()
 _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
 _allowed_shared: dict[tuple[int, str, str], int] = {}  # the opt-in set at each load
@@ -90,6 +91,7 @@ def forget_kernels() -> None:
     with _lock:
         _kernels.clear()
         _by_arch.clear()
+        _dynamic_shared.clear()
         _optin_limits.clear()
         _allowed_shared.clear()
 
@@ -201,7 +203,7 @@ def _load(cupy, source: str, name: str, arch: str):
         path = _compile_entry(source, name, arch)
         about = json.loads(path.with_suffix(".json").read_text())
         kernel = cupy.RawModule(path=str(path)).get_function(about["lowered"])
-    kernel._infini_cupy_dynamic_shared = about.get("dynamic_shared", True)
+    _dynamic_shared[(arch, source, name)] = about.get("dynamic_shared", True)
     return kernel
 
 
@@ -226,15 +228,15 @@ def get_kernel(source: str, name: str):
                 kernel = _by_arch[(arch, source, name)] = _load(cupy, source, name, arch)
             else:
                 kernel.kernel  # CuPy loads it on this device (and makes a context current)
-            _opt_in(kernel, key)
+            _opt_in(kernel, key, _dynamic_shared[(arch, source, name)])
             _kernels[key] = kernel
     return kernel
 
 
-def _opt_in(kernel, key) -> None:
+def _opt_in(kernel, key, dynamic_shared: bool) -> None:
     limit = max_dynamic_shared()
     allowed = STATIC_SHARED_LIMIT
-    if kernel._infini_cupy_dynamic_shared and limit is not None and limit > allowed:
+    if dynamic_shared and limit is not None and limit > allowed:
         allowed = limit - kernel.shared_size_bytes  # static and dynamic share the limit
         kernel.max_dynamic_shared_size_bytes = allowed
     _allowed_shared[key] = allowed

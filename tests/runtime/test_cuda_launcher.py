@@ -315,6 +315,14 @@ def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
     assert callable(cupy.RawModule.get_function)
     setter = cupy.RawKernel.__dict__["max_dynamic_shared_size_bytes"]
     assert hasattr(setter, "__set__")  # settable, as the opt-in needs
+    for name in ("kernel", "shared_size_bytes"):  # the load and the static shared memory
+        assert name in cupy.RawKernel.__dict__, name
+    kernel = cupy.RawKernel('extern "C" __global__ void k() {}', "k")  # compiles lazily
+    with pytest.raises(AttributeError):  # a Cython class: nothing can be attached to it
+        kernel.note = 1
+    with pytest.raises(AttributeError):  # nor to the stand-in's
+        cupy_standin.RawKernel(None, "k", ()).note = 1
+    assert issubclass(cupy.cuda.driver.CUDADriverError, Exception)
     standin = cupy_standin.CupyStandin()
     assert (cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
             == standin.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin)

@@ -279,6 +279,9 @@ class RawModule:
 
 
 class RawKernel:
+    # CuPy's RawKernel is a Cython class: no attribute can be added to it
+    __slots__ = ("module", "name", "param_sizes", "_max_dynamic")
+
     def __init__(self, module: RawModule, name: str, param_sizes: tuple[int, ...]):
         self.module, self.name, self.param_sizes = module, name, param_sizes
         self._max_dynamic = {}  # device -> the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES there
