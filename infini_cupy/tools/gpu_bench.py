@@ -97,7 +97,9 @@ def _case_row(kit, case) -> dict:
     if case.elementwise:
         op, inputs, keywords = call_parts(operands)
         arrays = [a for a in inputs if hasattr(a, "nbytes")]
-        out = keywords.get("out") or kit.alloc(shape, case.dtype)
+        out = keywords.get("out")
+        if out is None:  # not `or`: a CuPy array has no truth value
+            out = kit.alloc(shape, case.dtype)
         moved = sum(a.nbytes for a in arrays) + out.nbytes
         return _row(kit, case.name, moved, lambda: getattr(xp, op)(*inputs),
                     lambda: getattr(library, op)(*inputs, out=out),
