@@ -28,7 +28,7 @@ import sys
 
 import numpy as np
 
-from . import config
+from . import config, dtypes
 
 
 def is_cupy_array(x) -> bool:
@@ -205,6 +205,8 @@ def empty(backend: str, shape, dtype):
     alloc = _allocator.get()
     if alloc is not None:
         return alloc(tuple(shape), np.dtype(dtype))
+    if backend == "cuda":
+        dtypes.check_bfloat16_on_cupy(np.dtype(dtype))
     return array_module(backend).empty(shape, dtype)
 
 
@@ -233,6 +235,7 @@ def empty_on_device_of(x, shape, dtype):
     if is_cupy_array(x):
         import cupy
 
+        dtypes.check_bfloat16_on_cupy(np.dtype(dtype))
         with x.device:
             return cupy.empty(shape, dtype=dtype)
     return np.empty(shape, dtype=dtype)

@@ -200,6 +200,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         return astype(obj, obj.dtype if dtype is None else dtype, copy=True)
     if isinstance(getattr(obj, "dtype", None), np.dtype):
         _check_numeric(obj, obj.dtype)
+    if dtype is not None and (is_cupy_array(obj) or hasattr(device, "id")):  # a CuPy device
+        dtypes.check_bfloat16_on_cupy(dtypes.dtype_or_none(dtype))
     try:
         result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
     except (TypeError, ValueError):

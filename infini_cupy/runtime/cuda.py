@@ -9,9 +9,12 @@ source, options, NVRTC version and architecture), and ``RawModule(path=...)`` lo
 
 Everything else is CuPy's: it loads the module on every device that launches it, makes a
 context current on the calling thread, launches on the current stream, and packs the
-arguments by its rules (a ``cupy.ndarray`` as its data pointer, a NumPy scalar by value).
-Kernels that need more than 48 KiB of dynamic shared memory are opted in through
-``RawKernel.max_dynamic_shared_size_bytes``.
+arguments by its rules: a ``cupy.ndarray`` as a ``CArray`` (its data pointer first, then
+size, shape and strides; the kernel's 8-byte pointer parameter reads the pointer), a NumPy
+scalar by value. A kernel that takes dynamic shared memory is opted in to the device's whole
+limit through ``RawKernel.max_dynamic_shared_size_bytes`` where it is loaded (CuPy's getter
+and setter call the driver without making a context current; the load has just made one
+current), never at a launch.
 
 Structs pass as what our planners make, NumPy structured scalars (``numpy.void``), which
 CuPy 14 packs like any NumPy scalar (``_scalar.CScalar``: the bytes, by value), not as the
@@ -25,6 +28,7 @@ Tests without a GPU run this module against a stand-in for CuPy's device side
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import json
@@ -40,6 +44,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import require_cupy
+from . import cubin
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
 from .structs import dim3
@@ -48,12 +53,25 @@ STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without optin
 
 _kernels: dict[tuple[int, str, str], object] = {}  # (device id, source, name) -> RawKernel
 _by_arch: dict[tuple[str, str, str], object] = {}  # (arch, source, name) -> RawKernel
+_dynamic_shared: dict[tuple[str, str, str], bool] = {}  # ... -> declares dynamic shared memory
 _lock = threading.Lock()
 _optin_limits: dict[int, int] = {}  # device id -> cudaDevAttrMaxSharedMemoryPerBlockOptin
+_allowed_shared: dict[tuple[int, str, str], int] = {}  # the opt-in set at each load
+counts = {"hits": 0, "compiles": 0}  # binaries read from the disk cache / compiled by NVRTC
+COUNTS_VAR = "INFINI_CUPY_CACHE_COUNTS"  # a file: each process appends its counts at exit
+
+
+@atexit.register
+def append_counts() -> None:
+    """At exit, add this process's :data:`counts` to ``$INFINI_CUPY_CACHE_COUNTS`` when set
+    (gpu-check counts cache hits and compiles over the processes of a step)."""
+    path = os.environ.get(COUNTS_VAR)
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps(counts) + "\n")
 _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
-_compiles = [0]  # NVRTC compiles in this process (a kernel load's log says compile or cache)
 _log = logging.getLogger("infini_cupy")  # one INFO record per kernel load, none per launch
 
 
@@ -76,7 +94,9 @@ def forget_kernels() -> None:
     with _lock:
         _kernels.clear()
         _by_arch.clear()
+        _dynamic_shared.clear()
         _optin_limits.clear()
+        _allowed_shared.clear()
 
 
 def _cupy():
@@ -88,9 +108,23 @@ def device_arch() -> str:
     return arch_for(int(_cupy().cuda.Device().compute_capability))
 
 
-def _cache_stem(source: str, name: str, arch: str) -> str:
-    return hashlib.sha256(repr((expanded_source(source), name, NVRTC_OPTIONS, nvrtc_version(),
-                                arch)).encode()).hexdigest()[:32]
+# Format 2: whole cubins (format 1 wrote them one byte short; its entries are never read).
+CACHE_FORMAT = 2
+
+
+def cache_key(source: str, name: str, arch: str, version=None) -> tuple:
+    """What a cached binary depends on. A cubin (``sm_XX``) names NVRTC's major version only:
+    a cubin of a newer NVRTC of the same major loads on an older driver of that major (CUDA's
+    minor-version compatibility), so a cache warmed elsewhere with NVRTC 13.5 serves a CUDA 13.0
+    machine, and its load is checked (:func:`load_kernel`). PTX (``compute_XX``) names the
+    full version: a driver refuses PTX newer than itself."""
+    version = tuple(version or nvrtc_version())
+    made_by = version[:1] if arch.startswith("sm_") else version
+    return (CACHE_FORMAT, expanded_source(source), name, NVRTC_OPTIONS, made_by, arch)
+
+
+def _cache_stem(source: str, name: str, arch: str, version=None) -> str:
+    return hashlib.sha256(repr(cache_key(source, name, arch, version)).encode()).hexdigest()[:32]
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -118,30 +152,73 @@ def _store(stem: str, binary: bytes, about: dict) -> Path:
         return _write_entry(_fallback_dir[0], stem, binary, about)
 
 
-def module_file(source: str, name: str, arch: str) -> tuple[str, Path]:
-    """(lowered name, path of the cubin or PTX) of one name expression: from the disk cache,
-    else compiled by NVRTC and written there."""
+def _compile_entry(source: str, name: str, arch: str, folder: Path | None = None) -> Path:
+    """Compile one name expression and keep it: in ``folder`` (warmup), else the cache."""
+    program = compile_program(source, [name], arch)
+    about = {"source": source, "name": name, "arch": arch,
+             "lowered": program.lowered_names[name],
+             "nvrtc": ".".join(map(str, nvrtc_version())),
+             "dynamic_shared": ".extern .shared" in program.ptx}
+    stem = _cache_stem(source, name, arch)
+    counts["compiles"] += 1
+    if folder is not None:
+        return _write_entry(folder, stem, program.binary, about)
+    return _store(stem, program.binary, about)
+
+
+def _cached_entry(source: str, name: str, arch: str) -> tuple[dict, Path] | None:
+    """(about, path) of a complete cache entry, or None."""
     stem = _cache_stem(source, name, arch)
     for folder in [config.cache_dir() / "cubin"] + _fallback_dir:
         try:
-            lowered = json.loads((folder / f"{stem}.json").read_text())["lowered"]
+            about = json.loads((folder / f"{stem}.json").read_text())
+            about["lowered"]
+            binary = (folder / f"{stem}.bin").read_bytes()
         except (OSError, ValueError, KeyError):
             continue
-        if (folder / f"{stem}.bin").is_file():
-            return lowered, folder / f"{stem}.bin"
-    program = compile_program(source, [name], arch)
-    _compiles[0] += 1
-    lowered = program.lowered_names[name]
-    about = {"source": source, "name": name, "arch": arch, "lowered": lowered}
-    return lowered, _store(stem, program.binary, about)
+        if arch.startswith("sm_") and cubin.problem(binary, arch):
+            continue  # damaged, or not for this architecture: compiled again
+        return about, folder / f"{stem}.bin"
+    return None
+
+
+def module_file(source: str, name: str, arch: str) -> tuple[dict, Path]:
+    """(what the cache says of it, path of the cubin or PTX) of one name expression: from the
+    disk cache, else compiled by NVRTC and written there."""
+    entry = _cached_entry(source, name, arch)
+    if entry is not None:
+        counts["hits"] += 1
+        return entry
+    path = _compile_entry(source, name, arch)
+    return json.loads(path.with_suffix(".json").read_text()), path
+
+
+def _load(cupy, source: str, name: str, arch: str):
+    """The ``RawKernel`` of one name expression, loaded on the current device. A cached cubin
+    the driver refuses (another NVRTC's, on a driver too old for it) is compiled again here
+    and replaces the cached one."""
+    about, path = module_file(source, name, arch)
+    try:
+        kernel = cupy.RawModule(path=str(path)).get_function(about["lowered"])
+    except cupy.cuda.driver.CUDADriverError:
+        if about.get("nvrtc") == ".".join(map(str, nvrtc_version())):
+            raise  # our own NVRTC's binary: compiling again would give the same
+        path = _compile_entry(source, name, arch)
+        about = json.loads(path.with_suffix(".json").read_text())
+        kernel = cupy.RawModule(path=str(path)).get_function(about["lowered"])
+    _dynamic_shared[(arch, source, name)] = about.get("dynamic_shared", True)
+    return kernel
 
 
 def get_kernel(source: str, name: str):
     """The ``RawKernel`` of name expression ``name`` of ``kernels_src/<source>`` for the
-    current device: compiled (or read from disk) once per architecture; CuPy loads its module
-    on each device that launches it."""
+    current device: compiled (or read from disk) once per architecture; loaded on each device
+    that launches it, where a kernel that takes dynamic shared memory is opted in to the
+    device's whole limit (the attribute calls need a context current, which the load has just
+    made current on this thread; on a later thread it may not be)."""
     cupy = _cupy()
-    key = (cupy.cuda.runtime.getDevice(), source, name)
+    device = cupy.cuda.runtime.getDevice()
+    key = (device, source, name)
     kernel = _kernels.get(key)
     if kernel is not None:
         return kernel
@@ -151,20 +228,46 @@ def get_kernel(source: str, name: str):
             arch = device_arch()
             kernel = _by_arch.get((arch, source, name))
             if kernel is None:
-                started, compiles = time.perf_counter(), _compiles[0]
-                lowered, path = module_file(source, name, arch)
-                module = cupy.RawModule(path=str(path))
-                kernel = _by_arch[(arch, source, name)] = module.get_function(lowered)
+                started, compiles = time.perf_counter(), counts["compiles"]
+                kernel = _by_arch[(arch, source, name)] = _load(cupy, source, name, arch)
                 _log.info("kernel %s (%s): cuda %s, %.1f ms, %s", name, source, arch,
                           (time.perf_counter() - started) * 1e3,
-                          "compiled by NVRTC" if _compiles[0] > compiles else "disk cache")
+                          "compiled by NVRTC" if counts["compiles"] > compiles else "disk cache")
+            else:
+                kernel.kernel  # CuPy loads it on this device (and makes a context current)
+            _opt_in(kernel, key, _dynamic_shared[(arch, source, name)])
             _kernels[key] = kernel
     return kernel
+
+
+def _opt_in(kernel, key, dynamic_shared: bool) -> None:
+    limit = max_dynamic_shared()
+    allowed = STATIC_SHARED_LIMIT
+    if dynamic_shared and limit is not None and limit > allowed:
+        allowed = limit - kernel.shared_size_bytes  # static and dynamic share the limit
+        kernel.max_dynamic_shared_size_bytes = allowed
+    _allowed_shared[key] = allowed
+
+
+_planned_limit: list = []  # planning_for's limit, innermost last
+
+
+@contextlib.contextmanager
+def planning_for(optin_limit: int):
+    """Plan copies inside the block as for a GPU whose blocks may opt in to ``optin_limit``
+    bytes of dynamic shared memory (``warmup --arch``: an H100's plans without one)."""
+    _planned_limit.append(int(optin_limit))
+    try:
+        yield
+    finally:
+        _planned_limit.pop()
 
 
 def max_dynamic_shared() -> int | None:
     """The dynamic shared memory a block may opt in to on the current device (227 KiB on an
     H100), or None without CuPy or a GPU."""
+    if _planned_limit:
+        return _planned_limit[-1]
     cupy = _device_side or sys.modules.get("cupy")  # no GPU arrays exist before CuPy's import
     if cupy is None or (_without_gpu and _device_side is None):
         return None
@@ -181,30 +284,32 @@ def max_dynamic_shared() -> int | None:
     return limit
 
 
-def _allow_shared(kernel, name: str, shared_mem: int) -> None:
-    """Opt ``kernel`` in to ``shared_mem`` bytes of dynamic shared memory on the current
-    device (beyond 48 KiB a launch fails without it); the attribute is per device."""
-    limit = max_dynamic_shared()
-    if limit is not None and shared_mem > limit:
-        raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; this "
-                         f"device allows {limit}")
-    if kernel.max_dynamic_shared_size_bytes < shared_mem:
-        kernel.max_dynamic_shared_size_bytes = shared_mem
-
-
-def _check_arguments(cupy, name: str, args) -> None:
+def _kernel_arguments(cupy, name: str, args) -> tuple:
+    """What CuPy is handed: an array's ``MemoryPointer`` (``.data``; CuPy packs its pointer
+    as a ``CIntptr``, and it holds the memory for the launch), a NumPy scalar as it is.
+    Measured with CuPy 14.2's own packing: 0.01 us per ``MemoryPointer``, 0.8 us per
+    ``cupy.ndarray`` (a ``CArray``: size, shape and strides copied per launch), 1.2 us per
+    ``numpy.uintp`` scalar."""
+    ndarray, passed = cupy.ndarray, []
     for index, arg in enumerate(args):
-        if not isinstance(arg, (cupy.ndarray, np.generic)):
+        if isinstance(arg, ndarray):
+            passed.append(arg.data)
+        elif isinstance(arg, np.generic):
+            passed.append(arg)
+        else:
             raise TypeError(f"argument {index} of kernel {name}: expected a CuPy array or a "
                             f"NumPy scalar, got {type(arg).__name__}")
+    return tuple(passed)
 
 
 def _launch_here(cupy, source, name, grid, block, args, shared_mem):
     kernel = get_kernel(source, name)
     if shared_mem > STATIC_SHARED_LIMIT:
-        _allow_shared(kernel, name, shared_mem)
-    _check_arguments(cupy, name, args)
-    kernel(dim3(grid), dim3(block), tuple(args), shared_mem=shared_mem)
+        allowed = _allowed_shared[(cupy.cuda.runtime.getDevice(), source, name)]
+        if shared_mem > allowed:
+            raise ValueError(f"kernel {name}: {shared_mem} bytes of dynamic shared memory; "
+                             f"this device allows it {allowed}")
+    kernel(dim3(grid), dim3(block), _kernel_arguments(cupy, name, args), shared_mem=shared_mem)
 
 
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:

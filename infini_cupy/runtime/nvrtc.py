@@ -11,10 +11,12 @@ runs without a GPU).
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from dataclasses import dataclass
 
 from ..errors import KernelCompileError
+from . import cubin
 from .sources import expanded_source, numbered
 
 # What the GPU computes must be what the emulator computes (g++, IEEE float without FMA
@@ -67,6 +69,37 @@ def nvrtc_version() -> tuple[int, int]:
     return tuple(load_nvrtc().getVersion())
 
 
+@functools.lru_cache(maxsize=1)
+def _c_api():
+    """NVRTC's C library, the one CuPy loaded (``cuda.pathfinder`` returns a library already
+    in the process), for what CuPy's bindings get wrong: the cubin's size."""
+    from cuda.pathfinder import load_nvidia_dynamic_lib
+
+    library = ctypes.CDLL(load_nvidia_dynamic_lib("nvrtc").abs_path)
+    library.nvrtcGetCUBINSize.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]
+    library.nvrtcGetCUBIN.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    library.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    if (major.value, minor.value) != nvrtc_version():  # two NVRTCs: a handle is not portable
+        raise RuntimeError(f"NVRTC {major.value}.{minor.value} found beside CuPy's "
+                           f"{'.'.join(map(str, nvrtc_version()))}")
+    return library
+
+
+def cubin_of(program: int) -> bytes:
+    """The whole cubin of a compiled NVRTC program (``nvrtcGetCUBINSize`` bytes). CuPy's
+    ``nvrtc.getCUBIN`` drops the last byte, as for PTX's trailing NUL; a cubin has none, and
+    its program header table ends there."""
+    library = _c_api()
+    size = ctypes.c_size_t()
+    if library.nvrtcGetCUBINSize(ctypes.c_void_p(program), ctypes.byref(size)) != 0:
+        raise RuntimeError("nvrtcGetCUBINSize failed")
+    buffer = ctypes.create_string_buffer(size.value)
+    if library.nvrtcGetCUBIN(ctypes.c_void_p(program), buffer) != 0:
+        raise RuntimeError("nvrtcGetCUBIN failed")
+    return buffer.raw
+
+
 def arch_for(compute_capability: int) -> str:
     """``sm_XX`` (a cubin) when this NVRTC knows the architecture, else ``compute_XX`` of
     the newest one it knows, below it (PTX, which the driver compiles for the device)."""
@@ -105,7 +138,10 @@ def compile_program(source: str, names, arch: str = "sm_90", extra_options=()) -
         lowered = {name: nvrtc.getLoweredName(prog, name) for name in names}
         ptx = nvrtc.getPTX(prog)
         ptx_bytes = ptx if isinstance(ptx, bytes) else ptx.encode()
-        binary = bytes(nvrtc.getCUBIN(prog)) if arch.startswith("sm_") else ptx_bytes
+        binary = cubin_of(prog) if arch.startswith("sm_") else ptx_bytes
+        if arch.startswith("sm_") and cubin.problem(binary, arch):
+            raise RuntimeError(f"NVRTC's cubin for {', '.join(names)} ({arch}) is "
+                               f"{cubin.problem(binary, arch)}")
         return CompiledProgram(source, arch, lowered, ptx_bytes.decode().rstrip("\0"), binary)
     finally:
         nvrtc.destroyProgram(prog)

@@ -330,10 +330,10 @@ class _CompileTimes:
 
             cuda.get_kernel(source, name)  # compiled and cached once
             start = time.perf_counter()
-            lowered, path = cuda.module_file(source, name, cuda.device_arch())
+            about, path = cuda.module_file(source, name, cuda.device_arch())
             module = cupy.cuda.function.Module()  # not RawModule: it memoizes the path
             module.load_file(str(path))
-            module.get_function(lowered)
+            module.get_function(about["lowered"])
         else:  # the emulator maps the library from its disk cache
             emulator.forget_loaded()
             start = time.perf_counter()

@@ -13,6 +13,7 @@ at its emulated size (scaled so the emulated suite runs in minutes on 2 cores).
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Callable
 
@@ -52,10 +53,25 @@ def _xp(a):
     return cupy
 
 
+_filling = [True]
+
+
+@contextlib.contextmanager
+def unfilled():
+    """Cases built inside the block keep their arrays as allocated (``warmup`` plans the
+    bench's cases at their GPU sizes without writing gigabytes on the host)."""
+    _filling[0] = False
+    try:
+        yield
+    finally:
+        _filling[0] = True
+
+
 def _fill(a):
     """Deterministic values that survive every dtype (small integers); a read-only
-    :func:`layout_only` stand-in is left as it is."""
-    if isinstance(a, np.ndarray) and not a.flags.writeable:
+    :func:`layout_only` stand-in, and arrays made inside :func:`unfilled`, are left as they
+    are."""
+    if not _filling[0] or (isinstance(a, np.ndarray) and not a.flags.writeable):
         return a
     values = _xp(a).arange(a.size, dtype=np.int64).reshape(a.shape) % 61 - 30
     a[...] = values.astype(a.dtype)

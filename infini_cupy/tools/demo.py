@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import gpu_available
+from ..runtime.availability import cuda_unavailable
 from ..runtime.launch import recording
 
 HELP = "run copies and elementwise ops on the GPU (else in emulation) and check them"
@@ -80,6 +81,10 @@ def run_demo(which: str = "auto") -> int:
     if which == "auto":
         which = "cuda" if gpu_available() else "emulate"
     if which == "cuda":
+        cause = cuda_unavailable()
+        if cause is not None:
+            print(f"demo --backend cuda: {cause}")
+            return 2
         import cupy
 
         to_device, to_host = cupy.asarray, cupy.asnumpy

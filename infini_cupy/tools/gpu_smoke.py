@@ -84,8 +84,9 @@ def _cases(to_device, rng, device_count: int):
                      wide.T.astype(ml_dtypes.bfloat16), True)), "ew_"
 
     def fresh_thread():
-        """The same copy from a thread that never touched CUDA, after memory was freed to
-        CuPy's pool and taken again (a thread with pool memory and no current context)."""
+        """The packed float16 transpose (its kernel loaded and opted in to more than 48 KiB
+        by this thread, above) from a thread that never touched CUDA, after memory was freed
+        to CuPy's pool and taken again (a thread with pool memory and no current context)."""
         for _ in range(3):
             del_me = to_device(np.ones(1 << 16, np.float32))
             del del_me
@@ -93,20 +94,23 @@ def _cases(to_device, rng, device_count: int):
 
         def work():
             try:
-                with config.backend(backend):
-                    out["y"] = xp.rearrange(to_device(mat).T)
+                with config.backend(backend), recording() as launches:
+                    x, host = _strided(to_device, shape, src, dtype, rng)
+                    out["y"], out["expected"] = xp.rearrange(x), np.ascontiguousarray(host)
+                outer.extend(launches)  # recording() is per thread
             except BaseException as e:  # reported by the caller
                 out["error"] = e
 
         backend = config.get_backend()
+        outer = _hooks_of_caller()
         thread = threading.Thread(target=work)
         thread.start()
         thread.join()
         if "error" in out:
             raise out["error"]
-        return out["y"], mat.T, True
+        return out["y"], out["expected"], True
 
-    yield "copy .T from a fresh thread", fresh_thread, None
+    yield "odd float16 transpose from a fresh thread", fresh_thread, ", 2>"
     if device_count >= 2:
         import cupy
 
@@ -121,16 +125,30 @@ def _cases(to_device, rng, device_count: int):
         yield "copy .T on device 1 while device 0 is current", second_device, None
 
 
-def run_cases(to_device, to_host, device_count: int = 1, seed: int = 0) -> list[dict]:
+_current_records: list = []  # the records of the case running now (run_cases)
+
+
+def _hooks_of_caller() -> list:
+    return _current_records[-1] if _current_records else []
+
+
+def run_cases(to_device, to_host, device_count: int = 1, seed: int = 0,
+              only=None) -> list[dict]:
     """Run every case; one record each (name, ok, kernels, ms, error)."""
     rng = np.random.default_rng(seed)
     records = []
     for name, case, kernel in _cases(to_device, rng, device_count):
+        if only and not any(part in name for part in only):
+            continue
         record = {"case": name, "ok": False, "kernels": [], "error": None}
         start = time.perf_counter()
         try:
             with recording() as launches:
-                got, expected, exact = case()
+                _current_records.append(launches)
+                try:
+                    got, expected, exact = case()
+                finally:
+                    _current_records.pop()
                 got = to_host(got)
             record["kernels"] = sorted({r.name for r in launches})
             record["ok"] = _matches(got, expected, exact)
@@ -154,12 +172,15 @@ def _matches(got, expected, exact: bool) -> bool:
     return np.allclose(got, expected, rtol=2e-6, atol=0)
 
 
-def main() -> int:
-    """On the GPU: every case, one JSON line each; exit 1 if any failed."""
+def main(argv=None) -> int:
+    """On the GPU: every case (or those whose name holds one of the arguments), one JSON line
+    each; exit 1 if any failed."""
     import cupy
 
+    only = list(sys.argv[1:] if argv is None else argv)
     with config.backend("cuda"):
-        records = run_cases(cupy.asarray, cupy.asnumpy, cupy.cuda.runtime.getDeviceCount())
+        records = run_cases(cupy.asarray, cupy.asnumpy, cupy.cuda.runtime.getDeviceCount(),
+                            only=only)
     cupy.cuda.runtime.deviceSynchronize()
     for record in records:
         print(json.dumps(record), flush=True)

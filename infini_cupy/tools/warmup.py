@@ -5,6 +5,11 @@ Three ways, one registry (:func:`infini_cupy.variants.all_variants`):
 - ``--arch sm_XX``: NVRTC, no GPU needed. Batches of name expressions become one NVRTC
   program each, compiled on a thread pool (NVRTC releases the GIL). A compile check for a
   target architecture; nothing is cached.
+- ``--arch sm_XX --cache-dir DIR``: the binaries ``gpu-check`` launches (``--variants
+  gpu-check``, the default: its smoke, the bench's key rows and the GPU sample of the suite,
+  planned as on that GPU) or every variant (``--variants all``), one per name expression in
+  the launcher's own cache format under ``DIR/cubin`` (:mod:`.warm_cache`); a GPU machine
+  given ``INFINI_CUPY_CACHE_DIR=DIR`` (``gpu-check --cache-dir DIR``) loads them.
 - on a machine with a GPU (no ``--arch``): the ``cuda`` launcher compiles each variant as it
   would at its first launch (one NVRTC program per name expression), which fills its on-disk
   cache (``$INFINI_CUPY_CACHE_DIR/cubin``): later processes load instead of compiling.
@@ -38,11 +43,20 @@ EMULATE_BATCH = 64  # names per emulator library
 
 def add_arguments(parser) -> None:
     parser.add_argument("--arch", help="compile through NVRTC for this architecture (sm_75, "
-                                       "sm_90, ...): no GPU needed, nothing cached")
+                                       "sm_90, ...): no GPU needed; cached only with --cache-dir")
+    parser.add_argument("--cache-dir", help="with --arch: write the binaries into this folder "
+                                            "in our binary cache's format (DIR/cubin), for a "
+                                            "GPU machine's INFINI_CUPY_CACHE_DIR")
+    parser.add_argument("--archive", help="with --cache-dir: also write the binaries as one "
+                                          ".tar.xz file (what to carry; gpu-check --cache-dir "
+                                          "takes it as it is)")
+    parser.add_argument("--variants", choices=("gpu-check", "all"), default="gpu-check",
+                        help="with --cache-dir: what gpu-check launches (default) or every "
+                             "variant")
     parser.add_argument("--backend", choices=("auto", "cuda", "emulate"), default="auto",
-                        help="without --arch: cuda (the current GPU; fills CuPy's kernel cache) "
-                             "or emulate (g++ libraries of the CPU emulator); auto picks cuda "
-                             "when a GPU is present")
+                        help="without --arch: cuda (the current GPU; fills our binary cache, "
+                             "$INFINI_CUPY_CACHE_DIR/cubin) or emulate (g++ libraries of the "
+                             "CPU emulator); auto picks cuda when a GPU is present")
     parser.add_argument("--source", action="append",
                         help="only the variants of this kernels_src file: rearrange.cu, "
                              "transpose.cu, elementwise.cu, ... (repeatable)")
@@ -172,7 +186,42 @@ def _current_device() -> str:
     return f"GPU {device.id} ({name}, sm_{device.compute_capability})"
 
 
+def _fill_cache(args) -> int:
+    """``--arch --cache-dir``: the launcher's cache for ``args.arch`` in ``args.cache_dir``."""
+    from pathlib import Path
+
+    from . import gpu_check, warm_cache
+
+    folder = Path(args.cache_dir)
+    start = time.perf_counter()
+    if args.variants == "all":
+        pairs = set(selected_variants(args.source, args.limit))
+    else:
+        print(f"recording what gpu-check launches (planned for {args.arch}) ...", flush=True)
+        pairs = (warm_cache.smoke_variants(args.arch) | warm_cache.bench_variants(args.arch)
+                 | warm_cache.sample_variants(args.arch, gpu_check.SAMPLE))
+    recorded = time.perf_counter() - start
+    progress = Progress(len(pairs), f"NVRTC {args.arch} -> {folder}/cubin")
+    seconds, failures = warm_cache.fill(folder, pairs, args.arch, args.jobs, progress)
+    size = warm_cache.folder_bytes(folder / "cubin") if (folder / "cubin").is_dir() else 0
+    print(f"{len(pairs) - len(failures)} of {len(pairs)} variants in {folder}/cubin for "
+          f"{args.arch} ({size / 2**20:.1f} MiB); recorded in {recorded:.0f} s, compiled in "
+          f"{seconds:.0f} s; {len(failures)} failures")
+    for source, name, error in failures:
+        print(f"  FAILED {source}: {name}: {str(error).strip().splitlines()[0]}")
+    if args.archive:
+        packed = warm_cache.archive(folder, Path(args.archive))
+        print(f"archive: {args.archive} ({packed / 2**20:.1f} MiB)")
+    return 1 if failures else 0
+
+
 def run(args) -> int:
+    if args.cache_dir and not args.arch:
+        print("warmup: --cache-dir needs --arch (on a GPU machine, set INFINI_CUPY_CACHE_DIR "
+              "and run warmup without --arch)")
+        return 2
+    if args.cache_dir:
+        return _fill_cache(args)
     try:
         arch, backend = _where(args)
         pairs = selected_variants(args.source, args.limit)

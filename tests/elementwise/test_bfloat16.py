@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -309,3 +310,20 @@ def test_without_ml_dtypes_bfloat16_is_absent_with_a_hint():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert "pip install 'ml_dtypes>=0.4'" in out.stdout
+
+
+def test_bfloat16_on_cupy_with_an_older_numpy_names_the_version(monkeypatch):
+    """CuPy takes ml_dtypes' bfloat16 only with NumPy >= 2.1.2; before, it says "Unsupported
+    dtype". Ours says which NumPy it found and what to install, before CuPy is asked; the
+    bfloat16 extra requires that NumPy."""
+    from infini_cupy import arrays
+
+    monkeypatch.setattr(np, "__version__", "2.0.1")
+    with pytest.raises(TypeError, match=r"NumPy >= 2\.1\.2 .*this NumPy is 2\.0\.1"):
+        arrays.empty("cuda", (3,), xp.bfloat16)
+    dtypes.check_bfloat16_on_cupy(np.dtype(np.float16))  # only bfloat16 is refused
+    monkeypatch.setattr(np, "__version__", "2.1.2")
+    dtypes.check_bfloat16_on_cupy(xp.bfloat16)
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert "numpy>=2.1.2" in extras["project"]["optional-dependencies"]["bfloat16"]

@@ -141,7 +141,7 @@ def test_modules_load_on_every_device_that_launches_them(side):
     assert [d for _, d in side.launches] == [0, 1]
     assert sorted(d for _, d in side.module_loads) == [0, 1]
     assert side.cuda.runtime.getDevice() == 0
-    assert "990" not in side.loaded_paths[0]  # sm_90: a cubin; sm_990: PTX for compute_XX
+    # sm_90: a cubin; sm_990 (newer than NVRTC knows): PTX for compute_XX
     binaries = [Path(p).read_bytes()[:4] for p in side.loaded_paths]
     assert binaries[0] == b"\x7fELF" and binaries[1] != b"\x7fELF"
 
@@ -198,24 +198,60 @@ def test_the_stand_in_checks_arguments_against_the_ptx(side):
         kernel([1, 1, 1], (32, 1, 1), args)
 
 
-def test_dynamic_shared_memory_is_opted_in_per_device(side):
+PACKED_DYNAMIC = "packed_copy<2, 4, 2>"  # its tile in dynamic shared memory
+
+
+def test_dynamic_shared_memory_is_opted_in_at_load_per_device(side):
     """Beyond 48 KiB a launch needs the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES raised on its
-    device (the stand-in refuses it otherwise); past the device's limit it is a ValueError
-    before any launch."""
-    kernel = cuda.get_kernel("rearrange.cu", COPY)
+    device (the stand-in refuses it otherwise). A kernel that takes dynamic shared memory is
+    opted in to the device's whole limit where it is loaded (a context is current there);
+    past what it was allowed, a launch is a ValueError before any driver call."""
+    packed = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+    assert packed.max_dynamic_shared_size_bytes == cupy_standin.OPTIN_LIMIT
+    with side.cuda.Device(1):
+        assert cuda.get_kernel("packed.cu", PACKED_DYNAMIC).max_dynamic_shared_size_bytes == \
+            cupy_standin.OPTIN_LIMIT
+    copy = cuda.get_kernel("rearrange.cu", COPY)  # no dynamic shared memory: left alone
+    assert copy.max_dynamic_shared_size_bytes == cupy_standin.STATIC_SHARED_LIMIT
     args = _copy_arguments(side, np.zeros(4, np.float32), np.ones(4, np.float32))
     with pytest.raises(cupy_standin.CUDADriverError, match="60000 bytes of dynamic shared"):
-        kernel((1, 1, 1), (32, 1, 1), args, shared_mem=60000)
-    cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=60000)
-    assert kernel.max_dynamic_shared_size_bytes == 60000
-    cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=50000)  # already allowed
-    assert kernel.max_dynamic_shared_size_bytes == 60000
-    with side.cuda.Device(1):
-        assert cuda.get_kernel("rearrange.cu", COPY).max_dynamic_shared_size_bytes == 49152
+        copy((1, 1, 1), (32, 1, 1), args, shared_mem=60000)
+    with pytest.raises(ValueError, match="60000 bytes of dynamic shared memory; this device "
+                                         "allows it 49152"):
+        cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=60000)
     with pytest.raises(ValueError, match="240000 bytes of dynamic shared memory; this device "
-                                         "allows 232448"):
-        cuda.launch("rearrange.cu", COPY, 1, 32, args, shared_mem=240000)
-    assert len(side.launches) == 2
+                                         "allows it 232448"):
+        cuda.launch("packed.cu", PACKED_DYNAMIC, 1, 32, args, shared_mem=240000)
+    assert side.launches == []
+
+
+def test_a_fresh_thread_launches_a_packed_copy_a_loaded_kernel_opted_in(side):
+    """The opt-in's getter and setter call the driver without making a context current
+    (CuPy 14.2's ``RawKernel``; so does the stand-in): read at launch, they failed on a thread
+    whose first CUDA call is a packed copy of a kernel loaded by another thread."""
+    import infini_cupy as xp
+    from infini_cupy.runtime import launch
+
+    x = np.random.default_rng(2).standard_normal((501, 501)).astype(np.float16)
+    results = {}
+
+    def transpose(where):
+        try:
+            with xp.backend("emulate"), launch.recording() as launches:
+                results[where] = xp.rearrange(x.T), [r.name for r in launches]
+        except BaseException as e:  # the thread's failure, for the assertion below
+            results[where] = e
+
+    with launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()):
+        transpose("main")
+        worker = threading.Thread(target=transpose, args=("fresh",))
+        worker.start()
+        worker.join()
+    for where in ("main", "fresh"):
+        assert not isinstance(results[where], BaseException), results[where]
+        y, kernels = results[where]
+        np.testing.assert_array_equal(y, x.T)
+        assert any(k.startswith("packed_copy<") and k.endswith(", 2>") for k in kernels), kernels
 
 
 def test_binaries_and_their_lowered_names_are_cached_on_disk(side, tmp_path, monkeypatch):
@@ -279,6 +315,14 @@ def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
     assert callable(cupy.RawModule.get_function)
     setter = cupy.RawKernel.__dict__["max_dynamic_shared_size_bytes"]
     assert hasattr(setter, "__set__")  # settable, as the opt-in needs
+    for name in ("kernel", "shared_size_bytes"):  # the load and the static shared memory
+        assert name in cupy.RawKernel.__dict__, name
+    kernel = cupy.RawKernel('extern "C" __global__ void k() {}', "k")  # compiles lazily
+    with pytest.raises(AttributeError):  # a Cython class: nothing can be attached to it
+        kernel.note = 1
+    with pytest.raises(AttributeError):  # nor to the stand-in's
+        cupy_standin.RawKernel(None, "k", ()).note = 1
+    assert issubclass(cupy.cuda.driver.CUDADriverError, Exception)
     standin = cupy_standin.CupyStandin()
     assert (cupy.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin
             == standin.cuda.runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin)
@@ -288,3 +332,38 @@ def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
             == standin.cuda.driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
     for name in ("__enter__", "__exit__", "compute_capability", "id"):
         assert hasattr(cupy.cuda.Device, name), name
+
+
+def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
+    """``a.data`` (a ``MemoryPointer``), which CuPy 14.2 packs as a bare ``CIntptr``: the
+    cheapest of its argument kinds (a ``cupy.ndarray`` becomes a ``CArray`` per launch), and
+    it holds the memory for the launch. The pointer is the view's first element."""
+    import cupy
+
+    assert hasattr(cupy.ndarray, "data")
+    assert hasattr(cupy.cuda, "MemoryPointer") and hasattr(cupy.cuda.MemoryPointer, "ptr")
+    seen = []
+    real = cupy_standin.RawKernel.__call__
+    monkeypatch.setattr(cupy_standin.RawKernel, "__call__", lambda self, grid, block, args, **k:
+                        (seen.append(args), real(self, grid, block, args, **k))[1])
+    src = np.arange(40, dtype=np.float32)
+    dst = np.zeros(20, np.float32)
+    args = list(_copy_arguments(side, dst, src[::2].copy()))
+    view = side.asarray(src[10:30])
+    args[1] = view
+    cuda.launch("rearrange.cu", COPY, 1, 32, args)
+    np.testing.assert_array_equal(dst, src[10:30])
+    assert [type(a).__name__ for a in seen[0][:2]] == ["_MemoryPointer", "_MemoryPointer"]
+    assert seen[0][1].ptr == view.data.ptr
+
+
+def test_a_second_gpu_of_one_architecture_loads_the_same_binary_and_opts_in(tmp_path,
+                                                                            monkeypatch):
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+    with cupy_standin.installed(capabilities=(90, 90)) as side:
+        first = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+        with side.cuda.Device(1):
+            second = cuda.get_kernel("packed.cu", PACKED_DYNAMIC)
+            assert second.max_dynamic_shared_size_bytes == cupy_standin.OPTIN_LIMIT
+        assert first is second and len(side.loaded_paths) == 1
+        assert sorted(d for _, d in side.module_loads) == [0, 1]

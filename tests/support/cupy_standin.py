@@ -15,10 +15,16 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   shape, strides and dtype;
 - ``RawModule(path=...)``: keyword arguments only, one of ``code``/``path``; the file is a
   cubin or PTX; ``get_function(name)`` takes a ``str`` only (Cython's ``str name``), finds
-  the symbol in the binary and loads the module on the current device;
+  the symbol in the binary and loads the module on the current device, refusing (as a driver
+  may) a cubin whose ELF tables run past its end or that was built for another architecture;
+- ``RawKernel.max_dynamic_shared_size_bytes`` and ``shared_size_bytes``: as CuPy's
+  properties, they load the module on the current device when it is not loaded there yet
+  (making a context current, as the load does) and otherwise call the driver with no context
+  made current, which fails on a thread that has none (``CUDA_ERROR_INVALID_CONTEXT``);
 - ``RawKernel(grid, block, args, shared_mem=)``: grid and block tuples; each argument by
-  CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` (on the current device: a GPU
-  would fault on another's memory), a NumPy array of size one, Python and NumPy scalars;
+  CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` or a ``MemoryPointer`` (on the
+  current device: a GPU would fault on another's memory), a NumPy array of size one, Python
+  and NumPy scalars;
   anything else TypeError), their number and byte sizes against the ``.param`` list of the
   kernel's PTX, dynamic shared memory above 48 KiB only after the kernel was opted in on
   that device, never above the device's limit.
@@ -33,15 +39,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import threading
 from pathlib import Path
 
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
-from infini_cupy.runtime import cuda, nvrtc
+from infini_cupy.runtime import cubin, cuda, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
+from tests.support.ptx import ptx_parameters, static_shared_bytes
 
 STATIC_SHARED_LIMIT = 49152
 # A device newer than any architecture NVRTC knows: the launcher hands it PTX (which the
@@ -49,7 +55,9 @@ STATIC_SHARED_LIMIT = 49152
 NEWER_THAN_NVRTC = 990
 OPTIN_LIMIT = 232448  # an H100's cudaDevAttrMaxSharedMemoryPerBlockOptin
 CUDA_ERROR_INVALID_VALUE = 1
+CUDA_ERROR_INVALID_IMAGE = 200
 CUDA_ERROR_INVALID_CONTEXT = 201
+CUDA_ERROR_NO_BINARY_FOR_GPU = 209
 
 
 class CUDADriverError(RuntimeError):
@@ -61,6 +69,17 @@ class CUDADriverError(RuntimeError):
 class _ThreadState(threading.local):
     device = 0
     contexts: frozenset = frozenset()  # devices with a context current on this thread
+    capturing = False  # stream capture (tests/support/capture.py): loads and syncs fail
+    in_kernel = False  # the emulator runs a launch (its own files are not the launcher's)
+
+
+CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+
+
+def refuse_in_capture(what: str) -> None:
+    """What a capturing stream refuses (a module load, an allocation, a synchronization)."""
+    if _thread.capturing:
+        raise CUDADriverError(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, f"{what} during capture")
 
 
 _thread = _ThreadState()
@@ -118,6 +137,27 @@ class _Runtime:
         return len(_side.capabilities)
 
     @staticmethod
+    def deviceSynchronize() -> None:
+        refuse_in_capture("cudaDeviceSynchronize")
+
+    @staticmethod
+    def streamSynchronize(stream: int) -> None:
+        refuse_in_capture("cudaStreamSynchronize")
+
+    @staticmethod
+    def getDeviceProperties(device: int) -> dict:
+        return {"name": f"stand-in sm_{_side.capabilities[device]}".encode(),
+                "totalGlobalMem": 80 << 30}
+
+    @staticmethod
+    def driverGetVersion() -> int:
+        return 13000
+
+    @staticmethod
+    def runtimeGetVersion() -> int:
+        return 13000
+
+    @staticmethod
     def deviceGetAttribute(attribute: int, device: int) -> int:
         if attribute != _Runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin:
             raise NotImplementedError(f"stand-in device attribute {attribute}")
@@ -138,6 +178,7 @@ class _Driver:
     """The driver calls CuPy exposes, as its typed Cython signatures take them."""
 
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    CUDADriverError = CUDADriverError
 
     @staticmethod
     def moduleLoadData(image: bytes) -> int:
@@ -164,7 +205,7 @@ class ndarray:
     def __init__(self, host: np.ndarray, device: int | None = None):
         self.host = host
         self.device = Device(device)
-        self.data = _MemoryPointer(numpy_data_pointer(host))
+        self.data = _MemoryPointer(numpy_data_pointer(host), self)
 
     shape = property(lambda self: self.host.shape)
     strides = property(lambda self: self.host.strides)
@@ -178,31 +219,13 @@ class ndarray:
 
 
 class _MemoryPointer:
-    def __init__(self, ptr: int):
-        self.ptr = ptr
+    """``cupy.cuda.MemoryPointer``: an address on a device (here, the array it came from)."""
+
+    def __init__(self, ptr: int, owner: ndarray):
+        self.ptr, self.owner, self.device_id = ptr, owner, owner.device.id
 
 
 # ---------------------------------------------------------------- modules and kernels
-_ENTRY = re.compile(r"\.entry\s+(\S+)\s*\((.*?)\)", re.S)
-# ".param .align 8 .b8 name[16]", ".param .u64 name", ".param .u64 .ptr .align 1 name"
-_PARAM = re.compile(r"\.param\b.*?\.[busf](8|16|32|64)\b.*?(?:\[(\d+)\])?$")
-
-
-def ptx_parameters(ptx: str) -> dict[str, tuple[int, ...]]:
-    """``entry name -> byte size of each parameter`` of every kernel in ``ptx``."""
-    kernels = {}
-    for name, params in _ENTRY.findall(ptx):
-        sizes = []
-        for param in filter(None, (p.strip() for p in params.split(","))):
-            match = _PARAM.match(param)
-            if match is None:
-                raise ValueError(f"stand-in cannot read PTX parameter {param!r} of {name}")
-            bits, count = match.groups()
-            sizes.append(int(bits) // 8 * int(count or 1))
-        kernels[name] = tuple(sizes)
-    return kernels
-
-
 class RawModule:
     """``cupy.RawModule``, for binaries our launcher compiled (``path=``) only."""
 
@@ -212,16 +235,21 @@ class RawModule:
             raise TypeError("Exactly one of `code` and `path` keyword arguments must be given.")
         if code is not None:
             raise NotImplementedError("the stand-in loads binaries (path=) only")
+        refuse_in_capture(f"RawModule(path={path!r})")
         self.path = Path(path)
         self.binary = self.path.read_bytes()
         self.about = json.loads(self.path.with_suffix(".json").read_text())
         _side.loaded_paths.append(str(path))
 
     def _ptx(self) -> str:
-        if self.binary.startswith(b"\x7fELF"):  # a cubin: its parameters from the same source
-            arch = "compute_" + self.about["arch"].split("_")[1]
-            return nvrtc.compile_program(self.about["source"], [self.about["name"]], arch).ptx
-        return self.binary.decode()
+        if not hasattr(self, "_ptx_text"):
+            if self.binary.startswith(b"\x7fELF"):  # a cubin: its parameters from its source
+                arch = "compute_" + self.about["arch"].split("_")[1]
+                self._ptx_text = nvrtc.compile_program(self.about["source"], [self.about["name"]],
+                                                       arch).ptx
+            else:
+                self._ptx_text = self.binary.decode()
+        return self._ptx_text
 
     def get_function(self, name: str) -> RawKernel:
         if type(name) is not str:
@@ -231,37 +259,70 @@ class RawModule:
         if name not in params or name.encode() not in self.binary:
             raise CUDADriverError(500, f"cuModuleGetFunction({name!r})")  # NOT_FOUND
         kernel = RawKernel(self, name, params[name])
-        kernel._load()  # CuPy loads on the current device at get_function
+        kernel.kernel  # CuPy loads on the current device at get_function
         return kernel
+
+    def _check_image(self) -> None:
+        """``cuModuleLoad``: a cubin must be whole and for the device's architecture."""
+        if not self.binary.startswith(b"\x7fELF"):
+            return
+        wrong = cubin.problem(self.binary)
+        if wrong:
+            raise CUDADriverError(CUDA_ERROR_INVALID_IMAGE, f"cuModuleLoad({self.path}): {wrong}")
+        wrong = cubin.problem(self.binary, "sm_" + Device().compute_capability)
+        if wrong:
+            raise CUDADriverError(CUDA_ERROR_NO_BINARY_FOR_GPU,
+                                  f"cuModuleLoad({self.path}): {wrong}")
+
+    def static_shared_bytes(self) -> int:
+        return static_shared_bytes(self._ptx())
 
 
 class RawKernel:
+    # CuPy's RawKernel is a Cython class: no attribute can be added to it
+    __slots__ = ("module", "name", "param_sizes", "_max_dynamic")
+
     def __init__(self, module: RawModule, name: str, param_sizes: tuple[int, ...]):
         self.module, self.name, self.param_sizes = module, name, param_sizes
         self._max_dynamic = {}  # device -> the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES there
 
-    def _load(self) -> None:
-        _ensure_context()
+    @property
+    def kernel(self):
+        """CuPy's ``RawKernel.kernel``: loaded on the current device when it is not yet (the
+        load makes a context current on this thread); otherwise no driver call at all."""
         if _thread.device not in self._max_dynamic:
+            refuse_in_capture(f"cuModuleLoad of {self.name}")
+            _ensure_context()
+            self.module._check_image()
             self._max_dynamic[_thread.device] = STATIC_SHARED_LIMIT
             _side.module_loads.append((self.name, _thread.device))
+        return self
+
+    @property
+    def shared_size_bytes(self) -> int:
+        self.kernel
+        _require_context("cuFuncGetAttribute")
+        return self.module.static_shared_bytes()
 
     @property
     def max_dynamic_shared_size_bytes(self) -> int:
-        self._load()
+        self.kernel
+        _require_context("cuFuncGetAttribute")
         return self._max_dynamic[_thread.device]
 
     @max_dynamic_shared_size_bytes.setter
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
-        self._load()
-        if not 0 <= value <= OPTIN_LIMIT:
+        self.kernel
+        _require_context("cuFuncSetAttribute")
+        if not 0 <= value <= OPTIN_LIMIT - self.module.static_shared_bytes():
             raise CUDADriverError(CUDA_ERROR_INVALID_VALUE, "cuFuncSetAttribute")
         self._max_dynamic[_thread.device] = value
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0):
         if type(grid) is not tuple or type(block) is not tuple:
             raise TypeError("Argument 'grid' and 'block' must be tuples")
-        self._load()
+        self.kernel
+        _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
         host = [self._argument(i, a) for i, a in enumerate(args)]
         sizes = tuple(size for _, size in host)
         if sizes != self.param_sizes:
@@ -272,8 +333,12 @@ class RawKernel:
                                   f"cuLaunchKernel with {shared_mem} bytes of dynamic shared "
                                   f"memory, {self._max_dynamic[_thread.device]} allowed")
         _side.launches.append((self.name, _thread.device))
-        emulator.launch(self.module.about["source"], self.module.about["name"], grid, block,
-                        [value for value, _ in host], shared_mem)
+        _thread.in_kernel = True
+        try:
+            emulator.launch(self.module.about["source"], self.module.about["name"], grid,
+                            block, [value for value, _ in host], shared_mem)
+        finally:
+            _thread.in_kernel = False
 
     def _argument(self, index: int, x):
         """CuPy's ``_pointer`` rules: (what the emulator receives, bytes passed)."""
@@ -284,6 +349,11 @@ class RawKernel:
                 raise CUDADriverError(700, f"argument {index} of {self.name} lives on device "
                                            f"{x.device.id}, the launch is on {_thread.device}")
             return x.host, 8
+        if isinstance(x, _MemoryPointer):  # CIntptr(x.ptr)
+            if x.device_id != _thread.device:
+                raise CUDADriverError(700, f"argument {index} of {self.name} points to device "
+                                           f"{x.device_id}, the launch is on {_thread.device}")
+            return x.owner.host, 8
         if isinstance(x, np.ndarray):
             if x.size != 1:
                 raise TypeError(f"You are trying to pass a numpy.ndarray of shape {x.shape} as "
@@ -327,6 +397,7 @@ class CupyStandin:
         self.launches: list[tuple[str, int]] = []
 
     def asarray(self, host: np.ndarray, device: int | None = None) -> ndarray:
+        refuse_in_capture("an allocation (asarray)")
         return ndarray(host, device)
 
 

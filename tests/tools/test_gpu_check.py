@@ -1,10 +1,15 @@
-"""``gpu-check`` without a GPU: its smoke cases run here through the cuda launcher and the
-stand-in for CuPy (the same cases, oracles and kernel expectations a GPU runs), its report
-merges the steps of separate calls, and its suite parts cover the whole suite."""
+"""``gpu-check`` without a GPU: its whole sequence of steps runs here against the stand-in for
+CuPy (smoke cases, bench rows and pytest through the cuda launcher), within a budget, the
+report complete after every step; a short budget skips later steps with the reason; without
+a driver it says so in one line at once."""
 
 from __future__ import annotations
 
 import json
+import stat
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -13,9 +18,11 @@ pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 
 import infini_cupy as xp  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
-from infini_cupy.runtime import launch  # noqa: E402
+from infini_cupy.runtime import availability, launch  # noqa: E402
 from infini_cupy.tools import gpu_check, gpu_smoke  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
+
+STEP_NAMES = list(gpu_check.STEPS)
 
 
 def test_smoke_cases_pass_through_the_cuda_launcher():
@@ -24,8 +31,10 @@ def test_smoke_cases_pass_through_the_cuda_launcher():
         records = gpu_smoke.run_cases(lambda a: a, np.asarray, device_count=1)
     assert [r for r in records if not r["ok"]] == []
     assert len(records) >= 8 and side.launches
-    packed = next(r for r in records if "48 KiB" in r["case"])
-    assert any(k.startswith("packed_copy<") and k.endswith(", 2>") for k in packed["kernels"])
+    for record in records:
+        if "float16 transpose" in record["case"]:  # in dynamic shared memory, fresh thread too
+            assert any(k.startswith("packed_copy<") and k.endswith(", 2>")
+                       for k in record["kernels"]), record
 
 
 def test_a_smoke_case_that_differs_from_numpy_fails(monkeypatch):
@@ -39,26 +48,123 @@ def test_a_smoke_case_that_differs_from_numpy_fails(monkeypatch):
     assert {r["error"] for r in records} == {"differs from NumPy"}
 
 
-def test_steps_of_separate_calls_merge_into_one_report(tmp_path, monkeypatch):
+FAKE_SANITIZER = """#!/bin/sh
+# compute-sanitizer --tool TOOL --error-exitcode 3 COMMAND...: refuses the device for racecheck
+tool=$2; shift 4
+if [ "$tool" = racecheck ]; then
+  echo "========= Error: Device not supported (stand-in)"; exit 1
+fi
+"$@"; code=$?
+echo "========= ERROR SUMMARY: 0 errors"; exit $code
+"""
+
+
+@pytest.fixture
+def standin_steps(tmp_path, monkeypatch, backend_name):
+    """gpu-check's subprocesses run against the stand-in, on a small sample and rest."""
+    if backend_name != "emulate":
+        pytest.skip("the stand-in sequence starts from the emulated suite (once)")
+    sanitizer = tmp_path / "compute-sanitizer"
+    sanitizer.write_text(FAKE_SANITIZER)
+    sanitizer.chmod(sanitizer.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(gpu_check, "sanitizer", lambda: str(sanitizer))
+    monkeypatch.setattr(gpu_check, "PYTHON", [sys.executable, "-m", "tests.support.standin_python"])
+    monkeypatch.setattr(gpu_check, "SAMPLE", ["tests/strided/test_rearrange_kernels.py"])
+    monkeypatch.setattr(gpu_check, "REST", ["tests/runtime/test_launch.py"])
+    monkeypatch.setattr(gpu_check, "cuda_unavailable", lambda: None)
+    written = []
+    real_write = gpu_check._write
+    monkeypatch.setattr(gpu_check, "_write", lambda path, report: (
+        written.append(json.loads(json.dumps(report))), real_write(path, report))[1])
+    with cupy_standin.installed():
+        yield written
+
+
+def test_the_whole_sequence_runs_within_its_budget(standin_steps, tmp_path):
+    report = tmp_path / "out" / "gpu-check.json"
+    start = time.monotonic()
+    assert main(["gpu-check", "--budget", "400", "--report", str(report)]) == 0
+    assert time.monotonic() - start < 400
+    assert [list(r["steps"]) for r in standin_steps] == [
+        STEP_NAMES[:k] for k in range(1, len(STEP_NAMES) + 1)]  # written after every step
+    steps = json.loads(report.read_text())["steps"]
+    assert steps == standin_steps[-1]["steps"]
+    for name, result in steps.items():
+        assert {"summary", "finished", "kernel_cache"} <= set(result), name
+    assert steps["env"]["environment"]["gpus"][0]["name"] == "stand-in sm_90"
+    assert "cases match NumPy" in steps["smoke"]["summary"] and steps["smoke"]["ok"]
+    assert len(steps["smoke"]["cases"]) >= 8
+    tools = steps["sanitizer"]["tools"]
+    assert tools["racecheck"]["skipped"] and "Device not supported" in tools["racecheck"]["summary"]
+    assert tools["memcheck"]["ok"] and tools["synccheck"]["ok"]
+    assert len(gpu_check._records(tools["memcheck"]["output_tail"], '{"case"')) == 2
+    assert steps["sample"]["outcomes"]["passed"] >= 10 and "failed" not in steps["sample"]["outcomes"]
+    assert steps["rest"]["outcomes"]["passed"] >= 3
+    rows = steps["bench"]["rows"]
+    assert [r["case"] for r in rows][:2] == ["device-to-device copy", "transpose fp32"]
+    assert all(r["ok"] and r["fraction"] is not None for r in rows), rows
+    assert any(r["case"].startswith("fused") for r in rows)
+    smoke_cache = steps["smoke"]["kernel_cache"]
+    assert smoke_cache["hits"] + smoke_cache["compiles"] >= 8  # every kernel counted once
+
+
+def test_a_short_budget_skips_the_later_steps_with_the_reason(standin_steps, tmp_path):
     report = tmp_path / "gpu-check.json"
-    monkeypatch.setattr(gpu_check, "_sanitizer", lambda: None)
-    assert main(["gpu-check", "--step", "sanitizer", "--report", str(report)]) == 0
-    main(["gpu-check", "--step", "env", "--report", str(report)])
-    content = json.loads(report.read_text())
-    assert set(content) == {"sanitizer", "env"}
-    env = content["env"]["environment"]
-    assert env["python"] and env["cupy"] and env["nvrtc"]["version"].startswith("13")
-    assert env["cuda_headers"].endswith("include")  # the runtime wheel of the test extra
-    assert content["env"]["ok"] is False  # no GPU here: said, not hidden
+    assert main(["gpu-check", "--budget", "10", "--report", str(report)]) == 0
+    steps = json.loads(report.read_text())["steps"]
+    assert list(steps) == STEP_NAMES and steps["env"]["ok"]
+    for name in STEP_NAMES[1:]:
+        assert steps[name]["skipped"] and steps[name]["ok"] is None
+        assert "of the 10 s budget left, the step needs at least" in steps[name]["summary"]
+    assert len(standin_steps) == len(STEP_NAMES)
 
 
-def test_suite_parts_cover_every_test(monkeypatch, tmp_path):
-    commands = []
-    monkeypatch.setattr(gpu_check, "_run", lambda command, timeout, env=None:
-                        commands.append(command) or {"ok": True, "output_tail": "3 passed in 1s"})
-    assert main(["gpu-check", "--step", "suite", "--report", str(tmp_path / "r.json")]) == 0
-    assert len(commands) == len(gpu_check.SUITE_PARTS)
-    named = [p for c in commands for p in c if p.startswith("tests/")]
-    ignored = [p.split("=", 1)[1] for c in commands for p in c if p.startswith("--ignore=")]
-    assert sorted(ignored) == sorted(p for p in named if p != "tests")  # rest = the others
-    assert all(c[c.index("--backend") + 1] == "cuda" for c in commands)
+@pytest.mark.skipif(availability.cuda_unavailable() is None, reason="a GPU is present")
+@pytest.mark.parametrize("command", [["gpu-check", "--report", "{tmp}/r.json"],
+                                     ["demo", "--backend", "cuda"]])
+def test_without_a_gpu_one_line_names_the_cause(command, tmp_path):
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "infini_cupy",
+                           *(c.format(tmp=tmp_path) for c in command)],
+                          capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - start < 30
+    assert done.returncode == 2
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    assert len(lines) == 1 and availability.cuda_unavailable() in lines[0]
+
+
+def test_each_cause_is_named(monkeypatch):
+    class Refused(Exception):
+        def __init__(self, status):
+            super().__init__(f"status {status}")
+            self.status = status
+
+    class Runtime:
+        status = availability.CUDA_ERROR_NO_DEVICE
+
+        @classmethod
+        def getDeviceCount(cls):
+            raise Refused(cls.status)
+
+        @staticmethod
+        def runtimeGetVersion():
+            return 13050
+
+    fake = type("cupy", (), {"cuda": type("cuda", (), {"runtime": Runtime})})
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    assert availability.cuda_unavailable().startswith("CuPy is missing")
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(availability, "_driver_library", lambda: "libcuda.so.1: cannot open")
+    assert availability.cuda_unavailable() == "no NVIDIA driver: libcuda.so.1: cannot open"
+    monkeypatch.setattr(availability, "_driver_library", lambda: None)
+    assert availability.cuda_unavailable().startswith("no GPU visible")
+    Runtime.status = availability.CUDA_ERROR_INSUFFICIENT_DRIVER
+    assert "driver is older than CuPy's CUDA runtime (13050)" in availability.cuda_unavailable()
+
+
+def test_test_outcomes_are_counted_once_with_and_without_xdist():
+    log = ("tests/a.py::test_x[1] PASSED [ 10%]\ntests/a.py::test_y FAILED [ 20%]\n"
+           "[gw0] [ 30%] PASSED tests/a.py::test_z\n[gw1] [ 40%] SKIPPED tests/a.py::test_w\n"
+           "ERROR root: a captured log line\nFAILED tests/a.py::test_y - AssertionError\n")
+    assert [a or b for a, b in gpu_check._OUTCOME.findall(log)] == [
+        "PASSED", "FAILED", "PASSED", "SKIPPED"]

@@ -1,0 +1,54 @@
+"""What a cubin must be before the driver gets it: a complete CUDA ELF file, for the
+architecture it is loaded on.
+
+A cubin ends with its program header table, so a file one byte short (what CuPy's
+``nvrtc.getCUBIN`` returns: it strips a "trailing NUL" as for PTX, and a cubin has none) is
+refused by ``nvdisasm`` and may be by the driver. :func:`problem` says what is wrong with a
+binary, or None; the launcher checks every cubin it writes and every one it loads from disk.
+
+>>> problem(b"\\x7fELF" + bytes(60))
+'not a 64-bit little-endian ELF file'
+"""
+
+from __future__ import annotations
+
+import struct
+
+EM_CUDA = 190  # ELF e_machine of NVIDIA GPU code
+_HEADER = struct.Struct("<HHIQQQIHHHHHH")  # e_type .. e_shstrndx, after the 16-byte e_ident
+_SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+SHT_NOBITS = 8
+
+
+def problem(binary: bytes, arch: str | None = None) -> str | None:
+    """Why ``binary`` is not a complete cubin (for ``sm_XX`` ``arch``, when given), or None.
+
+    Complete: the ELF header, the program and section header tables and every section with
+    contents lie within the file; the machine is a CUDA GPU; for ELF ABI version 8 (CUDA 12.8
+    and later), the architecture in ``e_flags`` is ``arch``'s.
+    """
+    size = len(binary)
+    if size < 16 + _HEADER.size or binary[:4] != b"\x7fELF":
+        return "not an ELF file" if binary[:4] != b"\x7fELF" else f"{size} bytes: no ELF header"
+    if binary[4] != 2 or binary[5] != 1:
+        return "not a 64-bit little-endian ELF file"
+    (_, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum,
+     _) = _HEADER.unpack_from(binary, 16)
+    if machine != EM_CUDA:
+        return f"ELF machine {machine}, not a CUDA GPU ({EM_CUDA})"
+    for what, offset, count, entry in (("program", phoff, phnum, phentsize),
+                                       ("section", shoff, shnum, shentsize)):
+        if count and offset + count * entry > size:
+            return (f"truncated: its {what} header table ends at byte {offset + count * entry}, "
+                    f"the file has {size}")
+    for index in range(shnum if shentsize == _SECTION.size else 0):
+        fields = _SECTION.unpack_from(binary, shoff + index * shentsize)
+        kind, offset, length = fields[1], fields[4], fields[5]
+        if kind != SHT_NOBITS and offset + length > size:
+            return f"truncated: section {index} ends at byte {offset + length}, the file has {size}"
+    if arch is not None and arch.startswith("sm_") and binary[8] == 8:
+        built = (flags >> 8) & 0xFF
+        wanted = int(arch.split("_")[1].rstrip("af"))
+        if built != wanted:
+            return f"built for sm_{built}, not {arch}"
+    return None

@@ -1,0 +1,64 @@
+"""``warmup --arch sm_90 --cache-dir DIR`` without a GPU: what gpu-check launches, planned as
+on an H100, compiled into the launcher's own cache format, then loaded by the launcher with
+no compile."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("cupy")  # NVRTC
+
+from infini_cupy import config  # noqa: E402
+from infini_cupy.__main__ import main  # noqa: E402
+from infini_cupy.runtime import cuda  # noqa: E402
+from infini_cupy.tools import warm_cache  # noqa: E402
+from tests.support import cupy_standin  # noqa: E402
+
+
+def test_plans_are_the_target_gpu_s():
+    """Plans as on an H100 (a block may opt in to 227 KiB): the smoke's packed float16
+    transpose in dynamic shared memory, the bench's transposes and fused expression."""
+    with cuda.planning_for(warm_cache.OPTIN["sm_90"]):
+        assert cuda.max_dynamic_shared() == 232448
+    smoke = warm_cache.smoke_variants("sm_90")
+    assert any(name.startswith("packed_copy<") and name.endswith(", 2>") for _, name in smoke)
+    bench = warm_cache.bench_variants("sm_90")
+    sources = {source for source, _ in bench}
+    assert {"transpose.cu", "elementwise.cu"} <= sources
+    assert any(name.startswith("ew_fused_") for _, name in bench)
+
+
+def test_a_warmed_folder_is_loaded_without_a_compile(tmp_path, monkeypatch):
+    pairs = {("rearrange.cu", "rearrange<4, 1, 1, 0>"), ("packed.cu", "packed_copy<2, 4, 2>")}
+    seconds, failures = warm_cache.fill(tmp_path, pairs, "sm_90", jobs=2)
+    assert failures == []
+    assert len(list((tmp_path / "cubin").glob("*.bin"))) == 2
+    _, again = warm_cache.fill(tmp_path, pairs, "sm_90", jobs=2)  # kept, not compiled again
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+    monkeypatch.setattr(cuda, "counts", {"hits": 0, "compiles": 0})
+    with cupy_standin.installed(capabilities=(90,)):
+        for source, name in pairs:
+            cuda.get_kernel(source, name)
+    assert cuda.counts == {"hits": 2, "compiles": 0}
+
+
+def test_the_sample_s_variants_come_from_its_emulated_run():
+    seen = warm_cache.sample_variants("sm_90", ["tests/strided/test_rearrange_kernels.py"])
+    assert len(seen) >= 5 and all(source.endswith(".cu") for source, _ in seen)
+
+
+def test_warmup_writes_the_cache_and_its_archive(tmp_path, capsys):
+    folder, packed = tmp_path / "warm", tmp_path / "warm.tar.xz"
+    assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(folder), "--variants", "all",
+                 "--source", "packed.cu", "--limit", "2", "--jobs", "2",
+                 "--archive", str(packed)]) == 0
+    out = capsys.readouterr().out
+    assert "2 of 2 variants" in out and "MiB" in out and "archive:" in out
+    about = [json.loads(p.read_text()) for p in (folder / "cubin").glob("*.json")]
+    assert {a["arch"] for a in about} == {"sm_90"} and all(a["nvrtc"] for a in about)
+    unpacked = warm_cache.unpacked(packed)
+    assert sorted(p.read_bytes() for p in (unpacked / "cubin").iterdir()) == \
+        sorted(p.read_bytes() for p in (folder / "cubin").iterdir())
+    assert main(["warmup", "--cache-dir", str(folder)]) == 2  # needs --arch
