@@ -95,8 +95,6 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
         return
     if not all(_simple(cast_plan) for cast_plan in casts.values()):
         return
-    if name == "pow" and scalar_mask & 2 and dtype_in.kind in "iu":
-        return  # each call checks the sign of the exponent (resolve)
     cupy = sys.modules.get("cupy")
     if backend == "cuda" and cupy is not None:
         _array_types.add(cupy.ndarray)

@@ -23,6 +23,7 @@ import numpy as np
 from .. import dtypes
 from ..arrays import (
     backend_for,
+    check_plain_buffer,
     empty_on_device_of,
     is_array,
     is_cupy_array,
@@ -106,7 +107,9 @@ def ascontiguousarray(x, /):
 def asarray(obj, /, *, dtype=None, device=None, copy=None):
     """``asarray``; an array copied or cast on its own device goes through our kernels.
     Strings, objects and other non-numeric data raise TypeError naming the dtype (a consumer
-    checks its input with ``asarray``: every later call would refuse it anyway)."""
+    checks its input with ``asarray``: every later call would refuse it anyway). Masked and
+    unit-carrying arrays raise TypeError (``arrays.check_plain_buffer``)."""
+    check_plain_buffer(obj, "asarray")
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
