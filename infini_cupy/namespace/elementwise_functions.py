@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..arrays import backend_for, check_plain_buffer
+from ..arrays import backend_for
 from ..elementwise import numpy_backend
 from ..elementwise.launcher import apply, check_clip_bounds, scalar_clip_bound
 from ..elementwise.ops import OPS, ElementwiseOp
@@ -36,10 +36,10 @@ def _dispatch(op: ElementwiseOp, args, out):
             raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
         # NumPy scalars (NumPy's 0-d results) are 0-d arrays of the CPU
         args = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in args)
-    for a in (*args, out):
-        if type(a) is not np.ndarray and isinstance(a, np.ndarray):
-            check_plain_buffer(a, op.name)  # masked, unit-carrying: refused, naming op
-    backend = backend_for(*args, *(() if out is None else (out,)))
+    try:  # masked, unit-carrying arrays: arrays.check_plain_buffer refuses them
+        backend = backend_for(*args, *(() if out is None else (out,)))
+    except TypeError as e:
+        raise TypeError(f"{op.name}(): {e}") from None
     if backend == "numpy":
         return numpy_backend.call(op.name, args, out)
     return apply(op, *args, out=out)
