@@ -252,3 +252,29 @@ def test_clip_bounds_end_the_same_on_every_device(x):
             size = 6 if x in SAMPLE and (lo is None or lo in SAMPLE or isinstance(lo, int)) else 0
             ends = [_clip_outcome(device, x, lo, hi, size) for device in DEVICES]
             assert ends[0] == ends[1], (x, lo, hi, ends)
+
+
+def _setitem_outcome(device, x, value):
+    target = xp.asarray(np.zeros(0, x), device=device)
+    if isinstance(value, np.dtype):
+        value = xp.asarray(np.ones(1, value), device=device)
+    try:
+        target[...] = value
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("x", dtypes.ALL_DTYPES, ids=str)
+def test_setitem_promotion_ends_the_same_on_every_device(x):
+    """``x[...] = v`` accepts and refuses the same values on every device (zero-size
+    targets: the rule decides before any copy)."""
+    outcomes = {}
+    for value in dtypes.ALL_DTYPES + (True, 1, 1.5, 1j, 300):
+        ends = [_setitem_outcome(device, x, value) for device in DEVICES]
+        assert ends[0] == ends[1], (x, value, ends)
+        outcomes[value] = ends[0]
+    assert outcomes[x] == "ok"
+    if x.kind in "fc":  # float64 into a smaller float promotes past it: refused
+        assert outcomes[np.dtype(np.float64)] == (
+            "ok" if np.promote_types(np.float64, x) == x else TypeError)
