@@ -1,12 +1,14 @@
 """The official array API conformance suite (data-apis/array-api-tests, the pinned copy in
-``../shared/array-api-tests``) against infini_cupy, in emulation and on ``cpu`` (NumPy
-computes): every test of the suite, on Arrays (the suite makes its inputs with ``xp.asarray`` and the creation functions), at
-the standard's 2025.12 (``infini_cupy`` itself) and at 2024.12 (the namespace
+``../shared/array-api-tests``) against infini_cupy, on Arrays of the emulator and of
+``cpu`` (NumPy computes, under the same rules): every test of the suite (it makes its
+inputs with ``xp.asarray`` and the creation functions), at the standard's 2025.12
+(``infini_cupy`` itself) and at 2024.12 (the namespace
 ``x.__array_namespace__(api_version="2024.12")`` gives).
 
 Fails on any failure not listed in ``conformance_xfails.txt``, where each entry says why
 (a deviation NumPy also has, or a documented choice). Runs the whole suite in a subprocess
-(about 2 minutes on 2 cores at the default 20 examples per test; set
+(on 2 cores at the default 20 examples per test: about 1.5 to 3.5 minutes on the emulator,
+1 to 2 on ``cpu``, per version; set
 ``INFINI_CUPY_CONFORMANCE_EXAMPLES`` for more), derandomized so that CI sees the same
 examples every run. Hypothesis's example database goes to a temporary folder, not the suite's.
 """
