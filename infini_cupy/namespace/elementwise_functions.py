@@ -5,8 +5,9 @@ decided the loop (the same rules on every device): ``numpy`` calls NumPy
 (``elementwise.numpy_backend``); ``emulate`` and ``cuda`` run our kernels
 (``elementwise.launcher.apply``), a call of a signature seen before through
 ``elementwise.short_path.short_call`` first (a few microseconds of Python before the launch).
-Extension: every function takes ``out=`` (any non-self-overlapping layout of the result's
-shape and dtype; overlapping an input gives NumPy's answer).
+Extension: every function takes ``out=`` (any writeable, non-self-overlapping layout of the
+result's shape, of its dtype or one it casts to by ``same_kind``; overlapping an input gives
+NumPy's answer).
 
 >>> import numpy as np, infini_cupy as xp
 >>> xp.add(np.asarray([1, 2], dtype=np.int8), 1)
