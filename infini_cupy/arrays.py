@@ -65,6 +65,30 @@ def gpu_available() -> bool:
         return False
 
 
+def check_plain_buffer(x, func: str = "") -> None:
+    """TypeError for a NumPy array subclass whose meaning is more than its buffer: a
+    ``numpy.ma.MaskedArray`` (its mask would be dropped and the result look valid) or a
+    unit-carrying array (a ``unit``/``units`` attribute: astropy's Quantity). Subclasses
+    that are a plain buffer (``numpy.memmap``) pass.
+
+    >>> check_plain_buffer(np.ma.masked_array([1.0, 2.0], mask=[0, 1]), "sqrt")
+    Traceback (most recent call last):
+    TypeError: sqrt(): got a numpy.ma.MaskedArray, whose mask would be lost; pass x.filled(value) for the values you mean, or np.asarray(x) to drop the mask on purpose
+    """
+    kind = type(x)
+    if kind is np.ndarray or not isinstance(x, np.ndarray) or isinstance(x, np.memmap):
+        return
+    where = f"{func}(): " if func else ""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(f"{where}got a numpy.ma.MaskedArray, whose mask would be lost; pass "
+                        "x.filled(value) for the values you mean, or np.asarray(x) to drop "
+                        "the mask on purpose")
+    if hasattr(x, "unit") or hasattr(x, "units"):
+        name = f"{kind.__module__}.{kind.__qualname__}"
+        raise TypeError(f"{where}got a {name}, whose unit would be lost; pass x.value (or "
+                        "np.asarray(x)) to compute on the bare numbers on purpose")
+
+
 def device_of(x) -> str:
     """A short device description for error messages: ``cpu`` or ``cuda:N``."""
     if is_cupy_array(x):
@@ -81,6 +105,8 @@ def backend_for(*arrays) -> str:
     devices = []
     for a in arrays:
         if is_array(a):
+            if type(a) is not np.ndarray:
+                check_plain_buffer(a)
             d = device_of(a)
             if d not in devices:
                 devices.append(d)

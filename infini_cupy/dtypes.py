@@ -318,7 +318,9 @@ def scalar_value(value, dtype):
     dt = np.dtype(dtype)
     if not scalar_fits(value, dt):
         raise OverflowError(f"Python integer {value} out of bounds for {dt}")
-    if dt.kind in "iub" and isinstance(value, complex):
+    if dt.kind == "b":
+        return np.bool_(bool(value))  # truth value, as NumPy's cast (1j is True)
+    if dt.kind in "iu" and isinstance(value, complex):
         value = value.real
     if dt.kind in "iu" and isinstance(value, float):
         value = int(value)

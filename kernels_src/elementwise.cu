@@ -26,6 +26,17 @@ namespace ic {
 #define IC_END };
 
 // Functions of floating-point arguments only: the real libm name, or the complex version.
+// Complex order, NumPy's (and CuPy's): lexicographic on (re, im); a NaN imaginary part
+// makes an unequal real part unordered.
+template <typename T> __device__ __forceinline__ bool cnan(T a) { return isnan(a.re) || isnan(a.im); }
+template <typename T> __device__ __forceinline__ bool clt(T a, T b) {
+    return (a.re < b.re && !isnan(a.im) && !isnan(b.im)) || (a.re == b.re && a.im < b.im);
+}
+template <typename T> __device__ __forceinline__ bool cle(T a, T b) {
+    return (a.re < b.re && !isnan(a.im) && !isnan(b.im)) || (a.re == b.re && a.im <= b.im);
+}
+template <typename T> __device__ __forceinline__ bool cge(T a, T b) { return cle(b, a); }
+
 #define IC_FLOAT_UNARY(NAME, REAL, COMPLEX) \
     IC_UNARY(NAME) { if constexpr (is_complex<T>()) return COMPLEX(a); else return REAL(a); } IC_END
 
@@ -84,7 +95,8 @@ IC_UNARY(OpReciprocal) {
     if constexpr (is_complex<T>()) {
         typedef typename real_of<T>::type R;
         return cplx((R)1, (R)0) / a;
-    } else return (T)1 / a;
+    } else if constexpr (is_int<T>()) return a == 0 ? (T)0 : (T)((T)1 / a);  // NumPy's 0 for 1 / 0
+    else return (T)1 / a;
 } IC_END
 IC_UNARY(OpSign) {
     if constexpr (is_complex<T>()) {
@@ -131,9 +143,17 @@ IC_UNARY(OpBitwiseInvert) {
     else return (T)~a;
 } IC_END
 
-IC_BINARY(OpAdd) { if constexpr (is_int<T>()) return wrap_add(a, b); else return a + b; } IC_END
+IC_BINARY(OpAdd) {  // bool + bool is OR, as NumPy's and CuPy's bool loop
+    if constexpr (is_same<T, bool>::value) return (bool)(a || b);
+    else if constexpr (is_int<T>()) return wrap_add(a, b);
+    else return a + b;
+} IC_END
 IC_BINARY(OpSubtract) { if constexpr (is_int<T>()) return wrap_sub(a, b); else return a - b; } IC_END
-IC_BINARY(OpMultiply) { if constexpr (is_int<T>()) return wrap_mul(a, b); else return a * b; } IC_END
+IC_BINARY(OpMultiply) {  // bool * bool is AND
+    if constexpr (is_same<T, bool>::value) return (bool)(a && b);
+    else if constexpr (is_int<T>()) return wrap_mul(a, b);
+    else return a * b;
+} IC_END
 IC_BINARY(OpDivide) {  // integers divide in double, as NumPy's true_divide
     if constexpr (is_int<T>()) return (double)a / (double)b;
     else return a / b;
@@ -196,27 +216,35 @@ IC_BINARY(OpLogaddexp) {  // NumPy's npy_logaddexp: exact for equal arguments (a
     return d;  // nan
 } IC_END
 IC_BINARY(OpMaximum) {  // NaN propagates; +0 is larger than -0
-    if constexpr (is_float<T>()) {
-        if (isnan(a)) return a;
-        if (isnan(b)) return b;
-        if (a == b) return signbit(a) ? b : a;
+    if constexpr (is_complex<T>()) {
+        return (cnan(a) || cge(a, b)) ? a : b;  // NumPy's order
+    } else {
+        if constexpr (is_float<T>()) {
+            if (isnan(a)) return a;
+            if (isnan(b)) return b;
+            if (a == b) return signbit(a) ? b : a;
+        }
+        return a > b ? a : b;
     }
-    return a > b ? a : b;
 } IC_END
 IC_BINARY(OpMinimum) {
-    if constexpr (is_float<T>()) {
-        if (isnan(a)) return a;
-        if (isnan(b)) return b;
-        if (a == b) return signbit(a) ? a : b;
+    if constexpr (is_complex<T>()) {
+        return (cnan(a) || cle(a, b)) ? a : b;
+    } else {
+        if constexpr (is_float<T>()) {
+            if (isnan(a)) return a;
+            if (isnan(b)) return b;
+            if (a == b) return signbit(a) ? a : b;
+        }
+        return a < b ? a : b;
     }
-    return a < b ? a : b;
 } IC_END
 IC_BINARY(OpEqual) { return (bool)(a == b); } IC_END
 IC_BINARY(OpNotEqual) { return (bool)(a != b); } IC_END
-IC_BINARY(OpLess) { return (bool)(a < b); } IC_END
-IC_BINARY(OpLessEqual) { return (bool)(a <= b); } IC_END
-IC_BINARY(OpGreater) { return (bool)(a > b); } IC_END
-IC_BINARY(OpGreaterEqual) { return (bool)(a >= b); } IC_END
+IC_BINARY(OpLess) { if constexpr (is_complex<T>()) return clt(a, b); else return (bool)(a < b); } IC_END
+IC_BINARY(OpLessEqual) { if constexpr (is_complex<T>()) return cle(a, b); else return (bool)(a <= b); } IC_END
+IC_BINARY(OpGreater) { if constexpr (is_complex<T>()) return clt(b, a); else return (bool)(a > b); } IC_END
+IC_BINARY(OpGreaterEqual) { if constexpr (is_complex<T>()) return cle(b, a); else return (bool)(a >= b); } IC_END
 IC_BINARY(OpLogicalAnd) { return (bool)(a && b); } IC_END
 IC_BINARY(OpLogicalOr) { return (bool)(a || b); } IC_END
 IC_BINARY(OpLogicalXor) { return (bool)((bool)a != (bool)b); } IC_END

@@ -33,6 +33,8 @@ from ..strided.layout import check_dst_not_self_overlapping
 from ..strided.plan_cache import prepared_copy
 from . import kernels as ek
 from .ops import CAST_FUNCTOR, OPS, ElementwiseOp
+from .numpy_backend import check_out
+from .resolution import resolve_call
 from .plan import broadcast_shapes, broadcast_strides, plan_call
 from .short_path import FLAG_OFF, FLAG_ON, remember, short_call
 
@@ -217,14 +219,16 @@ def _prepare_out(func, out, shape, dtype, inputs, backend):
     """A validated ``out=``; returns (array to compute into, array to copy back into or None)."""
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{func}(): out has shape {tuple(out.shape)}, the result has shape {tuple(shape)}")
-    if out.dtype != dtype:
-        raise TypeError(f"{func}(): out has dtype {out.dtype}, the result has dtype {dtype}")
     if backend_for(out) != backend:
         raise ValueError(f"{func}(): out is on a different device than the inputs")
+    if not is_writeable(out):  # before the overlap check: a broadcast_to view is read-only
+        check_out(func, out, dtype)
+    if out.dtype != dtype:
+        check_out(func, out, dtype)  # TypeError unless same_kind, as on every device
+        return empty(backend, shape, dtype), out  # computed in the result dtype, then cast
     if _self_overlapping(out):
-        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides})")
-    if not is_writeable(out):
-        raise ValueError(f"{func}(): out (shape {out.shape}, strides {out.strides}) is read-only")
+        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides}): elements "
+                         "share memory (a broadcast view?); give an array it can write")
     pointer = pointer_reader(backend)
     if _misaligned(out, pointer):
         return empty(backend, shape, dtype), out  # computed aligned, then copied bytewise
@@ -248,6 +252,7 @@ def check_clip_bounds(dtype, bounds) -> None:
             continue
         if hasattr(b, "dtype"):
             kind, what = b.dtype.kind, f"of dtype {b.dtype}"
+            kind = "f" if dtypes.is_bfloat16(b.dtype) else kind
         else:
             kind = "c" if isinstance(b, complex) else "f" if isinstance(b, float) else "i"
             what = f"{b!r}"
@@ -274,30 +279,19 @@ def scalar_clip_bound(dtype, bound, is_min: bool):
 
 def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:
     """(dtype the kernel computes in, result dtype, result shape) of ``op(*args)`` (arrays and
-    Python scalars), or the TypeError/ValueError the call raises; no kernel runs.
+    Python scalars), or the TypeError/ValueError the call raises; no kernel runs. The dtypes
+    are :mod:`.resolution`'s, the rules of every device.
 
     >>> resolve(OPS["less"], (np.zeros(3, np.int8), 1))
     (dtype('int8'), dtype('bool'), (3,))
+    >>> resolve(OPS["sqrt"], (np.zeros(2, np.int16),))
+    (dtype('float32'), dtype('float32'), (2,))
     """
-    arrays = [a for a in args if not dtypes.is_python_scalar(a)]
-    for a in arrays:
-        dtypes.as_dtype(a.dtype)
-    dtypes.check_group(op.name, op.group, *(a.dtype for a in arrays))
+    loop = resolve_call(op.name, args)
     if op.name == "clip":
-        if dtypes.is_python_scalar(args[0]):
-            raise TypeError("clip() needs x to be an array")
-        dtype_in = arrays[0].dtype
-        check_clip_bounds(dtype_in, args[1:])
-    else:
-        dtype_in = dtypes.result_type(*args)
-        dtypes.check_group(op.name, op.group, dtype_in)
-    if (op.name == "pow" and dtype_in.kind in "iu" and dtypes.is_python_scalar(args[1])
-            and args[1] < 0):
-        # NumPy's and array-api-strict's answer; an array exponent's negative elements give
-        # the integer part of the true power (the standard leaves both unspecified).
-        raise ValueError("Integers to negative integer powers are not allowed.")
-    shape = broadcast_shapes(op.name, *(a.shape for a in arrays))
-    return dtype_in, op.result_dtype(dtype_in), shape
+        check_clip_bounds(loop.dtype, args[1:])
+    shape = broadcast_shapes(op.name, *(a.shape for a in args if not dtypes.is_python_scalar(a)))
+    return loop.dtype, loop.result, shape
 
 
 def apply(op: ElementwiseOp | str, *args, out=None):
@@ -316,8 +310,36 @@ def apply(op: ElementwiseOp | str, *args, out=None):
     backend = backend_for(*args, *(() if out is None else (out,)))
     if backend == "numpy":
         raise ValueError("elementwise.apply runs kernels; the numpy backend calls NumPy")
+    if op.name in _COMPARISONS and len(args) == 2:
+        constant = _out_of_range_comparison(op.name, args)
+        if constant is not None:  # NumPy 2's answer: every element compares the same way
+            x = args[0] if constant[1] == 0 else args[1]
+            op = OPS["equal" if constant[0] else "not_equal"]
+            args = (x, x)
     with device_context([*args, out]):
         return _apply(op, args, out, backend)
+
+
+_COMPARISONS = {"less": (True, False), "less_equal": (True, False),
+                "greater": (False, True), "greater_equal": (False, True),
+                "equal": (False, False), "not_equal": (True, True)}
+_FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+            "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _out_of_range_comparison(name, args):
+    """(answer, index of the array) when ``name`` compares an integer array with a Python
+    int outside its dtype's range (NumPy 2 answers it: ``uint8 < -1`` is False everywhere),
+    else None. ``_COMPARISONS[name]``: the answers for a scalar above and below the range,
+    the scalar on the right."""
+    for k in (0, 1):
+        value, array = args[1 - k], args[k]
+        if type(value) is int and is_array(array) and array.dtype.kind in "iu" \
+                and not dtypes.scalar_fits(value, array.dtype):
+            above = value > 0
+            answers = _COMPARISONS[name if k == 0 else _FLIPPED[name]]
+            return answers[0] if above else answers[1], k
+    return None
 
 
 def _apply(op, args, out, backend):
@@ -363,7 +385,9 @@ def _apply(op, args, out, backend):
             remember(op.name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
                      out, casts)
     if copy_back is not None:
-        if target.size:
+        if target.size and copy_back.dtype != target.dtype:
+            cast(target, copy_back.dtype, backend, out=copy_back)  # out= of another dtype
+        elif target.size:
             _copy(copy_back, target, backend)  # same dtype: a byte copy, any alignment of out
         return copy_back
     return target

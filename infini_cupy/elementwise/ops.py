@@ -21,26 +21,25 @@ class ElementwiseOp:
 
     name: str  # the array API name
     arity: int  # number of array arguments (clip: x, min, max)
-    group: str  # dtype group every input must belong to (a dtypes.CATEGORY_GROUPS key)
-    result: str  # "same": the promoted dtype; "bool"; "real": complex -> its real dtype;
-    #              "float": integers -> float64 (NumPy's true_divide), floats unchanged
+    group: str  # the standard's dtype group of its inputs (a dtypes.CATEGORY_GROUPS key);
+    #             what a call accepts is NumPy's (elementwise.resolution), a wider set
+    result: str  # the standard's result: "same" (the promoted dtype), "bool", "real"
+    #              (complex -> its real dtype), "float" (true division)
     functor: str  # C++ functor in kernels_src/elementwise.cu
     numpy_name: str  # the NumPy function with the same meaning (oracle and numpy backend)
     summary: str  # one line for __doc__
 
     def result_dtype(self, dtype: np.dtype) -> np.dtype:
-        """The output dtype for promoted input dtype ``dtype``."""
-        if self.result == "bool":
-            return np.dtype(np.bool_)
-        if self.result == "real":
-            return dtypes.real_dtype(dtype)
-        if self.result == "float" and dtype.kind in "iu":
-            return np.dtype(np.float64)
-        return dtype
+        """The result dtype of this function's loop on ``dtype`` (one of ``input_dtypes``)."""
+        from .resolution import result_of_loop
+
+        return result_of_loop(self.name, np.dtype(dtype))
 
     def input_dtypes(self) -> tuple[np.dtype, ...]:
-        """Every promoted input dtype this function accepts (the kernel instantiations)."""
-        return dtypes.dtypes_in(self.group)
+        """Every loop dtype of this function (the kernel instantiations): NumPy's loops."""
+        from .resolution import loop_dtypes
+
+        return loop_dtypes(self.name)
 
 
 def _op(name, arity, group, result, summary, numpy_name=None, functor=None):

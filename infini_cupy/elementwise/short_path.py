@@ -95,8 +95,6 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
         return
     if not all(_simple(cast_plan) for cast_plan in casts.values()):
         return
-    if name == "pow" and scalar_mask & 2 and dtype_in.kind in "iu":
-        return  # each call checks the sign of the exponent (resolve)
     cupy = sys.modules.get("cupy")
     if backend == "cuda" and cupy is not None:
         _array_types.add(cupy.ndarray)
@@ -162,6 +160,8 @@ def _value(known, v):
     bounds = known.bounds
     if bounds is not None and bounds[0] <= v <= bounds[1]:
         return known.make(v)
+    if type(v) is int and known.dtype_in.kind in "iu":
+        return None  # out of the integer range: the full call raises, or answers a comparison
     return dtypes.scalar_value(v, known.dtype_in)
 
 
@@ -223,7 +223,9 @@ def short_call(name: str, args, out=None):
         values = known.values[:]
         operands = list(operands)
         for k in known.scalars:
-            values[k] = _value(known, args[k])
+            value = values[k] = _value(known, args[k])
+            if value is None:
+                return None
             operands[k] = out  # a pointer the kernel does not read
         tail = (*values, *known.after_values)
     if known.staged:

@@ -189,14 +189,12 @@ def _stand_in(a):
     return a
 
 
-def _scalar_converter(dtype, check_pow=False):
+def _scalar_converter(dtype):
     """Per call: a scalar argument's value for a node computing in ``dtype``, as the unfused
     call converts it (the common case, a value inside the dtype's range, without checks)."""
     make, bounds = dtypes.kernel_scalar(dtype), dtypes.plain_scalar_bounds(dtype)
 
     def convert(value):
-        if check_pow and value < 0:
-            raise ValueError("Integers to negative integer powers are not allowed.")
         if bounds is not None and type(value) is not complex and bounds[0] <= value <= bounds[1]:
             return make(value)
         return dtypes.scalar_value(value, dtype)
@@ -225,9 +223,7 @@ def op_node(name: str, args) -> Traced:
     op = OPS[name]
     builder = _builder_of(name, args)
     dtype_in, dtype_out, _ = resolve(op, tuple(_stand_in(a) for a in args))
-    check_pow = name == "pow" and dtype_in.kind in "iu"
-    children = tuple(_leaf(builder, a, dtype_in, _scalar_converter(dtype_in, check_pow and k == 1))
-                     for k, a in enumerate(args))
+    children = tuple(_leaf(builder, a, dtype_in) for a in args)
     node = ("op", op.functor, dtypes.ctype(dtype_out), dtypes.ctype(dtype_in), children)
     return Traced(builder, dtype_out, _ndim(args), node)
 

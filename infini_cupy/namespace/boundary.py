@@ -28,6 +28,7 @@ import types
 
 import numpy as np
 
+from ..arrays import check_plain_buffer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import rearrange_ as _native_rearrange_
@@ -68,7 +69,8 @@ def _device(device):
     return d.backend, d.native()
 
 
-_GLOBALS = {"_SPECIAL": _SPECIAL, "_Array": Array, "_take": _take, "_take_all": _take_all,
+_GLOBALS = {"_SPECIAL": _SPECIAL, "_nd": np.ndarray, "_type": type,  # finfo's "type" parameter
+            "_check_plain": check_plain_buffer, "_Array": Array, "_take": _take, "_take_all": _take_all,
             "_device": _device, "_enter": enter_backend, "_exit": exit_backend,
             "_wrap_result": wrap_result, "_get_backend": get_backend}
 
@@ -113,6 +115,10 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
             lines.append(f"    if type({a[1:]}) is _Array: {a[1:]}, _b = _take({a[1:]}, _b)")
         else:
             lines.append(f"    if isinstance({a}, _SPECIAL): {a}, _b = _take({a}, _b)")
+        if a[0] not in "[*":  # masked and unit-carrying arrays: refused, naming the function
+            p = a.lstrip("~?")
+            lines.append(f"    elif _type({p}) is not _nd and isinstance({p}, _nd): "
+                         f"_check_plain({p}, {name!r})")
     result_backend = "_b"
     if "device" in parameters:
         lines.append("    _db, device = _device(device)")

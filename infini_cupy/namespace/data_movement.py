@@ -23,6 +23,7 @@ import numpy as np
 from .. import dtypes
 from ..arrays import (
     backend_for,
+    check_plain_buffer,
     empty_on_device_of,
     is_array,
     is_cupy_array,
@@ -181,7 +182,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     ------
     TypeError
         Strings, objects or other non-numeric data, naming the dtype (up front, rather than at
-        the first call that would refuse it).
+        the first call that would refuse it); masked and unit-carrying arrays, whose meaning
+        is more than their buffer (``.filled()`` or ``np.asarray`` them on purpose).
     ValueError
         An unknown device, or ``copy=False`` where a copy is needed.
 
@@ -194,6 +196,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     Traceback (most recent call last):
     TypeError: asarray: list input gives dtype <U1 ('<U1'), not a boolean or numeric dtype
     """
+    check_plain_buffer(obj, "asarray")
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):

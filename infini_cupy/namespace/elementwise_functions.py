@@ -1,11 +1,13 @@
 """The array API elementwise functions, generated from the op table (``elementwise.ops.OPS``).
 
-Each function dispatches on its arrays' backend: ``numpy`` calls NumPy through
-``array_api_compat.numpy``; ``emulate`` and ``cuda`` run our kernels
+Each function dispatches on its arrays' backend, after :mod:`..elementwise.resolution` has
+decided the loop (the same rules on every device): ``numpy`` calls NumPy
+(``elementwise.numpy_backend``); ``emulate`` and ``cuda`` run our kernels
 (``elementwise.launcher.apply``), a call of a signature seen before through
 ``elementwise.short_path.short_call`` first (a few microseconds of Python before the launch).
-Extension: every function takes ``out=`` (any non-self-overlapping layout of the result's
-shape and dtype; overlapping an input gives NumPy's answer).
+Extension: every function takes ``out=`` (any writeable, non-self-overlapping layout of the
+result's shape, of its dtype or one it casts to by ``same_kind``; overlapping an input gives
+NumPy's answer).
 
 >>> import numpy as np, infini_cupy as xp
 >>> xp.add(np.asarray([1, 2], dtype=np.int8), 1)
@@ -18,20 +20,11 @@ import numpy as np
 
 from .. import dtypes
 from ..arrays import backend_for
+from ..elementwise import numpy_backend
 from ..elementwise.launcher import apply, check_clip_bounds, scalar_clip_bound
 from ..elementwise.ops import OPS, ElementwiseOp
 from ..elementwise.short_path import short_call
 from ..elementwise import trace
-
-
-def _numpy_call(op: ElementwiseOp, args, out):
-    import array_api_compat.numpy as compat
-
-    if out is not None:
-        getattr(np, op.numpy_name)(*args, out=out)
-        return out
-    result = getattr(compat, op.name)(*args)
-    return np.asarray(result) if isinstance(result, np.generic) else result
 
 
 def _dispatch(op: ElementwiseOp, args, out):
@@ -44,9 +37,12 @@ def _dispatch(op: ElementwiseOp, args, out):
             raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
         # NumPy scalars (NumPy's 0-d results) are 0-d arrays of the CPU
         args = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in args)
-    backend = backend_for(*args, *(() if out is None else (out,)))
+    try:  # masked, unit-carrying arrays: arrays.check_plain_buffer refuses them
+        backend = backend_for(*args, *(() if out is None else (out,)))
+    except TypeError as e:
+        raise TypeError(f"{op.name}(): {e}") from None
     if backend == "numpy":
-        return _numpy_call(op, args, out)
+        return numpy_backend.call(op.name, args, out)
     return apply(op, *args, out=out)
 
 
@@ -65,8 +61,10 @@ def _make(op: ElementwiseOp):
                 return result
             return _dispatch(op, (x1, x2), out)
     function.__name__ = function.__qualname__ = op.name
-    function.__doc__ = (f"{op.summary}\n\nArray API ``{op.name}``: inputs of {op.group} dtypes"
-                        + (" or Python scalars" if op.arity > 1 else "") + ".")
+    function.__doc__ = (f"{op.summary}\n\nArray API ``{op.name}``: the standard's inputs are of "
+                        f"{op.group} dtypes" + (" or Python scalars" if op.arity > 1 else "")
+                        + "; every dtype NumPy's ufunc takes is accepted, with NumPy's "
+                        "result dtype (see ``elementwise.resolution``).")
     return function
 
 
@@ -111,16 +109,36 @@ def clip(x, /, min=None, max=None, *, out=None):
                                         if a is not None and not dtypes.is_python_scalar(a)))
     dtypes.check_group("clip", op.group, x.dtype,
                        *(a.dtype for a in (min, max) if a is not None and not dtypes.is_python_scalar(a)))
-    if backend == "numpy":
-        import array_api_compat.numpy as compat
-
-        result = np.asarray(compat.clip(x, min, max))
-        if out is not None:
-            np.copyto(out, result)
-            return out
-        return result
     check_clip_bounds(x.dtype, (min, max))
+    if backend == "numpy":
+        return _numpy_clip(x, min, max, out)
     return apply(op, x, _clip_bound(x, min, True), _clip_bound(x, max, False), out=out)
+
+
+def _numpy_clip(x, lo, hi, out):
+    """clip on the ``cpu`` device by the kernels' rules (the result in x's dtype, bounds made
+    exact for it): NumPy's ``clip`` of x and bounds brought into x's dtype."""
+    dt = x.dtype
+    bounds = []
+    for bound, is_min in ((lo, True), (hi, False)):
+        if isinstance(bound, np.generic):
+            bound = bound.item()
+        if bound is None or dtypes.is_python_scalar(bound):
+            bound = scalar_clip_bound(dt, bound, is_min)
+        elif bound.dtype != dt and dt.kind in "iu" and not np.can_cast(bound.dtype, dt):
+            info, own = np.iinfo(dt), np.iinfo(bound.dtype)  # saturated, never wrapped
+            bound = np.clip(bound, max(info.min, own.min), min(info.max, own.max))
+        bounds.append(np.asarray(bound).astype(dt, copy=False))
+    if out is not None:
+        numpy_backend.check_out("clip", out, dt)
+    with np.errstate(all="ignore"):
+        result = np.clip(x, *bounds)
+        if result.dtype != dt:  # bfloat16: ml_dtypes' clip computes in float32, exact
+            result = result.astype(dt)
+    if out is not None:
+        np.copyto(out, result, casting="same_kind")
+        return out
+    return result
 
 
 _FUNCTIONS = {name: (clip if name == "clip" else _make(op)) for name, op in OPS.items()}

@@ -4,7 +4,9 @@ that name (our kernels for the elementwise ones) and returns Arrays.
 
 * A ufunc's ``__call__`` whose namespace function exists (``np.add`` -> ``add``,
   ``np.power`` -> ``pow``, ``np.isfinite`` -> ``isfinite``), with no keyword other than
-  ``out``, and ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``/``logical_and``/
+  ``out``: NumPy's type resolution picks the loop (``np.sqrt`` of int8 computes in float16,
+  ``np.rint`` of integers too), operands are cast to it by our cast kernel, the namespace's
+  function computes; and ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``/``logical_and``/
   ``logical_or`` (``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``): ours.
 * An array function whose namespace function of the same name (``np.concatenate`` ->
   ``concat``) takes the call's arguments (``np.sum(x, axis=0, keepdims=True)``): ours. Where
@@ -18,17 +20,22 @@ that name (our kernels for the elementwise ones) and returns Arrays.
 >>> x = xp.asarray([1.0, np.inf], device="cpu")
 >>> np.isfinite(x)
 Array([ True, False], device='cpu')
+>>> np.sqrt(xp.asarray([1, 4], device="cpu"))  # NumPy's loop for int64: float64
+Array([1., 2.], device='cpu')
 >>> np.cumsum(x + 1)  # no cumsum in the namespace: NumPy's, on the CPU's memory
 Array([ 2., inf], device='cpu')
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 
 import numpy as np
 
+from .. import dtypes
+from ..elementwise.resolution import operand_type
 from .array import Array, check_same_device, native_array_types, wrap_result
 
 # NumPy's ufunc names that differ from the standard's
@@ -106,6 +113,7 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
     if method == "__call__" and name in _public and set(kwargs) <= {"out"} \
             and len(inputs) == ufunc.nin and ufunc.nout == 1:
+        inputs = _in_numpy_loop(ufunc, inputs)
         if out is None or out[0] is None:
             return _public[name](*inputs)
         _public[name](*inputs, out=out[0])
@@ -123,6 +131,27 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None and len(out) == 1 and out[0] is not None:
         return out[0]  # the Array (or array) given, written in place
     return result
+
+
+@functools.lru_cache(maxsize=1024)
+def _numpy_loop(ufunc, types: tuple) -> tuple:
+    """NumPy's loop input dtypes of ``ufunc`` on operand ``types`` (NumPy's own TypeError
+    where it has none)."""
+    weak = {"bool": np.dtype(np.bool_), "int": int, "float": float, "complex": complex}
+    return ufunc.resolve_dtypes(tuple(weak.get(t, t) for t in types) + (None,))[:-1]
+
+
+def _in_numpy_loop(ufunc, inputs):
+    """``inputs`` cast (by our cast kernel) to the dtypes of NumPy's loop of ``ufunc``, so
+    that the namespace's function runs NumPy's loop: ``np.rint(int8)`` computes in float16,
+    ``np.logical_and(int8, int8)`` in int8. Calls with bfloat16 keep the namespace's rules
+    (NumPy does not promote it; ``elementwise.resolution`` resolves it as float16)."""
+    types = tuple(map(operand_type, inputs))
+    if any(dtypes.is_bfloat16(t) for t in types):
+        return inputs
+    loop = _numpy_loop(ufunc, types)
+    return tuple(v if isinstance(t, str) or t == d or isinstance(v, np.generic)
+                 else _public["astype"](v, d) for v, t, d in zip(inputs, types, loop))
 
 
 def _first_native(args, kwargs):

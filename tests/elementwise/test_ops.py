@@ -147,12 +147,12 @@ def test_every_standard_function_exists():
 
 
 def test_type_errors_name_function_and_dtypes(to_device):
-    with pytest.raises(TypeError, match=r"Only numeric dtypes are allowed in add\(\.\.\.\)\. Got bool and int8\."):
-        F.add(to_device(np.zeros(2, bool)), to_device(np.zeros(2, np.int8)))
-    with pytest.raises(TypeError, match="floating-point dtypes are allowed in sin"):
-        F.sin(to_device(np.zeros(2, np.int32)))
-    with pytest.raises(TypeError, match="boolean dtypes are allowed in logical_and"):
-        F.logical_and(to_device(np.zeros(2, np.int32)), to_device(np.zeros(2, bool)))
+    with pytest.raises(TypeError, match=r"subtract\(\) does not take bool and bool: .*bitwise_xor"):
+        F.subtract(to_device(np.zeros(2, bool)), to_device(np.zeros(2, bool)))
+    with pytest.raises(TypeError, match=r"bitwise_and\(\) does not take float32 and int8"):
+        F.bitwise_and(to_device(np.zeros(2, np.float32)), to_device(np.zeros(2, np.int8)))
+    with pytest.raises(TypeError, match=r"sign\(\) does not take bool"):
+        F.sign(to_device(np.zeros(2, bool)))
     with pytest.raises(TypeError):
         F.add(1, 2)
 
@@ -169,8 +169,8 @@ def test_out_errors(backend_name, to_device):
         F.add(x[:, :1], 1.0, out=_self_overlapping_view(to_device))
     with pytest.raises(ValueError, match="shape"):
         F.add(x, x, out=to_device(np.zeros((3, 2), np.float32)))
-    with pytest.raises(TypeError, match="dtype"):
-        F.add(x, x, out=to_device(np.zeros((2, 3), np.float64)))
+    with pytest.raises(TypeError, match="float32 cannot be cast into out of dtype int32"):
+        F.add(x, x, out=to_device(np.zeros((2, 3), np.int32)))
 
 
 def _self_overlapping_view(to_device):

@@ -362,9 +362,9 @@ def _(c):
     return (lambda: xp.add(c.ones(3), 1, out=out)), out
 
 
-@row("add out dtype", TypeError, r"out has dtype float64.*float32")
+@row("add out dtype", TypeError, r"float32 cannot be cast into out of dtype int16")
 def _(c):
-    out = c.dest(3, np.float64)
+    out = c.dest(3, np.int16)
     return (lambda: xp.add(c.ones(3), 1, out=out)), out
 
 
@@ -386,10 +386,10 @@ def _(c):
     return (lambda: xp.add(c.ones(3), c.foreign(np.ones(3, F32)))), None
 
 
-row("negative of bool", TypeError, r"numeric.*negative.*bool")(
+row("negative of bool", TypeError, r"negative\(\) does not take bool.*logical_not")(
     lambda c: (lambda: xp.negative(c.ones(3, bool)), None))
-row("sin of int8", TypeError, r"floating-point.*sin.*int8")(
-    lambda c: (lambda: xp.sin(c.ones(3, np.int8)), None))
+row("sign of bool", TypeError, r"sign\(\) does not take bool")(
+    lambda c: (lambda: xp.sign(c.ones(3, bool)), None))
 row("bitwise_and of float", TypeError, r"bitwise_and.*float32")(
     lambda c: (lambda: xp.bitwise_and(c.ones(3), c.ones(3)), None))
 row("add of scalars only", TypeError, r"add\(\).*array")(lambda c: (lambda: xp.add(1, 2), None))

@@ -1,12 +1,14 @@
 """The official array API conformance suite (data-apis/array-api-tests, the pinned copy in
-``../shared/array-api-tests``) against infini_cupy in emulation: every test of the suite,
-on Arrays (the suite makes its inputs with ``xp.asarray`` and the creation functions), at
-the standard's 2025.12 (``infini_cupy`` itself) and at 2024.12 (the namespace
+``../shared/array-api-tests``) against infini_cupy, on Arrays of the emulator and of
+``cpu`` (NumPy computes, under the same rules): every test of the suite (it makes its
+inputs with ``xp.asarray`` and the creation functions), at the standard's 2025.12
+(``infini_cupy`` itself) and at 2024.12 (the namespace
 ``x.__array_namespace__(api_version="2024.12")`` gives).
 
 Fails on any failure not listed in ``conformance_xfails.txt``, where each entry says why
 (a deviation NumPy also has, or a documented choice). Runs the whole suite in a subprocess
-(about 2 minutes on 2 cores at the default 20 examples per test; set
+(on 2 cores at the default 20 examples per test: about 1.5 to 3.5 minutes on the emulator,
+1 to 2 on ``cpu``, per version; set
 ``INFINI_CUPY_CONFORMANCE_EXAMPLES`` for more), derandomized so that CI sees the same
 examples every run. Hypothesis's example database goes to a temporary folder, not the suite's.
 """
@@ -55,11 +57,13 @@ def test_xfails_file_is_well_formed():
         assert test_id.startswith("array_api_tests/"), test_id
 
 
-def run_suite(tmp_path: Path, version: str = VERSIONS[0], *extra: str) -> dict:
-    """The suite's JSON report for infini_cupy at ``version``, in emulation."""
-    report = tmp_path / f"infini_cupy-{version}.json"
+def run_suite(tmp_path: Path, version: str = VERSIONS[0], *extra: str,
+              backend: str = "emulate") -> dict:
+    """The suite's JSON report for infini_cupy at ``version``, its Arrays on ``backend``'s
+    device (``emulate``: the emulator; ``numpy``: cpu)."""
+    report = tmp_path / f"infini_cupy-{version}-{backend}.json"
     env = dict(os.environ, ARRAY_API_TESTS_MODULE=suite_module(version),
-               ARRAY_API_TESTS_VERSION=version, INFINI_CUPY_BACKEND="emulate",
+               ARRAY_API_TESTS_VERSION=version, INFINI_CUPY_BACKEND=backend,
                HYPOTHESIS_STORAGE_DIRECTORY=str(tmp_path / "hypothesis"),
                PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", str(SUITE / "array_api_tests"),
@@ -97,10 +101,11 @@ def suite_runner(tmp_path_factory):
                                            "(pip install -e '.[test]')")
     reports = {}
 
-    def report(version):
-        if version not in reports:
-            reports[version] = run_suite(tmp_path_factory.mktemp("conformance"), version)
-        return reports[version]
+    def report(version, backend="emulate"):
+        if (version, backend) not in reports:
+            reports[version, backend] = run_suite(tmp_path_factory.mktemp("conformance"),
+                                                  version, backend=backend)
+        return reports[version, backend]
 
     return report
 
@@ -112,11 +117,16 @@ def test_earlier_version_is_importable_by_the_suite():
     assert namespace["xp"].__array_api_version__ == "2024.12"
 
 
+@pytest.mark.parametrize("device", ("emulator", "cpu"))
 @pytest.mark.parametrize("version", VERSIONS)
-def test_conformance_suite_in_emulation(request, backend_name, version):
+def test_conformance_suite(request, backend_name, version, device):
+    """The whole suite on Arrays of the emulator (our kernels) and of ``cpu`` (NumPy
+    computes, under the same rules and the standard's special cases)."""
     if backend_name != "emulate":
-        pytest.skip("the conformance run is the emulator's (the suite makes its own arrays)")
-    suite_report = request.getfixturevalue("suite_runner")(version)  # after the skip: minutes
+        pytest.skip("the conformance run is the emulator's and cpu's (the suite makes its "
+                    "own arrays)")
+    backend = "emulate" if device == "emulator" else "numpy"
+    suite_report = request.getfixturevalue("suite_runner")(version, backend)  # minutes
     summary = suite_report["summary"]
     assert summary.get("passed", 0) > 1000, summary  # the whole suite ran
     expected = read_xfails()

@@ -64,7 +64,8 @@ def test_pow_with_a_signaling_nan_is_one_where_the_standard_says(name, to_device
 def test_bool_with_a_float_agrees_between_result_type_and_functions(name, to_device, to_host):
     """bfloat16 behaves as float32 does: ``result_type`` with bool keeps the float (NumPy's
     table), functions that take both kinds (``where``, ``equal``, ``concat``) give that dtype,
-    and arithmetic refuses the bool operand (the standard's numeric-only functions)."""
+    and arithmetic takes the bool operand as NumPy does (xarray's weighted means multiply
+    bool masks by floats), in the float's dtype."""
     dtype = _dtype(name)
     a = rng.standard_normal(6).astype(dtype)
     mask = rng.random(6) < 0.5
@@ -76,6 +77,10 @@ def test_bool_with_a_float_agrees_between_result_type_and_functions(name, to_dev
                                   np.where(mask, a.astype(np.float32), mask))
     assert xp.concat([x, m]).dtype == dtype
     np.testing.assert_array_equal(to_host(xp.equal(x, m)), a.astype(np.float32) == mask)
-    for call in (xp.add, xp.multiply, xp.maximum):
-        with pytest.raises(TypeError, match=f"numeric dtypes.*{dtype}.*bool"):
-            call(x, m)
+    for call, oracle in ((xp.add, np.add), (xp.multiply, np.multiply),
+                         (xp.maximum, np.maximum)):
+        got = call(x, m)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(to_host(got).astype(np.float32),
+                                      oracle(a.astype(np.float32), mask).astype(dtype)
+                                      .astype(np.float32))

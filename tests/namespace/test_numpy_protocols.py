@@ -183,3 +183,34 @@ def test_scipy_functions_on_cpu_arrays():
     points = xp.asarray(rng.standard_normal((6, 2)), device="cpu")
     tree = hierarchy.linkage(points)
     assert hierarchy.dendrogram(tree, no_plot=True)["leaves"]
+
+
+# ---- NumPy's API follows NumPy: its type resolution, then our kernels
+NUMPY_UFUNCS_ON_ARRAYS = (np.sqrt, np.sin, np.exp, np.log1p, np.add, np.true_divide, np.rint,
+                          np.logical_and)
+
+
+@pytest.mark.parametrize("device", ("cpu", "emulator"))
+@pytest.mark.parametrize("dtype", ("bool", "int8", "uint8", "int16", "int64", "float16",
+                                   "float32", "float64"))
+@pytest.mark.parametrize("ufunc", NUMPY_UFUNCS_ON_ARRAYS, ids=lambda u: u.__name__)
+def test_numpy_ufuncs_on_arrays_resolve_as_numpy(ufunc, dtype, device):
+    host = np.arange(1, 7).astype(dtype)
+    x = xp.asarray(host, device=device)
+    args = (x,) * ufunc.nin
+    with np.errstate(all="ignore"):
+        expected = ufunc(*(host,) * ufunc.nin)
+    result = ufunc(*args)
+    assert type(result) is xp.Array and result.device == device
+    assert result.dtype == expected.dtype
+    got = np.asarray(result.to_device("cpu"))
+    tol = 1e-3 if expected.dtype.itemsize <= 2 else 1e-6
+    assert np.allclose(got.astype(np.float64), expected.astype(np.float64), rtol=tol)
+
+
+@pytest.mark.parametrize("device", ("cpu", "emulator"))
+def test_numpy_ufunc_with_a_python_scalar_is_weak(device):
+    x = xp.asarray(np.arange(3, dtype=np.int8), device=device)
+    assert np.add(x, 1).dtype == np.int8
+    assert np.add(x, 1.5).dtype == np.float64
+    assert np.true_divide(x, 2).dtype == np.float64

@@ -1,0 +1,206 @@
+"""The ``numpy`` backend of the elementwise functions (the ``cpu`` device): NumPy computes the
+loop :mod:`.resolution` chose, under the rules every device obeys.
+
+What it adds to the bare ufunc call, so that ``cpu`` answers as the kernels do:
+
+- the call is resolved first: what the kernels refuse, ``cpu`` refuses with the same
+  TypeError; array operands of another dtype are cast to the loop dtype (as the cast kernel
+  does), Python scalars stay weak;
+- floating-point warnings are silent (``np.errstate(all="ignore")``), as on the GPU and in
+  CuPy;
+- the standard's special-case values where NumPy deviates: ``floor_divide`` with one
+  infinite operand (``inf // 2`` is ``inf``, ``-1 // inf`` is ``-0``), complex ``expm1``
+  with an infinite real part or a zero imaginary part, complex ``tanh`` at infinite real
+  parts;
+- integer ``pow`` with a negative exponent gives what the kernels give (0, or 1 and -1 for
+  bases 1 and -1) rather than NumPy's ValueError: a GPU cannot raise per element without a
+  host synchronization;
+- ``out=``: read-only refused naming the function; another dtype takes the result by
+  NumPy's ``same_kind`` casting, as on the other devices.
+
+>>> import numpy as np
+>>> call("sqrt", (np.arange(3, dtype=np.int8),), None)
+array([0.   , 1.   , 1.414], dtype=float16)
+>>> call("pow", (np.array([2, 1, -1]), -1), None)
+array([ 0,  1, -1])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..arrays import is_writeable
+from .resolution import operand_type, resolve
+from .ops import OPS
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+try:  # np.errstate(all="ignore") without its cost per call (about 1 us): NumPy 2's context
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+
+    _IGNORE_ALL = _make_extobj(all="ignore")
+
+    def _silence():
+        return _extobj_contextvar.set(_IGNORE_ALL)
+
+    _restore = _extobj_contextvar.reset
+except ImportError:  # pragma: no cover - another NumPy's layout: the public context manager
+    def _silence():
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def _restore(state):
+        state.__exit__(None, None, None)
+
+
+def check_out(name: str, out, result_dtype) -> None:
+    """ValueError for a read-only ``out=``, TypeError for one the result cannot be cast into
+    (``same_kind``, NumPy's default for ``out=``): the rule of every device."""
+    if not is_writeable(out):
+        raise ValueError(f"{name}(): out (shape {tuple(out.shape)}, strides {out.strides}) is "
+                         "read-only (a broadcast_to view or a read-only buffer): give a "
+                         "writeable array")
+    if out.dtype != result_dtype and not np.can_cast(result_dtype, out.dtype, "same_kind"):
+        raise TypeError(f"{name}(): the result of dtype {result_dtype} cannot be cast into out "
+                        f"of dtype {out.dtype} (same_kind casting)")
+
+
+def _types(args) -> tuple:
+    """``resolve``'s key of ``args``, spelled out for one and two operands (a comprehension
+    costs a frame: about 0.5 us of a 3 us call)."""
+    if len(args) == 2:
+        a, b = args
+        return (a.dtype if type(a) is np.ndarray else operand_type(a),
+                b.dtype if type(b) is np.ndarray else operand_type(b))
+    if len(args) == 1:
+        a = args[0]
+        return (a.dtype if type(a) is np.ndarray else operand_type(a),)
+    return tuple(map(operand_type, args))
+
+
+def call(name: str, args, out):
+    """``name(*args, out=out)`` on NumPy arrays and scalars, by the rules of every device."""
+    loop = resolve(name, _types(args))
+    dtype = loop.dtype
+    for a in args:
+        # Operands of another dtype: NumPy casts them to the same loop itself, except where
+        # its loop is not ours (bfloat16, which NumPy does not promote; int64 with uint64,
+        # compared exactly by NumPy, in float64 by the kernels): cast here as they are.
+        if type(a) not in _PYTHON_SCALARS and a.dtype != dtype and (
+                "V" in (dtype.kind, a.dtype.kind)
+                or (dtype.kind == "f" and a.dtype.kind in "iu" and a.dtype.itemsize == 8)):
+            args = tuple(a if type(a) in _PYTHON_SCALARS or a.dtype == dtype
+                         else a.astype(dtype) for a in args)
+            break
+    if out is not None:
+        check_out(name, out, loop.result)
+    token = _silence()
+    try:
+        if out is not None:
+            ufunc = _UFUNCS.get(name)
+            if ufunc is not None:  # NumPy writes into out itself (same_kind, as checked)
+                ufunc(*args, out=out)
+            else:
+                np.copyto(out, _compute(name, args, loop), casting="same_kind")
+            return out
+        result = _compute(name, args, loop)
+    finally:
+        _restore(token)
+    if type(result) is not np.ndarray:
+        result = np.asarray(result)
+    if result.dtype != loop.result:
+        result = result.astype(loop.result)
+    return result
+
+
+def _compute(name, args, loop):
+    special = _SPECIAL.get(name)
+    if special is not None:
+        return special(args, loop)
+    return _UFUNCS[name](*args)
+
+
+def _real(args, loop):
+    (x,) = args
+    return np.real(x).copy() if x.dtype.kind == "c" else x.copy()
+
+
+def _imag(args, loop):
+    (x,) = args
+    return np.imag(x).copy() if x.dtype.kind == "c" else np.zeros_like(x)
+
+
+def _round(args, loop):
+    (x,) = args
+    return x.copy() if x.dtype.kind in "iu" else np.rint(x)
+
+
+def _pow(args, loop):
+    try:
+        return np.power(*args)
+    except ValueError:  # an integer to a negative integer power: the kernels' answer
+        base, exponent = (np.asarray(a, loop.dtype) for a in args)
+        negative = exponent < 0
+        result = np.power(base, np.where(negative, 0, exponent))
+        odd = (exponent & 1).astype(bool)
+        at_negative = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
+        return np.where(negative, at_negative, result).astype(loop.dtype)
+
+
+def _floor_divide(args, loop):
+    result = np.floor_divide(*args)
+    if result.dtype.kind != "f":
+        return result
+    a, b = (np.asarray(v, result.dtype) for v in args)
+    one_infinite = np.isinf(a) != np.isinf(b)  # the standard's +-inf and +-0 (NumPy: nan, -1)
+    if one_infinite.any():
+        result = np.where(one_infinite, np.true_divide(a, b), result)
+    return result
+
+
+def _complex(re, im, dtype):
+    """A complex array from its parts, signed zeros kept (complex arithmetic loses them)."""
+    out = np.empty(np.broadcast(re, im).shape, dtype)
+    out.real, out.imag = re, im
+    return out
+
+
+def _expm1(args, loop):
+    """The kernels' cases (complex_math.cuh ``cexpm1``) where NumPy's differ: a zero
+    imaginary part (``expm1`` of the real part, ``+0`` at zero), an infinite real part."""
+    (x,) = args
+    result = np.expm1(x)
+    if x.dtype.kind != "c":
+        return result
+    re, im = x.real, x.imag
+    zero_im, inf_re = im == 0, np.isinf(re)
+    if not (zero_im.any() or inf_re.any()):
+        return result
+    finite_im = np.isfinite(im)
+    # -inf real part: -1 + (+0 cis y); +inf with a non-finite y: inf + nan j
+    inf_re_part = np.where(re > 0, re, -1)
+    inf_im_part = np.where(re > 0, np.nan, np.where(finite_im, np.copysign(0, np.sin(im)), 0))
+    at_inf = np.where((re > 0) & finite_im, result,
+                      _complex(inf_re_part, inf_im_part, x.dtype))
+    at_zero_im = _complex(np.where(re == 0, 0, np.expm1(re)), im, x.dtype)
+    return np.where(zero_im, at_zero_im, np.where(inf_re, at_inf, result))
+
+
+def _tanh(args, loop):
+    """tanh(+-inf + yj), y finite: +-1 with the sign of y on the zero (the standard's
+    ``1 + 0j``; NumPy gives the sign of sin(2y))."""
+    (x,) = args
+    result = np.tanh(x)
+    if x.dtype.kind == "c":
+        at_inf = np.isinf(x.real) & np.isfinite(x.imag)
+        if at_inf.any():
+            limit = _complex(np.copysign(1, x.real), np.copysign(0, x.imag), x.dtype)
+            result = np.where(at_inf, limit, result)
+    return result
+
+
+_SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow": _pow,
+            "floor_divide": _floor_divide, "expm1": _expm1}
+_UFUNCS = {name: getattr(np, op.numpy_name) for name, op in OPS.items()
+           if name not in _SPECIAL and name != "clip"}

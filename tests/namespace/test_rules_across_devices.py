@@ -1,0 +1,285 @@
+"""One set of rules on every device: each elementwise function, over every dtype pair and each
+Python scalar kind, ends the same way on ``cpu`` (NumPy computes) and on ``emulator`` (our
+kernels; with ``--backend cuda-standin`` every launch goes through the cuda launcher):
+accepted or refused, the exception class, the result dtype, and the values on a sample.
+
+Acceptance uses empty arrays, which decide it without compiling or launching a kernel. The
+resolver (``elementwise.resolution``) is checked against NumPy's own answers for the same
+signatures, apart from its documented choices.
+"""
+
+from __future__ import annotations
+
+import warnings
+import zlib
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy import dtypes
+from infini_cupy.elementwise import resolution
+from infini_cupy.elementwise.ops import OPS
+from infini_cupy.runtime.emulate import launcher as emulate_launcher
+
+DEVICES = ("cpu", "emulator")
+SCALARS = (True, 1, 1.0, 1j, -1, 300)  # -1 and 300: out of some integer ranges
+NAMES = sorted(n for n in OPS if n != "clip")
+
+
+def signatures(name, dts=dtypes.ALL_DTYPES, scalars=SCALARS):
+    """Every operand combination: dtypes for arrays, Python scalars as themselves."""
+    if OPS[name].arity == 1:
+        return [(d,) for d in dts]
+    return ([(a, b) for a in dts for b in dts] + [(a, s) for a in dts for s in scalars]
+            + [(s, a) for a in dts for s in scalars])
+
+
+def outcome(name, sig, device, make):
+    args = [make(d, device) if isinstance(d, np.dtype) else d for d in sig]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # every device is silent
+            result = getattr(xp, name)(*args)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e), None
+    return "ok", result
+
+
+def empty(dtype, device):
+    return xp.asarray(np.empty(0, dtype), device=device)
+
+
+def described(o):
+    kind, result = o
+    return (kind, None if result is None else str(result.dtype))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_signature_ends_the_same_on_every_device(name):
+    disagreements = []
+    for sig in signatures(name):
+        ends = [described(outcome(name, sig, device, empty)) for device in DEVICES]
+        try:
+            loop = resolution.resolve(name, tuple(map(resolution.operand_type, sig)))
+            expected = ("ok", str(loop.result))
+        except TypeError:
+            expected = (TypeError, None)
+        if ends[0] == (OverflowError, None) and expected[0] == "ok":
+            expected = ends[0]  # a Python int out of the loop's integer range, as NumPy
+            assert loop.dtype.kind in "iu" and set(sig) & {-1, 300}, (sig, ends)
+        if any(e != expected for e in ends):
+            disagreements.append((sig, expected, ends))
+    assert not disagreements, f"{len(disagreements)} disagreements, e.g. {disagreements[:3]}"
+
+
+def _numpy_answer(name, sig):
+    """NumPy's own result dtype for the signature (None: NumPy refuses it)."""
+    op = OPS[name]
+    function = {"round": np.round, "real": np.real, "imag": np.imag}.get(
+        name, getattr(np, op.numpy_name))
+    args = [np.empty(0, d) if isinstance(d, np.dtype) else d for d in sig]
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(function(*args)).dtype
+    except TypeError:
+        return None
+    except OverflowError:  # a value out of the loop's range: the types resolved
+        return "overflow"
+
+
+PLAIN = tuple(d for d in dtypes.ALL_DTYPES if not dtypes.is_bfloat16(d))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_resolver_agrees_with_numpy(name):
+    wrong = []
+    for sig in signatures(name, PLAIN):
+        numpy = _numpy_answer(name, sig)
+        try:
+            ours = resolution.resolve(name, tuple(map(resolution.operand_type, sig))).result
+        except TypeError:
+            ours = None
+        if ours != numpy and not (numpy == "overflow" and ours is not None):
+            wrong.append((sig, numpy, ours))
+    if name == "round":  # np.round keeps bool for bool; the ufunc rint (CuPy's) gives float16
+        wrong = [w for w in wrong if w[0] != (np.dtype(bool),)]
+    assert not wrong, f"{len(wrong)} differ from NumPy, e.g. {wrong[:3]}"
+
+
+def test_bfloat16_resolves_as_float16():
+    bf16 = dtypes.BFLOAT16
+    if bf16 is None:
+        pytest.skip("needs ml_dtypes")
+    half, f32 = np.dtype(np.float16), np.dtype(np.float32)
+    assert resolution.resolve("sqrt", (bf16,)).result == bf16
+    assert resolution.resolve("add", (bf16, np.dtype(np.int8))).result == bf16
+    assert resolution.resolve("add", (bf16, np.dtype(np.bool_))).result == bf16
+    assert resolution.resolve("add", (bf16, half)).result == f32
+    assert resolution.resolve("add", (bf16, np.dtype(np.int16))).result == f32
+    assert resolution.resolve("less", (bf16, "float")) == (bf16, np.dtype(np.bool_))
+    # result_type answers from the same rules
+    for other in PLAIN:
+        try:
+            loop = resolution.resolve("add", (bf16, other))
+        except TypeError:
+            continue
+        assert xp.result_type(bf16, other) == loop.result, other
+
+
+@pytest.mark.parametrize("a", PLAIN)
+@pytest.mark.parametrize("b", PLAIN)
+def test_result_type_is_the_functions_promotion(a, b):
+    """``result_type`` promises what ``add``/``equal`` resolve their operands to."""
+    assert xp.result_type(a, b) == resolution.resolve("equal", (a, b)).dtype
+
+
+# ---- values on a sample: small arrays, the dtypes of each kind
+SAMPLE = tuple(np.dtype(d) for d in ("bool", "int8", "uint8", "float16", "float32", "complex64"))
+
+
+def _sample_array(dtype, device):
+    rng = np.random.default_rng(zlib.crc32(dtype.str.encode()))
+    values = rng.integers(-3, 4, 6) if dtype.kind in "iub" else rng.normal(0, 2, 6)
+    if dtype.kind == "u":
+        values = np.abs(values)
+    host = values.astype(dtype)
+    if dtype.kind == "c":
+        host = host + 1j * rng.normal(0, 2, 6).astype(dtype)
+    return xp.asarray(host, device=device)
+
+
+def _close(a, b, dtype):
+    a, b = np.asarray(a), np.asarray(b)
+    if dtype.kind in "biu":
+        return np.array_equal(a, b)
+    tol = 2e-3 if dtype.itemsize <= 2 or dtype == np.complex64 or dtype == np.float32 else 1e-9
+    return np.allclose(a.astype(np.complex128), b.astype(np.complex128), rtol=tol, atol=tol,
+                       equal_nan=True)
+
+
+def _sample_names():
+    """Every kernel the value checks launch, prepared in one emulator build."""
+    from infini_cupy.elementwise import kernels
+
+    names = set()
+    for name in NAMES:
+        for sig in signatures(name, SAMPLE):
+            try:
+                loop = resolution.resolve(name, tuple(map(resolution.operand_type, sig)))
+            except TypeError:
+                continue
+            op = OPS[name]
+            names.add(kernels.contig_name(op.functor, dtypes.ctype(loop.result),
+                                          dtypes.ctype(loop.dtype)))
+            for d in sig:
+                if isinstance(d, np.dtype) and d != loop.dtype:
+                    names.add(kernels.contig_name("ic::OpPositive", dtypes.ctype(loop.dtype),
+                                                  dtypes.ctype(d)))
+    return sorted(names)
+
+
+@pytest.fixture(scope="module")
+def sample_kernels():
+    emulate_launcher.prepare("elementwise.cu", _sample_names())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_values_agree_on_a_sample(name, sample_kernels, to_host):
+    for sig in signatures(name, SAMPLE):
+        ends = [outcome(name, sig, device, _sample_array) for device in DEVICES]
+        (kind_cpu, cpu), (kind_emu, emu) = ends
+        assert kind_cpu == kind_emu, (sig, ends)
+        if cpu is None:
+            continue
+        assert cpu.dtype == emu.dtype, sig
+        assert _close(to_host(cpu), to_host(emu), np.dtype(cpu.dtype)), (
+            sig, to_host(cpu), to_host(emu))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("int8", "int64", "uint8"))
+def test_integer_pow_with_negative_exponents_gives_the_kernels_answer(device, dtype, to_host):
+    """0 (1 and -1 for bases 1 and -1), for array and scalar exponents: no error, so no
+    host synchronization on a GPU."""
+    base = np.array([-3, -2, -1, 0, 1, 2, 3, 5]).astype(dtype)
+    exponent = np.array([-1, -2, -3, -1, -4, -1, 2, 0]).astype(np.int8)
+    if dtype == "uint8":
+        exponent = np.abs(exponent).astype(np.uint8)
+    x, e = (xp.asarray(a, device=device) for a in (base, exponent))
+    wide_b, wide_e = base.astype(np.int64), exponent.astype(np.int64)
+    expected = np.where(wide_e >= 0, wide_b ** np.maximum(wide_e, 0),
+                        np.where(wide_b == 1, 1, np.where(wide_b == -1, 1 - 2 * (wide_e & 1), 0)))
+    got = to_host(xp.pow(x, e))
+    assert got.dtype == np.result_type(base, exponent)
+    assert np.array_equal(got, expected.astype(got.dtype))
+    if dtype != "uint8":
+        assert np.array_equal(to_host(xp.pow(x, -1)),
+                              np.where(wide_b == 1, 1, np.where(wide_b == -1, -1, 0)))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
+    x = xp.asarray(np.array([-1.0, 0.0, 1.0], np.float32), device=device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inf_nan = to_host(xp.divide(x, 0.0))
+        assert np.isnan(inf_nan[1]) and np.isinf(inf_nan[0])
+        assert np.isnan(to_host(xp.log(x))[0]) and np.isnan(to_host(xp.sqrt(x))[0])
+        to_host(xp.multiply(xp.asarray(np.float32([3e38]), device=device), 10.0))
+        to_host(xp.floor_divide(x, 0.0))
+        to_host(xp.remainder(x, 0.0))
+        to_host(xp.reciprocal(xp.asarray(np.int8([0, 1]), device=device)))
+
+
+def _clip_outcome(device, x, lo, hi, size):
+    def make(dtype, values):
+        return xp.asarray(np.resize(values, size).astype(dtype), device=device)
+
+    args = [make(x, [-2, -1, 0, 1, 2, 3]) if x.kind != "b" else make(x, [1])]
+    args += [make(b, [1, 2]) if isinstance(b, np.dtype) else b for b in (lo, hi)]
+    try:
+        result = xp.clip(*args)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return (type(e),)
+    return ("ok", str(result.dtype), tuple(np.asarray(result.to_device("cpu")).tolist()))
+
+
+CLIP_BOUNDS = (None, 1, 1.5, -1, 300, True, 1j)
+
+
+@pytest.mark.parametrize("x", dtypes.ALL_DTYPES, ids=str)
+def test_clip_bounds_end_the_same_on_every_device(x):
+    """clip's rules (result in x's dtype, bounds made exact for it) on cpu as on emulator:
+    acceptance over every bound dtype and scalar, values on one sample of each."""
+    for lo in dtypes.ALL_DTYPES + CLIP_BOUNDS:
+        for hi in ((None, 2) if isinstance(lo, np.dtype) else (None, 2, 2.5)):
+            size = 6 if x in SAMPLE and (lo is None or lo in SAMPLE or isinstance(lo, int)) else 0
+            ends = [_clip_outcome(device, x, lo, hi, size) for device in DEVICES]
+            assert ends[0] == ends[1], (x, lo, hi, ends)
+
+
+def _setitem_outcome(device, x, value):
+    target = xp.asarray(np.zeros(0, x), device=device)
+    if isinstance(value, np.dtype):
+        value = xp.asarray(np.ones(1, value), device=device)
+    try:
+        target[...] = value
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("x", dtypes.ALL_DTYPES, ids=str)
+def test_setitem_promotion_ends_the_same_on_every_device(x):
+    """``x[...] = v`` accepts and refuses the same values on every device (zero-size
+    targets: the rule decides before any copy)."""
+    outcomes = {}
+    for value in dtypes.ALL_DTYPES + (True, 1, 1.5, 1j, 300):
+        ends = [_setitem_outcome(device, x, value) for device in DEVICES]
+        assert ends[0] == ends[1], (x, value, ends)
+        outcomes[value] = ends[0]
+    assert outcomes[x] == "ok"
+    if x.kind in "fc":  # float64 into a smaller float promotes past it: refused
+        assert outcomes[np.dtype(np.float64)] == (
+            "ok" if np.promote_types(np.float64, x) == x else TypeError)
