@@ -4,7 +4,7 @@ modulo 32) and looked up on every later copy of that layout.
 
 >>> p = prepared_copy(4, (64, 48), (192, 4), (4, 256), 0, 0)    # an fp32 transpose
 >>> p.kernel, p.source
-('tiled_copy<4, 1, 1, 0>', 'transpose.cu')
+('tiled_copy<4, 4, 4, 0>', 'transpose.cu')
 """
 
 from __future__ import annotations

@@ -150,13 +150,27 @@ def test_out_overlapping_an_input_gives_numpys_answer():
         np.testing.assert_array_equal(a, b)
 
 
+def _axpy_into(x, y, out):
+    """axpy unfused, its last call writing into ``out``."""
+    return xp.add(xp.multiply(x, y), xp.multiply(xp.subtract(x, y), 2.5), out=out)
+
+
 def test_out_is_checked_as_the_unfused_calls_check_it():
     fused = xp.fuse(axpy)
-    for out, error in [(np.empty((4, 3)), ValueError), (np.empty((3, 4), np.float32), TypeError),
+    x = xp.asarray(X, device="emulator")
+    for out, error in [(np.empty((4, 3)), ValueError), (np.empty((3, 4), np.int32), TypeError),
                        (np.broadcast_to(np.empty(4), (3, 4)), ValueError),
                        (xp.asarray(np.empty((3, 4)), device="cpu"), ValueError)]:
-        with pytest.raises(error):
-            fused(xp.asarray(X, device="emulator"), Y, out=out)
+        with pytest.raises(error) as fused_error:
+            fused(x, Y, out=out)
+        with pytest.raises(error) as unfused_error:
+            _axpy_into(x, Y, out)
+        assert type(fused_error.value) is type(unfused_error.value)
+    # float64 into float32 is a same_kind cast: accepted, as by the unfused calls
+    out, expected = np.empty((3, 4), np.float32), np.empty((3, 4), np.float32)
+    fused(x, Y, out=out)
+    _axpy_into(x, Y, expected)
+    np.testing.assert_array_equal(out, expected)
     with pytest.raises(TypeError, match="one output"):
         xp.fuse(lambda x: (x + 1, x * 2))(X, out=np.empty((3, 4), np.float32))
 
