@@ -72,7 +72,8 @@ class TilePlan(LaunchPlan):
         dim gives up (so later tiles start on sector boundaries); tiles0, tiles1: tiles along
         each dim, ``ceil((len + shift) / tile)``.
     pitch: shared-memory row pitch in elements (odd for transposes and for misaligned copies
-        with 16-byte accesses: no bank conflicts).
+        with 16-byte accesses: no bank conflicts; wider for wide transposes whose warp steps
+        span two rows of the tile, see ``_wide_pitch``).
     read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
     read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
         the phase is one run (its along dim lies whole in the tile); never with 16-byte
@@ -238,6 +239,31 @@ def _transpose_extents(len0, len1, capacity, granule0, granule1) -> tuple[int, i
     return tile0, tile1
 
 
+def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int | None:
+    """A pitch (>= tile1, elements) for wide tiles whose warp steps span two or more rows of
+    the tile (rows of virtual length not a multiple of 32 items), or None for ``tile1 | 1``.
+
+    An odd pitch spreads one row's 32 consecutive items over the banks, but the tail of one
+    row and the head of the next then share banks. A chained read of ``tile0`` short rows
+    puts 32 items on about ``ceil(32 / tile0)`` consecutive words of each of its ``tile0``
+    columns: a pitch of that many words (one more for units under 4 bytes, whose runs may
+    straddle a word) lays the columns side by side. Unaligned rows on both sides (each row's
+    lead differs) land on disjoint banks with a pitch of 15 words modulo 32 (an odd number of
+    words, half the banks from the next row's start)."""
+    if tile1 * unit < 128 or unit > 4:
+        return None
+    if read_chained and tile0 >= 3:
+        words = -(-(-(-32 // tile0) * unit) // 4) + (unit < 4)
+    elif not read_chained and write_vector == 1 and unit > 1:
+        words = 15
+    else:
+        return None
+    step = 128 // unit  # elements per 32 words
+    target = words * 4 // unit
+    pitch = tile1 + (target - tile1) % step
+    return pitch if tile0 * pitch <= capacity else None
+
+
 def _flip(dim, shape, dst_strides, src_strides, offsets):
     """Walk ``dim`` backwards: same copy, strides negated, element 0 at the far end."""
     n = shape[dim]
@@ -316,8 +342,8 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         granule1 = max(sector_elems, warp_row(unit, write_vector)) if dst_skew is not None else write_vector
         tile0, tile1 = _transpose_extents(len0, len1, capacity, granule0, granule1)
         shift0 = _shift(len0, tile0, src_skew, unit)
-        pitch = tile1 | 1
         read_chained = tile0 == len0 and src_stride1 == len0 * unit
+        pitch = tile1 | 1  # or a wider one below, once the vectors are known
     else:
         wide = False
         capacity = COMPACT_BYTES // unit
@@ -347,6 +373,8 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
     read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
     write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
+    if transpose and wide and read_vector == 1:
+        pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
 
