@@ -3,7 +3,7 @@ shared memory, stack frame per function) and its SASS, from ``nvdisasm`` (the
 ``nvidia-cuda-nvdisasm`` wheel).
 
 >>> from infini_cupy.runtime.nvrtc import compile_program
->>> cubin = whole_cubin(compile_program("transpose.cu", ["tiled_copy<4, 1, 1, 0>"]).binary)
+>>> cubin = compile_program("transpose.cu", ["tiled_copy<4, 1, 1, 0>"]).binary
 >>> sorted(n for n in sections(cubin) if n.startswith(".nv.shared."))[:1]  # doctest: +SKIP
 ['.nv.shared._Z10tiled_copyILi4ELi1ELi1ELi0EEvPvPKvN2ic10TileLayoutENS3_11ArrayStructILi4ExEES6_S6_']
 """
@@ -42,30 +42,6 @@ def nvdisasm() -> str:
     raise RuntimeError(f"reading SASS needs nvdisasm: {NVDISASM_HINT}")
 
 
-def _elf_extent(cubin: bytes) -> int:
-    """Bytes an ELF64 image spans (its headers, sections and segments)."""
-    shoff, = struct.unpack_from("<Q", cubin, 0x28)
-    phoff, = struct.unpack_from("<Q", cubin, 0x20)
-    phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", cubin, 0x36)
-    end = max(shoff + shentsize * shnum, phoff + phentsize * phnum)
-    for k in range(shnum):
-        kind, = struct.unpack_from("<I", cubin, shoff + k * shentsize + 4)
-        offset, size = struct.unpack_from("<QQ", cubin, shoff + k * shentsize + 0x18)
-        if kind != 8:  # SHT_NOBITS occupies no bytes
-            end = max(end, offset + size)
-    for k in range(phnum):
-        offset, = struct.unpack_from("<Q", cubin, phoff + k * phentsize + 8)
-        filesz, = struct.unpack_from("<Q", cubin, phoff + k * phentsize + 0x20)
-        end = max(end, offset + filesz)
-    return end
-
-
-def whole_cubin(cubin: bytes) -> bytes:
-    """The cubin padded to the size its ELF headers give: some CuPy versions' getCUBIN drop
-    the last byte (a zero), which nvdisasm refuses."""
-    return cubin + b"\0" * max(0, _elf_extent(cubin) - len(cubin))
-
-
 def sections(cubin: bytes) -> dict[str, tuple[int, int, int, int]]:
     """name -> (type, offset, size, info) of every section."""
     shoff, = struct.unpack_from("<Q", cubin, 0x28)
@@ -101,7 +77,7 @@ def disassemble(cubin: bytes) -> str:
     """``nvdisasm -c`` of a cubin (its code sections only)."""
     with tempfile.TemporaryDirectory(prefix="infini_cupy-sass-") as folder:
         path = Path(folder) / "kernel.cubin"
-        path.write_bytes(whole_cubin(cubin))
+        path.write_bytes(cubin)
         done = subprocess.run([nvdisasm(), "-c", "-g", str(path)], capture_output=True,
                               text=True, timeout=120)
     if done.returncode:

@@ -37,8 +37,7 @@ from pathlib import Path
 from .. import config
 from ..runtime.nvrtc import compile_program, nvrtc_version
 from ..runtime.sources import expanded_source
-from .cubin import (EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections,
-                    whole_cubin)
+from .cubin import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections
 
 ARCH = "sm_90"
 FORMAT = 3  # bump when what is cached changes
@@ -326,7 +325,7 @@ def _from_json(data: dict) -> KernelSass:
 def compile_and_read(source: str, name: str, arch: str = ARCH) -> KernelSass:
     """Compile one name expression with NVRTC and read its cubin and SASS (no cache)."""
     program = compile_program(source, [name], arch)
-    cubin = whole_cubin(program.binary)
+    cubin = program.binary  # whole: compile_program checks it (runtime/cubin.py)
     found = sections(cubin)
     lowered = program.lowered_names[name]
     shared = found.get(f".nv.shared.{lowered}")
