@@ -82,6 +82,9 @@ class _Raised(str):
     of devices, shapes that do not broadcast), which the unfused call raises too."""
 
 
+_UNPLANNED = "its outputs have different shapes, or more than 8 dims that do not merge"
+
+
 class FusedFunction:
     """A function of arrays and scalars, run as one fused kernel per call (see :func:`fuse`).
 
@@ -255,19 +258,23 @@ class FusedFunction:
         natives = [a._a if type(a) is Array else a for a in operands]
         if not any(is_array(a) for a in natives):
             return None  # no array to fuse over: the unfused calls
-        fx, plan = self._expression_plan(natives, keywords)
+        fx = self._expression(natives, keywords)
         read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
         _, backend, _ = elementwise_operands(read if out is None else (*read, out))
         wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
         if backend == "numpy" or type(fx) is _Nothing:
-            return None  # NumPy computes; or the results read scalars alone
+            return None  # NumPy computes (nothing to plan); or the results read scalars alone
         if isinstance(fx, str):
             return fx
         inputs = [natives[k] for k in fx.inputs]
+        layouts = plan_arguments(fx, inputs)
+        plan = plan_fused(*layouts)
+        if plan is None:
+            return _UNPLANNED
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
         prepared.returns = fx.returns
-        prepared.layouts = plan_arguments(fx, inputs)
+        prepared.layouts = layouts
         prepared.backend = backend
         prepared.wrap = backend if wrapped else None
         prepared.on_gpu = backend == "cuda"
@@ -290,6 +297,15 @@ class FusedFunction:
     def _expression_plan(self, natives, keywords):
         """(FusedExpression, FusedLaunch) for native arguments (arrays, specs, scalars), or
         (the reason it is not fused, None)."""
+        fx = self._expression(natives, keywords)
+        if isinstance(fx, str):
+            return fx, None
+        plan = plan_fused(*plan_arguments(fx, [natives[k] for k in fx.inputs]))
+        return (fx, plan) if plan is not None else (_UNPLANNED, None)
+
+    def _expression(self, natives, keywords):
+        """The FusedExpression for native arguments (arrays, specs, scalars), or the reason
+        it is not fused."""
         signature = []
         for k, a in enumerate(natives):
             if type(a) in _PYTHON_SCALARS:
@@ -301,14 +317,8 @@ class FusedFunction:
             elif a is None or type(a) is str:  # an option (mode="relu"): part of the trace
                 signature.append(("static", a))
             else:
-                return f"argument {k} is a {type(a).__name__}", None
-        fx = self._trace(tuple(signature), keywords)
-        if isinstance(fx, str):
-            return fx, None
-        plan = plan_fused(*plan_arguments(fx, [natives[k] for k in fx.inputs]))
-        if plan is None:
-            return "its outputs have different shapes, or more than 8 dims that do not merge", None
-        return fx, plan
+                return f"argument {k} is a {type(a).__name__}"
+        return self._trace(tuple(signature), keywords)
 
     def _trace(self, signature, keywords):
         fx = self._traces.get((signature, keywords))

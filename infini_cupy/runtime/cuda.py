@@ -123,8 +123,8 @@ def cache_key(source: str, name: str, arch: str, version=None) -> tuple:
     return (CACHE_FORMAT, expanded_source(source), name, NVRTC_OPTIONS, made_by, arch)
 
 
-def _cache_stem(source: str, name: str, arch: str, version=None) -> str:
-    return hashlib.sha256(repr(cache_key(source, name, arch, version)).encode()).hexdigest()[:32]
+def _cache_stem(source: str, name: str, arch: str) -> str:
+    return hashlib.sha256(repr(cache_key(source, name, arch)).encode()).hexdigest()[:32]
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
