@@ -231,8 +231,8 @@ def empty(backend: str, shape, dtype):
     alloc = _allocator.get()
     if alloc is not None:
         return alloc(tuple(shape), np.dtype(dtype))
-    if backend == "cuda":
-        dtypes.check_bfloat16_on_cupy(np.dtype(dtype))
+    if backend == "cuda" and dtype is dtypes.BFLOAT16:  # callers pass np.dtype objects
+        dtypes.check_bfloat16_on_cupy(dtype)
     return array_module(backend).empty(shape, dtype)
 
 

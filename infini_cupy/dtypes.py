@@ -76,12 +76,7 @@ _REAL_OF_COMPLEX = {np.dtype(np.complex64): np.dtype(np.float32),
 
 # CuPy takes ml_dtypes' bfloat16 only with NumPy >= 2.1.2 (it registers the dtype then);
 # with an older NumPy it refuses it as "Unsupported dtype".
-CUPY_BFLOAT16_NUMPY = (2, 1, 2)
-
-
-def _numpy_version() -> tuple[int, ...]:
-    return tuple(int("".join(c for c in part if c.isdigit()) or 0)
-                 for part in np.__version__.split(".")[:3])
+CUPY_BFLOAT16_NUMPY = "2.1.2"
 
 
 def dtype_or_none(dtype) -> np.dtype | None:
@@ -95,7 +90,7 @@ def dtype_or_none(dtype) -> np.dtype | None:
 def check_bfloat16_on_cupy(dtype) -> None:
     """TypeError naming the NumPy version when ``dtype`` is bfloat16 and CuPy cannot hold it
     with this NumPy (older than 2.1.2); nothing otherwise."""
-    if is_bfloat16(dtype) and _numpy_version() < CUPY_BFLOAT16_NUMPY:
+    if is_bfloat16(dtype) and np.lib.NumpyVersion(np.__version__) < CUPY_BFLOAT16_NUMPY:
         raise TypeError(f"bfloat16 on CuPy needs NumPy >= 2.1.2 (CuPy takes ml_dtypes' "
                         f"bfloat16 from then on); this NumPy is {np.__version__}: "
                         "pip install 'numpy>=2.1.2' (the bfloat16 extra requires it)")

@@ -25,7 +25,6 @@ from ..arrays import (
     empty,
     is_array,
     is_cupy_array,
-    is_writeable,
     pointer_reader,
 )
 from ..runtime.launch import launch
@@ -221,10 +220,10 @@ def _prepare_out(func, out, shape, dtype, inputs, backend):
         raise ValueError(f"{func}(): out has shape {tuple(out.shape)}, the result has shape {tuple(shape)}")
     if backend_for(out) != backend:
         raise ValueError(f"{func}(): out is on a different device than the inputs")
-    if not is_writeable(out):  # before the overlap check: a broadcast_to view is read-only
-        check_out(func, out, dtype)
+    # read-only first (a broadcast_to view, before the overlap check), then TypeError unless
+    # a same_kind cast, as on every device
+    check_out(func, out, dtype)
     if out.dtype != dtype:
-        check_out(func, out, dtype)  # TypeError unless same_kind, as on every device
         return empty(backend, shape, dtype), out  # computed in the result dtype, then cast
     if _self_overlapping(out):
         raise ValueError(f"{func}(): out overlaps itself (strides {out.strides}): elements "

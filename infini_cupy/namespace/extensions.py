@@ -33,12 +33,8 @@ from .. import dtypes
 from ..arrays import empty_on_device_of, is_cupy_array, require_cupy
 from ..strided.copy import rearrange_
 from . import data_movement, delegated, elementwise_functions
+from .data_movement import _library  # numpy or cupy: the native array's library
 from .delegated import _zero_d
-
-
-def _library(x):
-    """numpy or cupy: the library of the native array ``x`` (CuPy computes on a GPU)."""
-    return require_cupy() if is_cupy_array(x) else np
 
 
 def _library_of(arrays):
@@ -206,6 +202,14 @@ def _correction(what: str, correction, ddof):
     return ddof
 
 
+def _spread(name, x, correction, ddof, dtype, kwargs):
+    """std or var: the standard's call (delegated) unless ``dtype`` is NumPy's keyword."""
+    correction = _correction(name, correction, ddof)
+    if dtype is None:
+        return getattr(delegated, name)(x, correction=correction, **kwargs)
+    return _zero_d(getattr(_library(x), name)(x, ddof=correction, dtype=dtype, **kwargs))
+
+
 def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
     """Standard deviation; ``ddof`` is NumPy's name for ``correction``, ``dtype`` the dtype
     it computes in.
@@ -214,12 +218,7 @@ def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
     >>> std(np.array([1.0, 3.0]), ddof=1)
     array(1.41421356)
     """
-    if ddof is None and dtype is None:  # the standard's call
-        return delegated.std(x, correction=correction, **kwargs)
-    correction = _correction("std", correction, ddof)
-    if dtype is None:
-        return delegated.std(x, correction=correction, **kwargs)
-    return _zero_d(_library(x).std(x, ddof=correction, dtype=dtype, **kwargs))
+    return _spread("std", x, correction, ddof, dtype, kwargs)
 
 
 def var(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
@@ -230,12 +229,7 @@ def var(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
     >>> var(np.array([1.0, 3.0]), ddof=1)
     array(2.)
     """
-    if ddof is None and dtype is None:  # the standard's call
-        return delegated.var(x, correction=correction, **kwargs)
-    correction = _correction("var", correction, ddof)
-    if dtype is None:
-        return delegated.var(x, correction=correction, **kwargs)
-    return _zero_d(_library(x).var(x, ddof=correction, dtype=dtype, **kwargs))
+    return _spread("var", x, correction, ddof, dtype, kwargs)
 
 
 def squeeze(x, /, axis=None):
