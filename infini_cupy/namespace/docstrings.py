@@ -30,8 +30,17 @@ _RESULT_WORDS = {
     "same": "the promoted dtype of the inputs",
     "bool": "bool",
     "real": "the promoted dtype, complex64 -> float32 and complex128 -> float64",
-    "float": "the promoted dtype; integer inputs give float64",
+    "float": ("the promoted dtype; integer and bool inputs take NumPy's floating loop "
+              "(int8/uint8/bool give float16, int16/uint16 float32, wider integers float64)"),
 }
+
+
+def _result_words(op: ElementwiseOp) -> str:
+    if op.result == "same" and "floating" in op.group:
+        return _RESULT_WORDS["float"]  # integers into a floating-point function: NumPy's loop
+    return _RESULT_WORDS[op.result]
+
+
 # Inputs that stay inside every function's domain (acos needs |x| <= 1, acosh x >= 1, ...).
 _DOMAIN = {"acos": [-0.5, 0.0, 0.5], "asin": [-0.5, 0.0, 0.5], "atanh": [-0.5, 0.0, 0.5],
            "acosh": [1.0, 2.0, 4.0]}
@@ -89,7 +98,7 @@ def elementwise_doc(op: ElementwiseOp) -> str:
     text = [
         op.summary,
         "",
-        f"The array API's ``{op.name}``. The result's dtype is {_RESULT_WORDS[op.result]} "
+        f"The array API's ``{op.name}``. The result's dtype is {_result_words(op)} "
         "(NumPy 2's promotion, as CuPy 14 follows it). Inputs may have any strides; the result "
         "is a new C-contiguous array, or ``out``.",
         "",
@@ -102,8 +111,8 @@ def elementwise_doc(op: ElementwiseOp) -> str:
         "----------",
         *params,
         "out : Array or array, optional",
-        "    Where to write the result (an extension): the result's shape and dtype, any "
-        "layout that does not overlap itself.",
+        "    Where to write the result (an extension): the result's shape, its dtype or one "
+        "the result casts to (same_kind), any writeable layout that does not overlap itself.",
         "",
         "Returns",
         "-------",
