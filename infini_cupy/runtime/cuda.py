@@ -166,10 +166,12 @@ def _compile_entry(source: str, name: str, arch: str, folder: Path | None = None
     return _store(stem, program.binary, about)
 
 
-def _cached_entry(source: str, name: str, arch: str) -> tuple[dict, Path] | None:
-    """(about, path) of a complete cache entry, or None."""
+def _cached_entry(source: str, name: str, arch: str,
+                  folder: Path | None = None) -> tuple[dict, Path] | None:
+    """(about, path) of a complete entry in ``folder`` (warmup), else in the cache; or None."""
     stem = _cache_stem(source, name, arch)
-    for folder in [config.cache_dir() / "cubin"] + _fallback_dir:
+    folders = [folder] if folder is not None else [config.cache_dir() / "cubin"] + _fallback_dir
+    for folder in folders:
         try:
             about = json.loads((folder / f"{stem}.json").read_text())
             about["lowered"]

@@ -163,10 +163,9 @@ def fill(folder: Path, pairs, arch: str, jobs: int, progress=None) -> tuple[floa
     returns (seconds, [(source, name, error)])."""
     target = folder / "cubin"
     todo = []
-    with _cache_dir(folder):
-        for source, name in sorted(pairs):
-            if cuda._cached_entry(source, name, arch) is None:
-                todo.append((source, name))
+    for source, name in sorted(pairs):
+        if cuda._cached_entry(source, name, arch, target) is None:
+            todo.append((source, name))
     start, failures = time.perf_counter(), []
 
     def one(pair):
@@ -180,21 +179,6 @@ def fill(folder: Path, pairs, arch: str, jobs: int, progress=None) -> tuple[floa
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         list(pool.map(one, todo))
     return time.perf_counter() - start, failures
-
-
-@contextlib.contextmanager
-def _cache_dir(folder: Path):
-    from .. import config
-
-    previous = os.environ.get(config.CACHE_DIR_VAR)
-    os.environ[config.CACHE_DIR_VAR] = str(folder)
-    try:
-        yield
-    finally:
-        if previous is None:
-            del os.environ[config.CACHE_DIR_VAR]
-        else:
-            os.environ[config.CACHE_DIR_VAR] = previous
 
 
 def folder_bytes(folder: Path) -> int:
