@@ -185,15 +185,16 @@ def prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_re
     thread-safe.
     """
     return _prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
-                          max_threads, max_dynamic_shared() or LARGE_MAX_BYTES)
+                          max_threads, max_dynamic_shared() or LARGE_MAX_BYTES, _rule[0])
 
 
 @functools.lru_cache(maxsize=4096)
 def _prepared_copy(itemsize, shape, dst_strides, src_strides, dst_residue, src_residue,
-                   max_threads, max_shared_bytes) -> PreparedCopy:
+                   max_threads, max_shared_bytes, rule) -> PreparedCopy:
     plan = plan_rearrange(shape, dst_strides, src_strides, itemsize, max_threads=max_threads,
-                          dst_address=dst_residue, src_address=src_residue, tiles=_tiles[0],
-                          max_shared_bytes=max_shared_bytes)
+                          dst_address=dst_residue, src_address=src_residue,
+                          tiles=rule != "seed", max_shared_bytes=max_shared_bytes,
+                          weigh_issue=rule == "model")
     return PreparedCopy(plan, *pack(plan), layout_extent(shape, dst_strides, itemsize),
                         layout_extent(shape, src_strides, itemsize))
 
@@ -205,21 +206,34 @@ def plan_for(y, x) -> PreparedCopy:
 
 
 recent.register_cache(_prepared_copy.cache_clear)
-# Staged (tiled) plans allowed; the bench's --planner seed turns them off for comparison.
-_tiles = [True]
+# How plans are chosen: "model" (the planner's default), "coalescing" or "seed" (below).
+_rule = ["model"]
 
 
 @contextlib.contextmanager
-def seed_plans_only():
-    """Plan copies with the seed planner's block/grid split only (no staged copies) inside
-    the ``with`` block, for comparison; caches are cleared on the way in and out."""
-    _tiles[0] = False
+def _planning_rule(rule: str):
+    previous, _rule[0] = _rule[0], rule
     recent.forget_all()
     try:
         yield
     finally:
-        _tiles[0] = True
+        _rule[0] = previous
         recent.forget_all()
+
+
+def seed_plans_only():
+    """Plan copies with the seed planner's block/grid split only (no staged copies) inside
+    the ``with`` block, for comparison; caches are cleared on the way in and out."""
+    return _planning_rule("seed")
+
+
+def coalescing_plans():
+    """Choose plans by coalescing alone inside the ``with`` block: packed tiles wherever the
+    sector model predicts they coalesce better, whatever instructions they issue
+    (``plan_rearrange(weigh_issue=False)``). For comparison with the default rule, and how
+    tests reach the packed kernels on layouts the model gives to other plans; caches are
+    cleared on the way in and out."""
+    return _planning_rule("coalescing")
 
 
 def warm(backend: str, names=None) -> None:

@@ -28,9 +28,11 @@ Steps 1-2 (normalizing the layout, the vector width) are :mod:`.layout`'s. Trans
 copies whose rows are misaligned) get a :class:`~infini_cupy.strided.tile_planner.TilePlan`
 instead: a tile at a time through shared memory, both sides coalesced (see
 :mod:`.tile_planner`). Permutations whose contiguous dims are short get a
-:class:`~infini_cupy.strided.packed_planner.PackedPlan` when the sector model
-(:mod:`.sector_model`) predicts it coalesces better than that plan: tiles spanning several dims
-on each side (see :mod:`.packed_planner`). ``tiles=False`` asks for the seed-style plan.
+:class:`~infini_cupy.strided.packed_planner.PackedPlan` (tiles spanning several dims on each
+side, see :mod:`.packed_planner`) when the sector model (:mod:`.sector_model`) predicts it
+coalesces better than that plan and the performance model (:mod:`.kernel_costs`: sectors
+against the instructions each kernel issues per byte) predicts it faster.
+``tiles=False`` asks for the seed-style plan.
 
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1)
@@ -47,11 +49,12 @@ import operator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import sector_model
+from . import kernel_costs, sector_model
 from .layout import UNIT_SIZES, LaunchPlan, NormalizedLayout, columns, normalize_layout
 from .packed_planner import (
     LARGE_MAX_BYTES,
     LARGE_TARGET,
+    MARGIN,
     RIVAL_GOOD,
     WIDE_BYTES,
     PackedPlan,
@@ -299,7 +302,7 @@ def _choose_block_parts(shape, dst_strides, src_strides, budget) -> dict[int, in
 
 def plan_rearrange(
     shape, dst_strides, src_strides, itemsize, *, max_threads=1024, dst_address=0, src_address=0,
-    tiles=True, max_shared_bytes=LARGE_MAX_BYTES,
+    tiles=True, max_shared_bytes=LARGE_MAX_BYTES, weigh_issue=True,
 ) -> RearrangePlan | GeneralRearrangePlan | TilePlan | PackedPlan:
     """Plan copying a ``shape`` array laid out by ``src_strides`` into ``dst_strides``.
 
@@ -313,6 +316,11 @@ def plan_rearrange(
     ``max_shared_bytes``: the dynamic shared memory a block may opt in to on the device
     (packed tiles take up to ``packed_planner.LARGE_MAX_BYTES`` of it when 48 KiB tiles stay
     below ``LARGE_TARGET`` of the sector limit).
+    A packed plan is taken only where it is predicted faster than the plan it replaces: a
+    larger fraction of a device-to-device copy by :func:`.kernel_costs.predicted_fraction`,
+    which weighs the instructions each kernel issues per byte against its sectors.
+    ``weigh_issue=False`` compares coalescing alone (packed tiles wherever they coalesce
+    better), to reach the packed kernels on any layout and to compare the two rules.
     Zero-size arrays give a plan with ``grid_blocks == 0`` (``plan.empty``): launch nothing.
     Raises ValueError on invalid layouts, including a destination that overlaps itself.
 
@@ -335,15 +343,23 @@ def plan_rearrange(
         return plan
     efficiency = _efficiency(plan, layout, dst_residue, src_residue)
     if min(efficiency) < RIVAL_GOOD:  # at least one side may be below its sector limit
+        nbytes = layout.total * layout.unit
+        fraction = kernel_costs.predicted_fraction(plan, efficiency, nbytes)
         packed = plan_packed(layout, dst_residue, src_residue, budget, rival=efficiency)
         if packed is not None:
-            plan, efficiency = packed, _efficiency(packed, layout, dst_residue, src_residue)
+            packed_efficiency = _efficiency(packed, layout, dst_residue, src_residue)
+            packed_fraction = kernel_costs.predicted_fraction(packed, packed_efficiency, nbytes)
+            if weigh_issue and packed_fraction <= fraction + MARGIN:
+                return plan  # it coalesces better but issues too many instructions
+            plan, efficiency, fraction = packed, packed_efficiency, packed_fraction
             if min(packed.predicted) >= LARGE_TARGET:
                 return plan
         large_budget = min(max_shared_bytes, LARGE_MAX_BYTES)
         if large_budget > WIDE_BYTES:
             large = plan_large(layout, dst_residue, src_residue, budget, efficiency, large_budget)
-            if large is not None:
+            if large is not None and (not weigh_issue or kernel_costs.predicted_fraction(
+                    large, _efficiency(large, layout, dst_residue, src_residue),
+                    nbytes) > fraction + MARGIN):
                 return large
     return plan
 

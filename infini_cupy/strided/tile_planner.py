@@ -73,7 +73,8 @@ class TilePlan(LaunchPlan):
         each dim, ``ceil((len + shift) / tile)``.
     pitch: shared-memory row pitch in elements (odd for transposes and for misaligned copies
         with 16-byte accesses: no bank conflicts; wider for wide transposes whose warp steps
-        span two rows of the tile, see ``_wide_pitch``).
+        span two rows of the tile, see ``_wide_pitch``; an odd number of 4-byte words for
+        byte transposes read one byte at a time, see ``_byte_pitch``).
     read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
     read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
         the phase is one run (its along dim lies whole in the tile); never with 16-byte
@@ -264,6 +265,16 @@ def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int
     return pitch if tile0 * pitch <= capacity else None
 
 
+def _byte_pitch(tile0, tile1, capacity) -> int | None:
+    """A pitch (>= tile1 bytes) for byte transposes read one byte at a time: an odd number
+    of 4-byte words. Phase 1's lanes store bytes of 32 rows at one column, a pitch apart: an
+    odd pitch in bytes puts two to four of them in one bank's different words; a whole odd
+    number of words puts each in its own bank (the row-wise side reads consecutive bytes).
+    None when it does not fit the capacity."""
+    pitch = tile1 + (4 - tile1) % 8
+    return pitch if tile0 * pitch <= capacity else None
+
+
 def _flip(dim, shape, dst_strides, src_strides, offsets):
     """Walk ``dim`` backwards: same copy, strides negated, element 0 at the far end."""
     n = shape[dim]
@@ -373,7 +384,9 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
     read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
     write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
-    if transpose and wide and read_vector == 1:
+    if transpose and unit == 1 and read_vector == 1 and write_vector < 16:
+        pitch = _byte_pitch(tile0, tile1, capacity) or pitch
+    elif transpose and wide and read_vector == 1:
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)

@@ -50,7 +50,7 @@ from ..runtime.emulate import launcher as emulator
 from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
-from ..strided.plan_cache import plan_for, seed_plans_only
+from ..strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from . import bench_array, bench_fusion, bench_model, profiler
 from . import cases as bench_cases
 from .permutation_cases import random_cases, ttc_cases
@@ -86,9 +86,12 @@ def add_arguments(parser) -> None:
                              "measured in emulation); auto: cuda when a GPU is present")
     parser.add_argument("--json", metavar="PATH", help="write one JSON record per case to PATH")
     parser.add_argument("--no-compile", action="store_true", help="skip compile measurements")
-    parser.add_argument("--planner", choices=("default", "seed"), default="default",
-                        help="seed: rearrange with the seed-style plans only (no staged "
-                             "copies), for comparison")
+    parser.add_argument("--planner", choices=("default", "coalescing", "seed"),
+                        default="default",
+                        help="for comparison: coalescing chooses plans by their sectors alone "
+                             "(packed tiles wherever they coalesce better, whatever they "
+                             "issue); seed rearranges with the seed-style plans only (no "
+                             "staged copies)")
 
 
 def run(args) -> int:
@@ -108,7 +111,8 @@ def run(args) -> int:
     records, failures = [], 0
     if cases:
         print(_HEADER)
-    with seed_plans_only() if args.planner == "seed" else contextlib.nullcontext():
+    rules = {"seed": seed_plans_only, "coalescing": coalescing_plans}
+    with rules.get(args.planner, contextlib.nullcontext)():
         for case in cases:
             try:
                 record = measure(case, backend, compiler)

@@ -35,39 +35,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Device:
-    """The figures of a GPU the model uses."""
-
-    name: str
-    sms: int
-    dram_bytes_per_s: float  # a device-to-device copy's read + write bandwidth
-    clock_hz: float
-    warp_issue_per_clock: int  # warp instructions per clock per SM
-    dram_latency_s: float
-    registers_per_sm: int
-    register_unit: int  # registers are allocated per warp in units of this many
-    shared_per_sm: int  # bytes of shared memory per SM for blocks
-    threads_per_sm: int
-    blocks_per_sm: int
-
-    @property
-    def little_bytes(self) -> float:
-        """Bytes an SM must have in flight to sustain its share of the bandwidth."""
-        return self.dram_bytes_per_s / self.sms * self.dram_latency_s
-
-
-H100 = Device("H100 SXM", sms=132, dram_bytes_per_s=3.35e12, clock_hz=1.98e9,
-              warp_issue_per_clock=4, dram_latency_s=0.7e-6, registers_per_sm=65536,
-              register_unit=256, shared_per_sm=228 * 1024, threads_per_sm=2048, blocks_per_sm=32)
-
-
-def issue_bound(fraction: float = 0.9, device: Device = H100) -> float:
-    """The most instructions per byte moved at which the issue limit is still ``fraction``
-    (~11 on an H100 for 0.9)."""
-    return 32 * device.warp_issue_per_clock * device.sms * device.clock_hz / (
-        device.dram_bytes_per_s * fraction)
+from ..strided.device_model import H100, Device, issue_bound, issue_limit  # noqa: F401
+from ..strided.kernel_costs import with_tile_overhead
 
 
 def occupancy(registers: int, shared_bytes: int, block_threads: int, device: Device = H100):
@@ -147,11 +116,10 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     shared_bytes = (kernel.shared_bytes if kernel else 0) + dynamic_shared
     blocks_per_sm, limiter = occupancy(registers, shared_bytes, block_threads, device)
     ipb = kernel.instructions_per_byte if kernel else 0.0  # inf: no hot loop found
-    if kernel and tile_bytes and kernel.per_block_instructions:
-        ipb += kernel.per_block_instructions * block_threads / (2 * tile_bytes)
+    if kernel:
+        ipb = with_tile_overhead(ipb, kernel.per_block_instructions, block_threads, tile_bytes)
     if kernel and math.isfinite(ipb) and ipb > 0:
-        issue_s = ipb / 32 / (device.warp_issue_per_clock * device.sms * device.clock_hz)
-        limits["issue"] = min(1.0, copy_s_per_byte / issue_s)
+        limits["issue"] = issue_limit(ipb, device)
     resident = min(blocks_per_sm, -(-grid_blocks // device.sms)) * block_threads
     in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
     if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say

@@ -20,6 +20,7 @@ import numpy as np
 from .. import config
 from ..arrays import as_strided
 from ..runtime.launch import recording
+from ..strided.plan_cache import coalescing_plans
 from .cases import parse_layout
 
 
@@ -59,9 +60,10 @@ def _cases(to_device, rng, device_count: int):
 
     shape, src, dst, dtype = parse_layout("501,501", "1,501", "C", "float16")
 
-    def packed_dynamic():
+    def packed_dynamic():  # planned by coalescing: the model gives it to the staged transpose
         x, host = _strided(to_device, shape, src, dtype, rng)
-        return xp.rearrange(x), np.ascontiguousarray(host), True
+        with coalescing_plans():
+            return xp.rearrange(x), np.ascontiguousarray(host), True
 
     yield "odd float16 transpose, tile > 48 KiB", packed_dynamic, ", 2>"  # packed_copy<2, 4, 2>
 
@@ -94,7 +96,7 @@ def _cases(to_device, rng, device_count: int):
 
         def work():
             try:
-                with config.backend(backend), recording() as launches:
+                with config.backend(backend), recording() as launches, coalescing_plans():
                     x, host = _strided(to_device, shape, src, dtype, rng)
                     out["y"], out["expected"] = xp.rearrange(x), np.ascontiguousarray(host)
                 outer.extend(launches)  # recording() is per thread

@@ -61,6 +61,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--max-threads", type=int, default=1024, help="thread budget per block")
     parser.add_argument("--no-tiles", action="store_true",
                         help="the seed-style plan (no shared-memory staging) for comparison")
+    parser.add_argument("--coalescing", action="store_true",
+                        help="choose by coalescing alone: packed tiles wherever they coalesce "
+                             "better, whatever instructions they issue (for comparison)")
     parser.add_argument("--no-profile", action="store_true",
                         help="skip measuring coalescing in the emulator (needs g++)")
     parser.add_argument("--profile-blocks", type=int, default=PROFILE_BLOCKS,
@@ -339,7 +342,7 @@ def run(args) -> int:
                                   dst_address=dst_address, src_address=src_address)
         plan = plan_rearrange(shape, dst_bytes, src_bytes, size, max_threads=args.max_threads,
                               dst_address=dst_address, src_address=src_address,
-                              tiles=not args.no_tiles)
+                              tiles=not args.no_tiles, weigh_issue=not args.coalescing)
     except ValueError as e:
         print(f"plan: {e}")
         return 2

@@ -17,7 +17,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 
 import infini_cupy as xp  # noqa: E402
 from infini_cupy.runtime.launch import recording  # noqa: E402
-from infini_cupy.strided.plan_cache import seed_plans_only  # noqa: E402
+from infini_cupy.strided.plan_cache import coalescing_plans, seed_plans_only  # noqa: E402
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -45,7 +45,7 @@ PLANS = [  # (what, view maker, kernel the plan launches)
     ("tiled transpose", lambda rng: _bits(rng, (96, 130)).T, "tiled_copy<"),
     ("NCHW -> NHWC", lambda rng: _bits(rng, (2, 16, 9, 33)).transpose(0, 2, 3, 1), "tiled_copy<"),
     ("seed matrix, reversed and strided (seed plans)", lambda rng: _bits(rng, (40, 64))[::-1, ::2], "rearrange<"),
-    ("packed tiles, 7 dims", _general_view, "packed_copy<2"),
+    ("packed tiles, 7 dims (coalescing plans)", _general_view, "packed_copy<2"),
     ("general kernel, 7 dims (seed plans)", _general_view, "rearrange_general<2, "),
 ]
 
@@ -53,8 +53,9 @@ PLANS = [  # (what, view maker, kernel the plan launches)
 @pytest.mark.parametrize("what,make,kernel", PLANS, ids=[p[0] for p in PLANS])
 def test_every_plan_copies_bfloat16_bits(what, make, kernel, to_device, to_host):
     x = make(np.random.default_rng(3))
-    seed_only = seed_plans_only() if "seed plans" in what else contextlib.nullcontext()
-    with seed_only, recording() as launches:
+    rule = (seed_plans_only() if "seed plans" in what else
+            coalescing_plans() if "coalescing plans" in what else contextlib.nullcontext())
+    with rule, recording() as launches:
         y = xp.rearrange(to_device(x))
     assert [r.name for r in launches if r.name.startswith(kernel)], (what, [r.name for r in launches])
     _same_bits(to_host(y), x)

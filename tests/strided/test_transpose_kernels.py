@@ -23,7 +23,7 @@ from infini_cupy.runtime.launch import launch
 from infini_cupy.strided import planner
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
-from infini_cupy.strided.plan_cache import plan_for, seed_plans_only
+from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
 from infini_cupy.tools import profiler
 from tests.support import dtype_cases
@@ -266,15 +266,21 @@ def test_tiled_transposes_use_whole_sectors(dtype, shape, offset, emulation_only
     rng = np.random.default_rng(12)
     x = random_fill(aligned_empty(shape, dtype), rng)
     y = aligned_empty(shape[::-1], dtype, offset=offset * np.dtype(dtype).itemsize)
-    reads, writes = efficiency(y, x.T)
     if shape == (256, 384):
+        reads, writes = efficiency(y, x.T)
         assert reads.efficiency == writes.efficiency == 1.0
     elif dtype == np.float16 and shape == (301, 257):
         # Rows misaligned on both sides, 2-byte elements: each row run of a tile loses one
-        # partial sector in 16 alignments of 2 bytes, so the planner takes a packed tile
-        # beyond 48 KiB (runs of ~300 bytes).
+        # partial sector in 16 alignments of 2 bytes. A packed tile beyond 48 KiB (runs of
+        # ~300 bytes) reaches 0.9, planned by coalescing alone; the model keeps the staged
+        # transpose, which issues ~15 times fewer instructions per byte.
+        with coalescing_plans():
+            reads, writes = efficiency(y, x.T)
         assert reads.efficiency >= 0.9 and writes.efficiency >= 0.9
+        reads, writes = efficiency(y, x.T)
+        assert reads.efficiency >= 0.8 and writes.efficiency >= 0.8
     else:
+        reads, writes = efficiency(y, x.T)
         assert reads.efficiency >= 0.9 and writes.efficiency >= 0.9
 
 
@@ -289,7 +295,8 @@ def test_tiles_in_dynamic_shared_memory_copy_exactly(shape, dtype, backend_name,
     x_host = random_fill(aligned_empty(shape, dtype), rng)
     x = to_device(x_host).transpose(tuple(range(len(shape)))[::-1])
     y = to_device(aligned_empty(x.shape, dtype))
-    prepared = plan_for(y, x)
-    assert prepared.shared_mem > 49152, prepared.kernel
-    rearrange_(y, x)
+    with coalescing_plans():  # packed tiles: the model gives these layouts to others
+        prepared = plan_for(y, x)
+        assert prepared.shared_mem > 49152, prepared.kernel
+        rearrange_(y, x)
     np.testing.assert_array_equal(to_host(y), x_host.transpose(tuple(range(len(shape)))[::-1]))

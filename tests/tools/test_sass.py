@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from infini_cupy.tools import cubin, gpu_model, sass
+from infini_cupy.tools import gpu_model, sass
 
 # A hand-made listing in nvdisasm's format: a loop over tiles (0x0010-0x0100) around a hot
 # loop (0x0040-0x00d0) that issues two loads before using them, and a division helper.
@@ -92,15 +92,7 @@ def _params(checks, families=VARIANTS):
     return out
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _tools_present():
-    try:
-        cubin.nvdisasm()
-        from infini_cupy.runtime.nvrtc import load_nvrtc
-
-        load_nvrtc()
-    except RuntimeError as e:  # pragma: no cover - the test extra installs both
-        pytest.skip(str(e))
+pytestmark = pytest.mark.usefixtures("sass_tools")
 
 
 @pytest.mark.parametrize("source, name", _params(["division"]))

@@ -1,0 +1,61 @@
+"""The GPU launches are sized for and predicted against: an H100 SXM's figures, in one place.
+
+Pure Python. The planners size grids with them (:func:`~.planner.launch_blocks`) and weigh a
+plan's instruction issue against its memory traffic (:mod:`.kernel_costs`); the bench's
+performance model (:mod:`infini_cupy.tools.gpu_model`) predicts from them. Plans are correct
+on any GPU: only their speed assumes these figures.
+
+>>> H100.sms, round(issue_bound(1.0), 2)
+(132, 9.99)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Device:
+    """The figures of a GPU the models use."""
+
+    name: str
+    sms: int
+    dram_bytes_per_s: float  # a device-to-device copy's read + write bandwidth
+    clock_hz: float
+    warp_issue_per_clock: int  # warp instructions per clock per SM
+    dram_latency_s: float
+    registers_per_sm: int
+    register_unit: int  # registers are allocated per warp in units of this many
+    shared_per_sm: int  # bytes of shared memory per SM for blocks
+    threads_per_sm: int
+    blocks_per_sm: int
+
+    @property
+    def little_bytes(self) -> float:
+        """Bytes an SM must have in flight to sustain its share of the bandwidth."""
+        return self.dram_bytes_per_s / self.sms * self.dram_latency_s
+
+
+H100 = Device("H100 SXM", sms=132, dram_bytes_per_s=3.35e12, clock_hz=1.98e9,
+              warp_issue_per_clock=4, dram_latency_s=0.7e-6, registers_per_sm=65536,
+              register_unit=256, shared_per_sm=228 * 1024, threads_per_sm=2048, blocks_per_sm=32)
+
+
+def issue_bound(fraction: float = 0.9, device: Device = H100) -> float:
+    """The most instructions a thread may issue per byte it moves for the issue limit to stay
+    at ``fraction`` of a device-to-device copy (~11 on an H100 for 0.9): an SM issues
+    ``warp_issue_per_clock`` warp instructions (32 threads' worth) per clock."""
+    return 32 * device.warp_issue_per_clock * device.sms * device.clock_hz / (
+        device.dram_bytes_per_s * fraction)
+
+
+def issue_limit(instructions_per_byte: float, device: Device = H100) -> float:
+    """The fraction of a device-to-device copy a kernel issuing ``instructions_per_byte``
+    (per thread, per global byte moved) can reach: 1.0 when issue does not limit it.
+
+    >>> issue_limit(5.0), round(issue_limit(146.25), 3)
+    (1.0, 0.068)
+    """
+    if instructions_per_byte <= 0:
+        return 1.0
+    return min(1.0, issue_bound(1.0, device) / instructions_per_byte)

@@ -1,0 +1,85 @@
+"""What each kernel variant costs in instructions, recorded from its sm_90 code, so that the
+planner weighs a plan's instruction issue against its memory traffic with no compiler at hand.
+
+``kernel_costs.json`` holds, per name expression, the instructions a thread issues per global
+byte in the variant's hot loops and per tile in its loop over tiles, as
+:func:`infini_cupy.tools.sass.read_kernel` reads them from NVRTC's sm_90 code
+(``python -m infini_cupy.tools.kernel_costs`` rewrites the file;
+``tests/tools/test_kernel_costs.py`` fails when the record and the code part ways).
+
+:func:`predicted_fraction` is the bench's model (:mod:`infini_cupy.tools.gpu_model`) reduced to
+what decides between two plans of one layout: the lower of the sector limit (the bytes asked
+for over the bytes DRAM moves, both sides) and the issue limit
+(:func:`.device_model.issue_limit`). The planner takes a packed plan only where it predicts a
+larger fraction than the staged or seed plan it would launch otherwise.
+
+>>> kernel_cost("tiled_copy<4, 1, 1, 0>")
+(4.0, 483)
+>>> round(sector_limit((0.5, 1.0)), 3)
+0.667
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+from .device_model import H100, Device, issue_limit
+
+TABLE = Path(__file__).with_name("kernel_costs.json")
+
+
+@functools.cache
+def _kernels() -> dict:
+    return json.loads(TABLE.read_text())["kernels"]
+
+
+def table_key(kernel: str) -> str:
+    """The entry that holds a variant's cost: its own, except for the seed kernels
+    ``rearrange<Unit, B, G, C, Index>``, whose heaviest variant per unit and index type
+    (``B = G = 5``, ``C = 2``) stands for them all (an upper bound: their instructions grow
+    with the dims they walk)."""
+    if kernel.startswith("rearrange<"):
+        unit, *_, index = (part.strip() for part in kernel[len("rearrange<"):-1].split(","))
+        return f"rearrange<{unit}, 5, 5, 2, {index}>"
+    return kernel
+
+
+def kernel_cost(kernel: str) -> tuple[float, int]:
+    """(instructions per byte of the hot loops, instructions per tile) of a name expression.
+    Raises KeyError for a name the record lacks."""
+    try:
+        per_byte, per_tile = _kernels()[table_key(kernel)]
+    except KeyError:
+        raise KeyError(f"{kernel}: no instruction count recorded in {TABLE.name}; "
+                       "python -m infini_cupy.tools.kernel_costs records every variant") from None
+    return per_byte, per_tile
+
+
+def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
+                       tile_bytes: int) -> float:
+    """Instructions per byte once a staged copy's per-tile instructions are spread over the
+    bytes a thread moves per tile (``2 * tile_bytes / block_threads``, read and written)."""
+    if per_tile and tile_bytes:
+        per_byte += per_tile * block_threads / (2 * tile_bytes)
+    return per_byte
+
+
+def sector_limit(efficiency: tuple[float, float]) -> float:
+    """Bytes asked for over bytes moved, for equal read and write byte counts at
+    ``(reads, writes)`` efficiency (bytes over 32 x sectors)."""
+    reads, writes = efficiency
+    return 2 / (1 / max(reads, 1e-9) + 1 / max(writes, 1e-9))
+
+
+def predicted_fraction(plan, efficiency: tuple[float, float], nbytes: int,
+                       device: Device = H100) -> float:
+    """The fraction of a device-to-device copy ``plan`` is predicted to reach copying
+    ``nbytes`` bytes with ``(reads, writes)`` sector ``efficiency``: the lower of its sector
+    and issue limits."""
+    per_byte, per_tile = kernel_cost(plan.kernel)
+    tiles = getattr(plan, "tiles", 0)
+    per_byte = with_tile_overhead(per_byte, per_tile, plan.block_threads,
+                                  nbytes // tiles if tiles else 0)
+    return min(sector_limit(efficiency), issue_limit(per_byte, device))
