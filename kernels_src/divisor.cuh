@@ -39,6 +39,7 @@ struct SmallDivisor {
     unsigned d, magic;  // magic 0 for d == 1 (2^32 does not fit): the quotient is n
     __device__ explicit SmallDivisor(unsigned d_)
         : d(d_), magic(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
+    __device__ SmallDivisor(unsigned d_, unsigned magic_) : d(d_), magic(magic_) {}
     __device__ __forceinline__ unsigned div(unsigned n, unsigned &rem) const {
         const unsigned q = d > 1 ? __umulhi(n, magic) : n;
         rem = n - q * d;

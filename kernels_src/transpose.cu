@@ -38,6 +38,10 @@ struct TileLayout {
     index_t write_chained;               // phase 2's rows follow each other in dst: one run
     index_t read_uniform;                // phase 1's rows all start equally far into a sector
     index_t write_uniform;               // phase 2's rows likewise
+    // Multipliers computed on the host (divisor.cuh), so a tile costs no integer division:
+    index_t tiles0_magic, tiles1_magic;  // Divisor magics of tiles0 and tiles1
+    index_t read_len_magic;              // SmallDivisor magic of phase 1's row length (chained)
+    index_t write_len_magic;             // and of phase 2's
 };
 
 template <typename T, int V>
@@ -48,7 +52,6 @@ struct alignas(sizeof(T) * V) Vec {
 // Work items a thread takes per round of a pass: all their global loads are issued before
 // the first shared store (phase 1), so a warp keeps TILE_ITEMS loads in flight.
 constexpr int TILE_ITEMS = 4;
-
 // One phase: moves `rows` rows of `row_len` elements between global memory (row r at
 // `origin + r * row_stride`, element a of it at `+ a * along`, along == +-Unit) and shared
 // memory (element (r, a) at `r * sh_row + a * sh_along`), V elements per global access.
@@ -85,9 +88,12 @@ struct TilePass {
     int sh_row, sh_along;
 
     __device__ TilePass(char *origin, index_t along, index_t row_stride_, int rows_, int row_len_,
-                        bool chained_, bool uniform_, Elem *shared_, int sh_row_, int sh_along_)
+                        bool chained_, bool uniform_, Elem *shared_, int sh_row_, int sh_along_,
+                        index_t len_magic)
         : row_stride(row_stride_), rows(rows_), row_len(row_len_), per_row(1),
-          per_len(static_cast<unsigned>(chained_ && R == 1 ? row_len_ : 1)),
+          per_len(chained_ && R == 1 ? SmallDivisor(static_cast<unsigned>(row_len_),
+                                                    static_cast<unsigned>(len_magic))
+                                     : SmallDivisor(1)),
           chained(chained_ && R == 1),
           descending(along < 0), uniform(uniform_ || chained), shared(shared_), sh_row(sh_row_),
           sh_along(sh_along_) {
@@ -238,6 +244,7 @@ template <int Unit, int ReadVector, int WriteVector, int Wide>
 __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                            ic::TileLayout t,
                            ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> batch_len,
+                           ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> batch_magic,
                            ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> src_batch_stride,
                            ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> dst_batch_stride) {
     using ic::index_t;
@@ -248,44 +255,24 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
     constexpr int SPREAD = Unit < 4 ? 4 / Unit : 1;  // row spacing where sh_along == 1
     __shared__ elem_t tile[CAPACITY];
     const int pitch = static_cast<int>(t.pitch);
-    // Tiles are counted in 32 bits when they fit (no 64-bit division helper per tile).
-    const bool narrow = t.tiles <= 0xffffffffll && t.tiles0 * t.tiles1 <= 0xffffffffll;
-
     for (index_t b = blockIdx.x; b < t.tiles; b += gridDim.x) {
+        // Tiles are counted in 32 bits (the planner stages no copy of 2^32 tiles or more),
+        // split off by multiplication with the host's magics.
         index_t t0, t1, src_at = t.src_offset, dst_at = t.dst_offset;
-        if (narrow) {
-            unsigned rest = static_cast<unsigned>(b);
-            const unsigned tiles1 = static_cast<unsigned>(t.tiles1);
-            const unsigned tiles0 = static_cast<unsigned>(t.tiles0);
-            unsigned q = rest / tiles1;
-            t1 = rest - q * tiles1;
-            rest = q;
-            q = rest / tiles0;
-            t0 = rest - q * tiles0;
-            rest = q;
+        unsigned rest = static_cast<unsigned>(b), i;
+        rest = ic::Divisor(static_cast<unsigned>(t.tiles1),
+                           static_cast<unsigned>(t.tiles1_magic)).div(rest, i);
+        t1 = i;
+        rest = ic::Divisor(static_cast<unsigned>(t.tiles0),
+                           static_cast<unsigned>(t.tiles0_magic)).div(rest, i);
+        t0 = i;
 #pragma unroll
-            for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
-                if (batch_len.a[d] == 1) continue;  // padding dims
-                const unsigned n = static_cast<unsigned>(batch_len.a[d]);
-                q = rest / n;
-                const unsigned i = rest - q * n;
-                rest = q;
-                src_at += static_cast<index_t>(i) * src_batch_stride.a[d];
-                dst_at += static_cast<index_t>(i) * dst_batch_stride.a[d];
-            }
-        } else {
-            index_t rest = b;
-            t1 = rest % t.tiles1;
-            rest /= t.tiles1;
-            t0 = rest % t.tiles0;
-            rest /= t.tiles0;
-#pragma unroll
-            for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
-                const index_t i = rest % batch_len.a[d];
-                rest /= batch_len.a[d];
-                src_at += i * src_batch_stride.a[d];
-                dst_at += i * dst_batch_stride.a[d];
-            }
+        for (int d = ic::TILE_BATCH_DIMS - 1; d >= 0; --d) {
+            if (batch_len.a[d] == 1) continue;  // padding dims
+            rest = ic::Divisor(static_cast<unsigned>(batch_len.a[d]),
+                               static_cast<unsigned>(batch_magic.a[d])).div(rest, i);
+            src_at += static_cast<index_t>(i) * src_batch_stride.a[d];
+            dst_at += static_cast<index_t>(i) * dst_batch_stride.a[d];
         }
         // The tile's first indices, clipped: the first tile of a dim starts at 0 and ends
         // `shift` early, so the later ones start where the planner put sector boundaries.
@@ -303,18 +290,18 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
             ic::tile_pass<true>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
                     src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
-                    t.read_uniform != 0, tile, 1, pitch));
+                    t.read_uniform != 0, tile, 1, pitch, t.read_len_magic));
         } else {  // rows of dim 0, each along dim 1
             ic::tile_pass<true>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
                     src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
-                    t.read_uniform != 0, tile, pitch, 1));
+                    t.read_uniform != 0, tile, pitch, 1, t.read_len_magic));
         }
         __syncthreads();
         ic::tile_pass<false>(
             ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
                 dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
-                t.write_uniform != 0, tile, pitch, 1));
+                t.write_uniform != 0, tile, pitch, 1, t.write_len_magic));
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

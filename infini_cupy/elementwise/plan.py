@@ -34,13 +34,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime import recent, structs
+from ..strided.device_model import H100
 from . import kernels as ek
 
 BLOCK = 256
 # Blocks at most; grid-stride loops cover the rest (CUDA allows 2**31 - 1 in x). Four waves of
 # the blocks an H100 holds at once (132 SMs x 2048 / BLOCK threads): every SM busy to the end,
 # each thread several iterations of the loop.
-MAX_GRID = 132 * (2048 // BLOCK) * 4
+MAX_GRID = H100.sms * (H100.threads_per_sm // BLOCK) * 4
 INT32_MAX = 2**31 - 1
 STAGE_MIN_ELEMENTS = 1 << 16  # smaller calls never stage an operand (a launch costs more)
 # A call whose host loop (more dims than the widest kernel) would launch more kernels than

@@ -8,13 +8,14 @@ byte in the variant's hot loops and per tile in its loop over tiles, as
 ``tests/tools/test_kernel_costs.py`` fails when the record and the code part ways).
 
 :func:`predicted_fraction` is the bench's model (:mod:`infini_cupy.tools.gpu_model`) reduced to
-what decides between two plans of one layout: the lower of the sector limit (the bytes asked
-for over the bytes DRAM moves, both sides) and the issue limit
-(:func:`.device_model.issue_limit`). The planner takes a packed plan only where it predicts a
-larger fraction than the staged or seed plan it would launch otherwise.
+what decides between plans of one layout: the lowest of the sector limit (the bytes asked for
+over the bytes DRAM moves, both sides), the issue limit (:func:`.device_model.issue_limit`)
+and the waves limit (the grid's blocks over the SMs). The planner takes a packed plan only
+where it predicts a larger fraction than the staged or seed plan it would launch otherwise,
+and splits a staged copy's tiles where that fills the SMs better.
 
 >>> kernel_cost("tiled_copy<4, 1, 1, 0>")
-(4.0, 483)
+(4.03, 337)
 >>> round(sector_limit((0.5, 1.0)), 3)
 0.667
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 
 from .device_model import H100, Device, issue_limit
@@ -73,13 +75,24 @@ def sector_limit(efficiency: tuple[float, float]) -> float:
     return 2 / (1 / max(reads, 1e-9) + 1 / max(writes, 1e-9))
 
 
+def waves_limit(blocks: int, device: Device = H100) -> float:
+    """The SM with the most of a grid's blocks sets its time:
+    ``(blocks / SMs) / ceil(blocks / SMs)`` (1.0 for an empty grid)."""
+    if blocks <= 0:
+        return 1.0
+    per_sm = blocks / device.sms
+    return per_sm / math.ceil(per_sm)
+
+
 def predicted_fraction(plan, efficiency: tuple[float, float], nbytes: int,
                        device: Device = H100) -> float:
     """The fraction of a device-to-device copy ``plan`` is predicted to reach copying
-    ``nbytes`` bytes with ``(reads, writes)`` sector ``efficiency``: the lower of its sector
-    and issue limits."""
+    ``nbytes`` bytes with ``(reads, writes)`` sector ``efficiency``: the lowest of its
+    sector, issue and waves limits."""
     per_byte, per_tile = kernel_cost(plan.kernel)
     tiles = getattr(plan, "tiles", 0)
     per_byte = with_tile_overhead(per_byte, per_tile, plan.block_threads,
                                   nbytes // tiles if tiles else 0)
-    return min(sector_limit(efficiency), issue_limit(per_byte, device))
+    blocks = getattr(plan, "launch_blocks", 0) or plan.grid_blocks
+    return min(sector_limit(efficiency), issue_limit(per_byte, device),
+               waves_limit(blocks, device))

@@ -47,7 +47,8 @@ GENERAL_MAX_DIMS = 64
 TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "len0", "len1", "src_stride0", "src_stride1", "dst_stride0", "dst_stride1", "src_offset",
     "dst_offset", "tile0", "tile1", "shift0", "shift1", "tiles0", "tiles1", "pitch", "tiles",
-    "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform")], align=True)
+    "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform",
+    "tiles0_magic", "tiles1_magic", "read_len_magic", "write_len_magic")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
     "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
@@ -60,6 +61,11 @@ PACKED_OUTER = np.dtype([(name, "<i8", (OUTER_DIMS,)) for name in (
 def divisor_magic(n: int) -> int:
     """``ic::Divisor``'s multiplier for n (kernels_src/divisor.cuh): floor((2^32 - 1) / n)."""
     return 0xFFFFFFFF // n if 0 < n < 2**32 else 0
+
+
+def small_divisor_magic(n: int) -> int:
+    """``ic::SmallDivisor``'s multiplier for n: ceil(2^32 / n), 0 for n <= 1."""
+    return 0xFFFFFFFF // n + 1 if 1 < n < 2**32 else 0
 
 
 @dataclass(frozen=True)
@@ -88,12 +94,18 @@ class PreparedCopy:
 
 def _tile_args(plan: TilePlan) -> tuple:
     layout = np.zeros((), TILE_LAYOUT)
+    magics = {  # the kernel's divisions, precomputed (a chained phase's rows are whole dims)
+        "tiles0_magic": divisor_magic(plan.tiles0), "tiles1_magic": divisor_magic(plan.tiles1),
+        "read_len_magic": small_divisor_magic(plan.len0 if plan.read_along == 0 else plan.len1),
+        "write_len_magic": small_divisor_magic(plan.len1)}
     for name in TILE_LAYOUT.names:
-        layout[name] = int(getattr(plan, name))
+        layout[name] = magics[name] if name in magics else int(getattr(plan, name))
     pad = MAX_BATCH_DIMS - len(plan.batch_len)
+    batch_len = (1,) * pad + plan.batch_len
     return (
         layout[()],
-        array_struct((1,) * pad + plan.batch_len),
+        array_struct(batch_len),
+        array_struct(tuple(divisor_magic(n) for n in batch_len)),
         array_struct((0,) * pad + plan.src_batch_stride),
         array_struct((0,) * pad + plan.dst_batch_stride),
     )

@@ -31,8 +31,9 @@ instead: a tile at a time through shared memory, both sides coalesced (see
 :class:`~infini_cupy.strided.packed_planner.PackedPlan` (tiles spanning several dims on each
 side, see :mod:`.packed_planner`) when the sector model (:mod:`.sector_model`) predicts it
 coalesces better than that plan and the performance model (:mod:`.kernel_costs`: sectors
-against the instructions each kernel issues per byte) predicts it faster.
-``tiles=False`` asks for the seed-style plan.
+against the instructions each kernel issues per byte) predicts it faster. A staged transpose
+whose grid leaves SMs idle at its end takes smaller tiles where the same model predicts that
+faster (:func:`_fill_the_sms`). ``tiles=False`` asks for the seed-style plan.
 
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1)
@@ -50,6 +51,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import kernel_costs, sector_model
+from .device_model import H100
 from .layout import UNIT_SIZES, LaunchPlan, NormalizedLayout, columns, normalize_layout
 from .packed_planner import (
     LARGE_MAX_BYTES,
@@ -72,11 +74,16 @@ SAMPLED_THREADS = 1024  # threads of the first blocks whose warps estimate a see
 # Launch grids are sized for an H100 (SXM): its SMs, the threads one SM holds, and a few waves
 # of resident blocks, so that every SM stays busy to the end. Correct on any GPU: the kernels
 # loop over whatever work their block is given.
-SM_COUNT = 132
-THREADS_PER_SM = 2048
-BLOCKS_PER_SM = 32
+SM_COUNT = H100.sms
+THREADS_PER_SM = H100.threads_per_sm
+BLOCKS_PER_SM = H100.blocks_per_sm
 LAUNCH_WAVES = 4
 INDEX_32_LIMIT = 2**31 - 2**26  # offsets below this leave room for the kernels' loop steps
+# A staged transpose whose grid fills the SMs below FILL_WAVES_GOOD tries tiles of 1 / split
+# of its shared memory (_fill_the_sms), for copies of FILL_MIN_BYTES or more.
+FILL_WAVES_GOOD = 0.95
+FILL_SPLITS = (2, 3, 4, 6, 8)
+FILL_MIN_BYTES = 4 << 20
 
 
 class Constraint(NamedTuple):
@@ -339,6 +346,8 @@ def plan_rearrange(
                       dst_residue, src_residue, budget)
     if plan is None:
         plan = _seed_plan(layout, budget)
+    else:
+        plan = _fill_the_sms(plan, layout, dst_residue, src_residue, budget)
     if 0 in layout.src_strides:  # broadcast sources: packed tiles would re-read them
         return plan
     efficiency = _efficiency(plan, layout, dst_residue, src_residue)
@@ -362,6 +371,30 @@ def plan_rearrange(
                     nbytes) > fraction + MARGIN):
                 return large
     return plan
+
+
+def _fill_the_sms(plan: TilePlan, layout: NormalizedLayout, dst_residue, src_residue,
+                  budget) -> TilePlan:
+    """The staged transpose with smaller tiles where the model predicts that faster: a grid
+    of a few waves leaves SMs idle at its end (the waves limit), and splitting its tiles
+    trades that for a few partial sectors and per-tile instructions more. Copies under
+    FILL_MIN_BYTES keep their tiles (launch latency dominates them)."""
+    nbytes = layout.total * layout.unit
+    if (plan.read_along != 0 or nbytes < FILL_MIN_BYTES
+            or kernel_costs.waves_limit(plan.grid_blocks) >= FILL_WAVES_GOOD):
+        return plan
+    best = plan, kernel_costs.predicted_fraction(
+        plan, _efficiency(plan, layout, dst_residue, src_residue), nbytes)
+    for split in FILL_SPLITS:
+        candidate = plan_tiles(layout.unit, layout.shape, layout.dst_strides, layout.src_strides,
+                               dst_residue, src_residue, budget, split=split)
+        if candidate is None:
+            continue
+        fraction = kernel_costs.predicted_fraction(
+            candidate, _efficiency(candidate, layout, dst_residue, src_residue), nbytes)
+        if fraction > best[1] + MARGIN:
+            best = candidate, fraction
+    return best[0]
 
 
 def _efficiency(plan, layout: NormalizedLayout, dst_residue, src_residue) -> tuple[float, float]:

@@ -30,7 +30,9 @@ work items per warp step; 16-byte ones (``vector * unit == 16``, vector > 1) tak
 ``4 // unit`` apart on the other, so that with an odd pitch every warp access of shared memory
 is free of bank conflicts. Each thread takes 4 warp steps at a time, all global loads first.
 Element ``(i0, i1)`` of a tile sits in shared memory at
-``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``).
+``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``). The kernel
+splits tile numbers in 32 bits with multipliers the host computes: copies of 2^32 tiles or more
+are not staged.
 
 >>> plan = plan_tiles(4, (2048, 2048), (8192, 4), (4, 8192), 0, 0, 1024)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1), plan.pitch, plan.tiles
@@ -284,12 +286,15 @@ def _flip(dim, shape, dst_strides, src_strides, offsets):
     src_strides[dim] = -src_strides[dim]
 
 
-def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, max_threads):
+def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, max_threads,
+               split=1):
     """A :class:`TilePlan` for a normalized layout, or None when staging does not pay.
 
     ``shape``/strides: the normalized layout (:func:`infini_cupy.planner.normalize_layout`:
     no length-1 dims, ordered by |dst stride| descending, unit-contiguous dims folded).
     ``dst_residue``/``src_residue``: the addresses modulo 32. ``max_threads``: thread budget.
+    ``split``: tiles of at most ``1 / split`` of the variant's shared memory (more, smaller
+    tiles: the planner's remedy for grids that leave SMs idle at the end).
     """
     ndim = len(shape)
     if unit not in TILE_UNITS or ndim == 0 or 0 in shape:
@@ -346,7 +351,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         # Rows that disagree in alignment lose a partial sector at both ends of every run:
         # longer runs (wider tiles) make that a smaller part.
         wide = src_skew is None or dst_skew is None
-        capacity = (WIDE_BYTES if wide else COMPACT_BYTES) // unit
+        capacity = (WIDE_BYTES if wide else COMPACT_BYTES) // unit // split
         # Where rows share their alignment, tile edges fall on sector boundaries and rows are
         # whole warps of accesses (no warp straddles two rows: fewer bank conflicts).
         granule0 = max(sector_elems, warp_row(unit, read_vector)) if src_skew is not None else read_vector
@@ -357,7 +362,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         pitch = tile1 | 1  # or a wider one below, once the vectors are known
     else:
         wide = False
-        capacity = COMPACT_BYTES // unit
+        capacity = COMPACT_BYTES // unit // split
         # 16-byte accesses take 4 rows (4 // unit apart) per warp step: an odd pitch spreads
         # them over the banks, and a tile of that many rows keeps the lanes busy.
         odd = max(read_vector, write_vector) * unit == 16
@@ -390,6 +395,8 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
+    if tiles >= 2**32:
+        return None  # the kernel counts tiles in 32 bits (the seed kernels take it)
 
     budget = max(32, max_threads - max_threads % 32)
     work = max(tile0 * tile1 // min(read_vector, write_vector), 1)

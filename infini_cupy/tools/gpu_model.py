@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 
 from ..strided.device_model import H100, Device, issue_bound, issue_limit  # noqa: F401
-from ..strided.kernel_costs import with_tile_overhead
+from ..strided.kernel_costs import waves_limit, with_tile_overhead
 
 
 def occupancy(registers: int, shared_bytes: int, block_threads: int, device: Device = H100):
@@ -124,8 +124,7 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
     if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say
         limits["latency"] = min(1.0, in_flight / (device.little_bytes * read_share))
-    per_sm = grid_blocks / device.sms
-    limits["waves"] = per_sm / math.ceil(per_sm) if grid_blocks else 1.0
+    limits["waves"] = waves_limit(grid_blocks, device)
     waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)
     return Prediction(limits, ipb, in_flight, blocks_per_sm, limiter, waves, device)
 

@@ -21,7 +21,7 @@ the architecture and the NVRTC version.
 
 >>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0>")
 >>> k.registers, k.spills, k.main_load.load_widths, k.helper_calls
-(40, 0, (4, 4, 4, 4), ())
+(48, 0, (4, 4, 4, 4), ())
 """
 
 from __future__ import annotations

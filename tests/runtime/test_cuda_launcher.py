@@ -18,6 +18,7 @@ pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 from infini_cupy import config  # noqa: E402
 from infini_cupy.runtime import cuda  # noqa: E402
 from infini_cupy.runtime.structs import CONSTRAINT, array_struct  # noqa: E402
+from infini_cupy.strided.plan_cache import coalescing_plans  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 from tests.support.device import ALIGN, same_layout_on_gpu  # noqa: E402
 
@@ -242,7 +243,9 @@ def test_a_fresh_thread_launches_a_packed_copy_a_loaded_kernel_opted_in(side):
         except BaseException as e:  # the thread's failure, for the assertion below
             results[where] = e
 
-    with launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()):
+    # packed tiles: planned by coalescing (the model gives this transpose to a staged one)
+    with launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()), \
+            coalescing_plans():
         transpose("main")
         worker = threading.Thread(target=transpose, args=("fresh",))
         worker.start()

@@ -33,9 +33,11 @@ from infini_cupy.strided.planner import (
     plan_rearrange,
     rearrange_kernel_name,
 )
+from infini_cupy.strided import kernel_costs, planner
 from infini_cupy.strided.tile_planner import (
     TilePlan,
     all_tiled_kernel_names,
+    plan_tiles,
     tiled_kernel_name,
 )
 from infini_cupy.strided.packed_planner import PackedPlan, all_packed_kernel_names, plan_packed
@@ -456,3 +458,24 @@ def test_fast_divisor_divides_exactly(index, bits):
             assert ((n * magic) >> width) >> shift == n // divisor, (divisor, n)
     with pytest.raises(ValueError, match="divisor >= 2"):
         fast_divisor(1, index)
+
+
+def test_staged_transposes_split_their_tiles_to_fill_the_sms():
+    # NCHW -> NHWC of 32 RGB 224 x 224 float32 images (19 MB): 48 KiB tiles make 416 blocks,
+    # 3.2 per SM (the last round leaves most SMs idle); smaller tiles fill them, at the same
+    # sector limit, and the model predicts the copy faster.
+    shape = (32, 224, 224, 3)
+    src = tuple(s * 4 for s in (3 * 224 * 224, 224, 1, 224 * 224))
+    dst = np.empty(shape, np.float32).strides
+    plan = plan_rearrange(shape, dst, src, 4)
+    layout = normalize_layout(shape, dst, src, 4)
+    whole = plan_tiles(4, layout.shape, layout.dst_strides, layout.src_strides, 0, 0, 1024)
+    assert isinstance(plan, TilePlan) and plan.tiles > 2 * whole.tiles
+    assert kernel_costs.waves_limit(whole.grid_blocks) < planner.FILL_WAVES_GOOD
+    assert predicted_fraction(plan, layout) > predicted_fraction(whole, layout) + 0.1
+    # A copy of less than FILL_MIN_BYTES keeps its tiles: launch latency dominates it.
+    small = (2, 224, 224, 3)
+    layout = normalize_layout(small, np.empty(small, np.float32).strides, src, 4)
+    assert layout.total * 4 < planner.FILL_MIN_BYTES
+    assert plan_rearrange(small, np.empty(small, np.float32).strides, src, 4) == plan_tiles(
+        4, layout.shape, layout.dst_strides, layout.src_strides, 0, 0, 1024)

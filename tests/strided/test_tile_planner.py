@@ -255,3 +255,12 @@ def test_plan_tiles_declines_what_it_cannot_stage():
     plan = plan_tiles(4, (500, 300), (1200, 4), (4, 0), 0, 0, 1024)
     assert plan.src_stride1 == 0 and plan.src_stride0 == 4
     assert np.all(np.diff(simulate_tile_kernel(plan).dst) != 0)
+
+
+def test_staged_copies_count_tiles_in_32_bits():
+    # 2^31 batched 3 x 2 float32 transposes (a tile each) are staged; 2^32 of them go to the
+    # seed kernels, since the staged kernel splits tile numbers in 32 bits.
+    plan = plan_tiles(4, (2**31, 3, 2), (24, 8, 4), (24, 4, 12), 0, 0, 1024)
+    assert plan.tiles == 2**31
+    assert plan_tiles(4, (2**32, 3, 2), (24, 8, 4), (24, 4, 12), 0, 0, 1024) is None
+    assert plan_rearrange((2**32, 3, 2), (24, 8, 4), (24, 4, 12), 4).kernel.startswith("rearrange<")
