@@ -84,15 +84,21 @@ def waves_limit(blocks: int, device: Device = H100) -> float:
     return per_sm / math.ceil(per_sm)
 
 
-def predicted_fraction(plan, efficiency: tuple[float, float], nbytes: int,
-                       device: Device = H100) -> float:
-    """The fraction of a device-to-device copy ``plan`` is predicted to reach copying
-    ``nbytes`` bytes with ``(reads, writes)`` sector ``efficiency``: the lowest of its
-    sector, issue and waves limits."""
+def limits(plan, efficiency: tuple[float, float], nbytes: int,
+           device: Device = H100) -> dict[str, float]:
+    """The sector, issue and waves limits of ``plan`` copying ``nbytes`` bytes with
+    ``(reads, writes)`` sector ``efficiency``, each a fraction of a device-to-device copy."""
     per_byte, per_tile = kernel_cost(plan.kernel)
     tiles = getattr(plan, "tiles", 0)
     per_byte = with_tile_overhead(per_byte, per_tile, plan.block_threads,
                                   nbytes // tiles if tiles else 0)
     blocks = getattr(plan, "launch_blocks", 0) or plan.grid_blocks
-    return min(sector_limit(efficiency), issue_limit(per_byte, device),
-               waves_limit(blocks, device))
+    return {"sector": sector_limit(efficiency), "issue": issue_limit(per_byte, device),
+            "waves": waves_limit(blocks, device)}
+
+
+def predicted_fraction(plan, efficiency: tuple[float, float], nbytes: int,
+                       device: Device = H100) -> float:
+    """The fraction of a device-to-device copy ``plan`` is predicted to reach: the lowest of
+    its :func:`limits`."""
+    return min(limits(plan, efficiency, nbytes, device).values())

@@ -52,6 +52,7 @@ MAX_BATCH_DIMS = 4  # TILE_BATCH_DIMS in transpose.cu
 # Shared memory per block, bytes: TILE_COMPACT_BYTES and TILE_WIDE_BYTES in transpose.cu.
 COMPACT_BYTES = 16896
 WIDE_BYTES = 49152
+TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
 WIDE_THREADS = 512
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
@@ -399,8 +400,11 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         return None  # the kernel counts tiles in 32 bits (the seed kernels take it)
 
     budget = max(32, max_threads - max_threads % 32)
+    # Warps enough for one round of TILE_ITEMS warp steps each: a thread of a smaller tile's
+    # block would spend its per-tile instructions on fewer items.
     work = max(tile0 * tile1 // min(read_vector, write_vector), 1)
-    threads = min(WIDE_THREADS if wide else COMPACT_THREADS, budget, -(-work // 32) * 32)
+    threads = min(WIDE_THREADS if wide else COMPACT_THREADS, budget,
+                  -(-work // (32 * TILE_ITEMS)) * 32)
     return TilePlan(
         unit, read_vector, write_vector, wide,
         len0, len1, src_stride0, src_stride1, dst_stride0, dst_stride1,

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infini_cupy import variants
+from infini_cupy.strided import tile_planner
 from infini_cupy.strided.planner import RearrangePlan, plan_rearrange
 from infini_cupy.strided.tile_planner import (
     COMPACT_BYTES,
@@ -174,6 +175,7 @@ def test_the_host_mirrors_the_kernel_source():
     text = read_source("transpose.cu")
     assert f"TILE_COMPACT_BYTES = {COMPACT_BYTES};" in text
     assert f"TILE_WIDE_BYTES = {WIDE_BYTES};" in text
+    assert f"TILE_ITEMS = {tile_planner.TILE_ITEMS};" in text
     # ic::TileLayout, field by field, is the struct strided_copy packs
     body = text.split("struct TileLayout {")[1].split("};")[0]
     fields = [name.strip() for line in body.splitlines() if line.strip().startswith("index_t")
