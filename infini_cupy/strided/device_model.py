@@ -59,3 +59,26 @@ def issue_limit(instructions_per_byte: float, device: Device = H100) -> float:
     if instructions_per_byte <= 0:
         return 1.0
     return min(1.0, issue_bound(1.0, device) / instructions_per_byte)
+
+
+def occupancy(registers: int, shared_bytes: int, block_threads: int, device: Device = H100):
+    """(blocks resident per SM, what limits them: "threads", "blocks", "registers" or
+    "shared memory"). ``shared_bytes``: static plus dynamic per block."""
+    warps = -(-block_threads // 32)
+    limits = {"threads": device.threads_per_sm // (warps * 32),
+              "blocks": device.blocks_per_sm}
+    if registers:
+        per_warp = -(-registers * 32 // device.register_unit) * device.register_unit
+        limits["registers"] = device.registers_per_sm // per_warp // warps
+    if shared_bytes:
+        limits["shared memory"] = device.shared_per_sm // shared_bytes
+    limiter = min(limits, key=limits.get)
+    return max(0, limits[limiter]), limiter
+
+
+def latency_limit(bytes_in_flight_per_sm: float, read_share: float = 0.5,
+                  device: Device = H100) -> float:
+    """Little's law: the fraction of a copy an SM sustains with this many bytes of loads in
+    flight, against the ``read_share`` of ``little_bytes`` a copy's loads need (a thread does
+    not wait for its stores)."""
+    return min(1.0, bytes_in_flight_per_sm / (device.little_bytes * read_share))

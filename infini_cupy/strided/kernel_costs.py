@@ -2,20 +2,22 @@
 planner weighs a plan's instruction issue against its memory traffic with no compiler at hand.
 
 ``kernel_costs.json`` holds, per name expression, the instructions a thread issues per global
-byte in the variant's hot loops and per tile in its loop over tiles, as
+byte in the variant's hot loops and per tile in its loop over tiles, its registers, static
+shared memory and bytes of loads in flight per thread, as
 :func:`infini_cupy.tools.sass.read_kernel` reads them from NVRTC's sm_90 code
 (``python -m infini_cupy.tools.kernel_costs`` rewrites the file;
 ``tests/tools/test_kernel_costs.py`` fails when the record and the code part ways).
 
-:func:`predicted_fraction` is the bench's model (:mod:`infini_cupy.tools.gpu_model`) reduced to
-what decides between plans of one layout: the lowest of the sector limit (the bytes asked for
-over the bytes DRAM moves, both sides), the issue limit (:func:`.device_model.issue_limit`)
-and the waves limit (the grid's blocks over the SMs). The planner takes a packed plan only
+:func:`predicted_fraction` is the bench's model (:mod:`infini_cupy.tools.gpu_model`) without
+its shared-memory limit: the lowest of the sector limit (the bytes asked for over the bytes
+DRAM moves, both sides), the issue limit (:func:`.device_model.issue_limit`), the latency
+limit (loads in flight per SM against Little's law) and the waves limit (the grid's blocks over
+the SMs). The planner takes a packed plan only
 where it predicts a larger fraction than the staged or seed plan it would launch otherwise,
 and splits a staged copy's tiles where that fills the SMs better.
 
 >>> kernel_cost("tiled_copy<4, 1, 1, 0>")
-(4.03, 337)
+Cost(per_byte=4.03, per_tile=337, registers=48, shared_bytes=17920, bytes_in_flight=16)
 >>> round(sector_limit((0.5, 1.0)), 3)
 0.667
 """
@@ -26,8 +28,9 @@ import functools
 import json
 import math
 from pathlib import Path
+from typing import NamedTuple
 
-from .device_model import H100, Device, issue_limit
+from .device_model import H100, Device, issue_limit, latency_limit, occupancy
 
 TABLE = Path(__file__).with_name("kernel_costs.json")
 
@@ -48,15 +51,23 @@ def table_key(kernel: str) -> str:
     return kernel
 
 
-def kernel_cost(kernel: str) -> tuple[float, int]:
-    """(instructions per byte of the hot loops, instructions per tile) of a name expression.
-    Raises KeyError for a name the record lacks."""
+class Cost(NamedTuple):
+    """What one variant's sm_90 code costs (a row of ``kernel_costs.json``)."""
+
+    per_byte: float  # instructions a thread issues per global byte in its hot loops
+    per_tile: int  # instructions per tile of its loop over tiles, outside the hot loops
+    registers: int  # per thread
+    shared_bytes: int  # static shared memory per block
+    bytes_in_flight: int  # bytes of global loads a thread issues before using one
+
+
+def kernel_cost(kernel: str) -> Cost:
+    """The :class:`Cost` of a name expression. Raises KeyError for a name the record lacks."""
     try:
-        per_byte, per_tile = _kernels()[table_key(kernel)]
+        return Cost(*_kernels()[table_key(kernel)])
     except KeyError:
         raise KeyError(f"{kernel}: no instruction count recorded in {TABLE.name}; "
                        "python -m infini_cupy.tools.kernel_costs records every variant") from None
-    return per_byte, per_tile
 
 
 def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
@@ -86,14 +97,19 @@ def waves_limit(blocks: int, device: Device = H100) -> float:
 
 def limits(plan, efficiency: tuple[float, float], nbytes: int,
            device: Device = H100) -> dict[str, float]:
-    """The sector, issue and waves limits of ``plan`` copying ``nbytes`` bytes with
+    """The sector, issue, latency and waves limits of ``plan`` copying ``nbytes`` bytes with
     ``(reads, writes)`` sector ``efficiency``, each a fraction of a device-to-device copy."""
-    per_byte, per_tile = kernel_cost(plan.kernel)
+    cost = kernel_cost(plan.kernel)
     tiles = getattr(plan, "tiles", 0)
-    per_byte = with_tile_overhead(per_byte, per_tile, plan.block_threads,
+    per_byte = with_tile_overhead(cost.per_byte, cost.per_tile, plan.block_threads,
                                   nbytes // tiles if tiles else 0)
     blocks = getattr(plan, "launch_blocks", 0) or plan.grid_blocks
+    shared = cost.shared_bytes + getattr(plan, "shared_bytes", 0)  # static + dynamic
+    per_sm, _ = occupancy(cost.registers, shared, plan.block_threads, device)
+    resident = min(per_sm, -(-blocks // device.sms)) * plan.block_threads
     return {"sector": sector_limit(efficiency), "issue": issue_limit(per_byte, device),
+            "latency": (latency_limit(cost.bytes_in_flight * resident, device=device)
+                        if cost.bytes_in_flight else 1.0),
             "waves": waves_limit(blocks, device)}
 
 

@@ -35,23 +35,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..strided.device_model import H100, Device, issue_bound, issue_limit  # noqa: F401
+from ..strided.device_model import (  # noqa: F401 (re-exported)
+    H100, Device, issue_bound, issue_limit, latency_limit, occupancy)
 from ..strided.kernel_costs import waves_limit, with_tile_overhead
-
-
-def occupancy(registers: int, shared_bytes: int, block_threads: int, device: Device = H100):
-    """(blocks resident per SM, what limits them: "threads", "blocks", "registers" or
-    "shared memory"). ``shared_bytes``: static plus dynamic per block."""
-    warps = -(-block_threads // 32)
-    limits = {"threads": device.threads_per_sm // (warps * 32),
-              "blocks": device.blocks_per_sm}
-    if registers:
-        per_warp = -(-registers * 32 // device.register_unit) * device.register_unit
-        limits["registers"] = device.registers_per_sm // per_warp // warps
-    if shared_bytes:
-        limits["shared memory"] = device.shared_per_sm // shared_bytes
-    limiter = min(limits, key=limits.get)
-    return max(0, limits[limiter]), limiter
 
 
 @dataclass(frozen=True)
@@ -123,7 +109,7 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     resident = min(blocks_per_sm, -(-grid_blocks // device.sms)) * block_threads
     in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
     if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say
-        limits["latency"] = min(1.0, in_flight / (device.little_bytes * read_share))
+        limits["latency"] = latency_limit(in_flight, read_share, device)
     limits["waves"] = waves_limit(grid_blocks, device)
     waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)
     return Prediction(limits, ipb, in_flight, blocks_per_sm, limiter, waves, device)

@@ -30,9 +30,10 @@ def recorded_kernels() -> list[tuple[str, str]]:
 
 
 def record(source: str, name: str) -> list:
-    """[instructions per byte, instructions per tile] of one variant, as the table holds it."""
+    """One variant's :class:`~infini_cupy.strided.kernel_costs.Cost`, as the table holds it."""
     code = sass.read_kernel(source, name)
-    return [round(code.instructions_per_byte, 2), code.per_block_instructions]
+    return [round(code.instructions_per_byte, 2), code.per_block_instructions, code.registers,
+            code.shared_bytes, code.bytes_in_flight]
 
 
 def main(argv=None) -> int:
@@ -41,8 +42,9 @@ def main(argv=None) -> int:
         kernels[name] = record(source, name)
         if i % 100 == 0:
             print(f"{i} variants read", file=sys.stderr)
-    table = {"about": "instructions per global byte in each variant's hot loops, and per tile "
-                      "of its loop over tiles, read from NVRTC's sm_90 code by "
+    table = {"about": "per variant: instructions per global byte in its hot loops, instructions "
+                      "per tile of its loop over tiles, registers, static shared bytes, bytes of "
+                      "loads in flight per thread, read from NVRTC's sm_90 code by "
                       "infini_cupy.tools.sass; written by python -m infini_cupy.tools.kernel_costs",
              "arch": sass.ARCH, "nvrtc": ".".join(map(str, nvrtc_version())), "kernels": kernels}
     # One variant per line: a kernel change shows in the diff as the lines it moves.

@@ -10,7 +10,7 @@ Per kernel variant, :func:`read_kernel` gives a :class:`KernelSass`:
   (the heaviest path through its body: one side of each branch), the widths of its global loads
   and stores (``LDG.E.128``: 16 bytes), **instructions per byte** moved, the global loads a
   thread has in flight (those issued before the first instruction that uses a loaded
-  register), and its calls to the 64-bit **division helpers**
+  register, on the path through the body with the most), and its calls to the 64-bit **division helpers**
   (``CALL.REL`` to ``__cuda_sm20_div_s64`` and the like); **spills** (``LDL``/``STL``);
   and the **per-tile instructions**: those of the loop around the hot loops (a staged copy's
   loop over tiles) outside them.
@@ -40,7 +40,7 @@ from ..runtime.sources import expanded_source
 from .cubin import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections
 
 ARCH = "sm_90"
-FORMAT = 3  # bump when what is cached changes
+FORMAT = 4  # bump when what is cached changes
 DIVISION_HELPER = re.compile(r"__cuda_sm\d+_(div|rem|urem|udiv)\w*")
 
 
@@ -216,11 +216,12 @@ def _sources(op: _Op) -> set[int]:
     return regs
 
 
-def _in_flight(body: list[_Op]) -> tuple[int, int]:
-    """(loads, bytes) issued before the first instruction that reads a loaded register."""
+def _in_flight_from(ops: list[_Op]) -> tuple[int, int]:
+    """(loads, bytes) issued from ``ops[0]`` on, falling through, before the first instruction
+    that reads a loaded register (or the path leaves: an unconditional branch)."""
     pending: set[int] = set()
     loads = nbytes = 0
-    for op in body:
+    for op in ops:
         if _sources(op) & pending:
             break
         if op.base in ("LDG", "LD") and op.operands:
@@ -231,7 +232,19 @@ def _in_flight(body: list[_Op]) -> tuple[int, int]:
                 pending |= set(range(low, low + max(1, width // 4)))
             loads += 1
             nbytes += width
+        if op.base in ("BRA", "EXIT", "RET") and not op.predicated:
+            break
     return loads, nbytes
+
+
+def _in_flight(body: list[_Op], leaders: set[int] = frozenset()) -> tuple[int, int]:
+    """The most (loads, bytes) in flight at once on a path through a loop body: counted from
+    its start and from each branch target or instruction after a branch in it (``leaders``:
+    offsets), so a rare path listed first (the end of a row: one unit) does not hide the main
+    one (a full trip: every load before any store)."""
+    starts = [0] + [k for k, op in enumerate(body)
+                    if op.offset in leaders or k and body[k - 1].base == "BRA"]
+    return max((_in_flight_from(body[k:]) for k in starts), key=lambda f: (f[1], f[0]))
 
 
 def _heaviest_path(ops: list[_Op], labels: dict, lo: int, hi: int, free=()) -> int:
@@ -294,7 +307,7 @@ def analyze(text: str) -> tuple[int, int, list[Loop], int]:
         loads = tuple(_width(op) for op in body if op.base in ("LDG", "LD", "LDGSTS"))
         stores = tuple(_width(op) for op in body if op.base in ("STG", "ST"))
         shared = sum(op.base in ("LDS", "STS", "LDSM") for op in body)
-        in_flight, in_flight_bytes = _in_flight(body)
+        in_flight, in_flight_bytes = _in_flight(body, set(labels.values()))
         division = tuple(DIVISION_HELPER.search(c).group(0) for c in calls
                          if DIVISION_HELPER.search(c))
         result.append(Loop(start, end, count, loads, stores, shared, in_flight, in_flight_bytes,

@@ -40,7 +40,12 @@ from infini_cupy.strided.tile_planner import (
     plan_tiles,
     tiled_kernel_name,
 )
-from infini_cupy.strided.packed_planner import PackedPlan, all_packed_kernel_names, plan_packed
+from infini_cupy.strided.packed_planner import (
+    MARGIN,
+    PackedPlan,
+    all_packed_kernel_names,
+    plan_packed,
+)
 from tests.support.packed_simulation import check_packed_plan, simulate_packed_kernel
 from tests.support.plan_model import predicted_fraction
 from tests.support.tile_simulation import simulate_tile_kernel
@@ -408,7 +413,7 @@ def test_max_threads_not_a_multiple_of_32():
     layout = normalize_layout((100,), (4,), (8,), 4)
     packed = plan_packed(layout, 0, 0, 10)
     assert packed.block_threads == 32 and min(packed.predicted) == 1.0
-    assert predicted_fraction(plan, layout) >= predicted_fraction(packed, layout)
+    assert predicted_fraction(packed, layout) <= predicted_fraction(plan, layout) + MARGIN
 
 
 # --- errors ----------------------------------------------------------------------------

@@ -38,8 +38,8 @@ pytestmark = pytest.mark.usefixtures("sass_tools")
 def test_every_variant_the_planners_return_has_a_cost():
     names = all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names()
     for name in names:
-        per_byte, per_tile = kernel_costs.kernel_cost(name)
-        assert per_byte > 0 and per_tile >= 0, name
+        cost = kernel_costs.kernel_cost(name)
+        assert cost.per_byte > 0 and cost.per_tile >= 0 and cost.registers > 0, name
     recorded = json.loads(kernel_costs.TABLE.read_text())["kernels"]
     assert set(recorded) == {name for _, name in recorded_kernels()}
     with pytest.raises(KeyError, match="kernel_costs"):
@@ -49,11 +49,14 @@ def test_every_variant_the_planners_return_has_a_cost():
 @pytest.mark.parametrize("name", SAMPLE)
 def test_the_record_matches_the_sm_90_code(name):
     code = sass.read_kernel(_source(name), name)
-    per_byte, per_tile = kernel_costs.kernel_cost(name)
-    assert per_byte == pytest.approx(code.instructions_per_byte, rel=TOLERANCE), (
-        f"{name}: recorded {per_byte}, the code issues {code.instructions_per_byte:.2f} "
+    cost = kernel_costs.kernel_cost(name)
+    assert cost.per_byte == pytest.approx(code.instructions_per_byte, rel=TOLERANCE), (
+        f"{name}: recorded {cost.per_byte}, the code issues {code.instructions_per_byte:.2f} "
         "instructions per byte: python -m infini_cupy.tools.kernel_costs records it again")
-    assert per_tile == pytest.approx(code.per_block_instructions, rel=TOLERANCE, abs=8)
+    assert cost.per_tile == pytest.approx(code.per_block_instructions, rel=TOLERANCE, abs=8)
+    assert cost.registers == pytest.approx(code.registers, rel=TOLERANCE, abs=4)
+    assert cost.shared_bytes == code.shared_bytes
+    assert cost.bytes_in_flight == code.bytes_in_flight
 
 
 @pytest.mark.parametrize("name", ["rearrange<1, 1, 1, 0, int>", "rearrange<1, 3, 2, 1, int>",
@@ -61,7 +64,7 @@ def test_the_record_matches_the_sm_90_code(name):
 def test_the_heaviest_seed_variant_bounds_the_others(name):
     assert kernel_costs.table_key(name) != name
     code = sass.read_kernel("rearrange.cu", name)
-    assert code.instructions_per_byte <= kernel_costs.kernel_cost(name)[0] * (1 + TOLERANCE)
+    assert code.instructions_per_byte <= kernel_costs.kernel_cost(name).per_byte * (1 + TOLERANCE)
 
 
 def test_the_planner_weighs_issue_against_coalescing():
