@@ -249,3 +249,24 @@ def test_run_sectors_count_sectors(length, chunk, base, unit):
     assert predicted == counted
     classes = sm.chunk_classes(length, chunk, 0)
     assert sum(count * size for count, _, _, size in classes) == length
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_planner_takes_the_plan_its_model_predicts_fastest(data):
+    # Random permutations: where coalescing alone would take a packed plan, the plan
+    # plan_rearrange returns is that plan or one predicted at least as fast (less the margin a
+    # switch needs); a packed plan is taken only where coalescing alone takes it too.
+    rank = data.draw(st.integers(2, 6))
+    shape = tuple(data.draw(st.integers(1, {2: 400, 3: 60}.get(rank, 12))) for _ in range(rank))
+    perm = data.draw(st.permutations(range(rank)))
+    itemsize = data.draw(st.sampled_from([1, 2, 4, 8]))
+    y_shape, y_strides, x_strides = permuted(shape, perm, itemsize)
+    layout = normalize_layout(y_shape, y_strides, x_strides, itemsize)
+    chosen = plan_rearrange(y_shape, y_strides, x_strides, itemsize)
+    by_coalescing = plan_rearrange(y_shape, y_strides, x_strides, itemsize, weigh_issue=False)
+    if isinstance(by_coalescing, PackedPlan) and by_coalescing != chosen:
+        assert (predicted_fraction(by_coalescing, layout)
+                <= predicted_fraction(chosen, layout) + MARGIN)
+    if isinstance(chosen, PackedPlan):
+        assert by_coalescing == chosen
