@@ -40,7 +40,6 @@ import numpy as np
 
 from .. import config
 from ..arrays import (
-    data_pointer,
     gpu_available,
     is_cupy_array,
     outputs_from,
@@ -149,10 +148,10 @@ def run(args) -> int:
 def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
     """Every measurement of one case, as a JSON-ready record."""
     shape = case.emulated_shape or case.shape
-    operands = case.build(_emulator_alloc, shape, case.dtype)
+    operands = case.build(bench_cases.aligned_alloc, shape, case.dtype)
     call, check = _call_and_check(case, operands)
     sampled = not case.elementwise and int(np.prod(shape)) > PROFILE_MAX_ELEMENTS
-    with config.backend("emulate"), outputs_from(_emulator_alloc):
+    with config.backend("emulate"), outputs_from(bench_cases.aligned_alloc):
         if sampled:
             launches, blocks = _profile_first_blocks(*operands)
         else:
@@ -209,15 +208,6 @@ def _profile_first_blocks(y, x):
     blocks = max(1, plan.grid_blocks * PROFILE_MAX_ELEMENTS // max(1, y.size))
     launch_trace, blocks = launch_plan(plan, y, x, max_blocks=blocks)
     return [profiler.profile_launch(launch_trace)], (blocks, plan.grid_blocks)
-
-
-def _emulator_alloc(shape, dtype, align=256):
-    """NumPy memory aligned like CuPy's allocator (256 bytes), so plans match the GPU's."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(nbytes + align, np.uint8)
-    start = -data_pointer(raw) % align
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def _cupy_alloc(shape, dtype):

@@ -142,9 +142,9 @@ def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
         from .. import config
 
         shape = elementwise_shape or case.emulated_shape or case.shape
-        operands = case.build(_aligned_alloc, shape, case.dtype)
+        operands = case.build(bench_cases.aligned_alloc, shape, case.dtype)
         op, inputs, keywords = bench_cases.call_parts(operands)
-        with config.backend("emulate"), outputs_from(_aligned_alloc):
+        with config.backend("emulate"), outputs_from(bench_cases.aligned_alloc):
             _, launches = profiler.profile(getattr(xp, op), *inputs, **keywords)
         return model_record(case, launches, shape)
     y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
@@ -158,12 +158,6 @@ def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
 
 def _address(a) -> int:
     return a.__array_interface__["data"][0] % 32
-
-
-def _aligned_alloc(shape, dtype):
-    from .bench import _emulator_alloc
-
-    return _emulator_alloc(shape, dtype)
 
 
 def quick_record(case) -> dict:

@@ -78,6 +78,16 @@ def _fill(a):
     return a
 
 
+def aligned_alloc(shape, dtype, align=256):
+    """NumPy memory aligned like CuPy's allocator (256 bytes), so plans match the GPU's: the
+    allocator of the bench's emulated operands."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def layout_only(shape, dtype):
     """An allocator of read-only stand-ins: C-contiguous strides over one 256-byte aligned
     element, so ``case.build(layout_only, case.shape, ...)`` gives the layouts of a case at

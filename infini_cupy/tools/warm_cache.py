@@ -93,9 +93,9 @@ class _Planned:
 
     @staticmethod
     def alloc(shape, dtype):
-        from .bench import _emulator_alloc  # aligned as CuPy aligns: the GPU's plans
+        from .cases import aligned_alloc  # aligned as CuPy aligns: the GPU's plans
 
-        return _emulator_alloc(shape, dtype)
+        return aligned_alloc(shape, dtype)
 
     @staticmethod
     def shape(case):

@@ -23,9 +23,9 @@ class StandinKit:
     library = np
 
     def alloc(self, shape, dtype):
-        from infini_cupy.tools.bench import _emulator_alloc
+        from infini_cupy.tools.cases import aligned_alloc
 
-        return _emulator_alloc(shape, dtype)
+        return aligned_alloc(shape, dtype)
 
     @staticmethod
     def to_host(a):

@@ -8,7 +8,7 @@ import infini_cupy as xp
 from infini_cupy.runtime.emulate import launcher as emulator
 from infini_cupy.runtime.emulate.launcher import TRACE_DTYPE
 from infini_cupy.tools import bank_conflicts
-from infini_cupy.tools.bench import _emulator_alloc
+from infini_cupy.tools.cases import aligned_alloc
 
 BASE = 1 << 20  # a 128-byte boundary
 
@@ -85,10 +85,10 @@ def test_32_byte_accesses_are_two_pieces():
 def test_padded_transpose_tile_is_conflict_free():
     """The staged transpose's odd pitch: both phases of an fp32 transpose without conflicts,
     on the traced kernel."""
-    x = _emulator_alloc((256, 256), np.float32)  # 256-byte aligned, as CuPy allocates
+    x = aligned_alloc((256, 256), np.float32)  # 256-byte aligned, as CuPy allocates
     x[...] = np.arange(x.size).reshape(x.shape)
     x = x.T
-    y = _emulator_alloc(x.shape, np.float32)
+    y = aligned_alloc(x.shape, np.float32)
     with xp.backend("emulate"), emulator.tracing() as trace:
         xp.rearrange_(y, x)
     np.testing.assert_array_equal(y, x)

@@ -138,7 +138,7 @@ def test_permutation_sets():
 def test_sector_limit_counts_distinct_sectors():
     from infini_cupy.tools.profiler import sector_limit
 
-    buffer = bench._emulator_alloc((64, 64), "float32")  # 256-byte aligned, like CuPy's
+    buffer = bench_cases.aligned_alloc((64, 64), "float32")  # 256-byte aligned, like CuPy's
     assert sector_limit(buffer) == 1.0
     assert sector_limit(buffer[:, 1:]) == 252 / 256  # each row: 252 bytes in 8 sectors
     assert sector_limit(buffer[:, ::8]) == 4 / 32  # one element per sector

@@ -129,7 +129,7 @@ def test_layout_only_stand_ins_have_the_cases_layouts(case):
     """What the model plans at full size: the strides and sector offsets of the real build."""
     shape = tuple(max(1, n // 16) for n in case.emulated_shape)
     y, x = case.build(bench_cases.layout_only, shape, case.dtype)
-    real_y, real_x = case.build(bench_model._aligned_alloc, shape, case.dtype)
+    real_y, real_x = case.build(bench_cases.aligned_alloc, shape, case.dtype)
     for stand_in, real in ((y, real_y), (x, real_x)):
         assert stand_in.shape == real.shape and stand_in.strides == real.strides
         assert bench_model._address(stand_in) == bench_model._address(real)
