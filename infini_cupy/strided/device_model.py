@@ -76,6 +76,13 @@ def occupancy(registers: int, shared_bytes: int, block_threads: int, device: Dev
     return max(0, limits[limiter]), limiter
 
 
+def resident_threads(blocks_per_sm: int, grid_blocks: int, block_threads: int,
+                     device: Device = H100) -> int:
+    """Threads of a grid an SM holds at once: as many blocks as occupancy allows, at most the
+    grid's share of them."""
+    return min(blocks_per_sm, -(-grid_blocks // device.sms)) * block_threads
+
+
 def latency_limit(bytes_in_flight_per_sm: float, read_share: float = 0.5,
                   device: Device = H100) -> float:
     """Little's law: the fraction of a copy an SM sustains with this many bytes of loads in

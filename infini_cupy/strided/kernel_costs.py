@@ -18,7 +18,7 @@ and splits a staged copy's tiles where that fills the SMs better.
 
 >>> kernel_cost("tiled_copy<4, 1, 1, 0>")
 Cost(per_byte=4.03, per_tile=337, registers=48, shared_bytes=17920, bytes_in_flight=16)
->>> round(sector_limit((0.5, 1.0)), 3)
+>>> round(sector_limit((0.5, 1), (1.0, 1)), 3)   # reads at half their sectors' bytes
 0.667
 """
 
@@ -30,7 +30,8 @@ import math
 from pathlib import Path
 from typing import NamedTuple
 
-from .device_model import H100, Device, issue_limit, latency_limit, occupancy
+from .device_model import (H100, Device, issue_limit, latency_limit, occupancy,
+                           resident_threads)
 
 TABLE = Path(__file__).with_name("kernel_costs.json")
 
@@ -79,11 +80,13 @@ def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
     return per_byte
 
 
-def sector_limit(efficiency: tuple[float, float]) -> float:
-    """Bytes asked for over bytes moved, for equal read and write byte counts at
-    ``(reads, writes)`` efficiency (bytes over 32 x sectors)."""
-    reads, writes = efficiency
-    return 2 / (1 / max(reads, 1e-9) + 1 / max(writes, 1e-9))
+def sector_limit(read: tuple[float, int], write: tuple[float, int] | None = None) -> float:
+    """Bytes asked for over bytes DRAM moves, over both sides' ``(efficiency, bytes)``
+    (efficiency: bytes over 32 x sectors)."""
+    sides = [s for s in (read, write) if s is not None]
+    asked = sum(n for _, n in sides)
+    moved = sum(n / e for e, n in sides if e > 0)
+    return asked / moved if moved else 1.0
 
 
 def waves_limit(blocks: int, device: Device = H100) -> float:
@@ -106,8 +109,10 @@ def limits(plan, efficiency: tuple[float, float], nbytes: int,
     blocks = getattr(plan, "launch_blocks", 0) or plan.grid_blocks
     shared = cost.shared_bytes + getattr(plan, "shared_bytes", 0)  # static + dynamic
     per_sm, _ = occupancy(cost.registers, shared, plan.block_threads, device)
-    resident = min(per_sm, -(-blocks // device.sms)) * plan.block_threads
-    return {"sector": sector_limit(efficiency), "issue": issue_limit(per_byte, device),
+    resident = resident_threads(per_sm, blocks, plan.block_threads, device)
+    reads, writes = efficiency
+    return {"sector": sector_limit((reads, 1), (writes, 1)),
+            "issue": issue_limit(per_byte, device),
             "latency": (latency_limit(cost.bytes_in_flight * resident, device=device)
                         if cost.bytes_in_flight else 1.0),
             "waves": waves_limit(blocks, device)}

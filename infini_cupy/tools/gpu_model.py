@@ -36,8 +36,9 @@ import math
 from dataclasses import dataclass
 
 from ..strided.device_model import (  # noqa: F401 (re-exported)
-    H100, Device, issue_bound, issue_limit, latency_limit, occupancy)
-from ..strided.kernel_costs import waves_limit, with_tile_overhead
+    H100, Device, issue_bound, issue_limit, latency_limit, occupancy, resident_threads)
+from ..strided.kernel_costs import (  # noqa: F401 (sector_limit re-exported)
+    sector_limit, waves_limit, with_tile_overhead)
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,6 @@ class Prediction:
                 "blocks_per_sm": self.blocks_per_sm, "waves": round(self.waves, 2)}
 
 
-def sector_limit(read: tuple[float, int] | float, write=None) -> float:
-    """Bytes asked for / bytes DRAM moves, over both sides (efficiency, bytes) pairs."""
-    sides = [s for s in (read, write) if s is not None]
-    asked = sum(n for _, n in sides)
-    moved = sum(n / e for e, n in sides if e > 0)
-    return asked / moved if moved else 1.0
-
-
 def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_threads,
             dynamic_shared=0, tile_bytes=0, read_share=0.5, device: Device = H100) -> Prediction:
     """The limits of one launch.
@@ -106,7 +99,7 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
         ipb = with_tile_overhead(ipb, kernel.per_block_instructions, block_threads, tile_bytes)
     if kernel and math.isfinite(ipb) and ipb > 0:
         limits["issue"] = issue_limit(ipb, device)
-    resident = min(blocks_per_sm, -(-grid_blocks // device.sms)) * block_threads
+    resident = resident_threads(blocks_per_sm, grid_blocks, block_threads, device)
     in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
     if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say
         limits["latency"] = latency_limit(in_flight, read_share, device)
