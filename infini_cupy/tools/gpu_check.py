@@ -207,7 +207,9 @@ def _sanitizer(args, report_path, limit) -> dict:
                               *SANITIZER_CASES], share, env={"CUDA_LAUNCH_BLOCKING": "1"})
         refused = [line for line in result["output_tail"].splitlines()
                    if "not supported" in line.lower()]
-        errors = [line for line in result["output_tail"].splitlines() if "ERROR SUMMARY" in line]
+        # memcheck and synccheck end with "ERROR SUMMARY", racecheck with "RACECHECK SUMMARY"
+        errors = [line for line in result["output_tail"].splitlines()
+                  if "ERROR SUMMARY" in line or "RACECHECK SUMMARY" in line]
         if refused:
             result.update(ok=True, skipped=True, summary=refused[0].strip())
         else:
