@@ -9,6 +9,7 @@ the right source byte, with vector accesses aligned to the unit.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -482,5 +483,26 @@ def test_staged_transposes_split_their_tiles_to_fill_the_sms():
     small = (2, 224, 224, 3)
     layout = normalize_layout(small, np.empty(small, np.float32).strides, src, 4)
     assert layout.total * 4 < planner.FILL_MIN_BYTES
-    assert plan_rearrange(small, np.empty(small, np.float32).strides, src, 4) == plan_tiles(
-        4, layout.shape, layout.dst_strides, layout.src_strides, 0, 0, 1024)
+    kept = plan_rearrange(small, np.empty(small, np.float32).strides, src, 4)
+    whole = plan_tiles(4, layout.shape, layout.dst_strides, layout.src_strides, 0, 0, 1024)
+    assert (kept.tile0, kept.tile1, kept.tiles) == (whole.tile0, whole.tile1, whole.tiles)
+
+
+@pytest.mark.parametrize("dtype, n, threads",
+                         [(np.float32, 2001, 256), (np.float16, 4001, 256), (np.int8, 2001, 512)])
+def test_staged_copies_take_smaller_blocks_unless_the_model_needs_their_threads(dtype, n, threads):
+    # An odd transpose (48 KiB tiles, 512 threads from plan_tiles): where the model predicts
+    # 256 threads as fast, they win (measured on an H100); byte tiles keep 512 threads for
+    # their loads in flight (the model's latency limit).
+    itemsize = np.dtype(dtype).itemsize
+    shape, src, dst = (n, n), (itemsize, n * itemsize), (n * itemsize, itemsize)
+    plan = plan_rearrange(shape, dst, src, itemsize)
+    layout = normalize_layout(shape, dst, src, itemsize)
+    whole = plan_tiles(itemsize, layout.shape, layout.dst_strides, layout.src_strides, 0, 0,
+                       1024)
+    assert isinstance(plan, TilePlan) and whole.block_threads == 512
+    assert plan.block_threads == threads
+    assert dataclasses.replace(plan, block_threads=512) == whole
+    halved = dataclasses.replace(whole, block_threads=256)
+    faster = predicted_fraction(halved, layout) >= round(predicted_fraction(whole, layout), 2)
+    assert faster == (threads == 256)
