@@ -46,6 +46,7 @@ from ..arrays import (
     require_cupy,
 )
 from ..runtime.emulate import launcher as emulator
+from ..runtime import launch
 from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
@@ -85,6 +86,10 @@ def add_arguments(parser) -> None:
                              "measured in emulation); auto: cuda when a GPU is present")
     parser.add_argument("--json", metavar="PATH", help="write one JSON record per case to PATH")
     parser.add_argument("--no-compile", action="store_true", help="skip compile measurements")
+    parser.add_argument("--no-trace", action="store_true",
+                        help="with --backend cuda: GB/s alone, without the emulated trace "
+                             "(coalescing and the model's columns) that takes most of the "
+                             "time on a machine whose emulator cache is cold")
     parser.add_argument("--planner", choices=("default", "coalescing", "seed"),
                         default="default",
                         help="for comparison: coalescing chooses plans by their sectors alone "
@@ -106,6 +111,10 @@ def run(args) -> int:
     for name, suite in SUITES.items():
         if name in suites or "all" in suites:
             cases += list(suite())
+    if args.no_trace and backend != "cuda":
+        print("bench: --no-trace measures GB/s on a GPU: it needs --backend cuda",
+              file=sys.stderr)
+        return 2
     compiler = _CompileTimes(backend, enabled=not args.no_compile)
     records, failures = [], 0
     if cases:
@@ -114,7 +123,8 @@ def run(args) -> int:
     with rules.get(args.planner, contextlib.nullcontext)():
         for case in cases:
             try:
-                record = measure(case, backend, compiler)
+                record = (measure_gpu(case) if args.no_trace
+                          else measure(case, backend, compiler))
             except Exception as e:  # a case that cannot run is reported, the others still run
                 record = {"case": case.name, "suite": case.suite,
                           "error": f"{type(e).__name__}: {e}"}
@@ -198,6 +208,26 @@ def measure(case: bench_cases.Case, backend: str, compiler=None) -> dict:
         record.update(throughput(case, operands, call))
         if record.get("copy_gbps"):  # what the model predicts, measured
             record["measured_fraction"] = round(record["gbps"] / record["copy_gbps"], 3)
+    return record
+
+
+def measure_gpu(case: bench_cases.Case) -> dict:
+    """GB/s of one case on the GPU, without the emulated trace: the kernels it launched and
+    :func:`.bench_gpu.throughput`'s figures."""
+    from .bench_gpu import throughput
+
+    operands = case.build(_cupy_alloc, case.shape, case.dtype)
+    call, check = _call_and_check(case, operands)
+    with launch.recording() as launched:
+        call()
+    check()
+    record = {"case": case.name, "suite": case.suite, "shape": list(case.shape),
+              "dtype": case.dtype, "backend": "cuda",
+              "kernel": ", ".join(dict.fromkeys(r.name for r in launched)),
+              "launches": len(launched),
+              "block_threads": [r.block[0] * r.block[1] * r.block[2] for r in launched]}
+    record.update(throughput(case, operands, call))
+    record["measured_fraction"] = round(record["gbps"] / record["copy_gbps"], 3)
     return record
 
 
@@ -356,6 +386,12 @@ _HEADER = (f"{'case':26s} {'kernel':28s} {'read':>5s} {'write':>5s} {'ratio':>5s
 def _row(r: dict) -> str:
     if "error" in r:
         return f"{r['case'][:26]:26s} ERROR {r['error']}"
+    if "read_efficiency" not in r:  # --no-trace: GB/s alone
+        kernel = r["kernel"].replace("ic::Op", "").replace("ic::", "")
+        torch = r.get("torch_gbps")
+        return (f"{r['case'][:26]:26s} {kernel[:28]:28s} {r['gbps']:6.0f} GB/s "
+                f"{r['measured_fraction']:5.3f} of a copy; CuPy {r['cupy_gbps']:6.0f}, torch "
+                + (f"{torch:6.0f}" if torch is not None else "     -"))
     gbps = f"{r['gbps']:6.0f}" if r.get("gbps") is not None else f"{'-':>6s}"
     nvrtc = f"{r['nvrtc_ms']:5.0f}" if r.get("nvrtc_ms") is not None else f"{'-':>5s}"
     ratio = (f"{min(r['read_ratio'], r['write_ratio']):5.3f}" if "read_ratio" in r

@@ -172,3 +172,36 @@ def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, cap
     from infini_cupy.tools import bench_fusion
 
     assert bench_fusion.kernel_names() == [r["kernel"] for r in records]
+
+
+def test_no_trace_needs_a_gpu(capsys):
+    assert main(["bench", "--case", "64,64:1,64:C:float32", "--backend", "emulate",
+                 "--no-trace"]) == 2
+    assert "--no-trace measures GB/s on a GPU" in capsys.readouterr().err
+
+
+def test_no_trace_records_the_launched_kernels_beside_the_throughput(monkeypatch, backend_name):
+    # The GPU-only path, run in emulation: NumPy arrays for CuPy's, a fixed throughput.
+    if backend_name != "emulate":
+        pytest.skip("the stand-in for CuPy's allocator is NumPy: emulation only")
+    from infini_cupy.tools import bench_gpu
+
+    monkeypatch.setattr(bench, "_cupy_alloc", bench_cases.aligned_alloc)
+    monkeypatch.setattr(bench_gpu, "throughput",
+                        lambda case, operands, call: {"gbps": 1500.0, "copy_gbps": 3000.0})
+    case = dataclasses.replace(bench_cases.parse_case("2001,2001:1,2001:C:float32"),
+                               shape=(300, 200))
+    record = bench.measure_gpu(case)
+    assert record["kernel"].startswith("tiled_copy<4,") and record["launches"] == 1
+    assert record["measured_fraction"] == 0.5 and record["shape"] == [300, 200]
+    assert record["block_threads"][0] % 32 == 0 and "read_efficiency" not in record
+    assert "0.500 of a copy" in bench._row({**record, "cupy_gbps": 900.0, "torch_gbps": None})
+
+
+def test_torch_is_not_timed_on_negative_strides():
+    # torch's from_dlpack aborts the process on a negative stride (seen on an H100 run).
+    x = np.zeros((4, 5), np.float32)[::-1]
+    case = bench_cases.parse_case("4,5:5,1:C:float32")
+    from infini_cupy.tools import bench_gpu
+
+    assert bench_gpu._torch_call(case, (np.zeros((4, 5), np.float32), x)) is None
