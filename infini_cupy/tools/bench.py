@@ -117,7 +117,7 @@ def run(args) -> int:
         return 2
     compiler = _CompileTimes(backend, enabled=not args.no_compile)
     records, failures = [], 0
-    if cases:
+    if cases and not args.no_trace:
         print(_HEADER)
     rules = {"seed": seed_plans_only, "coalescing": coalescing_plans}
     with rules.get(args.planner, contextlib.nullcontext)():
