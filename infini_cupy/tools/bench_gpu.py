@@ -26,22 +26,32 @@ def seconds_per_call(fn, repeats=20) -> float:
     return cupy.cuda.get_elapsed_time(start, end) / 1e3 / repeats
 
 
+def moved_bytes(case, operands, library=np) -> int:
+    """The bytes a call is credited with: a copy reads and writes its destination's size; an
+    elementwise call reads its array inputs and writes its output (``library`` computes the
+    output when the case passes none: CuPy on a GPU, NumPy for the model)."""
+    if not case.elementwise:
+        return 2 * operands[0].nbytes
+    op, inputs, keywords = call_parts(operands)
+    out = keywords.get("out")
+    out = getattr(library, op)(*inputs) if out is None else out
+    return sum(a.nbytes for a in inputs if hasattr(a, "nbytes")) + out.nbytes
+
+
 def throughput(case, operands, call) -> dict:
     """GB/s of our kernel, of a device-to-device copy of as many bytes, CuPy and torch."""
     import cupy
 
+    moved = moved_bytes(case, operands, cupy)
     if case.elementwise:
         op, inputs, keywords = call_parts(operands)
-        arrays = [a for a in inputs if hasattr(a, "nbytes")]
         out = keywords.get("out")
         out = getattr(cupy, op)(*inputs) if out is None else out
-        moved = sum(a.nbytes for a in arrays) + out.nbytes
 
         def cupy_call():
             getattr(cupy, op)(*inputs, out=out)
     else:
         y, x = operands
-        moved = 2 * y.nbytes
 
         def cupy_call():
             cupy.ascontiguousarray(x)

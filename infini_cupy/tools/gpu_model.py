@@ -124,8 +124,16 @@ def predict_profile(profile, *, kernel=None, grid_blocks=None, block_threads=Non
                    read_share=reads.bytes / moved if moved else 0.5, device=device)
 
 
-def combined_fraction(predictions, moved) -> float:
-    """The fraction of several launches run one after another, moving ``moved`` bytes each."""
-    total = sum(moved)
+def combined_fraction(predictions, moved, credited: int | None = None) -> float:
+    """The fraction of several launches run one after another, moving ``moved`` bytes each:
+    ``credited`` bytes (default: all they move) over the time a copy would take for them. A
+    call that stages an operand first is credited with its own inputs and output only, as a
+    GPU measures it: its staging pass costs time and earns nothing.
+
+    >>> full = Prediction({"sector": 1.0}, 4.0, 65536, 4, "registers", 4.0)
+    >>> combined_fraction([full, full], [200, 300]), combined_fraction([full, full], [200, 300], 300)
+    (1.0, 0.6)
+    """
+    total = sum(moved) if credited is None else credited
     time = sum(n / p.fraction for p, n in zip(predictions, moved) if p.fraction > 0)
     return round(total / time, 3) if time else 1.0
