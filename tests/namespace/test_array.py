@@ -114,8 +114,9 @@ def test_zero_d_results_stay_arrays(arr, host):
     assert bool(x[0, 1]) and not bool(x[0, 0])
     assert operator.index(arr(np.arange(3))[2]) == 2
     assert [0, 10, 20][arr(np.arange(3))[1]] == 10
-    with pytest.raises(TypeError):
-        operator.index(x[0, 0])
+    for not_an_index in (x[0, 0], arr(np.arange(3) > 0)[1], arr(np.arange(3))[1:]):
+        with pytest.raises(TypeError):  # floats, bools, arrays of more than one element
+            operator.index(not_an_index)
 
 
 def test_numpy_scalars_are_0d_arrays(arr, host):

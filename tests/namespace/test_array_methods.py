@@ -60,6 +60,12 @@ def test_scalars_lists_and_sizes(on):
     h = rng.integers(-5, 5, size=(2, 3)).astype(np.int16)
     x = on(h)
     assert x.item(1, 2) == h.item(1, 2) and type(x.item(0)) is int
+    assert x.item((1, 2)) == h.item((1, 2)) and x.item(-1) == h.item(-1)
+    for bad, error in [((6,), IndexError), ((0, 3), IndexError), ((1, 2, 3), ValueError),
+                       ((1.5,), TypeError), ((True,), TypeError)]:
+        for a in (x, h):  # refused as NumPy refuses, on every device
+            with pytest.raises(error):
+                a.item(*bad)
     assert x[0, 0].item() == h[0, 0]
     assert x.tolist() == h.tolist()
     for got, expected in zip(x.nonzero(), h.nonzero()):
