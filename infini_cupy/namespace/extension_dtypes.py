@@ -46,11 +46,14 @@ def _involves_bfloat16(args) -> bool:
 
 def result_type(*arrays_and_dtypes):
     """The standard's ``result_type`` (array_api_compat's), and with bfloat16 the promotion
-    our elementwise functions apply: as float16's, bfloat16 with float16 giving float32."""
-    if _involves_bfloat16(arrays_and_dtypes):
-        return dtypes.result_type(*(a if _dtype_of(a) is None else _dtype_of(a)
-                                    for a in arrays_and_dtypes))
-    return delegated.result_type(*arrays_and_dtypes)
+    our elementwise functions apply: as float16's, bfloat16 with float16 giving float32.
+
+    Arrays count by their dtypes alone, on any device: a NumPy scalar (a 0-d array once
+    through the boundary) beside GPU arrays is a dtype, as CuPy's ``result_type`` takes it."""
+    dtypes_and_scalars = [a if _dtype_of(a) is None else _dtype_of(a) for a in arrays_and_dtypes]
+    if _involves_bfloat16(dtypes_and_scalars):
+        return dtypes.result_type(*dtypes_and_scalars)
+    return delegated.result_type(*dtypes_and_scalars)
 
 
 _BFLOAT16_KINDS = frozenset({"real floating", "numeric"})
