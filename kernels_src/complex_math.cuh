@@ -399,7 +399,8 @@ template <typename T> __device__ inline complex<T> cacos(complex<T> z) {
         return cplx(re, -y);
     }
     if (isinf(x)) {
-        if (isnan(y)) return cplx(y, copysign(inf_v<T>(), -y));  // the sign acosh needs below
+        // Im: -sign(y) read off the bit (a GPU's -y of a NaN may come out positive)
+        if (isnan(y)) return cplx(y, signbit(y) ? inf_v<T>() : -inf_v<T>());
         return cplx(x > (T)0 ? (T)0 : pi, copysign(inf_v<T>(), -y));
     }
     if (isnan(x)) return cplx(nan_v<T>(), nan_v<T>());
@@ -414,8 +415,10 @@ template <typename T> __device__ inline complex<T> cacos(complex<T> z) {
 }
 
 // acosh(z) = +-i acos(z), the sign taken from the imaginary part of z (as musl does): every
-// special value of cacos becomes the one the standard lists for acosh.
+// special value of cacos becomes the one the standard lists for acosh, but for +-inf + NaN i,
+// whose +inf would rest on the sign of a NaN: explicit.
 template <typename T> __device__ inline complex<T> cacosh(complex<T> z) {
+    if (isinf(z.re) && isnan(z.im)) return cplx(inf_v<T>(), z.im);
     complex<T> w = cacos(z);
     return signbit(z.im) ? cplx(w.im, -w.re) : cplx(-w.im, w.re);
 }

@@ -9,13 +9,20 @@ import sys
 from importlib import metadata
 
 import numpy as np
+import pytest
 
 import infini_cupy as xp
 from infini_cupy.runtime.emulate import launcher as emulate_launcher
 
 
 def test_version_is_the_installed_metadata():
-    assert xp.__version__ == metadata.version("infini_cupy")
+    try:
+        installed = metadata.version("infini_cupy")
+    except metadata.PackageNotFoundError:
+        assert xp.__version__ == "0+unknown"
+        pytest.skip("infini_cupy is not installed (a checkout on sys.path): no package "
+                    "metadata to compare the version with")
+    assert xp.__version__ == installed
 
 
 def test_version_on_the_command_line():

@@ -26,9 +26,11 @@ def test_readme_python_examples_run_as_written(tmp_path):
     assert len(blocks) >= 2
     script = tmp_path / "readme_examples.py"
     script.write_text("\n".join(blocks))  # one session, in order, as a reader runs them
+    # this checkout first, then what the suite's interpreter was given (where a checkout runs
+    # uninstalled, its dependencies may be on PYTHONPATH too)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          cwd=tmp_path, timeout=600, env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 0, f"README examples failed:\n{done.stdout}\n{done.stderr}"
 
 

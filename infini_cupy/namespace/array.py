@@ -22,7 +22,6 @@ called on Arrays dispatch to the namespace (:mod:`.numpy_protocols`).
 
 from __future__ import annotations
 
-import operator
 import sys
 
 import numpy as np
@@ -165,7 +164,10 @@ class Array:
         return complex(self._a)
 
     def __index__(self) -> int:
-        return operator.index(self._a)
+        # checked here: CuPy's 0-d arrays have no __index__
+        if self._a.ndim != 0 or self._a.dtype.kind not in "iu":
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._a)
 
     def __array__(self, dtype=None, copy=None):
         if self._b == "cuda":

@@ -18,6 +18,8 @@ testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's te
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .array import Array, check_same_device, wrap
@@ -198,13 +200,40 @@ def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
 
 
 def item(self, *args):
-    """One element as a Python scalar (from a GPU: a device-to-host copy of it).
+    """One element as a Python scalar (from a GPU: a device-to-host copy of it): NumPy's
+    forms, ``item()`` of a one-element array, ``item(i)`` by flat (C-order) index,
+    ``item(i, j, ...)`` or ``item((i, j, ...))`` by position. Indexed here, as CuPy's
+    ``item`` takes no index.
 
     >>> import infini_cupy as xp
-    >>> xp.asarray([[1, 2], [3, 4]], device="cpu").item(1, 0)
-    3
+    >>> x = xp.asarray([[1, 2], [3, 4]], device="cpu")
+    >>> x.item(1, 0), x.item(-1)
+    (3, 4)
     """
-    return self._a.item(*args)
+    a = self._a
+    if not args:
+        return a.item()
+    if len(args) == 1 and type(args[0]) is tuple:
+        args = args[0]
+    index = [_item_index(i) for i in args]
+    if len(index) == 1:  # a flat index
+        (i,) = index
+        if not -a.size <= i < a.size:
+            raise IndexError(f"index {i} is out of bounds for size {a.size}")
+        index = np.unravel_index(i % a.size, a.shape)
+    elif len(index) != a.ndim:
+        raise ValueError("incorrect number of indices for array")
+    else:
+        for axis, (i, n) in enumerate(zip(index, a.shape)):
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return a[tuple(int(i) for i in index)].item()
+
+
+def _item_index(i) -> int:
+    if isinstance(i, (bool, np.bool_)):  # NumPy refuses booleans as item's indices
+        raise TypeError("an integer is required")
+    return operator.index(i)
 
 
 def tolist(self):

@@ -1,6 +1,6 @@
 """The dtypes the namespace has beyond the standard: ``float16`` and ``bfloat16`` as namespace
 attributes, and the data-type functions (``result_type``, ``isdtype``, ``finfo``) answering
-for bfloat16, which array_api_compat does not know.
+for bfloat16, which array_api_compat does not know, and ``where`` promoting it as they do.
 
 Both are extensions: the standard has neither, and ``__array_namespace_info__().dtypes()``
 lists them only when asked (``kind="extended"``, or by name). Our kernels take them wherever
@@ -20,7 +20,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from . import delegated
+from ..arrays import is_array
+from ..elementwise.trace import is_traced
+from . import data_movement, delegated
 
 float16 = np.dtype(np.float16)
 if dtypes.BFLOAT16 is not None:
@@ -46,11 +48,37 @@ def _involves_bfloat16(args) -> bool:
 
 def result_type(*arrays_and_dtypes):
     """The standard's ``result_type`` (array_api_compat's), and with bfloat16 the promotion
-    our elementwise functions apply: as float16's, bfloat16 with float16 giving float32."""
-    if _involves_bfloat16(arrays_and_dtypes):
-        return dtypes.result_type(*(a if _dtype_of(a) is None else _dtype_of(a)
-                                    for a in arrays_and_dtypes))
-    return delegated.result_type(*arrays_and_dtypes)
+    our elementwise functions apply: as float16's, bfloat16 with float16 giving float32.
+
+    Arrays count by their dtypes alone, on any device: a NumPy scalar (a 0-d array once
+    through the boundary) beside GPU arrays is a dtype, as CuPy's ``result_type`` takes it."""
+    dtypes_and_scalars = [a if _dtype_of(a) is None else _dtype_of(a) for a in arrays_and_dtypes]
+    if _involves_bfloat16(dtypes_and_scalars):
+        return dtypes.result_type(*dtypes_and_scalars)
+    return delegated.result_type(*dtypes_and_scalars)
+
+
+def where(condition, x1, x2, /):
+    """The standard's ``where``; with bfloat16, ``result_type``'s promotion on every device:
+    CuPy's ``where`` has no bfloat16 loop (it would select in float32), so bfloat16 values
+    are selected as their bits (uint16)."""
+    if is_traced(condition, x1, x2) or not _involves_bfloat16((x1, x2)):
+        return delegated.where(condition, x1, x2)
+    dtype = result_type(x1, x2)
+    arrays = [v for v in (condition, x1, x2) if is_array(v)]
+    library = data_movement._library(arrays[0]) if arrays else np
+    as_bits = dtypes.is_bfloat16(dtype)
+
+    def operand(v):
+        if not is_array(v):  # a scalar: a 0-d array of the dtype, on the arrays' device
+            v = np.asarray(v, dtype=dtype)
+            return library.asarray(v.view(np.uint16) if as_bits else v)
+        if v.dtype != dtype:
+            v = data_movement.astype(v, dtype)
+        return v.view(np.uint16) if as_bits else v
+
+    selected = delegated.where(condition, operand(x1), operand(x2))
+    return selected.view(dtype) if as_bits else selected
 
 
 _BFLOAT16_KINDS = frozenset({"real floating", "numeric"})
@@ -72,4 +100,4 @@ def finfo(type, /):  # noqa: A002  the standard's parameter name
     return delegated.finfo(type)
 
 
-__all__ = EXTENSION_DTYPE_NAMES + ["finfo", "isdtype", "result_type"]
+__all__ = EXTENSION_DTYPE_NAMES + ["finfo", "isdtype", "result_type", "where"]

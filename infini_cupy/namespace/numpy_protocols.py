@@ -15,6 +15,9 @@ that name (our kernels for the elementwise ones) and returns Arrays.
   NumPy for Arrays on the CPU or the emulator (the CPU's memory either way), CuPy for Arrays on
   a GPU (CuPy's own dispatch to ``cupy.<name>``), results wrapped back into Arrays. What CuPy
   lacks raises TypeError naming the device: never a silent device-to-host copy.
+* A CuPy array first (``cupy_array + x``, ``np.add(cupy_array, x)``): NumPy asks CuPy, whose
+  ufunc hands the call back to the Array (``__cupy_override_elementwise_kernel__``): the
+  same function, an Array out, as with a NumPy array first on the CPU.
 
 >>> import numpy as np, infini_cupy as xp
 >>> x = xp.asarray([1.0, np.inf], device="cpu")
@@ -59,6 +62,7 @@ def install(public: dict) -> None:
     _public.update(public)
     Array.__array_ufunc__ = array_ufunc
     Array.__array_function__ = array_function
+    Array.__cupy_override_elementwise_kernel__ = property(_cupy_kernel_hook)
 
 
 def _backend_of(values) -> str:
@@ -131,6 +135,34 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None and len(out) == 1 and out[0] is not None:
         return out[0]  # the Array (or array) given, written in place
     return result
+
+
+def _cupy_kernel_hook(self):
+    """CuPy's ufuncs and elementwise kernels hand a call with an Array among its arguments
+    to this hook. ``np.add(cupy_array, x)`` and ``cupy_array + x`` get there: NumPy asks
+    CuPy's ``__array_ufunc__`` first (the leftmost), which takes Arrays (they have
+    ``__cuda_array_interface__``) to ``cupy.add``. Only a GPU Array has the hook, as only it
+    has that interface."""
+    if self._b != "cuda":
+        raise AttributeError(f"an Array on {self.device} is not CuPy's to compute")
+    return _cupy_kernel
+
+
+def _cupy_kernel(kernel, *args, **kwargs):
+    """A CuPy ufunc as NumPy's ufunc of that name on these arguments (``__array_ufunc__``: an
+    Array, as ``np.add(x, cupy_array)`` gives); another kernel on the native arrays, its
+    results Arrays."""
+    ufunc = None  # an ElementwiseKernel's name is its author's: only CuPy's ufuncs map
+    if type(kernel).__name__ == "ufunc" and kernel.name.startswith("cupy_"):
+        ufunc = getattr(np, kernel.name.removeprefix("cupy_"), None)
+    if isinstance(ufunc, np.ufunc) and ufunc.nin == kernel.nin and ufunc.nout == 1 \
+            and ufunc.nin <= len(args) <= ufunc.nin + 1:
+        inputs, out = args[:ufunc.nin], args[ufunc.nin:] or kwargs.pop("out", None)
+        if out is not None:
+            kwargs["out"] = tuple(out) if isinstance(out, tuple) else (out,)
+        return array_ufunc(None, ufunc, "__call__", *inputs, **kwargs)
+    backend = _backend_of((*args, *kwargs.values()))
+    return wrap_result(kernel(*_native(args), **_native(kwargs)), backend)
 
 
 @functools.lru_cache(maxsize=1024)

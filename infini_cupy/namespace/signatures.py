@@ -59,7 +59,7 @@ NAMESPACE = {
     "flip": ("x, /, *, axis=None", "x"),
     "moveaxis": ("x, source, destination, /", "x"),
     "permute_dims": ("x, /, axes", "x"),
-    "repeat": ("x, repeats, /, *, axis=None", "x repeats"),
+    "repeat": ("x, repeats, /, *, axis=None", "x ~repeats"),  # a NumPy integer: a count
     "reshape": ("x, /, shape, *, copy=None", "x"),
     "roll": ("x, /, shift, *, axis=None", "x"),
     "squeeze": ("x, /, axis", "x"),
@@ -72,7 +72,7 @@ NAMESPACE = {
     "count_nonzero": ("x, /, *, axis=None, keepdims=False", "x"),
     "nonzero": ("x, /", "x"),
     "searchsorted": ("x1, x2, /, *, side='left', sorter=None", "x1 x2 sorter"),
-    "where": ("condition, x1, x2, /", "condition x1 x2"),
+    "where": ("condition, x1, x2, /", "condition ~x1 ~x2"),  # NumPy scalars: values
     # set
     "isin": ("x1, x2, /, *, invert=False", "x1 x2"),
     "unique_all": ("x, /", "x"),

@@ -1,7 +1,9 @@
 """What a fused function takes, against the unfused calls of the same function: every mix of
-operand kinds (Arrays, NumPy arrays, 0-d arrays, NumPy scalars, Python scalars), the errors
+operand kinds (Arrays, native arrays, 0-d arrays, NumPy scalars, Python scalars), the errors
 (devices, shapes, dtypes), the cpu device, ``out=``, keyword arguments, ``where`` of two
-scalars and ``prepare``."""
+scalars and ``prepare``. On the suite's device (the emulator, or the GPU with
+``--backend cuda``: native arrays are then CuPy's); the cpu device and ``prepare``'s
+emulator build are the emulator's on every suite backend."""
 
 from __future__ import annotations
 
@@ -26,13 +28,19 @@ def axpy(x, y):
     return xp.add(xp.multiply(x, y), xp.multiply(xp.subtract(x, y), 2.5))
 
 
-def _kind(value, kind):
-    """``value`` (an ndarray) as an operand of ``kind``."""
+def _kind(value, kind, to_device=None):
+    """``value`` (an ndarray) as an operand of ``kind``, on the suite's device (``to_device``;
+    None: the emulator)."""
+    place = to_device or (lambda a: a)
+
+    def array(a):
+        return xp.asarray(place(a)) if to_device else xp.asarray(a, device="emulator")
+
     return {
-        "Array": lambda: xp.asarray(value, device="emulator"),
-        "ndarray": lambda: value,
-        "0-d": lambda: np.asarray(value.ravel()[0]),
-        "0-d Array": lambda: xp.asarray(np.asarray(value.ravel()[0]), device="emulator"),
+        "Array": lambda: array(value),
+        "ndarray": lambda: place(value),
+        "0-d": lambda: place(np.asarray(value.ravel()[0])),
+        "0-d Array": lambda: array(np.asarray(value.ravel()[0])),
         "numpy scalar": lambda: value.ravel()[0],
         "python": lambda: float(value.ravel()[0]),
     }[kind]()
@@ -43,16 +51,24 @@ MIXES = [(a, b) for a, b in itertools.product(KINDS, KINDS)
          if a not in ("numpy scalar", "python") or b not in ("numpy scalar", "python")]
 
 
-def _same(a, b):
-    assert type(a) is type(b)
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.dtype == b.dtype and a.shape == b.shape
-    assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+@pytest.fixture
+def same(to_host):
+    """Results of one type, bit-identical."""
+
+    def check(a, b):
+        assert type(a) is type(b)
+        a, b = to_host(a), to_host(b)
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+    return check
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _built():
+def _built(backend_name):
     """The kernels of this file in one emulator library (one g++ run, cached on disk)."""
+    if backend_name != "emulate":
+        return
     names = {xp.fuse(axpy).kernel_name(_kind(X, a), _kind(Y, b)) for a, b in MIXES}
     names.add(xp.fuse(axpy).kernel_name(np.zeros((4, 3), np.float32).T, Y))
     names |= {xp.fuse(lambda c, k: xp.where(xp.greater(c, 0), k, 2)).kernel_name(X, s)
@@ -61,22 +77,22 @@ def _built():
 
 
 @pytest.mark.parametrize("kinds", MIXES, ids=["-".join(m) for m in MIXES])
-def test_every_operand_mix_is_one_launch_equal_to_the_unfused_call(kinds):
-    x, y = _kind(X, kinds[0]), _kind(Y, kinds[1])
+def test_every_operand_mix_is_one_launch_equal_to_the_unfused_call(kinds, to_device, same):
+    x, y = _kind(X, kinds[0], to_device), _kind(Y, kinds[1], to_device)
     fused = xp.fuse(axpy, strict=True)
     expected = axpy(x, y)
     for _ in range(2):  # the first call, then the cached path
         with recording() as launches:
             got = fused(x, y)
         assert [r.name for r in launches] == [fused.kernel_name(x, y)]
-        _same(got, expected)
+        same(got, expected)
     assert (type(got) is xp.Array) == (xp.Array in (type(x), type(y)))
 
 
-def test_the_mix_that_crashed():
+def test_the_mix_that_crashed(same):
     f = xp.fuse(lambda x, y: x * 2 + y)
     x = xp.asarray(np.ones((3, 4), np.float32), device="emulator")
-    _same(f(x, np.ones(4, np.float32)), x * 2 + np.ones(4, np.float32))
+    same(f(x, np.ones(4, np.float32)), x * 2 + np.ones(4, np.float32))
 
 
 def _error(call):
@@ -86,15 +102,18 @@ def _error(call):
 
 
 @pytest.mark.parametrize("case", ["devices", "shapes", "dtypes", "scalar range"])
-def test_errors_are_the_unfused_calls(case):
+def test_errors_are_the_unfused_calls(case, to_device):
     def bits(x, y):
         return xp.bitwise_and(x, y)
 
+    def array(a):
+        return xp.asarray(to_device(a))
+
     function, args = {
-        "devices": (axpy, (xp.asarray(X, device="emulator"), xp.asarray(Y, device="cpu"))),
-        "shapes": (axpy, (xp.asarray(X, device="emulator"), xp.asarray(np.ones(3)))),
-        "dtypes": (bits, (xp.asarray(X, device="emulator"), np.ones(4, np.float32))),
-        "scalar range": (lambda x, k: xp.add(x, k), (np.zeros(3, np.int8), 300)),
+        "devices": (axpy, (array(X), xp.asarray(Y, device="cpu"))),
+        "shapes": (axpy, (array(X), array(np.ones(3)))),
+        "dtypes": (bits, (array(X), to_device(np.ones(4, np.float32)))),
+        "scalar range": (lambda x, k: xp.add(x, k), (to_device(np.zeros(3, np.int8)), 300)),
     }[case]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the unfused call's error, not a FusionWarning
@@ -103,11 +122,11 @@ def test_errors_are_the_unfused_calls(case):
             lambda: function(*args))
 
 
-def test_the_cpu_device_runs_unfused():
+def test_the_cpu_device_runs_unfused(same):
     fused = xp.fuse(axpy, strict=True)
     for x, y in [(xp.asarray(X, device="cpu"), Y), (X, Y), (X, xp.asarray(Y, device="cpu"))]:
         with xp.backend("numpy"), recording() as launches:
-            _same(fused(x, y), axpy(x, y))
+            same(fused(x, y), axpy(x, y))
         assert launches == []
     with xp.backend("numpy"):
         cpu = xp.asarray(X, device="cpu")
@@ -117,37 +136,39 @@ def test_the_cpu_device_runs_unfused():
         np.testing.assert_array_equal(out, axpy(X, Y.astype(np.float32)))
 
 
-def _layouts():
-    """out= arrays of shape (3, 4): C, F, reversed, every other element, an Array."""
-    yield "C", np.empty((3, 4))
-    yield "F", np.empty((4, 3)).T
-    yield "reversed", np.empty((3, 4))[::-1, ::-1]
-    yield "step", np.empty((3, 8))[:, ::2]
-    yield "Array", xp.asarray(np.empty((3, 4)), device="emulator")
+LAYOUTS = {  # out= arrays of shape (3, 4): C, F, reversed, every other element, an Array
+    "C": lambda: np.empty((3, 4)),
+    "F": lambda: np.empty((4, 3)).T,
+    "reversed": lambda: np.empty((3, 4))[::-1, ::-1],
+    "step": lambda: np.empty((3, 8))[:, ::2],
+    "Array": lambda: np.empty((3, 4)),
+}
 
 
-@pytest.mark.parametrize("name, out", list(_layouts()), ids=[n for n, _ in _layouts()])
-def test_out_takes_any_layout(name, out):
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_out_takes_any_layout(name, to_device, to_host, same):
     fused = xp.fuse(axpy, strict=True)
-    x = xp.asarray(X, device="emulator") if name == "Array" else X
+    out, x, y = to_device(LAYOUTS[name]()), to_device(X), to_device(Y)
+    if name == "Array":
+        out, x = xp.asarray(out), xp.asarray(x)
     for _ in range(2):
         with recording() as launches:
-            assert fused(x, Y, out=out) is out
+            assert fused(x, y, out=out) is out
         assert len(launches) == 1
-        _same(np.asarray(out) + 0, np.asarray(axpy(x, Y)) + 0)
+        same(to_host(out) + 0, to_host(axpy(x, y)) + 0)
 
 
-def test_out_overlapping_an_input_gives_numpys_answer():
+def test_out_overlapping_an_input_gives_numpys_answer(to_device, to_host):
     def shift(x, y):
         return xp.add(x, y)
 
     fused = xp.fuse(shift, strict=True)
     for view in (lambda a: a, lambda a: a[::-1], lambda a: a[1:]):
-        a = np.arange(8.0)
+        a = to_device(np.arange(8.0))
         b = np.arange(8.0)
         np.add(view(b), view(b)[::-1], out=view(b))
         fused(view(a), view(a)[::-1], out=view(a))
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(to_host(a), b)
 
 
 def _axpy_into(x, y, out):
@@ -175,104 +196,112 @@ def test_out_is_checked_as_the_unfused_calls_check_it():
         xp.fuse(lambda x: (x + 1, x * 2))(X, out=np.empty((3, 4), np.float32))
 
 
-def test_keyword_arguments_are_traced_like_positional_ones():
+def test_keyword_arguments_are_traced_like_positional_ones(to_device, same):
     def scaled(x, *, y, scale=2.5):
         return xp.add(xp.multiply(x, scale), xp.subtract(y, 1))
 
     fused = xp.fuse(scaled, strict=True)
+    x, y = to_device(X), to_device(Y)
     for _ in range(2):
         with recording() as launches:
-            got = fused(X, y=Y)
+            got = fused(x, y=y)
         assert len(launches) == 1
-        _same(got, scaled(X, y=Y))
-    _same(fused(X, scale=2.5, y=Y), scaled(X, y=Y))  # another order: the same kernel
-    _same(fused(X, y=Y, scale=-1.0), scaled(X, y=Y, scale=-1.0))
-    _same(fused(x=X, y=np.float64(3.0)), scaled(X, y=np.float64(3.0)))
+        same(got, scaled(x, y=y))
+    same(fused(x, scale=2.5, y=y), scaled(x, y=y))  # another order: the same kernel
+    same(fused(x, y=y, scale=-1.0), scaled(x, y=y, scale=-1.0))
+    same(fused(x=x, y=np.float64(3.0)), scaled(x, y=np.float64(3.0)))
 
 
 @pytest.mark.parametrize("k", [1.0, 1, True])
-def test_where_of_two_scalars(k):
+def test_where_of_two_scalars(k, to_device, same):
     def select(c, k):
         return xp.where(xp.greater(c, 0), k, 2)
 
     fused = xp.fuse(select, strict=True)
+    x = to_device(X)
     with recording() as launches:
-        got = fused(X, k)
+        got = fused(x, k)
     assert len(launches) == 1
-    _same(got, select(X, k))
+    same(got, select(x, k))
 
 
 def test_prepare_compiles_ahead_of_the_first_call(monkeypatch):
-    fused = xp.fuse(lambda x, y: xp.maximum(xp.multiply(x, y), -1.0))
-    name = fused.prepare(((3, 4), "float32"), float)
-    assert name == fused.kernel_name(X, 2.0) == fused.kernel_name(((3, 4), np.float32), 2.0)
-    assert fused.prepare(xp.asarray(X, device="cpu"), 2.0) is None  # NumPy computes on cpu
+    with xp.backend("emulate"):  # the emulator's build cache is the subject
+        fused = xp.fuse(lambda x, y: xp.maximum(xp.multiply(x, y), -1.0))
+        name = fused.prepare(((3, 4), "float32"), float)
+        assert name == fused.kernel_name(X, 2.0) == fused.kernel_name(((3, 4), np.float32), 2.0)
+        assert fused.prepare(xp.asarray(X, device="cpu"), 2.0) is None  # NumPy computes on cpu
 
-    def no_build(*args):
-        raise AssertionError("the first call built a kernel")
+        def no_build(*args):
+            raise AssertionError("the first call built a kernel")
 
-    monkeypatch.setattr(emulator.emulator_build, "kernel_library", no_build)
-    with recording() as launches:
-        fused(X, 2.0)
-    assert [r.name for r in launches] == [name]
+        monkeypatch.setattr(emulator.emulator_build, "kernel_library", no_build)
+        with recording() as launches:
+            fused(X, 2.0)
+        assert [r.name for r in launches] == [name]
 
 
-def test_arguments_the_results_do_not_read_take_no_part():
+def test_arguments_the_results_do_not_read_take_no_part(to_device, same):
     def first(x, unused):
         return xp.negative(x)
 
+    x = to_device(X)
     unused = xp.asarray(np.ones(2), device="cpu")  # another device, unread: as unfused
-    _same(xp.fuse(first, strict=True)(X, unused), first(X, unused))
+    same(xp.fuse(first, strict=True)(x, unused), first(x, unused))
 
 
-def test_python_arithmetic_of_scalar_arguments_is_computed_per_call():
+def test_python_arithmetic_of_scalar_arguments_is_computed_per_call(to_device, same):
     def lerp(x, y, a):
         return xp.add(xp.multiply(x, 1 - a), xp.multiply(y, a))
 
     fused = xp.fuse(lerp, strict=True)
+    x, y = to_device(X), to_device(Y)
     for a in (0.25, -3.0, 2):  # an int: another signature
         with recording() as launches:
-            got = fused(X, Y, a)
+            got = fused(x, y, a)
         assert len(launches) == 1
-        _same(got, lerp(X, Y, a))
+        same(got, lerp(x, y, a))
 
     def power(x, k):
         return xp.add(x, 2 ** k)  # int ** negative int is a float: runs unfused
 
     fused = xp.fuse(power, strict=True)
-    _same(fused(X, 3), power(X, 3))
-    _same(fused(X, -1), power(X, -1))
+    same(fused(x, 3), power(x, 3))
+    same(fused(x, -1), power(x, -1))
 
 
-def test_an_array_out_does_not_make_later_results_arrays():
+def test_an_array_out_does_not_make_later_results_arrays(to_device, same):
     fused = xp.fuse(axpy, strict=True)
-    out = xp.asarray(np.empty((3, 4)), device="emulator")
-    assert fused(X, Y, out=out) is out
-    _same(fused(X, Y), axpy(X, Y))  # the same signature without out: a NumPy array
+    out = xp.asarray(to_device(np.empty((3, 4))))
+    x, y = to_device(X), to_device(Y)
+    assert fused(x, y, out=out) is out
+    same(fused(x, y), axpy(x, y))  # the same signature without out: a native array
 
 
-def test_out_of_a_function_that_runs_unfused():
+def test_out_of_a_function_that_runs_unfused(to_device, to_host):
     def centered(x):
         return xp.subtract(x, xp.mean(x))  # mean: not elementwise
 
-    out = np.empty((4, 3)).T
+    x = to_device(X.astype(np.float64))
+    out = to_device(np.empty((4, 3))).T
     with pytest.warns(xp.FusionWarning, match="mean"):
-        assert xp.fuse(centered)(X.astype(np.float64), out=out) is out
-    np.testing.assert_array_equal(out, centered(X.astype(np.float64)))
+        assert xp.fuse(centered)(x, out=out) is out
+    np.testing.assert_array_equal(to_host(out), to_host(centered(x)))
     with pytest.warns(xp.FusionWarning), pytest.raises(ValueError, match="shape"):
-        xp.fuse(centered)(X.astype(np.float64), out=np.empty((4, 3)))
+        xp.fuse(centered)(x, out=to_device(np.empty((4, 3))))
 
 
-def test_none_and_string_options_are_part_of_the_trace():
+def test_none_and_string_options_are_part_of_the_trace(to_device, same):
     def activation(x, mode="relu", bias=None):
         y = x if bias is None else xp.add(x, bias)
         return xp.maximum(y, 0) if mode == "relu" else xp.negative(y)
 
     fused = xp.fuse(activation, strict=True)
+    x = to_device(X)
     for kwargs in ({}, {"mode": "neg"}, {"bias": 1.5}, {"mode": "neg", "bias": None}):
         for _ in range(2):
             with recording() as launches:
-                got = fused(X, **kwargs)
+                got = fused(x, **kwargs)
             assert len(launches) == 1
-            _same(got, activation(X, **kwargs))
-    _same(fused(X, "neg", None), activation(X, "neg", None))
+            same(got, activation(x, **kwargs))
+    same(fused(x, "neg", None), activation(x, "neg", None))

@@ -1,7 +1,8 @@
 """Property: a fused function of a random expression tree (unary and binary functions,
 comparisons, ``where``, ``clip``, casts, constants and scalar arguments) over random operand
 kinds, dtypes, broadcast shapes and layouts is one launch and bit-identical to the unfused
-calls, or raises the unfused calls' error.
+calls, or raises the unfused calls' error. On the suite's device (the emulator, or the GPU with
+``--backend cuda``: the native operands are then CuPy arrays).
 
 Each new tree is a new kernel build (g++ for the emulator, NVRTC through the stand-in), so
 the default run draws a fixed, derandomized set of a few dozen examples (their kernels stay
@@ -99,12 +100,17 @@ def cases(draw):
         if layout == "broadcast":  # a trailing part of the shape, some dims of length 1
             own = tuple(n if draw(st.booleans()) else 1
                         for n in shape[len(shape) - draw(st.integers(1, len(shape))):])
-        value = _laid_out(_values(dtype, own, rng), layout)
-        args.append({"ndarray": lambda v: v, "Array": lambda v: xp.asarray(v, device="emulator"),
-                     "0-d": lambda v: np.asarray(v.ravel()[0]),
-                     "numpy scalar": lambda v: v.ravel()[0]}[kind](value))
-    args += [draw(st.sampled_from([2, -3, 0.25, -1.5]))] * scalars
+        args.append((kind, _laid_out(_values(dtype, own, rng), layout)))
+    args += [("python", draw(st.sampled_from([2, -3, 0.25, -1.5])))] * scalars
     return tree, tuple(args)
+
+
+def _operands(args, to_device):
+    """The drawn ``(kind, value)`` arguments as operands on the suite's device."""
+    return tuple({"ndarray": lambda v: to_device(v), "Array": lambda v: xp.asarray(to_device(v)),
+                  "0-d": lambda v: to_device(np.asarray(v.ravel()[0])),
+                  "numpy scalar": lambda v: v.ravel()[0], "python": lambda v: v}[kind](value)
+                 for kind, value in args)
 
 
 def _outcome(call):
@@ -122,7 +128,7 @@ def _reads_an_array(tree, args) -> bool:
     return any(_reads_an_array(t, args) for t in tree[1:] if isinstance(t, tuple))
 
 
-def _check(tree, args):
+def _check(tree, args, to_host):
     def function(*a):
         return _evaluate(tree, a)
 
@@ -131,30 +137,34 @@ def _check(tree, args):
     if error is not None:  # refused unfused (dtypes, scalars alone): refused fused alike
         assert _outcome(lambda: fused(*args))[1] == error
         return
-    if not isinstance(unfused, (np.ndarray, xp.Array)):
+    if not hasattr(unfused, "shape") or isinstance(unfused, np.generic):
         return  # the tree never reached an array (a constant): nothing to fuse
     with recording() as launches:
         got, _ = _outcome(lambda: fused(*args))
     if _reads_an_array(tree, args):
         assert [r.name for r in launches] == [fused.kernel_name(*args)]
     assert type(got) is type(unfused)
-    got, unfused = np.asarray(got), np.asarray(unfused)
+    got, unfused = to_host(got), to_host(unfused)
     assert (got.dtype, got.shape) == (unfused.dtype, unfused.shape)
     assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(unfused).tobytes()
 
 
-_HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
+# to_device and to_host are the same for every example
+_HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large,
+           HealthCheck.function_scoped_fixture]
 
 
 @settings(max_examples=60, derandomize=True, database=None, deadline=None,
           suppress_health_check=_HEALTH)
-@given(cases())
-def test_random_trees_fuse_into_one_launch_equal_to_the_unfused_calls(case):
-    _check(*case)
+@given(case=cases())
+def test_random_trees_fuse_into_one_launch_equal_to_the_unfused_calls(case, to_device, to_host):
+    tree, args = case
+    _check(tree, _operands(args, to_device), to_host)
 
 
 @pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=_HEALTH)
-@given(cases())
-def test_random_trees_long(case):
-    _check(*case)
+@given(case=cases())
+def test_random_trees_long(case, to_device, to_host):
+    tree, args = case
+    _check(tree, _operands(args, to_device), to_host)

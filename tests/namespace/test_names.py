@@ -138,16 +138,23 @@ xp = infini_cupy
 rng = np.random.default_rng(0)
 
 
-def same(got, expected, kind=np.ndarray):
-    """Given NumPy arrays: NumPy arrays; creation functions (no array given): Arrays."""
-    assert type(got) is kind, type(got)
-    if kind is xp.Array:
-        got = np.asarray(got.to_device("cpu"))
-    assert got.dtype == np.asarray(expected).dtype
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+@pytest.fixture
+def same(to_device, to_host):
+    """``same(got, expected, kind)``: ``got`` of type ``kind`` (by default the type of the
+    native arrays given: NumPy in emulation, CuPy on a GPU; creation functions give Arrays)
+    and, on the host, close to NumPy's ``expected``."""
+    native = type(to_device(np.zeros(1)))
+
+    def check(got, expected, kind=None):
+        assert type(got) is (kind or native), type(got)
+        got = to_host(got)
+        assert got.dtype == np.asarray(expected).dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+
+    return check
 
 
-def test_creation_on_the_default_and_cpu_devices():
+def test_creation_on_the_default_and_cpu_devices(to_device, same):
     new = xp.Array
     for device in (None, "cpu"):
         same(xp.zeros((2, 3), device=device), np.zeros((2, 3)), new)
@@ -157,17 +164,19 @@ def test_creation_on_the_default_and_cpu_devices():
         same(xp.eye(3, 4, k=1, device=device), np.eye(3, 4, k=1), new)
         same(xp.linspace(0, 1, 5, device=device), np.linspace(0, 1, 5), new)
         assert xp.empty((2, 2), device=device).shape == (2, 2)
-    x = rng.standard_normal((2, 3))
-    same(xp.zeros_like(x), np.zeros_like(x))
-    same(xp.ones_like(x, dtype=xp.float32, device="cpu"), np.ones_like(x, dtype=np.float32))
-    same(xp.full_like(x, 2.5), np.full_like(x, 2.5))
+    h = rng.standard_normal((2, 3))
+    x = to_device(h)
+    same(xp.zeros_like(x), np.zeros_like(h))
+    same(xp.ones_like(x, dtype=xp.float32, device="cpu"), np.ones_like(h, dtype=np.float32),
+         np.ndarray)
+    same(xp.full_like(x, 2.5), np.full_like(h, 2.5))
     assert xp.empty_like(x).shape == x.shape
     same(xp.asarray([[1, 2], [3, 4]], device="cpu"), np.array([[1, 2], [3, 4]]), new)
-    same(xp.asarray(x, copy=True), x, new)
+    same(xp.asarray(x, copy=True), h, new)
     assert xp.asarray(x)._a is x  # an Array over x's memory
-    same(xp.from_dlpack(x), x, new)
-    same(xp.tril(np.ones((3, 3))), np.tril(np.ones((3, 3))))
-    a, b = xp.meshgrid(np.arange(3), np.arange(2), indexing="ij")
+    same(xp.from_dlpack(x), h, new)
+    same(xp.tril(to_device(np.ones((3, 3)))), np.tril(np.ones((3, 3))))
+    a, b = xp.meshgrid(to_device(np.arange(3)), to_device(np.arange(2)), indexing="ij")
     same(a, np.meshgrid(np.arange(3), np.arange(2), indexing="ij")[0])
 
 
@@ -198,81 +207,90 @@ def test_cuda_backend_defaults_to_cupy():
         assert _delegated.namespace_for_device(None) is array_api_compat.numpy
 
 
-def test_sorting_searching_sets():
-    x = rng.integers(0, 5, size=(4, 6))
-    same(xp.sort(x, axis=0), np.sort(x, axis=0))
-    same(xp.sort(x, descending=True), -np.sort(-x))
-    same(xp.argsort(x, stable=True), np.argsort(x, kind="stable"))
-    same(xp.unique_values(x), np.unique(x))
+def test_sorting_searching_sets(to_device, same, to_host):
+    h = rng.integers(0, 5, size=(4, 6))
+    x = to_device(h)
+    same(xp.sort(x, axis=0), np.sort(h, axis=0))
+    same(xp.sort(x, descending=True), -np.sort(-h))
+    same(xp.argsort(x, stable=True), np.argsort(h, kind="stable"))
+    same(xp.unique_values(x), np.unique(h))
     values, counts = xp.unique_counts(x)
-    expected = np.unique(x, return_counts=True)
+    expected = np.unique(h, return_counts=True)
     same(values, expected[0])
     same(counts, expected[1])
     values, inverse = xp.unique_inverse(x)
-    same(values[inverse], x)
+    same(values[inverse], h)
     result = xp.unique_all(x)
-    same(result.values[result.inverse_indices], x)
-    same(x.reshape(-1)[result.indices], result.values)
-    same(xp.searchsorted(np.arange(10), np.array([2.5, 7])), np.searchsorted(np.arange(10), [2.5, 7]))
-    same(xp.argmax(x, axis=1, keepdims=True), np.argmax(x, axis=1, keepdims=True))
-    same(xp.count_nonzero(x, axis=0), np.count_nonzero(x, axis=0))
-    same(xp.nonzero(x)[1], np.nonzero(x)[1])
-    same(xp.where(x > 2, x, 0), np.where(x > 2, x, 0))
+    same(result.values[result.inverse_indices], h)
+    same(x.reshape(-1)[result.indices], to_host(result.values))
+    same(xp.searchsorted(to_device(np.arange(10)), to_device(np.array([2.5, 7]))),
+         np.searchsorted(np.arange(10), [2.5, 7]))
+    same(xp.argmax(x, axis=1, keepdims=True), np.argmax(h, axis=1, keepdims=True))
+    same(xp.count_nonzero(x, axis=0), np.count_nonzero(h, axis=0))
+    same(xp.nonzero(x)[1], np.nonzero(h)[1])
+    same(xp.where(x > 2, x, 0), np.where(h > 2, h, 0))
+    same(xp.where(x > 2, np.int8(1), x), np.where(h > 2, np.int8(1), h))  # a value, any device
 
 
-def test_statistics_and_utilities():
-    x = rng.standard_normal((3, 4, 5))
+def test_statistics_and_utilities(to_device, same):
+    h = rng.standard_normal((3, 4, 5))
+    x = to_device(h)
     for axis in (None, 0, (1, 2), -1):
         for keepdims in (False, True):
-            same(xp.sum(x, axis=axis, keepdims=keepdims), np.sum(x, axis=axis, keepdims=keepdims))
-            same(xp.mean(x, axis=axis, keepdims=keepdims), np.mean(x, axis=axis, keepdims=keepdims))
+            same(xp.sum(x, axis=axis, keepdims=keepdims), np.sum(h, axis=axis, keepdims=keepdims))
+            same(xp.mean(x, axis=axis, keepdims=keepdims), np.mean(h, axis=axis, keepdims=keepdims))
             same(xp.std(x, axis=axis, keepdims=keepdims, correction=1),
-                 np.std(x, axis=axis, keepdims=keepdims, ddof=1))
-            same(xp.max(x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims))
+                 np.std(h, axis=axis, keepdims=keepdims, ddof=1))
+            same(xp.max(x, axis=axis, keepdims=keepdims), np.max(h, axis=axis, keepdims=keepdims))
     same(xp.cumulative_sum(x, axis=1, include_initial=True),
-         np.concatenate([np.zeros((3, 1, 5)), np.cumsum(x, axis=1)], axis=1))
-    same(xp.diff(x, axis=0), np.diff(x, axis=0))
-    same(xp.any(x > 1, axis=0), np.any(x > 1, axis=0))
+         np.concatenate([np.zeros((3, 1, 5)), np.cumsum(h, axis=1)], axis=1))
+    same(xp.diff(x, axis=0), np.diff(h, axis=0))
+    same(xp.any(x > 1, axis=0), np.any(h > 1, axis=0))
 
 
-def test_indexing_and_linear_algebra():
-    x = rng.standard_normal((4, 5))
-    same(xp.take(x, np.array([3, 0, 0]), axis=0), x[[3, 0, 0]])
-    idx = np.argsort(x, axis=1)
-    same(xp.take_along_axis(x, idx, axis=1), np.sort(x, axis=1))
-    y = rng.standard_normal((5, 3))
-    same(xp.matmul(x, y), x @ y)
-    same(xp.matrix_transpose(x), x.T)
-    same(xp.tensordot(x, y, axes=1), np.tensordot(x, y, axes=1))
-    same(xp.vecdot(x, x), np.sum(x * x, axis=-1))
-    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
-    same(xp.linalg.inv(a), np.linalg.inv(a))
-    same(xp.linalg.det(a), np.linalg.det(a))
-    same(xp.linalg.solve(a, np.ones((3, 1))), np.linalg.solve(a, np.ones((3, 1))))
-    same(xp.linalg.svdvals(a), np.linalg.svd(a, compute_uv=False))
-    same(xp.linalg.vector_norm(x, axis=1), np.linalg.norm(x, axis=1))
-    same(xp.linalg.matrix_norm(a, ord="fro"), np.linalg.norm(a))
-    same(xp.linalg.matmul(x, y), x @ y)
+def test_indexing_and_linear_algebra(to_device, same):
+    h = rng.standard_normal((4, 5))
+    x = to_device(h)
+    same(xp.take(x, to_device(np.array([3, 0, 0])), axis=0), h[[3, 0, 0]])
+    idx = to_device(np.argsort(h, axis=1))
+    same(xp.take_along_axis(x, idx, axis=1), np.sort(h, axis=1))
+    g = rng.standard_normal((5, 3))
+    y = to_device(g)
+    same(xp.matmul(x, y), h @ g)
+    same(xp.matrix_transpose(x), h.T)
+    same(xp.tensordot(x, y, axes=1), np.tensordot(h, g, axes=1))
+    same(xp.vecdot(x, x), np.sum(h * h, axis=-1))
+    m = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    a = to_device(m)
+    same(xp.linalg.inv(a), np.linalg.inv(m))
+    same(xp.linalg.det(a), np.linalg.det(m))
+    same(xp.linalg.solve(a, to_device(np.ones((3, 1)))), np.linalg.solve(m, np.ones((3, 1))))
+    same(xp.linalg.svdvals(a), np.linalg.svd(m, compute_uv=False))
+    same(xp.linalg.vector_norm(x, axis=1), np.linalg.norm(h, axis=1))
+    same(xp.linalg.matrix_norm(a, ord="fro"), np.linalg.norm(m))
+    same(xp.linalg.matmul(x, y), h @ g)
     sign, logabsdet = xp.linalg.slogdet(a)  # NumPy's scalars come back as 0-d arrays
-    same(sign, np.asarray(np.linalg.slogdet(a).sign))
-    same(logabsdet, np.asarray(np.linalg.slogdet(a).logabsdet))
+    same(sign, np.asarray(np.linalg.slogdet(m).sign))
+    same(logabsdet, np.asarray(np.linalg.slogdet(m).logabsdet))
     assert xp.linalg.slogdet(a)._fields == ("sign", "logabsdet")  # still the namedtuple
 
 
-def test_fft():
-    x = rng.standard_normal(16)
-    same(xp.fft.fft(x), np.fft.fft(x))
-    same(xp.fft.rfft(x, n=8), np.fft.rfft(x, n=8))
-    same(xp.fft.irfft(np.fft.rfft(x)), np.fft.irfft(np.fft.rfft(x)))
+def test_fft(to_device, same):
+    h = rng.standard_normal(16)
+    x = to_device(h)
+    same(xp.fft.fft(x), np.fft.fft(h))
+    same(xp.fft.rfft(x, n=8), np.fft.rfft(h, n=8))
+    same(xp.fft.irfft(to_device(np.fft.rfft(h))), np.fft.irfft(np.fft.rfft(h)))
     same(xp.fft.fftfreq(8, d=0.5, device="cpu"), np.fft.fftfreq(8, d=0.5), xp.Array)
     same(xp.fft.rfftfreq(8), np.fft.rfftfreq(8), xp.Array)
-    same(xp.fft.fftshift(x), np.fft.fftshift(x))
+    same(xp.fft.fftshift(x), np.fft.fftshift(h))
 
 
 def test_data_type_functions(to_device, to_host):
     assert xp.result_type(xp.int8, xp.float32) == np.float32
     assert xp.result_type(to_device(np.zeros(2, np.int16)),
                           to_device(np.zeros(2, np.uint8))) == np.int16
+    assert xp.result_type(to_device(np.zeros(2, np.float32)), np.float64(1)) == np.float64
     assert xp.can_cast(xp.int8, xp.int64) and not xp.can_cast(xp.float64, xp.int8)
     assert xp.finfo(xp.float32).eps == np.finfo(np.float32).eps
     assert xp.iinfo(xp.uint8).max == 255
@@ -338,9 +356,9 @@ def test_numpy_arrays_under_the_cuda_backend_are_an_error():
         xp.sort(np.arange(3))
 
 
-def test_reductions_return_0d_arrays_not_scalars():
-    x = np.arange(6.0)
+def test_reductions_return_0d_arrays_not_scalars(to_device):
+    x = to_device(np.arange(6.0))
     for result in (xp.sum(x), xp.max(x), xp.all(x > -1), xp.linalg.vector_norm(x)):
-        assert type(result) is np.ndarray and result.ndim == 0
+        assert type(result) is type(x) and result.ndim == 0
     values = xp.unique_counts(x)  # tuples of arrays come back unchanged
     assert values._fields == ("values", "counts")

@@ -60,6 +60,41 @@ def test_mixed_operands_and_out(arr, host, to_device, to_host):
     np.testing.assert_allclose(to_host(plain), 2 * b)
 
 
+class ufunc:  # noqa: N801  CuPy's class name, which the hook reads
+    """What CuPy's hook call hands the Array of a ufunc (``cupy.add``): its name and nin."""
+
+    def __init__(self, name, nin):
+        self.name, self.nin = name, nin
+
+
+def test_cupy_ufuncs_hand_arrays_back_to_the_namespace(backend_name, arr, host, to_device,
+                                                       to_host):
+    """``cupy_array + x`` and ``np.add(cupy_array, x)`` reach CuPy's ufunc first (NumPy asks
+    the leftmost operand), which calls the Array's ``__cupy_override_elementwise_kernel__``:
+    called here as CuPy calls it, it runs our function and gives an Array."""
+    assert hasattr(arr(np.ones(2)), "__cupy_override_elementwise_kernel__") == (
+        backend_name == "cuda")  # CuPy takes only GPU Arrays to its kernels
+    a, b = rng.standard_normal((2, 4)), rng.standard_normal(4)
+    x, native = arr(a), to_device(b)
+    with recording() as launches:
+        got = numpy_protocols._cupy_kernel(ufunc("cupy_add", 2), native, x)
+    assert type(got) is xp.Array
+    np.testing.assert_allclose(host(got), b + a)
+    assert backend_name != "emulate" or [r.name for r in launches if r.name.startswith("ew_")]
+    plain = to_device(b.copy())  # cupy_array += x: into the CuPy array
+    assert numpy_protocols._cupy_kernel(ufunc("cupy_add", 2), plain, x[0], plain) is plain
+    np.testing.assert_allclose(to_host(plain), b + a[0])
+
+    def kernel(u, v):  # an ElementwiseKernel: on the native arrays, an Array out
+        assert type(u) is type(native) and type(v) is type(native)
+        return u * v
+
+    kernel.name, kernel.nin = "cupy_add", 2  # its author's name: not taken for cupy.add
+    got = numpy_protocols._cupy_kernel(kernel, native, x)
+    assert type(got) is xp.Array
+    np.testing.assert_allclose(host(got), b * a)
+
+
 def test_ufunc_reductions(arr, host):
     a = rng.standard_normal((3, 4))
     x = arr(a)

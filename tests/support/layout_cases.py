@@ -70,11 +70,24 @@ def cases(seed, n, ndim=None, dtypes=DTYPES, layouts=LAYOUTS):
 
 
 def shares(a, b) -> bool:
-    if arrays.is_cupy_array(a):
-        import cupy
-
-        return bool(cupy.shares_memory(a, b))
+    """Whether ``a`` and ``b`` have a byte in common. CuPy arrays: counted here from their
+    addresses and strides; ``cupy.shares_memory`` (14.2) takes element addresses in a kernel,
+    which fails on 0-d complex arrays and gets other 0-d arrays wrong."""
+    if arrays.is_cupy_array(a) or arrays.is_cupy_array(b):
+        if not (arrays.is_cupy_array(a) and arrays.is_cupy_array(b)):
+            return False  # host and device memory
+        return np.intersect1d(_bytes(a), _bytes(b)).size > 0
     return bool(np.shares_memory(a, b))
+
+
+def _bytes(a) -> np.ndarray:
+    """The addresses of every byte of ``a``'s elements."""
+    offsets = np.zeros(a.shape, np.int64)
+    for axis, (n, stride) in enumerate(zip(a.shape, a.strides)):
+        offsets = offsets + (np.arange(n, dtype=np.int64) * stride).reshape(
+            (n,) + (1,) * (a.ndim - axis - 1))
+    starts = arrays.data_pointer(a) + offsets.ravel()
+    return (starts[:, None] + np.arange(a.itemsize)).ravel()
 
 
 def viewable(h, shape) -> bool:
