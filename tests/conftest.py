@@ -40,6 +40,11 @@ settings.register_profile(
 )
 
 
+# The stand-in for array_api_strict is a plugin of subprocesses (test_xarray, test_scipy_suite):
+# imported for doctests here, it would shadow the real package in this process.
+collect_ignore = ["support/strict_standin"]
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--backend",

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..arrays import backend_for
+from .. import config, dtypes
+from ..arrays import backend_for, require_cupy
 from ..elementwise import numpy_backend
 from ..elementwise.launcher import apply, check_clip_bounds, scalar_clip_bound
 from ..elementwise.ops import OPS, ElementwiseOp
@@ -35,8 +35,10 @@ def _dispatch(op: ElementwiseOp, args, out):
     if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
         if not any(isinstance(a, np.generic) for a in args):
             raise TypeError(f"{op.name}() needs at least one array argument, got only scalars")
-        # NumPy scalars (NumPy's 0-d results) are 0-d arrays of the CPU
-        args = tuple(np.asarray(a) if isinstance(a, np.generic) else a for a in args)
+        # NumPy scalars alone: 0-d arrays of the backend in force (the CPU's memory, or the
+        # GPU's under cuda, where CuPy's ufuncs take NumPy scalars as values too)
+        to_array = require_cupy().asarray if config.get_backend() == "cuda" else np.asarray
+        args = tuple(to_array(a) if isinstance(a, np.generic) else a for a in args)
     try:  # masked, unit-carrying arrays: arrays.check_plain_buffer refuses them
         backend = backend_for(*args, *(() if out is None else (out,)))
     except TypeError as e:
