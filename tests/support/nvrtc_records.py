@@ -14,3 +14,13 @@ def skip_unless_recorded_by_this_nvrtc(recorded: str, what: str) -> None:
     here = ".".join(map(str, nvrtc_version()))
     if here != recorded:
         pytest.skip(f"{what} was recorded from NVRTC {recorded}'s code; this is NVRTC {here}")
+
+
+def skip_without_nvdisasm() -> None:
+    """Skip where nvdisasm is missing: the figures compared are read from SASS."""
+    from infini_cupy.tools import cubin
+
+    try:
+        cubin.nvdisasm()
+    except RuntimeError as e:  # pragma: no cover - the test extra installs it
+        pytest.skip(str(e))

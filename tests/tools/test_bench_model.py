@@ -20,8 +20,7 @@ import pytest
 
 from infini_cupy.tools import bench_model
 from infini_cupy.tools import cases as bench_cases
-from infini_cupy.tools import cubin
-from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc
+from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 
 CASES = bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE
 BASELINE = json.loads((Path(__file__).with_name("model_baseline.json")).read_text())
@@ -48,10 +47,7 @@ def _params(cases, rework):
 
 @pytest.fixture(scope="module")
 def records():
-    try:
-        cubin.nvdisasm()
-    except RuntimeError as e:  # pragma: no cover - the test extra installs it
-        pytest.skip(str(e))
+    skip_without_nvdisasm()
     memo = {}
 
     def record(case):
