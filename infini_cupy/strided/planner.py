@@ -406,9 +406,9 @@ def _smaller_blocks(plan: TilePlan, layout: NormalizedLayout, dst_residue,
     the model predicts it as fast: where it cannot tell them apart, more and smaller blocks
     per SM win, because a block's loads wait at the barrier between its two phases and other
     blocks' phases fill that time. On an H100 (2026-11-25), 48 KiB tiles at 256 threads
-    instead of 512 took NCHW->NHWC RGB float32 from 0.51 to 0.81 of a device copy and the
-    odd float32 transpose from 0.58 to 0.68; byte tiles, which need 512 threads for their
-    loads in flight, the model keeps at 512."""
+    instead of 512 took NCHW->NHWC RGB float32 from 0.51 to 0.75-0.81 of a device copy and
+    the thin transpose from 0.71 to 0.85; byte tiles, which need 512 threads for their loads
+    in flight, lost at 256 (0.21 -> 0.18), and the model keeps them at 512."""
     nbytes = layout.total * layout.unit
     efficiency = _efficiency(plan, layout, dst_residue, src_residue)
     best = plan, round(kernel_costs.predicted_fraction(plan, efficiency, nbytes), 2)
