@@ -42,6 +42,7 @@ from typing import Callable
 from ..runtime import cuda
 from ..runtime.availability import cuda_unavailable
 from .gpu_environment import environment, sanitizer
+from .gpu_failures import FILE_VAR as FAILURES_VAR
 
 HELP = "on a GPU machine: environment, smoke, compute-sanitizer, a sample of the suite, the " \
        "bench's key rows and the rest of the suite, within --budget seconds"
@@ -229,19 +230,26 @@ _OUTCOME = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|X
 
 
 def _pytest(paths, limit, log: Path) -> dict:
-    """``pytest --backend cuda`` on ``paths``, 4 workers when pytest-xdist is installed."""
+    """``pytest --backend cuda`` on ``paths``, with pytest-xdist (where installed) one worker
+    per CPU core but two, at most 14 (each holds a CUDA context); each failure's traceback
+    written as it happens beside the log (:mod:`.gpu_failures`)."""
     try:
         import xdist  # noqa: F401
 
-        workers = ["-n", "4"]
+        workers = ["-n", str(max(1, min(14, (os.cpu_count() or 4) - 2)))]
     except ImportError:
         workers = []
+    failures = log.with_suffix(".failures.log")
+    failures.unlink(missing_ok=True)
     result = run_command([*PYTHON, "-m", "pytest", "--backend", "cuda", "-v", "-p",
-                          "no:cacheprovider", "-o", "addopts=-rfE", *workers, *paths],
-                         limit, log)
+                          "no:cacheprovider", "-p", "infini_cupy.tools.gpu_failures", "-o",
+                          "addopts=-rfE", *workers, *paths], limit, log,
+                         env={FAILURES_VAR: str(failures.resolve())})
     outcomes = [a or b for a, b in _OUTCOME.findall(log.read_text())]
     result["outcomes"] = {k.lower(): outcomes.count(k) for k in sorted(set(outcomes))}
     result["log"] = str(log)
+    if failures.exists():
+        result["failures_log"] = str(failures)
     counted = ", ".join(f"{n} {k}" for k, n in result["outcomes"].items()) or "no test ran"
     result["summary"] = counted + (" (stopped at the step's time limit)"
                                    if result["timed_out"] else "")

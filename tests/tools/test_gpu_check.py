@@ -6,6 +6,7 @@ a driver it says so in one line at once."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -173,3 +174,22 @@ def test_test_outcomes_are_counted_once_with_and_without_xdist():
            "ERROR root: a captured log line\nFAILED tests/a.py::test_y - AssertionError\n")
     assert [a or b for a, b in gpu_check._OUTCOME.findall(log)] == [
         "PASSED", "FAILED", "PASSED", "SKIPPED"]
+
+
+def test_failures_are_written_as_they_happen(tmp_path):
+    # gpu-check's pytest steps may be stopped at their limit before pytest prints any
+    # traceback: the plugin writes each failure's report the moment it comes in.
+    (tmp_path / "test_some.py").write_text(
+        "def test_fine():\n    pass\n\n"
+        "def test_broken():\n    assert 1 + 1 == 3, 'arithmetic'\n")
+    failures = tmp_path / "failures.log"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+         "infini_cupy.tools.gpu_failures", str(tmp_path / "test_some.py")],
+        cwd=tmp_path, capture_output=True, text=True,
+        env=dict(os.environ, INFINI_CUPY_FAILURES=str(failures),
+                 PYTHONPATH=os.pathsep.join([str(gpu_check.REPO), os.environ.get("PYTHONPATH", "")])))
+    assert done.returncode == 1, done.stdout[-2000:]
+    text = failures.read_text()
+    assert text.startswith("FAILED test_some.py::test_broken (call)")
+    assert "AssertionError: arithmetic" in text and "test_fine" not in text
