@@ -3,8 +3,10 @@ a device-to-device copy of as many bytes, beside what CuPy does for the same cal
 (``cupy.ascontiguousarray``, its ufuncs, ``cupy.fuse``) and torch when it imports.
 
 Rows: the device-to-device copy itself, the transposes (float32 and float16, even and odd
-sizes), NCHW -> NHWC, elementwise add contiguous and broadcast, and a fused expression (GELU,
-tanh form). Each row also says whether our result equals CuPy's. Run as
+sizes), NCHW -> NHWC, elementwise add contiguous and broadcast, a fused expression (GELU,
+tanh form), and microseconds per call of a transpose and an add too small to keep the GPU
+busy (the host's cost per call, launch included). Each row also says whether our result
+equals CuPy's. Run as
 ``python -m infini_cupy.tools.gpu_bench REPORT.json``; a row is written as soon as it is
 measured, so a step cut short keeps what it measured.
 """
@@ -130,6 +132,40 @@ def _fused_row(kit) -> dict:
                 lambda: reference(x), kit.torch_gelu(x))
 
 
+LAUNCH_SHAPE = (64, 48)  # small enough that the host, not the GPU, sets the time per call
+
+
+def _launch_rows(kit):
+    """Microseconds per call where a call is too small to keep the GPU busy: what the host
+    spends on each, its launch included (ours, CuPy's, torch's), for a transpose and an add."""
+    import types
+
+    import infini_cupy as xp
+
+    library = kit.library
+    x = kit.alloc(LAUNCH_SHAPE[::-1], np.float32)
+    x[...] = library.asarray(np.random.default_rng(1).standard_normal(x.shape, np.float32))
+    y = kit.alloc(LAUNCH_SHAPE, np.float32)
+    copy, add = types.SimpleNamespace(elementwise=False), types.SimpleNamespace(elementwise=True)
+
+    def transpose():
+        xp.rearrange_(y, x.T)
+        return y
+
+    calls = [("launch-bound transpose 64x48 fp32", transpose,
+              lambda: library.ascontiguousarray(x.T), kit.torch_call(copy, (y, x.T))),
+             ("launch-bound add 48x64 fp32", lambda: xp.add(x, x), lambda: library.add(x, x),
+              kit.torch_call(add, ("add", x, x)))]
+    for name, ours, reference, torch_call in calls:
+        got, expected = kit.to_host(ours()), kit.to_host(reference())
+        row = {"case": name, "ok": bool(np.array_equal(got, expected)),
+               "us_per_call": round(kit.seconds(ours) * 1e6, 2),
+               "cupy_us_per_call": round(kit.seconds(reference) * 1e6, 2),
+               "torch_us_per_call": None if torch_call is None
+               else round(kit.seconds(torch_call) * 1e6, 2)}
+        yield row
+
+
 def rows(kit):
     """Every key row, measured on ``kit``, in order; a failing row is reported, not raised."""
     by_name = {case.name: case for case in (*REARRANGE_SUITE, *ELEMENTWISE_SUITE)}
@@ -142,6 +178,10 @@ def rows(kit):
             yield make()
         except Exception as e:  # the next row still runs
             yield {"case": name, "ok": False, "error": f"{type(e).__name__}: {e}"}
+    try:
+        yield from _launch_rows(kit)
+    except Exception as e:
+        yield {"case": "launch-bound calls", "ok": False, "error": f"{type(e).__name__}: {e}"}
 
 
 def main(argv=None, kit=None) -> int:
