@@ -7,7 +7,8 @@ must be predicted within AGREE of their measured fraction (a ratchet: a model ch
 agrees with fewer cases fails; one that agrees with more raises the number), and where the
 model is far off, it must err on the high side but for the cases recorded with a reason.
 On 2026-11-25: 32 of 86 within 0.1; staged copies of 48 KiB tiles and the seed kernel's
-small copies are predicted too high (docs/performance/h100.md)."""
+small copies are predicted too high (docs/performance/h100.md). A new GPU run rewrites the
+record: ``python -m tests.support.h100_record BENCH.json MACHINE DATE``."""
 
 from __future__ import annotations
 

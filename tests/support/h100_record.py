@@ -1,0 +1,63 @@
+"""``python -m tests.support.h100_record BENCH.json [MACHINE [DATE]]``: rewrite
+``tests/tools/h100_measured.json`` from a GPU run of ``python -m infini_cupy bench --suite
+rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
+BENCH.json``, with today's agreement count (what ``tests/tools/test_h100_measured.py``
+ratchets) and the cases the model predicts too low listed for a reason to be written in.
+
+Broadcast copies are left out: their source is re-read from cache, which the model does not
+count (they measure above a copy).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+
+RECORD = Path(__file__).resolve().parents[1] / "tools" / "h100_measured.json"
+AGREE = 0.1
+
+
+def cases_of(bench_records) -> list[dict]:
+    """The recorded fields of each measured case (single-kernel block sizes only)."""
+    out = []
+    for r in bench_records:
+        if "measured_fraction" not in r or (r["suite"] == "rearrange" and "broadcast" in r["case"]):
+            continue
+        threads = r["block_threads"][0] if len(r["block_threads"]) == 1 else None
+        out.append({"case": r["case"], "suite": r["suite"], "kernel": r["kernel"],
+                    "block_threads": threads, "measured_fraction": r["measured_fraction"],
+                    "gbps": r["gbps"], "copy_gbps": r["copy_gbps"]})
+    return out
+
+
+def main(argv) -> int:
+    from infini_cupy.runtime.nvrtc import nvrtc_version
+    from infini_cupy.tools import bench, bench_model
+
+    bench_path, machine = argv[0], (argv[1] if len(argv) > 1 else "")
+    date = argv[2] if len(argv) > 2 else datetime.date.today().isoformat()  # of the run
+    previous = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    cases = cases_of(json.loads(Path(bench_path).read_text()))
+    known = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
+             for c in bench.SUITES[suite]()}
+    agree, low = 0, {}
+    for m in cases:
+        predicted = bench_model.quick_record(known[m["case"]])["predicted_fraction"]
+        agree += abs(predicted - m["measured_fraction"]) <= AGREE
+        if m["measured_fraction"] - predicted > AGREE:
+            low[m["case"]] = previous.get("below_expected", {}).get(
+                m["case"], f"TO EXPLAIN: predicted {predicted}, measured {m['measured_fraction']}")
+    record = {"about": previous.get("about", ""), "machine": machine or previous.get("machine"),
+              "nvrtc": ".".join(map(str, nvrtc_version())),
+              "date": date, "agree_at_least": agree,
+              "replanned_at_most": 0, "below_expected": low, "cases": cases}
+    RECORD.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{RECORD}: {len(cases)} cases, {agree} within {AGREE} of the model, "
+          f"{len(low)} predicted too low")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
