@@ -77,3 +77,17 @@ def test_where_the_model_is_off_it_is_too_high(compared):
     low = [(name, p, m) for name, p, m in rows if m - p > AGREE]
     unexplained = [r for r in low if r[0] not in MEASURED["below_expected"]]
     assert not unexplained, f"predicted below the H100's measurement: {unexplained}"
+
+
+def test_the_record_keeps_what_the_model_can_be_held_to():
+    from tests.support.h100_record import cases_of
+
+    run = [{"case": "broadcast row fp32", "suite": "rearrange", "kernel": "k", "gbps": 9.0,
+            "copy_gbps": 3.0, "block_threads": [256], "measured_fraction": 3.0},
+           {"case": "add transposed fp32", "suite": "elementwise", "kernel": "a, b",
+            "gbps": 1.0, "copy_gbps": 2.0, "block_threads": [256, 128],
+            "measured_fraction": 0.5},
+           {"case": "transpose fp32", "suite": "rearrange", "error": "CUDADriverError: ..."}]
+    kept = cases_of(run)
+    assert [c["case"] for c in kept] == ["add transposed fp32"]  # no broadcast, no error
+    assert kept[0]["block_threads"] is None and kept[0]["measured_fraction"] == 0.5
