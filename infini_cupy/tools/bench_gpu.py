@@ -26,32 +26,40 @@ def seconds_per_call(fn, repeats=20) -> float:
     return cupy.cuda.get_elapsed_time(start, end) / 1e3 / repeats
 
 
-def moved_bytes(case, operands, library=np) -> int:
-    """The bytes a call is credited with: a copy reads and writes its destination's size; an
-    elementwise call reads its array inputs and writes its output (``library`` computes the
-    output when the case passes none: CuPy on a GPU, NumPy for the model)."""
-    if not case.elementwise:
-        return 2 * operands[0].nbytes
+def _elementwise_parts(operands, library):
+    """(op, inputs, out) of an elementwise case; ``library`` computes the output when the
+    case passes none (CuPy on a GPU, NumPy for the model)."""
     op, inputs, keywords = call_parts(operands)
     out = keywords.get("out")
-    out = getattr(library, op)(*inputs) if out is None else out
+    return op, inputs, getattr(library, op)(*inputs) if out is None else out
+
+
+def _elementwise_bytes(inputs, out) -> int:
     return sum(a.nbytes for a in inputs if hasattr(a, "nbytes")) + out.nbytes
+
+
+def moved_bytes(case, operands, library=np) -> int:
+    """The bytes a call is credited with: a copy reads and writes its destination's size; an
+    elementwise call reads its array inputs and writes its output."""
+    if not case.elementwise:
+        return 2 * operands[0].nbytes
+    _, inputs, out = _elementwise_parts(operands, library)
+    return _elementwise_bytes(inputs, out)
 
 
 def throughput(case, operands, call) -> dict:
     """GB/s of our kernel, of a device-to-device copy of as many bytes, CuPy and torch."""
     import cupy
 
-    moved = moved_bytes(case, operands, cupy)
     if case.elementwise:
-        op, inputs, keywords = call_parts(operands)
-        out = keywords.get("out")
-        out = getattr(cupy, op)(*inputs) if out is None else out
+        op, inputs, out = _elementwise_parts(operands, cupy)
+        moved = _elementwise_bytes(inputs, out)
 
         def cupy_call():
             getattr(cupy, op)(*inputs, out=out)
     else:
         y, x = operands
+        moved = 2 * y.nbytes
 
         def cupy_call():
             cupy.ascontiguousarray(x)
