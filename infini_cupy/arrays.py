@@ -231,9 +231,11 @@ def empty(backend: str, shape, dtype):
     alloc = _allocator.get()
     if alloc is not None:
         return alloc(tuple(shape), np.dtype(dtype))
-    if backend == "cuda" and dtype is dtypes.BFLOAT16:  # callers pass np.dtype objects
+    if backend != "cuda":
+        return np.empty(shape, dtype)
+    if dtype is dtypes.BFLOAT16:  # callers pass np.dtype objects
         dtypes.check_bfloat16_on_cupy(dtype)
-    return array_module(backend).empty(shape, dtype)
+    return (sys.modules.get("cupy") or require_cupy()).empty(shape, dtype)
 
 
 @contextlib.contextmanager

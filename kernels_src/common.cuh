@@ -95,6 +95,36 @@ __device__ __forceinline__ void sts(T *p, const T &v) {
     *p = v;
 }
 
+// A global -> shared copy of one T that does not pass through a register: on sm_80 and later
+// an asynchronous copy (cp.async, SASS LDGSTS), so a thread can have every item of a staged
+// phase in flight at once instead of a round of loads at a time; cp_async_wait_all() completes
+// this thread's copies (a barrier after it makes them visible to the block). Elsewhere, and in
+// emulation, an ld and an sts: the same bytes moved, complete at once.
+template <typename T>
+__device__ __forceinline__ void cp_async(T *shared, const T *global) {
+#if !defined(INFINI_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16,
+                  "cp.async moves 4, 8 or 16 bytes");
+    const unsigned slot = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+    if (sizeof(T) == 16) {  // 16 bytes may bypass L1 (.cg): a staged copy reads each once
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(slot), "l"(global)
+                     : "memory");
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(slot), "l"(global),
+                     "n"(static_cast<int>(sizeof(T)))
+                     : "memory");
+    }
+#else
+    sts(shared, ld(global));
+#endif
+}
+
+__device__ __forceinline__ void cp_async_wait_all() {
+#if !defined(INFINI_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
 // Dynamic shared memory: the launch's shared_mem bytes per block, 16-byte aligned (a block
 // may declare 48 KiB statically; beyond, the launcher opts the kernel in to more).
 __device__ __forceinline__ unsigned char *dynamic_shared_memory() {

@@ -168,6 +168,9 @@ template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, int Unit, int 
           typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
+    // Single units of 4 bytes or more go global -> shared asynchronously (cp_async): every
+    // round's copies are issued without waiting on the last, the phase's loads all in flight.
+    constexpr bool ASYNC = LOAD && V == 1 && sizeof(Elem) >= 4;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     for (unsigned first = warp; first < pass.steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
@@ -186,7 +189,12 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
 #endif
         }
         vec_t value[TILE_ITEMS];
-        if (LOAD) {
+        if constexpr (ASYNC) {
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                if (active[it]) cp_async(slot[it], reinterpret_cast<const Elem *>(address[it]));
+            }
+        } else if (LOAD) {
 #pragma unroll
             for (int it = 0; it < TILE_ITEMS; ++it) {
                 if (active[it]) value[it] = ld(reinterpret_cast<const vec_t *>(address[it]));
@@ -210,6 +218,7 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
             }
         }
     }
+    if constexpr (ASYNC) cp_async_wait_all();  // the barrier after the phase then publishes the tile
 }
 
 // A pass's walk for its case: chained (one run), rows sharing their lead, descending.

@@ -189,23 +189,26 @@ def short_call(name: str, args, out=None):
     known = _known.get(_key(name, args, out))
     if known is None:
         return None
+    # Every check before the first launch: a call that falls back has written nothing.
+    addresses = [0, 0, 0]
     if known.on_gpu:  # arrays on the current GPU (apply allocates on another one)
         device = _current_device()
-        if any(args[k].data.device_id != device for k in known.array_indices):
-            return None
+        for k, align_mask in known.arrays:
+            memory = args[k].data
+            address = addresses[k] = memory.ptr
+            if memory.device_id != device or address & align_mask:
+                return None
         if out is not None and out.data.device_id != device:
             return None
         backend, pointer = "cuda", cupy_data_pointer
     elif config.get_backend() == "emulate":
         backend, pointer = "emulate", numpy_data_pointer
+        for k, align_mask in known.arrays:
+            address = addresses[k] = pointer(args[k])
+            if address & align_mask:
+                return None
     else:
         return None  # the numpy backend asked for: apply says what happens
-    # Every check before the first launch: a call that falls back has written nothing.
-    addresses = [0, 0, 0]
-    for k, align_mask in known.arrays:
-        address = addresses[k] = pointer(args[k])
-        if address & align_mask:
-            return None
     if out is None:
         out = empty(backend, known.shape, known.dtype_out)
     elif not _out_usable(known.out_check, out, pointer(out), addresses):

@@ -17,7 +17,7 @@ where it predicts a larger fraction than the staged or seed plan it would launch
 and splits a staged copy's tiles where that fills the SMs better.
 
 >>> kernel_cost("tiled_copy<4, 1, 1, 0>")
-Cost(per_byte=4.03, per_tile=337, registers=48, shared_bytes=17920, bytes_in_flight=16)
+Cost(per_byte=4.34, per_tile=338, registers=48, shared_bytes=17920, bytes_in_flight=16, asynchronous=1)
 >>> round(sector_limit((0.5, 1), (1.0, 1)), 3)   # reads at half their sectors' bytes
 0.667
 """
@@ -60,6 +60,7 @@ class Cost(NamedTuple):
     registers: int  # per thread
     shared_bytes: int  # static shared memory per block
     bytes_in_flight: int  # bytes of global loads a thread issues before using one
+    asynchronous: int = 0  # 1: loads go global -> shared by cp.async (see thread_in_flight)
 
 
 def kernel_cost(kernel: str) -> Cost:
@@ -78,6 +79,16 @@ def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
     if per_tile and tile_bytes:
         per_byte += per_tile * block_threads / (2 * tile_bytes)
     return per_byte
+
+
+def thread_in_flight(bytes_in_flight: int, asynchronous: bool, block_threads: int,
+                     tile_bytes: int) -> int:
+    """Load bytes a thread has in flight at once: those its load loop issues before using one,
+    or for a loop of asynchronous copies (cp.async, nothing waits on them until the phase
+    ends) its share of the whole tile."""
+    if asynchronous and tile_bytes and block_threads:
+        return max(bytes_in_flight, tile_bytes // block_threads)
+    return bytes_in_flight
 
 
 def sector_limit(read: tuple[float, int], write: tuple[float, int] | None = None) -> float:
@@ -104,8 +115,10 @@ def limits(plan, efficiency: tuple[float, float], nbytes: int,
     ``(reads, writes)`` sector ``efficiency``, each a fraction of a device-to-device copy."""
     cost = kernel_cost(plan.kernel)
     tiles = getattr(plan, "tiles", 0)
-    per_byte = with_tile_overhead(cost.per_byte, cost.per_tile, plan.block_threads,
-                                  nbytes // tiles if tiles else 0)
+    tile_bytes = nbytes // tiles if tiles else 0
+    per_byte = with_tile_overhead(cost.per_byte, cost.per_tile, plan.block_threads, tile_bytes)
+    in_flight = thread_in_flight(cost.bytes_in_flight, cost.asynchronous, plan.block_threads,
+                                 tile_bytes)
     blocks = getattr(plan, "launch_blocks", 0) or plan.grid_blocks
     shared = cost.shared_bytes + getattr(plan, "shared_bytes", 0)  # static + dynamic
     per_sm, _ = occupancy(cost.registers, shared, plan.block_threads, device)
@@ -113,8 +126,8 @@ def limits(plan, efficiency: tuple[float, float], nbytes: int,
     reads, writes = efficiency
     return {"sector": sector_limit((reads, 1), (writes, 1)),
             "issue": issue_limit(per_byte, device),
-            "latency": (latency_limit(cost.bytes_in_flight * resident, device=device)
-                        if cost.bytes_in_flight else 1.0),
+            "latency": (latency_limit(in_flight * resident, device=device)
+                        if in_flight else 1.0),
             "waves": waves_limit(blocks, device)}
 
 

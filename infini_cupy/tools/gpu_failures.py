@@ -13,10 +13,19 @@ import os
 
 FILE_VAR = "INFINI_CUPY_FAILURES"
 
+# Asked of the session's config, not of $PYTEST_XDIST_WORKER: a pytest started from inside an
+# xdist worker inherits that variable and is no worker itself.
+_writes = True
+
+
+def pytest_configure(config):
+    global _writes
+    _writes = not hasattr(config, "workerinput")
+
 
 def pytest_runtest_logreport(report):
     path = os.environ.get(FILE_VAR)
-    if not path or not report.failed or os.environ.get("PYTEST_XDIST_WORKER"):
+    if not path or not report.failed or not _writes:
         return
     with open(path, "a", encoding="utf-8") as f:
         f.write(f"FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n\n")

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from ..strided.device_model import (  # noqa: F401 (re-exported)
     H100, Device, issue_bound, issue_limit, latency_limit, occupancy, resident_threads)
 from ..strided.kernel_costs import (  # noqa: F401 (sector_limit re-exported)
-    sector_limit, waves_limit, with_tile_overhead)
+    sector_limit, thread_in_flight, waves_limit, with_tile_overhead)
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,10 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     if kernel and math.isfinite(ipb) and ipb > 0:
         limits["issue"] = issue_limit(ipb, device)
     resident = resident_threads(blocks_per_sm, grid_blocks, block_threads, device)
-    in_flight = (kernel.bytes_in_flight if kernel else 0) * resident
-    if kernel and kernel.bytes_in_flight:  # 0: no load loop found, nothing to say
+    per_thread = thread_in_flight(kernel.bytes_in_flight, kernel.asynchronous, block_threads,
+                                  tile_bytes) if kernel else 0
+    in_flight = per_thread * resident
+    if per_thread:  # 0: no load loop found, nothing to say
         limits["latency"] = latency_limit(in_flight, read_share, device)
     limits["waves"] = waves_limit(grid_blocks, device)
     waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)

@@ -33,7 +33,7 @@ def record(source: str, name: str) -> list:
     """One variant's :class:`~infini_cupy.strided.kernel_costs.Cost`, as the table holds it."""
     code = sass.read_kernel(source, name)
     return [round(code.instructions_per_byte, 2), code.per_block_instructions, code.registers,
-            code.shared_bytes, code.bytes_in_flight]
+            code.shared_bytes, code.bytes_in_flight, int(code.asynchronous)]
 
 
 def main(argv=None) -> int:
@@ -44,7 +44,7 @@ def main(argv=None) -> int:
             print(f"{i} variants read", file=sys.stderr)
     table = {"about": "per variant: instructions per global byte in its hot loops, instructions "
                       "per tile of its loop over tiles, registers, static shared bytes, bytes of "
-                      "loads in flight per thread, read from NVRTC's sm_90 code by "
+                      "loads in flight per thread, 1 where they are asynchronous copies (cp.async), read from NVRTC's sm_90 code by "
                       "infini_cupy.tools.sass; written by python -m infini_cupy.tools.kernel_costs",
              "arch": sass.ARCH, "nvrtc": ".".join(map(str, nvrtc_version())), "kernels": kernels}
     # One variant per line: a kernel change shows in the diff as the lines it moves.

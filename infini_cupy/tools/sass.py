@@ -40,7 +40,7 @@ from ..runtime.sources import expanded_source
 from .cubin import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections
 
 ARCH = "sm_90"
-FORMAT = 4  # bump when what is cached changes
+FORMAT = 5  # bump when what is cached changes
 DIVISION_HELPER = re.compile(r"__cuda_sm\d+_(div|rem|urem|udiv)\w*")
 
 
@@ -57,6 +57,9 @@ class Loop:
     loads_in_flight: int  # global loads issued before the first use of any of them
     bytes_in_flight: int  # their bytes
     helper_calls: tuple[str, ...]  # division helpers called per iteration
+    # global -> shared copies (LDGSTS, cp.async) per iteration: no register waits on them, so
+    # every iteration's stay in flight until the wait after the loop
+    async_copies: int = 0
 
     @property
     def bytes(self) -> int:
@@ -126,9 +129,17 @@ class KernelSass:
 
     @property
     def bytes_in_flight(self) -> int:
-        """Global load bytes a thread has in flight in its main load loop."""
+        """Global load bytes a thread has in flight in its main load loop (per iteration; an
+        asynchronous loop keeps every iteration's in flight, see :attr:`asynchronous`)."""
         loop = self.main_load
         return loop.bytes_in_flight if loop else 0
+
+    @property
+    def asynchronous(self) -> bool:
+        """The main load loop copies global -> shared asynchronously (cp.async): a thread's
+        loads of a whole phase are in flight at once."""
+        loop = self.main_load
+        return bool(loop and loop.async_copies)
 
     @property
     def widest_access(self) -> int:
@@ -232,6 +243,9 @@ def _in_flight_from(ops: list[_Op]) -> tuple[int, int]:
                 pending |= set(range(low, low + max(1, width // 4)))
             loads += 1
             nbytes += width
+        elif op.base == "LDGSTS":  # lands in shared memory: no register to wait on
+            loads += 1
+            nbytes += _width(op)
         if op.base in ("BRA", "EXIT", "RET") and not op.predicated:
             break
     return loads, nbytes
@@ -310,8 +324,9 @@ def analyze(text: str) -> tuple[int, int, list[Loop], int]:
         in_flight, in_flight_bytes = _in_flight(body, set(labels.values()))
         division = tuple(DIVISION_HELPER.search(c).group(0) for c in calls
                          if DIVISION_HELPER.search(c))
+        copies = sum(op.base == "LDGSTS" for op in body)
         result.append(Loop(start, end, count, loads, stores, shared, in_flight, in_flight_bytes,
-                           division))
+                           division, copies))
     spills = sum(op.base in ("LDL", "STL") for op in ops)
     outer = {min((lp for lp in loops if lp[0] <= start and end <= lp[1] and lp != (start, end)),
                  key=lambda lp: lp[1] - lp[0], default=None) for start, end in hot}

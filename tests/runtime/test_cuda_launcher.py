@@ -147,6 +147,20 @@ def test_modules_load_on_every_device_that_launches_them(side):
     assert binaries[0] == b"\x7fELF" and binaries[1] != b"\x7fELF"
 
 
+def test_each_device_launches_its_own_function(side):
+    """The launcher keeps a CuPy ``Function`` per device: back on device 0 after device 1,
+    the launch takes device 0's again (the stand-in, like the driver, refuses a function
+    loaded on one device in another's context), and nothing is loaded twice."""
+    for device in (0, 1, 0):
+        src, dst = _launch_copy(side, device=device)
+        np.testing.assert_array_equal(dst, src)
+    assert [d for _, d in side.launches] == [0, 1, 0]
+    assert sorted(d for _, d in side.module_loads) == [0, 1]
+    on_device_0 = next(iter(cuda._functions.values()))
+    with side.cuda.Device(1), pytest.raises(cupy_standin.CUDADriverError, match="device 0"):
+        on_device_0((1, 1, 1), (32, 1, 1), ())
+
+
 def test_arrays_on_the_current_device_launch_there(side):
     with side.cuda.Device(1):
         src, dst = _launch_copy(side, device=1)
@@ -346,8 +360,8 @@ def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
     assert hasattr(cupy.ndarray, "data")
     assert hasattr(cupy.cuda, "MemoryPointer") and hasattr(cupy.cuda.MemoryPointer, "ptr")
     seen = []
-    real = cupy_standin.RawKernel.__call__
-    monkeypatch.setattr(cupy_standin.RawKernel, "__call__", lambda self, grid, block, args, **k:
+    real = cupy_standin.Function.__call__
+    monkeypatch.setattr(cupy_standin.Function, "__call__", lambda self, grid, block, args, **k:
                         (seen.append(args), real(self, grid, block, args, **k))[1])
     src = np.arange(40, dtype=np.float32)
     dst = np.zeros(20, np.float32)

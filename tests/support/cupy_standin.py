@@ -58,6 +58,7 @@ CUDA_ERROR_INVALID_VALUE = 1
 CUDA_ERROR_INVALID_IMAGE = 200
 CUDA_ERROR_INVALID_CONTEXT = 201
 CUDA_ERROR_NO_BINARY_FOR_GPU = 209
+CUDA_ERROR_INVALID_HANDLE = 400
 
 
 class CUDADriverError(RuntimeError):
@@ -288,15 +289,16 @@ class RawKernel:
 
     @property
     def kernel(self):
-        """CuPy's ``RawKernel.kernel``: loaded on the current device when it is not yet (the
-        load makes a context current on this thread); otherwise no driver call at all."""
+        """CuPy's ``RawKernel.kernel``: the ``Function`` of the current device, loaded there
+        when it is not yet (the load makes a context current on this thread); otherwise no
+        driver call at all."""
         if _thread.device not in self._max_dynamic:
             refuse_in_capture(f"cuModuleLoad of {self.name}")
             _ensure_context()
             self.module._check_image()
             self._max_dynamic[_thread.device] = STATIC_SHARED_LIMIT
             _side.module_loads.append((self.name, _thread.device))
-        return self
+        return Function(self, _thread.device)
 
     @property
     def shared_size_bytes(self) -> int:
@@ -318,27 +320,8 @@ class RawKernel:
             raise CUDADriverError(CUDA_ERROR_INVALID_VALUE, "cuFuncSetAttribute")
         self._max_dynamic[_thread.device] = value
 
-    def __call__(self, grid, block, args, *, shared_mem: int = 0):
-        if type(grid) is not tuple or type(block) is not tuple:
-            raise TypeError("Argument 'grid' and 'block' must be tuples")
-        self.kernel
-        _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
-        host = [self._argument(i, a) for i, a in enumerate(args)]
-        sizes = tuple(size for _, size in host)
-        if sizes != self.param_sizes:
-            raise TypeError(f"kernel {self.name}: the PTX takes parameters of {self.param_sizes} "
-                            f"bytes, the launch passes {sizes}")
-        if shared_mem > self._max_dynamic[_thread.device]:
-            raise CUDADriverError(CUDA_ERROR_INVALID_VALUE,
-                                  f"cuLaunchKernel with {shared_mem} bytes of dynamic shared "
-                                  f"memory, {self._max_dynamic[_thread.device]} allowed")
-        _side.launches.append((self.name, _thread.device))
-        _thread.in_kernel = True
-        try:
-            emulator.launch(self.module.about["source"], self.module.about["name"], grid,
-                            block, [value for value, _ in host], shared_mem)
-        finally:
-            _thread.in_kernel = False
+    def __call__(self, grid, block, args, **kwargs):
+        self.kernel(grid, block, args, **kwargs)  # CuPy's RawKernel.__call__
 
     def _argument(self, index: int, x):
         """CuPy's ``_pointer`` rules: (what the emulator receives, bytes passed)."""
@@ -366,6 +349,47 @@ class RawKernel:
         if isinstance(x, np.generic):
             return x, x.dtype.itemsize
         raise TypeError(f"Unsupported type {type(x)}")
+
+
+class Function:
+    """CuPy's ``cupy.cuda.function.Function``: one kernel loaded on one device. Its
+    ``__call__`` types ``grid`` and ``block`` as tuples (Cython refuses anything else) and
+    launches in the current context, which must be its device's (else the driver refuses the
+    handle)."""
+
+    __slots__ = ("raw", "device")
+
+    def __init__(self, raw: RawKernel, device: int):
+        self.raw, self.device = raw, device
+
+    def __call__(self, grid, block, args, shared_mem: int = 0, stream=None,
+                 enable_cooperative_groups: bool = False):
+        raw = self.raw
+        if type(grid) is not tuple or type(block) is not tuple:
+            raise TypeError("Argument 'grid' and 'block' must be tuples")
+        if shared_mem < 0:
+            raise OverflowError("can't convert negative value to size_t")
+        _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
+        if _thread.device != self.device:
+            raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
+                                  f"cuLaunchKernel of {raw.name} loaded on device {self.device} "
+                                  f"in device {_thread.device}'s context")
+        host = [raw._argument(i, a) for i, a in enumerate(args)]
+        sizes = tuple(size for _, size in host)
+        if sizes != raw.param_sizes:
+            raise TypeError(f"kernel {raw.name}: the PTX takes parameters of {raw.param_sizes} "
+                            f"bytes, the launch passes {sizes}")
+        if shared_mem > raw._max_dynamic[self.device]:
+            raise CUDADriverError(CUDA_ERROR_INVALID_VALUE,
+                                  f"cuLaunchKernel with {shared_mem} bytes of dynamic shared "
+                                  f"memory, {raw._max_dynamic[self.device]} allowed")
+        _side.launches.append((raw.name, self.device))
+        _thread.in_kernel = True
+        try:
+            emulator.launch(raw.module.about["source"], raw.module.about["name"], grid,
+                            block, [value for value, _ in host], shared_mem)
+        finally:
+            _thread.in_kernel = False
 
 
 _PYTHON_SCALARS = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}

@@ -27,9 +27,24 @@ def test_littles_law_and_the_issue_bound_use_the_h100_figures():
 
 
 class Kernel:  # what predict reads of a KernelSass
-    def __init__(self, ipb, in_flight, registers=32, shared=0, per_block=0):
+    def __init__(self, ipb, in_flight, registers=32, shared=0, per_block=0, asynchronous=False):
         self.instructions_per_byte, self.bytes_in_flight = ipb, in_flight
         self.registers, self.shared_bytes, self.per_block_instructions = registers, shared, per_block
+        self.asynchronous = asynchronous
+
+
+def test_asynchronous_copies_count_the_whole_tile_in_flight():
+    # a load loop of cp.async copies keeps a thread's share of the tile in flight, not one
+    # round of loads: 256 threads over a 32 KiB tile have 128 bytes each
+    common = dict(sector=1.0, shared_wavefronts_per_byte=0.0, grid_blocks=132 * 40,
+                  block_threads=256, tile_bytes=32768)
+    rounds = gpu_model.predict(kernel=Kernel(1.0, 4), **common)
+    copies = gpu_model.predict(kernel=Kernel(1.0, 4, asynchronous=True), **common)
+    assert copies.bytes_in_flight_per_sm == 32 * rounds.bytes_in_flight_per_sm
+    assert copies.limits["latency"] > rounds.limits["latency"]
+    assert gpu_model.thread_in_flight(16, True, 256, 32768) == 128
+    assert gpu_model.thread_in_flight(16, False, 256, 32768) == 16
+    assert gpu_model.thread_in_flight(16, True, 256, 0) == 16  # no tile: the loop's own
 
 
 def test_each_limit():

@@ -58,6 +58,27 @@ def test_the_reader_finds_the_hot_loop_and_its_figures():
     assert per_tile == 6  # 0x10..0x30 and 0xe0..0x100, the hot loop left out
 
 
+ASYNC_LISTING = """
+        .type           kern,@function
+kern:
+.L_x_2:
+        /*0000*/                   LDGSTS.E [R3], desc[UR4][R4.64] ;
+        /*0010*/                   IADD3 R4, R4, 0x80, RZ ;
+        /*0020*/                   LDGSTS.E.LTC128B.64 [R3+0x100], desc[UR4][R4.64] ;
+        /*0030*/               @P0 BRA `(.L_x_2) ;
+        /*0040*/                   LDGDEPBAR ;
+        /*0050*/                   DEPBAR.LE SB0, 0x0 ;
+        /*0060*/                   EXIT ;
+"""
+
+
+def test_asynchronous_copies_stay_in_flight():
+    # LDGSTS (cp.async) writes shared memory, no register: nothing in the loop waits on it
+    _, _, (loop,), _ = sass.analyze(ASYNC_LISTING)
+    assert loop.load_widths == (4, 8) and loop.async_copies == 2
+    assert (loop.loads_in_flight, loop.bytes_in_flight) == (2, 12)
+
+
 # ---- the checks per kernel family, on representative variants
 
 VARIANTS = {  # family -> (source, name expression)
@@ -123,3 +144,11 @@ def test_the_contiguous_elementwise_path_moves_16_bytes_per_access(source, name)
     code = sass.read_kernel(source, name)
     assert code.main_copy is not None
     assert set(code.main_copy.load_widths + code.main_copy.store_widths) == {16}
+
+
+@pytest.mark.parametrize("source, name", _params(["async"], {"tiled": [
+    v for v in VARIANTS["tiled"] if ", 1, " in v[1] and not v[1].startswith("tiled_copy<1,")]}))
+def test_staged_single_units_of_4_bytes_or_more_load_asynchronously(source, name):
+    # a phase's loads all in flight at once (cp.async), not a round of registers at a time
+    code = sass.read_kernel(source, name)
+    assert code.asynchronous and code.main_load.async_copies > 0
