@@ -13,6 +13,10 @@ Steps, in order (``--step`` picks some):
 - ``sample``: ``pytest --backend cuda`` on :data:`SAMPLE` (every kernel family, every dtype
   group, fusion, bfloat16, threads and streams), with pytest-xdist where installed;
 - ``bench``: the bench's key rows (:mod:`.gpu_bench`), GB/s and fractions of a copy;
+- ``profile``: Nsight Compute on the bench cases the model misjudges most
+  (:mod:`.gpu_profile`): DRAM and SM throughput, occupancy, cycles per issued instruction,
+  cache hit rates per launch; ``skipped``, with the tool's words, where ncu is absent or may
+  not read the GPU's counters;
 - ``rest``: the rest of the suite, for whatever time remains.
 
 A step starts only when the budget still holds its minimum (:data:`STEPS`), and runs at most
@@ -41,11 +45,13 @@ from typing import Callable
 
 from ..runtime import cuda
 from ..runtime.availability import cuda_unavailable
+from . import gpu_profile
 from .gpu_environment import environment, sanitizer
 from .gpu_failures import FILE_VAR as FAILURES_VAR
 
 HELP = "on a GPU machine: environment, smoke, compute-sanitizer, a sample of the suite, the " \
-       "bench's key rows and the rest of the suite, within --budget seconds"
+       "bench's key rows, Nsight Compute on the cases the model misjudges and the rest of the " \
+       "suite, within --budget seconds"
 REPO = Path(__file__).resolve().parents[2]
 # The GPU sample of the suite: every kernel family (flat-index, tiled, packed staged copies,
 # elementwise contiguous and strided paths), every dtype group (test_ops), fusion, bfloat16,
@@ -271,6 +277,24 @@ def _bench(args, report_path, limit) -> dict:
     return result
 
 
+def _profile(args, report_path, limit) -> dict:
+    ncu = gpu_profile.ncu_path()
+    if ncu is None:
+        return {"ok": True, "skipped": True, "summary": "Nsight Compute (ncu) not found"}
+    log = report_path.with_suffix(".profile.csv")
+    result = run_command(gpu_profile.command(ncu, PYTHON), limit, log)
+    text = log.read_text()
+    refused = [line.strip() for line in text.splitlines()
+               if "ERR_NVGPUCTRPERM" in line or "not supported" in line.lower()]
+    if refused and not gpu_profile.parse(text):  # no access to the counters, say, in a VM
+        return {**result, "ok": True, "skipped": True, "summary": refused[0]}
+    result["cases"] = gpu_profile.assign(_records(text, gpu_profile.CASE_LINE),
+                                         gpu_profile.parse(text))
+    result["log"] = str(log)
+    result["summary"] = gpu_profile.summary(result["cases"])
+    return result
+
+
 def _rest(args, report_path, limit) -> dict:
     ignored = [f"--ignore={path}" for path in SAMPLE]
     return _pytest([*REST, *ignored], limit, report_path.with_suffix(".rest.log"))
@@ -278,4 +302,5 @@ def _rest(args, report_path, limit) -> dict:
 
 STEPS = {"env": Step(_env, 2, 30), "smoke": Step(_smoke, 15, 90),
          "sanitizer": Step(_sanitizer, 30, 150), "sample": Step(_sample, 45, 180),
-         "bench": Step(_bench, 20, 90), "rest": Step(_rest, 30, None)}
+         "bench": Step(_bench, 20, 90), "profile": Step(_profile, 30, 120),
+         "rest": Step(_rest, 30, None)}

@@ -1,5 +1,5 @@
 """``python -m tests.support.standin_python -m MODULE ARGS``: what ``gpu-check`` starts on a
-GPU (its smoke, bench and pytest steps), run here against the stand-in for CuPy's device side
+GPU (its smoke, bench, profile and pytest steps), run here against the stand-in for CuPy's device side
 (tests/tools/test_gpu_check.py sets ``gpu_check.PYTHON`` to this): the smoke's cases and the
 bench's rows through the cuda launcher and the stand-in, at small sizes, and pytest with
 ``--backend cuda-standin`` for ``--backend cuda``.
@@ -81,6 +81,12 @@ def main(argv) -> int:
             from infini_cupy.tools import gpu_bench
 
             return gpu_bench.main(args, kit=StandinKit())
+        if module == "infini_cupy.tools.gpu_profile":
+            from infini_cupy.tools import gpu_profile
+
+            kit = StandinKit()
+            gpu_profile.run_cases(args, kit.alloc, kit.shape, lambda: None)
+            return 0
     raise SystemExit(f"the stand-in runs no {module}")
 
 

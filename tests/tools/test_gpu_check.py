@@ -64,6 +64,74 @@ echo "========= ERROR SUMMARY: 0 errors"; exit $code
 """
 
 
+# ncu --csv --page details ... COMMAND...: runs the command (its own lines first, as ncu
+# prints them), then one launch's details per kernel the profiled program reported, in ncu's
+# CSV columns: DRAM at 90% for tiled copies and 40% for the others.
+FAKE_NCU = """#!{python}
+import json, subprocess, sys
+argv = sys.argv[1:]
+run = subprocess.run(argv[argv.index({python!r}):], capture_output=True, text=True)
+sys.stdout.write(run.stdout)
+names = [k for line in run.stdout.splitlines() if line.startswith('{{"profile_case"')
+         for k in json.loads(line)["kernels"]]
+head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+        "Block Size", "Grid Size", "Device", "CC", "Section Name", "Metric Name", "Metric Unit",
+        "Metric Value"]
+print(",".join(f'"{{h}}"' for h in head))
+for i, name in enumerate(names):
+    dram = "90.12" if name.startswith("tiled_copy") else "40.00"
+    for section, metric, unit, value in (
+            ("GPU Speed Of Light Throughput", "DRAM Throughput", "%", dram),
+            ("GPU Speed Of Light Throughput", "Duration", "usecond", "1,234.50"),
+            ("Occupancy", "Achieved Occupancy", "%", "61.5"),
+            ("Launch Statistics", "Registers Per Thread", "register/thread", "48")):
+        row = [str(i), "1", "python3", "127.0.0.1", name, "1", "7", "(256, 1, 1)", "(132, 1, 1)",
+               "0", "9.0", section, metric, unit, value]
+        print(",".join(f'"{{v}}"' for v in row))
+sys.exit(run.returncode)
+"""
+
+
+def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
+    from infini_cupy.tools import gpu_profile
+
+    csv_text = ('ran a case\n"ID","Kernel Name","Block Size","Grid Size","Metric Name",'
+                '"Metric Unit","Metric Value"\n'
+                '"0","tiled_copy<4, 4, 4, 0>","(256, 1, 1)","(9, 1, 1)","Duration","msecond","1.5"\n'
+                '"0","tiled_copy<4, 4, 4, 0>","(256, 1, 1)","(9, 1, 1)","DRAM Throughput","%","91.3"\n'
+                '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
+                '"L2 Hit Rate","%","12.25"\n'
+                '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
+                '"Block Limit Registers","block","n/a"\n')
+    launches = gpu_profile.parse(csv_text)
+    assert launches == [
+        {"kernel": "tiled_copy<4, 4, 4, 0>", "block": "(256, 1, 1)", "grid": "(9, 1, 1)",
+         "duration_us": 1500.0, "dram_pct": 91.3},
+        {"kernel": "ew_contig<ic::OpAdd, float, float>", "block": "(256, 1, 1)",
+         "grid": "(3, 1, 1)", "l2_hit_pct": 12.25}]
+    cases = gpu_profile.assign([{"profile_case": "a", "kernels": ["k0", "k1"]},
+                                {"profile_case": "b", "kernels": ["k2"]}], launches)
+    assert [[launch["name"] for launch in c["launches"]] for c in cases] == [["k0", "k1"], ["k2"]]
+    assert cases[0]["launches"][1]["l2_hit_pct"] == 12.25 and "dram_pct" not in cases[1]["launches"][0]
+    assert gpu_profile.summary(cases).startswith("a: DRAM 91.3%, occupancy ?%; b: DRAM ?%")
+    assert gpu_profile.parse("no details at all") == []
+
+
+def test_the_profile_step_is_skipped_without_ncu_or_its_counters(monkeypatch, tmp_path):
+    from infini_cupy.tools import gpu_profile
+
+    monkeypatch.setattr(gpu_profile, "ncu_path", lambda: None)
+    result = gpu_check._profile(None, tmp_path / "r.json", 10)
+    assert result["skipped"] and result["summary"] == "Nsight Compute (ncu) not found"
+    refusing = tmp_path / "ncu"
+    refusing.write_text("#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have "
+                        "permission to access NVIDIA GPU Performance Counters'\nexit 1\n")
+    refusing.chmod(refusing.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(gpu_profile, "ncu_path", lambda: str(refusing))
+    result = gpu_check._profile(None, tmp_path / "r.json", 10)
+    assert result["skipped"] and result["ok"] and "ERR_NVGPUCTRPERM" in result["summary"]
+
+
 @pytest.fixture
 def standin_steps(tmp_path, monkeypatch, backend_name):
     """gpu-check's subprocesses run against the stand-in, on a small sample and rest."""
@@ -73,6 +141,10 @@ def standin_steps(tmp_path, monkeypatch, backend_name):
     sanitizer.write_text(FAKE_SANITIZER)
     sanitizer.chmod(sanitizer.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setattr(gpu_check, "sanitizer", lambda: str(sanitizer))
+    ncu = tmp_path / "ncu"
+    ncu.write_text(FAKE_NCU.format(python=sys.executable))
+    ncu.chmod(ncu.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(gpu_check.gpu_profile, "ncu_path", lambda: str(ncu))
     monkeypatch.setattr(gpu_check, "PYTHON", [sys.executable, "-m", "tests.support.standin_python"])
     monkeypatch.setattr(gpu_check, "SAMPLE", ["tests/strided/test_rearrange_kernels.py"])
     monkeypatch.setattr(gpu_check, "REST", ["tests/runtime/test_launch.py"])
@@ -113,6 +185,14 @@ def test_the_whole_sequence_runs_within_its_budget(standin_steps, tmp_path):
     assert any(r["case"].startswith("fused") for r in rows)
     assert [r["case"] for r in rows][-2:] == ["launch-bound transpose 64x48 fp32",
                                               "launch-bound add 48x64 fp32"]
+    profiled = steps["profile"]["cases"]
+    assert [c["case"] for c in profiled] == list(gpu_check.gpu_profile.CASES)
+    for case in profiled:  # every launch of every case, with ncu's figures for it
+        assert case["launches"], case
+        for launch_ in case["launches"]:
+            assert launch_["kernel"] == launch_["name"] and launch_["duration_us"] == 1234.5
+            assert launch_["dram_pct"] == (90.12 if launch_["name"].startswith("tiled") else 40.0)
+    assert steps["profile"]["summary"].startswith("heads split fp16: DRAM 40.0%, occupancy 61.5%")
     smoke_cache = steps["smoke"]["kernel_cache"]
     assert smoke_cache["hits"] + smoke_cache["compiles"] >= 8  # every kernel counted once
 
