@@ -9,10 +9,11 @@ source, options, NVRTC version and architecture), and ``RawModule(path=...)`` lo
 
 Everything else is CuPy's: it loads the module on every device that launches it, makes a
 context current on the calling thread, launches on the current stream (we call the
-``RawKernel``'s ``Function`` for the device, kept per device: what ``RawKernel.__call__`` looks
-up per launch), and packs the arguments by its rules: a ``cupy.ndarray`` as a ``CArray`` (its data pointer first, then
-size, shape and strides; the kernel's 8-byte pointer parameter reads the pointer), a NumPy
-scalar by value. A kernel that takes dynamic shared memory is opted in to the device's whole
+``RawKernel``'s ``Function`` for the device, kept per device: what ``RawKernel.__call__``
+looks up per launch), and packs the arguments by its rules: a ``cupy.ndarray`` as a
+``CArray`` (its data pointer first, then size, shape and strides; the kernel's 8-byte pointer
+parameter reads the pointer), a ``MemoryPointer`` as the pointer alone, a NumPy scalar by
+value. A kernel that takes dynamic shared memory is opted in to the device's whole
 limit through ``RawKernel.max_dynamic_shared_size_bytes`` where it is loaded (CuPy's getter
 and setter call the driver without making a context current; the load has just made one
 current), never at a launch.
@@ -289,7 +290,7 @@ def max_dynamic_shared() -> int | None:
     return limit
 
 
-def _functions_of(cupy, device: int, source: str, name: str):
+def _function_on(device: int, source: str, name: str):
     """The kernel's CuPy ``Function`` on ``device`` (the current one): what ``RawKernel``
     calls per launch after looking it up by device; launching it directly spares that
     lookup and a Python frame per launch."""
@@ -302,10 +303,9 @@ def _functions_of(cupy, device: int, source: str, name: str):
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
     """Launch on the arrays' device, on CuPy's current stream there; no synchronization.
 
-    CuPy is handed an array's ``MemoryPointer`` (``.data``; CuPy packs its pointer as a
-    ``CIntptr``, and it holds the memory for the launch), a NumPy scalar as it is. Measured
-    with CuPy 14.2 on an H100: 0.08 us per ``MemoryPointer``, where a ``cupy.ndarray`` is
-    packed as a ``CArray`` (size, shape and strides copied per launch)."""
+    CuPy is handed an array's ``MemoryPointer`` (``.data``: CuPy packs the pointer alone, a
+    ``CIntptr``, where an array would cost a ``CArray`` of its size, shape and strides per
+    launch; the ``MemoryPointer`` holds the memory for the launch), a NumPy scalar as it is."""
     cupy = _cupy()
     ndarray, passed, on = cupy.ndarray, [], None
     for index, arg in enumerate(args):
@@ -322,13 +322,13 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
     device = cupy.cuda.runtime.getDevice()
     if on is not None and on != device:  # arrays on a GPU that is not the current one
         with cupy.cuda.Device(on):
-            _launch_on(cupy, on, source, name, grid, block, tuple(passed), shared_mem)
+            _launch_on(on, source, name, grid, block, tuple(passed), shared_mem)
         return
-    _launch_on(cupy, device, source, name, grid, block, tuple(passed), shared_mem)
+    _launch_on(device, source, name, grid, block, tuple(passed), shared_mem)
 
 
-def _launch_on(cupy, device, source, name, grid, block, passed, shared_mem):
-    function = _functions_of(cupy, device, source, name)
+def _launch_on(device, source, name, grid, block, passed, shared_mem):
+    function = _function_on(device, source, name)
     if shared_mem > STATIC_SHARED_LIMIT:
         allowed = _allowed_shared[(device, source, name)]
         if shared_mem > allowed:
