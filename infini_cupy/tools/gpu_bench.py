@@ -4,15 +4,18 @@ a device-to-device copy of as many bytes, beside what CuPy does for the same cal
 
 Rows: the device-to-device copy itself, the transposes (float32 and float16, even and odd
 sizes), NCHW -> NHWC, elementwise add contiguous and broadcast, a fused expression (GELU,
-tanh form), and microseconds per call of a transpose and an add too small to keep the GPU
-busy (the host's cost per call, launch included). Each row also says whether our result
-equals CuPy's. Run as
+tanh form), microseconds per call of a transpose and an add too small to keep the GPU busy
+(the host's cost per call, launch included), and copies where the model may rank the plans
+wrongly, each under every planning rule (``planners: CASE``: the default rule's choice, the
+seed kernels alone, coalescing alone), so the GPU says which plan was fastest. Each row also
+says whether our result equals CuPy's (or NumPy's). Run as
 ``python -m infini_cupy.tools.gpu_bench REPORT.json``; a row is written as soon as it is
 measured, so a step cut short keeps what it measured.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -21,6 +24,7 @@ import numpy as np
 
 from . import bench_gpu
 from .cases import ELEMENTWISE_SUITE, REARRANGE_SUITE, call_parts
+from .permutation_cases import ttc_cases
 
 KEY_CASES = ("transpose fp32", "transpose odd fp32", "transpose fp16", "transpose odd fp16",
              "NCHW->NHWC fp32", "add contiguous fp32", "add broadcast row fp32")
@@ -166,6 +170,43 @@ def _launch_rows(kit):
         yield row
 
 
+# Copies whose plans the GPU ranked otherwise than the model (tests/tools/h100_measured.json
+# and the H100 page): a 6-D TTC layout of 2 KiB tiles, the seed kernel's heads split, the
+# byte tiles.
+RIVAL_CASES = ("ttc 5,4,3,2,1,0 balanced", "heads split fp16", "transpose odd int8",
+               "NHWC->NCHW RGB int8")
+
+
+def _planning_rules() -> dict:
+    from ..strided.plan_cache import coalescing_plans, seed_plans_only
+
+    return {"default": contextlib.nullcontext, "seed": seed_plans_only,
+            "coalescing": coalescing_plans}
+
+
+def _rival_row(kit, case) -> dict:
+    """One copy under each planning rule: the kernels each launches, GB/s and the fraction of
+    a copy of as many bytes; ``ok`` when every rule's result equals the source."""
+    import infini_cupy as xp
+    from ..runtime import launch
+
+    y, x = case.build(kit.alloc, kit.shape(case), case.dtype)
+    expected = np.array(kit.to_host(x))
+    moved = 2 * y.nbytes
+    copy = moved / kit.copy_seconds(moved) / 1e9
+    plans, ok = [], True
+    for planner, rule in _planning_rules().items():
+        with rule():
+            with launch.recording() as launches:
+                xp.rearrange_(y, x)
+            ok = ok and bool(np.array_equal(kit.to_host(y), expected))
+            gbps = moved / kit.seconds(lambda: xp.rearrange_(y, x)) / 1e9
+        plans.append({"planner": planner, "kernels": [r.name for r in launches],
+                      "gbps": round(gbps, 1), "fraction": round(gbps / copy, 3)})
+    return {"case": f"planners: {case.name}", "ok": ok, "bytes": int(moved),
+            "copy_gbps": round(copy, 1), "plans": plans}
+
+
 def rows(kit):
     """Every key row, measured on ``kit``, in order; a failing row is reported, not raised."""
     by_name = {case.name: case for case in (*REARRANGE_SUITE, *ELEMENTWISE_SUITE)}
@@ -182,6 +223,13 @@ def rows(kit):
         yield from _launch_rows(kit)
     except Exception as e:
         yield {"case": "launch-bound calls", "ok": False, "error": f"{type(e).__name__}: {e}"}
+    cases = {case.name: case for case in (*REARRANGE_SUITE, *ttc_cases())}
+    for name in RIVAL_CASES:
+        try:
+            yield _rival_row(kit, cases[name])
+        except Exception as e:
+            yield {"case": f"planners: {name}", "ok": False,
+                   "error": f"{type(e).__name__}: {e}"}
 
 
 def main(argv=None, kit=None) -> int:

@@ -20,7 +20,7 @@ pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 import infini_cupy as xp  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
 from infini_cupy.runtime import availability, launch  # noqa: E402
-from infini_cupy.tools import gpu_check, gpu_smoke  # noqa: E402
+from infini_cupy.tools import gpu_bench, gpu_check, gpu_smoke  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 
 STEP_NAMES = list(gpu_check.STEPS)
@@ -180,11 +180,20 @@ def test_the_whole_sequence_runs_within_its_budget(standin_steps, tmp_path):
     assert steps["rest"]["outcomes"]["passed"] >= 3
     rows = steps["bench"]["rows"]
     assert [r["case"] for r in rows][:2] == ["device-to-device copy", "transpose fp32"]
-    assert all(r["ok"] and (r.get("fraction") is not None or r["us_per_call"] > 0)
-               for r in rows), rows
+    assert all(r["ok"] and (r.get("fraction") is not None or r.get("us_per_call", 0) > 0
+                            or r.get("plans")) for r in rows), rows
     assert any(r["case"].startswith("fused") for r in rows)
-    assert [r["case"] for r in rows][-2:] == ["launch-bound transpose 64x48 fp32",
-                                              "launch-bound add 48x64 fp32"]
+    names = [r["case"] for r in rows]
+    launch_bound = names.index("launch-bound transpose 64x48 fp32")
+    assert names[launch_bound + 1] == "launch-bound add 48x64 fp32"
+    rivals = rows[launch_bound + 2:]
+    assert [r["case"] for r in rivals] == [f"planners: {n}" for n in gpu_bench.RIVAL_CASES]
+    for row in rivals:  # each rule's plan, checked against the source, and its figures
+        assert [p["planner"] for p in row["plans"]] == ["default", "seed", "coalescing"]
+        assert all(p["kernels"] and p["fraction"] > 0 for p in row["plans"]), row
+    seed_plans = [k for row in rivals for p in row["plans"] if p["planner"] == "seed"
+                  for k in p["kernels"]]
+    assert seed_plans and all(k.startswith("rearrange") for k in seed_plans), seed_plans
     profiled = steps["profile"]["cases"]
     assert [c["case"] for c in profiled] == list(gpu_check.gpu_profile.CASES)
     for case in profiled:  # every launch of every case, with ncu's figures for it
