@@ -248,6 +248,18 @@ def coalescing_plans():
     return _planning_rule("coalescing")
 
 
+# The planning rules by the names the command line gives them (``bench --planner``).
+PLANNERS = ("default", "coalescing", "seed")
+
+
+def planning_rule(name: str):
+    """The ``with`` block of planner ``name``: ``default`` (the model's choice, nothing
+    changed), ``coalescing`` (:func:`coalescing_plans`) or ``seed`` (:func:`seed_plans_only`)."""
+    if name == "default":
+        return contextlib.nullcontext()
+    return {"coalescing": coalescing_plans, "seed": seed_plans_only}[name]()
+
+
 def warm(backend: str, names=None) -> None:
     """Compile rearrange variants ahead of use (by default all three families: the 912 of
     the matrix and general kernels, the 22 staged-copy kernels, the 30 packed ones)."""

@@ -50,7 +50,7 @@ from ..runtime import launch
 from ..runtime.launch import launches_skipped
 from ..runtime import cuda
 from ..runtime.nvrtc import compile_ptx
-from ..strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
+from ..strided.plan_cache import PLANNERS, plan_for, planning_rule
 from . import bench_array, bench_fusion, bench_model, profiler
 from . import cases as bench_cases
 from .permutation_cases import random_cases, ttc_cases
@@ -90,7 +90,7 @@ def add_arguments(parser) -> None:
                         help="with --backend cuda: GB/s alone, without the emulated trace "
                              "(coalescing and the model's columns) that takes most of the "
                              "time on a machine whose emulator cache is cold")
-    parser.add_argument("--planner", choices=("default", "coalescing", "seed"),
+    parser.add_argument("--planner", choices=PLANNERS,
                         default="default",
                         help="for comparison: coalescing chooses plans by their sectors alone "
                              "(packed tiles wherever they coalesce better, whatever they "
@@ -119,8 +119,7 @@ def run(args) -> int:
     records, failures = [], 0
     if cases and not args.no_trace:
         print(_HEADER)
-    rules = {"seed": seed_plans_only, "coalescing": coalescing_plans}
-    with rules.get(args.planner, contextlib.nullcontext)():
+    with planning_rule(args.planner):
         for case in cases:
             try:
                 record = (measure_gpu(case) if args.no_trace

@@ -15,7 +15,6 @@ measured, so a step cut short keeps what it measured.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -177,26 +176,20 @@ RIVAL_CASES = ("ttc 5,4,3,2,1,0 balanced", "heads split fp16", "transpose odd in
                "NHWC->NCHW RGB int8")
 
 
-def _planning_rules() -> dict:
-    from ..strided.plan_cache import coalescing_plans, seed_plans_only
-
-    return {"default": contextlib.nullcontext, "seed": seed_plans_only,
-            "coalescing": coalescing_plans}
-
-
 def _rival_row(kit, case) -> dict:
     """One copy under each planning rule: the kernels each launches, GB/s and the fraction of
     a copy of as many bytes; ``ok`` when every rule's result equals the source."""
     import infini_cupy as xp
     from ..runtime import launch
+    from ..strided.plan_cache import planning_rule
 
     y, x = case.build(kit.alloc, kit.shape(case), case.dtype)
     expected = np.array(kit.to_host(x))
     moved = 2 * y.nbytes
     copy = moved / kit.copy_seconds(moved) / 1e9
     plans, ok = [], True
-    for planner, rule in _planning_rules().items():
-        with rule():
+    for planner in ("default", "seed", "coalescing"):
+        with planning_rule(planner):
             with launch.recording() as launches:
                 xp.rearrange_(y, x)
             ok = ok and bool(np.array_equal(kit.to_host(y), expected))

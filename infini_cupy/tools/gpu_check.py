@@ -284,12 +284,12 @@ def _profile(args, report_path, limit) -> dict:
     log = report_path.with_suffix(".profile.csv")
     result = run_command(gpu_profile.command(ncu, PYTHON), limit, log)
     text = log.read_text()
+    launches = gpu_profile.parse(text)
     refused = [line.strip() for line in text.splitlines()
                if "ERR_NVGPUCTRPERM" in line or "not supported" in line.lower()]
-    if refused and not gpu_profile.parse(text):  # no access to the counters, say, in a VM
+    if refused and not launches:  # no access to the counters, say, in a VM
         return {**result, "ok": True, "skipped": True, "summary": refused[0]}
-    result["cases"] = gpu_profile.assign(_records(text, gpu_profile.CASE_LINE),
-                                         gpu_profile.parse(text))
+    result["cases"] = gpu_profile.assign(_records(text, gpu_profile.CASE_LINE), launches)
     result["log"] = str(log)
     result["summary"] = gpu_profile.summary(result["cases"])
     return result
