@@ -42,6 +42,14 @@ struct TileLayout {
     index_t tiles0_magic, tiles1_magic;  // Divisor magics of tiles0 and tiles1
     index_t read_len_magic;              // SmallDivisor magic of phase 1's row length (chained)
     index_t write_len_magic;             // and of phase 2's
+    // Stacked tiles: a block copies `stack` tiles one step apart along the innermost batch
+    // dim (its batch length is then ceil(stack_len / stack), its strides stack steps), all
+    // from one setup: each located item moves `stack` units, `stack_*_step` bytes and
+    // `stack_slots` shared elements apart (steps that keep every row's place in its sector).
+    index_t stack;                       // tiles per block (1: none)
+    index_t stack_len;                   // the stacked dim's length
+    index_t stack_src_step, stack_dst_step;
+    index_t stack_slots;                 // shared elements per stacked tile
 };
 
 template <typename T, int V>
@@ -86,6 +94,10 @@ struct TilePass {
     bool chained, descending, uniform;
     Elem *shared;
     int sh_row, sh_along;
+    // Stacked tiles (TileLayout::stack): the pass moves `count` tiles, `step` bytes and
+    // `sh_step` shared elements apart, each laid out as the first.
+    int count = 1, sh_step = 0;
+    index_t step = 0;
 
     __device__ TilePass(char *origin, index_t along, index_t row_stride_, int rows_, int row_len_,
                         bool chained_, bool uniform_, Elem *shared_, int sh_row_, int sh_along_,
@@ -159,13 +171,13 @@ struct TilePass {
 };
 
 // Runs a pass: each thread takes TILE_ITEMS warp steps per round (steps warp, warp + warps,
-// ...), locating all of them first, then moving them; phase 1 issues its global loads before
-// any shared store. In emulation an idle lane of a step in which others of its warp access
+// ...), locating all of them first, then moving them, for each stacked tile in turn; phase 1
+// issues its global loads before any shared store. In emulation an idle lane of a step in which others of its warp access
 // memory repeats the first active lane's access: no byte or sector that instruction does not
 // touch anyway, but the trace then numbers the accesses of all lanes alike, which is how the
 // profiler recognizes one warp instruction.
-template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, int Unit, int V, int R, int S,
-          typename Elem>
+template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit, int V,
+          int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
     // Single units of 4 bytes or more go global -> shared asynchronously (cp_async): every
@@ -188,33 +200,44 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
             }
 #endif
         }
-        vec_t value[TILE_ITEMS];
-        if constexpr (ASYNC) {
+        // The located items of every stacked tile: only the offsets differ.
+        const int count = STACKED ? pass.count : 1;
+        for (int s = 0; s < count; ++s) {
+            vec_t value[TILE_ITEMS];
+            if (s > 0) {
 #pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                if (active[it]) cp_async(slot[it], reinterpret_cast<const Elem *>(address[it]));
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    address[it] += pass.step;
+                    slot[it] += pass.sh_step;
+                }
             }
-        } else if (LOAD) {
+            if constexpr (ASYNC) {
 #pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                if (active[it]) value[it] = ld(reinterpret_cast<const vec_t *>(address[it]));
-            }
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    if (active[it]) cp_async(slot[it], reinterpret_cast<const Elem *>(address[it]));
+                }
+            } else if (LOAD) {
 #pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                if (!active[it]) continue;
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    if (active[it]) value[it] = ld(reinterpret_cast<const vec_t *>(address[it]));
+                }
 #pragma unroll
-                for (int k = 0; k < V; ++k) sts(slot[it] + k * pass.sh_along, value[it].v[k]);
-            }
-        } else {
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    if (!active[it]) continue;
 #pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                if (!active[it]) continue;
+                    for (int k = 0; k < V; ++k) sts(slot[it] + k * pass.sh_along, value[it].v[k]);
+                }
+            } else {
 #pragma unroll
-                for (int k = 0; k < V; ++k) value[it].v[k] = lds(slot[it] + k * pass.sh_along);
-            }
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    if (!active[it]) continue;
 #pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                if (active[it]) st(reinterpret_cast<vec_t *>(address[it]), value[it]);
+                    for (int k = 0; k < V; ++k) value[it].v[k] = lds(slot[it] + k * pass.sh_along);
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    if (active[it]) st(reinterpret_cast<vec_t *>(address[it]), value[it]);
+                }
             }
         }
     }
@@ -222,22 +245,22 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
 }
 
 // A pass's walk for its case: chained (one run), rows sharing their lead, descending.
-template <bool LOAD, int Unit, int V, int R, int S, typename Elem>
+template <bool LOAD, bool STACKED, int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
     if (V == 1 && pass.descending) {
         if (pass.chained) {
-            tile_walk<R == 1, true, V == 1, LOAD>(pass);
+            tile_walk<R == 1, true, V == 1, LOAD, STACKED>(pass);
         } else if (pass.uniform) {
-            tile_walk<false, true, V == 1, LOAD>(pass);
+            tile_walk<false, true, V == 1, LOAD, STACKED>(pass);
         } else {
-            tile_walk<false, false, V == 1, LOAD>(pass);
+            tile_walk<false, false, V == 1, LOAD, STACKED>(pass);
         }
     } else if (pass.chained) {
-        tile_walk<R == 1, true, false, LOAD>(pass);
+        tile_walk<R == 1, true, false, LOAD, STACKED>(pass);
     } else if (pass.uniform) {
-        tile_walk<false, true, false, LOAD>(pass);
+        tile_walk<false, true, false, LOAD, STACKED>(pass);
     } else {
-        tile_walk<false, false, false, LOAD>(pass);
+        tile_walk<false, false, false, LOAD, STACKED>(pass);
     }
 }
 
@@ -248,8 +271,11 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
 // tile covers i0 in [max(0, t0 * tile0 - shift0), min(len0, (t0 + 1) * tile0 - shift0)) and
 // i1 likewise; every element of it is copied once: read in phase 1 (ReadVector elements per
 // access), written in phase 2 (WriteVector elements per access), a barrier between them and
-// after. 16-byte accesses take 4 rows per warp step (TilePass, R == 4).
-template <int Unit, int ReadVector, int WriteVector, int Wide>
+// after. 16-byte accesses take 4 rows per warp step (TilePass, R == 4). The Stacked variants
+// stack tiles (TileLayout::stack > 1): the innermost batch index counts groups of `stack`
+// tiles, the block copies them all in each phase, one tile's located items serving every tile
+// of the group. (Their own variants: the other kernels keep their registers and loops.)
+template <int Unit, int ReadVector, int WriteVector, int Wide, int Stacked>
 __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                            ic::TileLayout t,
                            ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> batch_len,
@@ -268,7 +294,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
         // Tiles are counted in 32 bits (the planner stages no copy of 2^32 tiles or more),
         // split off by multiplication with the host's magics.
         index_t t0, t1, src_at = t.src_offset, dst_at = t.dst_offset;
-        unsigned rest = static_cast<unsigned>(b), i;
+        unsigned rest = static_cast<unsigned>(b), i, group = 0;
         rest = ic::Divisor(static_cast<unsigned>(t.tiles1),
                            static_cast<unsigned>(t.tiles1_magic)).div(rest, i);
         t1 = i;
@@ -282,7 +308,11 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                                static_cast<unsigned>(batch_magic.a[d])).div(rest, i);
             src_at += static_cast<index_t>(i) * src_batch_stride.a[d];
             dst_at += static_cast<index_t>(i) * dst_batch_stride.a[d];
+            if (d == ic::TILE_BATCH_DIMS - 1) group = i;  // the stacked dim, when stacking
         }
+        // Tiles this block stacks: `stack`, fewer in the stacked dim's last group.
+        const index_t left = t.stack_len - static_cast<index_t>(group) * t.stack;
+        const int count = static_cast<int>(t.stack < left ? t.stack : left);
         // The tile's first indices, clipped: the first tile of a dim starts at 0 and ends
         // `shift` early, so the later ones start where the planner put sector boundaries.
         const index_t start0 = t0 * t.tile0 - t.shift0, start1 = t1 * t.tile1 - t.shift1;
@@ -295,22 +325,26 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
         char *src_tile = const_cast<char *>(static_cast<const char *>(src)) + src_at;
         char *dst_tile = static_cast<char *>(dst) + dst_at;
 
+        const int sh_step = static_cast<int>(t.stack_slots);
         if (t.read_along == 0) {  // rows of dim 1, each along dim 0: shared column by column
-            ic::tile_pass<true>(
-                ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
-                    src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
-                    t.read_uniform != 0, tile, 1, pitch, t.read_len_magic));
+            ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t> read(
+                src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
+                t.read_uniform != 0, tile, 1, pitch, t.read_len_magic);
+            read.count = count, read.step = t.stack_src_step, read.sh_step = sh_step;
+            ic::tile_pass<true, Stacked != 0>(read);
         } else {  // rows of dim 0, each along dim 1
-            ic::tile_pass<true>(
-                ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
-                    src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
-                    t.read_uniform != 0, tile, pitch, 1, t.read_len_magic));
+            ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t> read(
+                src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
+                t.read_uniform != 0, tile, pitch, 1, t.read_len_magic);
+            read.count = count, read.step = t.stack_src_step, read.sh_step = sh_step;
+            ic::tile_pass<true, Stacked != 0>(read);
         }
         __syncthreads();
-        ic::tile_pass<false>(
-            ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
-                dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
-                t.write_uniform != 0, tile, pitch, 1, t.write_len_magic));
+        ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t> write(
+            dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
+            t.write_uniform != 0, tile, pitch, 1, t.write_len_magic);
+        write.count = count, write.step = t.stack_dst_step, write.sh_step = sh_step;
+        ic::tile_pass<false, Stacked != 0>(write);
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

@@ -4,7 +4,7 @@ modulo 32) and looked up on every later copy of that layout.
 
 >>> p = prepared_copy(4, (64, 48), (192, 4), (4, 256), 0, 0)    # an fp32 transpose
 >>> p.kernel, p.source
-('tiled_copy<4, 4, 4, 0>', 'transpose.cu')
+('tiled_copy<4, 4, 4, 0, 0>', 'transpose.cu')
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "len0", "len1", "src_stride0", "src_stride1", "dst_stride0", "dst_stride1", "src_offset",
     "dst_offset", "tile0", "tile1", "shift0", "shift1", "tiles0", "tiles1", "pitch", "tiles",
     "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform",
-    "tiles0_magic", "tiles1_magic", "read_len_magic", "write_len_magic")], align=True)
+    "tiles0_magic", "tiles1_magic", "read_len_magic", "write_len_magic", "stack", "stack_len",
+    "stack_src_step", "stack_dst_step", "stack_slots")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
     "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
@@ -94,20 +95,30 @@ class PreparedCopy:
 
 def _tile_args(plan: TilePlan) -> tuple:
     layout = np.zeros((), TILE_LAYOUT)
-    magics = {  # the kernel's divisions, precomputed (a chained phase's rows are whole dims)
+    batch_len, src_stride, dst_stride = plan.batch_len, plan.src_batch_stride, plan.dst_batch_stride
+    stacked = {"stack": plan.stack, "stack_len": batch_len[-1] if batch_len else 1,
+               "stack_src_step": src_stride[-1] if batch_len else 0,
+               "stack_dst_step": dst_stride[-1] if batch_len else 0,
+               "stack_slots": plan.tile0 * plan.pitch}
+    if plan.stack > 1:  # the kernel counts the stacked dim in groups of `stack` tiles
+        k = plan.stack
+        batch_len = (*batch_len[:-1], -(-batch_len[-1] // k))
+        src_stride = (*src_stride[:-1], src_stride[-1] * k)
+        dst_stride = (*dst_stride[:-1], dst_stride[-1] * k)
+    fields = {  # the kernel's divisions, precomputed (a chained phase's rows are whole dims)
         "tiles0_magic": divisor_magic(plan.tiles0), "tiles1_magic": divisor_magic(plan.tiles1),
         "read_len_magic": small_divisor_magic(plan.len0 if plan.read_along == 0 else plan.len1),
-        "write_len_magic": small_divisor_magic(plan.len1)}
+        "write_len_magic": small_divisor_magic(plan.len1), **stacked}
     for name in TILE_LAYOUT.names:
-        layout[name] = magics[name] if name in magics else int(getattr(plan, name))
-    pad = MAX_BATCH_DIMS - len(plan.batch_len)
-    batch_len = (1,) * pad + plan.batch_len
+        layout[name] = fields[name] if name in fields else int(getattr(plan, name))
+    pad = MAX_BATCH_DIMS - len(batch_len)
+    batch_len = (1,) * pad + batch_len
     return (
         layout[()],
         array_struct(batch_len),
         array_struct(tuple(divisor_magic(n) for n in batch_len)),
-        array_struct((0,) * pad + plan.src_batch_stride),
-        array_struct((0,) * pad + plan.dst_batch_stride),
+        array_struct((0,) * pad + src_stride),
+        array_struct((0,) * pad + dst_stride),
     )
 
 
@@ -262,7 +273,7 @@ def planning_rule(name: str):
 
 def warm(backend: str, names=None) -> None:
     """Compile rearrange variants ahead of use (by default all three families: the 912 of
-    the matrix and general kernels, the 22 staged-copy kernels, the 30 packed ones)."""
+    the matrix and general kernels, the 72 staged-copy kernels, the 30 packed ones)."""
     if names is None:
         names = all_kernel_names() + all_tiled_kernel_names() + all_packed_kernel_names()
     names = tuple(names)

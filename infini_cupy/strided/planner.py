@@ -37,7 +37,7 @@ faster (:func:`_fill_the_sms`). ``tiles=False`` asks for the seed-style plan.
 
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1)
-('tiled_copy<4, 1, 1, 1>', (106, 106))
+('tiled_copy<4, 1, 1, 1, 0>', (106, 106))
 >>> plan = plan_rearrange((2001, 2001), (8004, 4), (4, 8004), 4, tiles=False)
 >>> plan.kernel, plan.block_len, plan.grid_len, len(plan.constraints)
 ('rearrange<4, 2, 2, 2, int>', (32, 32), (63, 63), 2)

@@ -15,7 +15,7 @@ layout before falling back to the seed-style kernel matrix. Two layouts qualify:
   its own accesses, leaving one extra sector per row.
 
 Kernel semantics of a :class:`TilePlan` (kernel ``tiled_copy<Unit, ReadVector, WriteVector,
-Wide>`` of ``kernels_src/transpose.cu``): launch ``grid_blocks`` blocks of ``block_threads``
+Wide, Stacked>`` of ``kernels_src/transpose.cu``): launch ``grid_blocks`` blocks of ``block_threads``
 threads over ``tiles = tiles0 * tiles1 * prod(batch_len)`` tiles (blocks loop with stride
 ``gridDim.x``). Tile ``b`` is ``b`` decomposed over ``(*batch_len, tiles0, tiles1)``, last
 fastest; it covers ``i0 in [max(0, t0 * tile0 - shift0), min(len0, (t0 + 1) * tile0 -
@@ -34,9 +34,18 @@ Element ``(i0, i1)`` of a tile sits in shared memory at
 splits tile numbers in 32 bits with multipliers the host computes: copies of 2^32 tiles or more
 are not staged.
 
+**Stacked tiles.** Small tiles spend most of a block's instructions on the tile's setup (its
+index, the passes' row layouts) rather than on moving it. With ``stack > 1`` a block copies
+``stack`` tiles one step apart along the innermost batch dim in each phase, locating its work
+items once for all of them: the launch loops over ``tiles = tiles0 * tiles1 * prod(batch_len)``
+with that dim's length counted in groups, ``ceil(len / stack)`` (the last group shorter), and
+tile ``s`` of a group sits ``s * tile0 * pitch`` elements into shared memory. The planner
+stacks where both sides' steps along that dim are whole sectors (every row of every stacked
+tile then starts where the first tile's rows do) and enough groups remain to fill the GPU.
+
 >>> plan = plan_tiles(4, (2048, 2048), (8192, 4), (4, 8192), 0, 0, 1024)   # fp32 transpose
 >>> plan.kernel, (plan.tile0, plan.tile1), plan.pitch, plan.tiles
-('tiled_copy<4, 4, 4, 0>', (64, 64), 65, 1024)
+('tiled_copy<4, 4, 4, 0, 0>', (64, 64), 65, 1024)
 """
 
 from __future__ import annotations
@@ -57,11 +66,16 @@ COMPACT_THREADS = 256
 WIDE_THREADS = 512
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
+# Stacked tiles: at most MAX_STACK per block, and only while STACK_MIN_BLOCKS blocks remain
+# (about 2 waves of 128-thread blocks on 132 SMs: stacking must not empty the GPU).
+MAX_STACK = 16
+STACK_MIN_BLOCKS = 4096
 
 
 @dataclass(frozen=True)
 class TilePlan(LaunchPlan):
-    """A launch of ``tiled_copy<unit, read_vector, write_vector, wide>`` (semantics: module doc).
+    """A launch of ``tiled_copy<unit, read_vector, write_vector, wide, stack > 1>`` (semantics:
+    module doc).
 
     unit: bytes per element (1, 2, 4, 8 or 16); ``dst_stride1 == unit``.
     read_vector, write_vector: elements per global access of phase 1 and phase 2: 16 bytes
@@ -86,9 +100,11 @@ class TilePlan(LaunchPlan):
         sector (every other stride of that side a multiple of 32), so a warp's accesses need
         no room for rows starting anywhere else.
     batch_len, src_batch_stride, dst_batch_stride: the other dims (at most 4), outer -> inner.
-    tiles: tiles to copy; block_threads: threads per block; grid_blocks: blocks to launch
-        (``tiles``; 0 when there is nothing to copy).
-    kernel: the name expression, ``tiled_kernel_name(unit, read_vector, write_vector, wide)``.
+    stack: tiles a block copies at once along the innermost batch dim (1: one at a time).
+    tiles: tiles (groups of stacked tiles) to copy; block_threads: threads per block;
+        grid_blocks: blocks to launch (``tiles``; 0 when there is nothing to copy).
+    kernel: the name expression, ``tiled_kernel_name(unit, read_vector, write_vector, wide,
+        stack > 1)``.
     """
 
     unit: int
@@ -118,6 +134,7 @@ class TilePlan(LaunchPlan):
     batch_len: tuple[int, ...]
     src_batch_stride: tuple[int, ...]
     dst_batch_stride: tuple[int, ...]
+    stack: int
     tiles: int
     block_threads: int
     grid_blocks: int
@@ -129,9 +146,10 @@ class TilePlan(LaunchPlan):
         return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
 
 
-def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool) -> str:
-    """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide>``."""
-    return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}>"
+def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool,
+                      stacked: bool = False) -> str:
+    """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide, Stacked>``."""
+    return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}, {int(stacked)}>"
 
 
 def vector_widths(unit: int) -> tuple[int, ...]:
@@ -147,13 +165,14 @@ def warp_row(unit: int, vector: int) -> int:
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (48)."""
+    """Every staged-copy name expression the planner can return (72: stacked tiles only in
+    the compact variant)."""
     return tuple(
-        tiled_kernel_name(unit, rv, wv, wide)
+        tiled_kernel_name(unit, rv, wv, wide, stacked)
         for unit in TILE_UNITS
         for rv in vector_widths(unit)
         for wv in vector_widths(unit)
-        for wide in (False, True)
+        for wide, stacked in ((False, False), (True, False), (False, True))
     )
 
 
@@ -209,6 +228,19 @@ def _short_row_vector(unit, vector, row, chained, skew) -> int:
     ):
         return 4 // unit if unit < 4 else 1
     return vector
+
+
+def _stack(length: int, src_step: int, dst_step: int, tiles: int, room: int) -> int:
+    """Tiles to stack along a batch dim of ``length`` (byte steps ``src_step``, ``dst_step``):
+    as many as ``room`` (tiles shared memory holds) and MAX_STACK allow while at least
+    STACK_MIN_BLOCKS blocks remain, in groups of equal size but the last; 1 where a step is not
+    whole sectors."""
+    if src_step % SECTOR or dst_step % SECTOR:
+        return 1
+    most = min(length, MAX_STACK, room, tiles // STACK_MIN_BLOCKS)
+    if most <= 1:
+        return 1
+    return -(-length // -(-length // most))  # the same groups, spread evenly
 
 
 def _round_down(n: int, granule: int) -> int:
@@ -396,6 +428,12 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
+    stack = 1
+    if batch and split == 1 and not wide:
+        inner = batch[-1]
+        stack = _stack(shape[inner], src_strides[inner], dst_strides[inner], tiles,
+                       COMPACT_BYTES // unit // (tile0 * pitch))
+        tiles = tiles // shape[inner] * -(-shape[inner] // stack)
     if tiles >= 2**32:
         return None  # the kernel counts tiles in 32 bits (the seed kernels take it)
 
@@ -413,6 +451,6 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         tuple(shape[i] for i in batch),
         tuple(src_strides[i] for i in batch),
         tuple(dst_strides[i] for i in batch),
-        tiles=tiles, block_threads=threads, grid_blocks=tiles,
-        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide),
+        stack=stack, tiles=tiles, block_threads=threads, grid_blocks=tiles,
+        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide, stack > 1),
     )  # fmt: skip

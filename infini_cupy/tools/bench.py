@@ -338,7 +338,7 @@ class _CompileTimes:
         if key not in self.measured:
             if self.nvrtc_init_ms is None:  # library loading, once per process: not a variant's
                 start = time.perf_counter()
-                compile_ptx("transpose.cu", ["tiled_copy<4, 1, 1, 0>"], self._arch())
+                compile_ptx("transpose.cu", ["tiled_copy<4, 1, 1, 0, 0>"], self._arch())
                 self.nvrtc_init_ms = (time.perf_counter() - start) * 1e3
             start = time.perf_counter()
             compile_ptx(source, [name], self._arch())

@@ -3,9 +3,9 @@ shared memory, stack frame per function) and its SASS, from ``nvdisasm`` (the
 ``nvidia-cuda-nvdisasm`` wheel).
 
 >>> from infini_cupy.runtime.nvrtc import compile_program
->>> cubin = compile_program("transpose.cu", ["tiled_copy<4, 1, 1, 0>"]).binary
+>>> cubin = compile_program("transpose.cu", ["tiled_copy<4, 1, 1, 0, 0>"]).binary
 >>> sorted(n for n in sections(cubin) if n.startswith(".nv.shared."))[:1]  # doctest: +SKIP
-['.nv.shared._Z10tiled_copyILi4ELi1ELi1ELi0EEvPvPKvN2ic10TileLayoutENS3_11ArrayStructILi4ExEES6_S6_']
+['.nv.shared._Z10tiled_copyILi4ELi1ELi1ELi0ELi0EEvPvPKvN2ic10TileLayoutENS3_11ArrayStructILi4ExEES6_S6_']
 """
 
 from __future__ import annotations

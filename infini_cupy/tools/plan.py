@@ -11,7 +11,7 @@ works in bytes and so does the printout. The coalescing efficiency is measured i
 ...       "--no-profile"])  # doctest: +ELLIPSIS
 layout      shape (64, 48), float32 (4 bytes)
 ...
-plan        tiled_copy<4, 4, 4, 0>
+plan        tiled_copy<4, 4, 4, 0, 0>
 ...
 0
 """

@@ -19,7 +19,7 @@ Compiling and disassembling take about a second per variant, so results are cach
 under ``$INFINI_CUPY_CACHE_DIR/sass``, keyed by the expanded source, the name expression,
 the architecture and the NVRTC version.
 
->>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0>")
+>>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0, 0>")
 >>> k.registers, k.spills, k.main_load.load_widths, k.helper_calls
 (48, 0, (4, 4, 4, 4), ())
 """

@@ -23,7 +23,7 @@ from tests.runtime.test_cuda_launcher import COPY, _launch_copy  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 
 # One variant of each kernel family; the tiled copy is where the short cubin was first seen.
-SAMPLE = [("rearrange.cu", COPY), ("transpose.cu", "tiled_copy<4, 1, 1, 0>"),
+SAMPLE = [("rearrange.cu", COPY), ("transpose.cu", "tiled_copy<4, 1, 1, 0, 0>"),
           ("packed.cu", "packed_copy<2, 4, 2>"), ("rearrange.cu", "rearrange_general<4>")]
 
 

@@ -120,12 +120,16 @@ def check_plan_invariants(plan, max_threads):
         check_packed_plan(plan, max_threads)
         return
     if isinstance(plan, TilePlan):
-        assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector, plan.wide)
+        assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector,
+                                                plan.wide, plan.stack > 1)
+        assert plan.stack == 1 or not plan.wide
         assert plan.dst_stride1 == plan.unit and plan.tile0 * plan.pitch <= plan.capacity
         assert 0 <= plan.shift0 < plan.tile0 and 0 <= plan.shift1 < plan.tile1
         assert plan.tiles0 == -(-(plan.len0 + plan.shift0) // plan.tile0)
         assert plan.tiles1 == -(-(plan.len1 + plan.shift1) // plan.tile1)
-        assert plan.tiles == plan.grid_blocks == plan.tiles0 * plan.tiles1 * math.prod(plan.batch_len)
+        groups = plan.batch_len[:-1] + (-(-plan.batch_len[-1] // plan.stack),) if plan.batch_len else ()
+        assert plan.stack == 1 or plan.stack * plan.tile0 * plan.pitch <= plan.capacity
+        assert plan.tiles == plan.grid_blocks == plan.tiles0 * plan.tiles1 * math.prod(groups)
         assert len(plan.batch_len) == len(plan.src_batch_stride) == len(plan.dst_batch_stride) <= 4
         return
     if isinstance(plan, GeneralRearrangePlan):

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infini_cupy import variants
@@ -42,14 +42,14 @@ def transpose_layout(rows, cols, itemsize, src_pitch=None, dst_pitch=None):
 
 def test_the_family_is_registered_for_nvrtc_and_small():
     names = all_tiled_kernel_names()
-    assert len(names) == len(set(names)) == 48
+    assert len(names) == len(set(names)) == 72
     assert variants.all_variants()["transpose.cu"] == names
 
 
 def test_an_aligned_fp32_transpose_gets_compact_64_by_64_tiles():
     shape, dst, src = transpose_layout(2048, 2048, 4)
     plan = plan_rearrange(shape, dst, src, 4)
-    assert isinstance(plan, TilePlan) and plan.kernel == "tiled_copy<4, 4, 4, 0>"
+    assert isinstance(plan, TilePlan) and plan.kernel == "tiled_copy<4, 4, 4, 0, 0>"
     assert (plan.tile0, plan.tile1, plan.pitch, plan.shift0, plan.shift1) == (64, 64, 65, 0, 0)
     assert plan.tiles == 32 * 32 and plan.block_threads == 256 and plan.read_along == 0
 
@@ -83,7 +83,7 @@ def test_narrow_and_mixed_vectors_are_free_of_bank_conflicts(itemsize, pitch, ve
 def test_odd_pitches_get_wide_tiles_of_balanced_extents():
     shape, dst, src = transpose_layout(2001, 2001, 4)
     plan = plan_rearrange(shape, dst, src, 4)
-    assert plan.wide and plan.kernel == "tiled_copy<4, 1, 1, 1>"
+    assert plan.wide and plan.kernel == "tiled_copy<4, 1, 1, 1, 0>"
     assert plan.tile0 == plan.tile1 == 106 and plan.tiles0 == plan.tiles1 == 19  # 19 x 106 >= 2001
     assert plan.tile0 * plan.pitch * 4 <= WIDE_BYTES
     shape, dst, src = transpose_layout(301, 257, 2)
@@ -113,17 +113,17 @@ def test_thin_transposes_chain_the_short_side():
 
 def test_vectors_need_every_address_of_their_side_aligned():
     shape, dst, src = transpose_layout(128, 128, 1)
-    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 16, 16, 0>"
-    assert plan_rearrange(shape, dst, src, 1, src_address=2).kernel == "tiled_copy<1, 1, 16, 0>"
-    assert plan_rearrange(shape, dst, src, 1, src_address=4).kernel == "tiled_copy<1, 4, 16, 0>"
+    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 16, 16, 0, 0>"
+    assert plan_rearrange(shape, dst, src, 1, src_address=2).kernel == "tiled_copy<1, 1, 16, 0, 0>"
+    assert plan_rearrange(shape, dst, src, 1, src_address=4).kernel == "tiled_copy<1, 4, 16, 0, 0>"
     shape, dst, src = transpose_layout(128, 127, 1, src_pitch=128)  # no whole vectors
-    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 1, 16, 0>"
+    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 1, 16, 0, 0>"
     shape, dst, src = transpose_layout(64, 64, 1)  # rows of 64 bytes: 4-byte accesses
-    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 4, 4, 0>"
+    assert plan_rearrange(shape, dst, src, 1).kernel == "tiled_copy<1, 4, 4, 0, 0>"
     shape, dst, src = transpose_layout(64, 64, 2, dst_pitch=65)  # odd dst pitch
-    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 1, 1>"
+    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 1, 1, 0>"
     shape, dst, src = transpose_layout(64, 64, 2, dst_pitch=66)  # 4-byte aligned dst rows
-    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 2, 1>"
+    assert plan_rearrange(shape, dst, src, 2).kernel == "tiled_copy<2, 8, 2, 1, 0>"
 
 
 def test_negative_strides_are_walked_upwards():
@@ -183,6 +183,16 @@ def test_the_host_mirrors_the_kernel_source():
     assert fields == list(TILE_LAYOUT.names)
 
 
+def reversed_or_broadcast(draw, strides, broadcast_odds):
+    """Each stride negated one time in 6, else set to 0 one time in ``broadcast_odds + 1``."""
+    for d in range(len(strides)):
+        if draw(st.integers(0, 5)) == 0:
+            strides[d] = -strides[d]
+        elif draw(st.integers(0, broadcast_odds)) == 0:
+            strides[d] = 0
+    return strides
+
+
 @st.composite
 def permuted_layouts(draw):
     """A permutation of a padded, offset, maybe reversed or broadcast source into a padded,
@@ -200,12 +210,7 @@ def permuted_layouts(draw):
             step *= shape[d] + draw(st.sampled_from([0, 0, 1, 3]))
         return strides
 
-    src = padded(perm)
-    for d in range(ndim):
-        if draw(st.integers(0, 5)) == 0:
-            src[d] = -src[d]
-        elif draw(st.integers(0, 7)) == 0:
-            src[d] = 0
+    src = reversed_or_broadcast(draw, padded(perm), broadcast_odds=7)
     dst = padded(tuple(range(ndim)))
     unit = itemsize if itemsize < 16 else 8  # 16-byte items at 8-byte-aligned addresses too
     options = dict(dst_address=draw(st.sampled_from([0, 256, unit, 32 - unit])),
@@ -266,3 +271,86 @@ def test_staged_copies_count_tiles_in_32_bits():
     assert plan.tiles == 2**31
     assert plan_tiles(4, (2**32, 3, 2), (24, 8, 4), (24, 4, 12), 0, 0, 1024) is None
     assert plan_rearrange((2**32, 3, 2), (24, 8, 4), (24, 4, 12), 4).kernel.startswith("rearrange<")
+
+
+# --- stacked tiles ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stack_small_copies(monkeypatch):
+    """Stacking for copies of any size (it normally waits for grids of thousands of tiles)."""
+    from infini_cupy.runtime import recent
+
+    monkeypatch.setattr(tile_planner, "STACK_MIN_BLOCKS", 1)
+    recent.forget_all()
+    yield
+    recent.forget_all()
+
+
+def test_stacks_are_even_groups_within_every_bound():
+    stack = tile_planner._stack
+    assert stack(19, 128, 2432, 130321, 7) == 7  # groups of 7, 7 and 5, not 7, 7, 5 by chance
+    assert stack(19, 128, 2432, 130321, 31) == 10  # MAX_STACK 16: two groups, 10 and 9
+    assert stack(19, 128, 2432, 130321, 1) == 1  # one tile fills shared memory
+    assert stack(19, 128, 2432, 3 * tile_planner.STACK_MIN_BLOCKS, 31) == 3  # blocks to spare
+    assert stack(19, 128, 2432, tile_planner.STACK_MIN_BLOCKS, 31) == 1
+    assert stack(19, 100, 2432, 130321, 31) == 1  # a step that moves rows within their sectors
+    assert stack(19, -128, 0, 130321, 31) == 10  # reversed and broadcast steps stay whole
+
+
+def test_a_six_dim_tensor_transpose_stacks_its_small_tiles():
+    # The TTC suite's 6-D reversal of (16, 19, 19, 19, 19, 32) float32: 16 x 32 tiles of
+    # 2 KiB, 130321 of them. Stacked 7 deep along the innermost batch dim (19: 7, 7, 5).
+    shape = (16, 19, 19, 19, 19, 32)  # normalized: dst strides descending (C order)
+    src = c_strides(shape[::-1], 4)[::-1]  # the source is dst's shape reversed, C order
+    plan = plan_tiles(4, shape, c_strides(shape, 4), src, 0, 0, 1024)
+    assert (plan.tile0, plan.tile1, plan.stack) == (16, 32, 7)
+    assert plan.tiles == 19 ** 3 * 3 and plan.grid_blocks == plan.tiles
+    assert plan.stack * plan.tile0 * plan.pitch <= plan.capacity
+
+
+@st.composite
+def stackable_layouts(draw):
+    """A permutation of 3 to 5 dims whose rows start on sector boundaries on both sides (each
+    side's rows padded to whole sectors), maybe reversed or broadcast along any dim: the
+    layouts whose small tiles the planner stacks."""
+    ndim = draw(st.integers(3, 5))
+    shape = tuple(draw(st.integers(1, {3: 24, 4: 9, 5: 6}[ndim])) for _ in range(ndim))
+    itemsize = draw(st.sampled_from([1, 2, 4, 8]))
+    perm = draw(st.permutations(range(ndim)))
+
+    def sector_rows(order):
+        strides, step = [0] * ndim, itemsize
+        for k, d in enumerate(reversed(order)):
+            strides[d] = step
+            step *= shape[d]
+            if k == 0:
+                step = -(-step // 32) * 32 * draw(st.sampled_from([1, 1, 2]))
+        return strides
+
+    src = reversed_or_broadcast(draw, sector_rows(perm), broadcast_odds=9)
+    options = dict(dst_address=draw(st.sampled_from([0, 256, 32])),
+                   src_address=draw(st.sampled_from([0, 64])),
+                   max_threads=draw(st.sampled_from([1024, 256])))
+    return shape, tuple(sector_rows(tuple(range(ndim)))), tuple(src), itemsize, options
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # one patch for all
+@given(layout=st.one_of(permuted_layouts(), stackable_layouts()))
+def test_stacked_permutations_copy_exactly(layout, stack_small_copies):
+    shape, dst, src, itemsize, options = layout
+    options["src_address"] += sum((n - 1) * -s for n, s in zip(shape, src) if s < 0)
+    check_copies_exactly(shape, dst, src, itemsize, **options)
+
+
+def test_stacking_needs_sector_steps_on_both_sides(stack_small_copies):
+    # (7, 5, 8) float32 -> its (1, 0, 2) permutation padded to rows of 9: the batch step of
+    # 36 bytes in dst moves rows within their sectors, so no stacking; rows of 16 stack.
+    for pad, stacked in ((9, False), (16, True)):
+        shape = (5, 7, 8)
+        dst = (7 * pad * 4, pad * 4, 4)
+        src = (32, 5 * 32, 4)  # x[7, 5, 8] read as x.transpose(1, 0, 2)
+        plan = plan_tiles(4, shape, dst, src, 0, 0, 1024)
+        if plan is not None:
+            assert (plan.stack > 1) == stacked

@@ -117,7 +117,8 @@ VARIANT_LAYOUTS = layout_for_every_variant()
 
 
 def test_the_layouts_reach_every_variant():
-    assert set(VARIANT_LAYOUTS) == set(all_tiled_kernel_names())
+    stacked = {name for name in all_tiled_kernel_names() if name.endswith(", 1>")}
+    assert set(VARIANT_LAYOUTS) == set(all_tiled_kernel_names()) - stacked
 
 
 @pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
@@ -300,3 +301,106 @@ def test_tiles_in_dynamic_shared_memory_copy_exactly(shape, dtype, backend_name,
         assert prepared.shared_mem > 49152, prepared.kernel
         rearrange_(y, x)
     np.testing.assert_array_equal(to_host(y), x_host.transpose(tuple(range(len(shape)))[::-1]))
+
+
+# --- stacked tiles ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stacking(monkeypatch, no_packing):
+    """Small tiles stacked however small the copy (normally only grids of thousands of tiles
+    stack), staged transposes only."""
+    from infini_cupy.strided import tile_planner
+
+    monkeypatch.setattr(tile_planner, "STACK_MIN_BLOCKS", 1)
+    recent.forget_all()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("perm", [(4, 3, 2, 1, 0), (4, 1, 3, 2, 0), (1, 4, 2, 3, 0)])
+def test_stacked_tiles_copy_exactly(dtype, perm, to_device, to_host, stacking):
+    # 5-D permutations whose contiguous dims (32 long) make every other step whole sectors;
+    # the innermost batch dim of 3, 5 or 7 splits into groups, the last one shorter. (A 32 x 32
+    # tile of 16-byte units fills shared memory: those go one at a time.)
+    rng = np.random.default_rng(sum(perm) + np.dtype(dtype).itemsize)
+    x = random_fill(aligned_empty((32, 3, 5, 7, 32), dtype), rng)
+    y = aligned_empty(tuple(x.shape[p] for p in perm), dtype)
+    plan = copy_and_check(y, x, identity, lambda b: b.transpose(perm), to_device, to_host)
+    assert isinstance(plan, TilePlan) and plan.stack > 1, plan
+
+
+@pytest.mark.parametrize("view", ["reversed", "broadcast", "offset"])
+def test_stacked_tiles_of_reversed_broadcast_and_offset_sources(view, to_device, to_host,
+                                                                  stacking):
+    # (16, 6, 11, 32) float32 (rows of 40: no dims merge) into (6, 11, 32, 16): 32 x 16 tiles
+    # stacked along the dim of 11, which the source walks backwards, or broadcasts, or whose
+    # rows both sides start 8 bytes into a sector.
+    rng = np.random.default_rng(14)
+    offset = 8 if view == "offset" else 0
+    if view == "broadcast":
+        x = random_fill(aligned_empty((16, 6, 1, 40), np.float32), rng)
+        of = lambda b: broadcast(b[..., :32], (16, 6, 11, 32)).transpose(1, 2, 3, 0)  # noqa: E731
+    else:
+        x = random_fill(aligned_empty((16, 6, 11, 40), np.float32, offset=offset), rng)
+        flip = (slice(None, None, -1), slice(None), slice(None, None, -1), slice(0, 32))
+        keep = (Ellipsis, slice(0, 32))
+        of = lambda b: b[flip if view == "reversed" else keep].transpose(1, 2, 3, 0)  # noqa: E731
+    y = aligned_empty((6, 11, 32, 16), np.float32, offset=offset)
+    plan = copy_and_check(y, x, identity, of, to_device, to_host)
+    assert isinstance(plan, TilePlan) and plan.stack > 1, plan
+
+
+def test_stacked_tiles_with_fewer_blocks_than_groups(backend_name, to_device, to_host,
+                                                     stacking):
+    rng = np.random.default_rng(15)
+    x_host = random_fill(aligned_empty((16, 13, 5, 40), np.float32), rng)
+    expected = x_host[..., :32].transpose(1, 2, 3, 0)
+    x = to_device(x_host)[..., :32].transpose(1, 2, 3, 0)
+    y = to_device(aligned_empty(expected.shape, np.float32))
+    prepared = plan_for(y, x)
+    assert prepared.plan.stack > 1 and prepared.plan.tiles > 2
+    launch(prepared.source, prepared.kernel, 2, prepared.block, (y, x, *prepared.struct_args),
+           backend=backend_name)
+    np.testing.assert_array_equal(to_host(y), expected)
+
+
+def stacked_layout_for_every_variant():
+    """stacked variant name -> (unit, rows, cols, src pitch, dst pitch, src offset, dst offset)
+    of the first 3-D layout mapped to it: three (rows, cols) transposes one after another,
+    each matrix's buffer rounded up to whole sectors (the stacking steps)."""
+    found = {}
+    for unit in (1, 2, 4, 8, 16):
+        sizes = {1: (128, 64, 35), 2: (64, 32, 36, 35)}.get(unit, (32, 36, 35, 16))
+        for rows, cols, src_extra, dst_extra, src_offset, dst_offset in itertools.product(
+                sizes, sizes, (0, 1, 4, 29), (0, 1, 4, 28), (0, unit, 4), (0, unit, 4)):
+            src_pitch, dst_pitch = cols + src_extra, rows + dst_extra
+            src_step = -(-rows * src_pitch * unit // 32) * 32
+            dst_step = -(-cols * dst_pitch * unit // 32) * 32
+            plan = rearrange_module.prepared_copy(
+                unit, (3, cols, rows), (dst_step, dst_pitch * unit, unit),
+                (src_step, unit, src_pitch * unit), dst_offset % 32, src_offset % 32).plan
+            if isinstance(plan, TilePlan) and plan.stack > 1 and plan.kernel not in found:
+                found[plan.kernel] = (unit, rows, cols, src_pitch, dst_pitch, src_offset,
+                                      dst_offset)
+    return found
+
+
+def test_stacked_layouts_reach_every_stacked_variant_but_the_widest(stacking):
+    # Both sides' 16-byte accesses of 1-byte units need rows of 128 on both sides: a 16 KiB
+    # tile, all the shared memory the compact variant has.
+    stacked = {name for name in all_tiled_kernel_names() if name.endswith(", 1>")}
+    assert set(stacked_layout_for_every_variant()) == stacked - {"tiled_copy<1, 16, 16, 0, 1>"}
+
+
+def test_every_stacked_variant_copies_exactly(to_device, to_host, stacking):
+    for name, layout in sorted(stacked_layout_for_every_variant().items()):
+        unit, rows, cols, src_pitch, dst_pitch, src_offset, dst_offset = layout
+        dtype, rng = DTYPE_OF_UNIT[unit], np.random.default_rng(len(name) * unit)
+        # each matrix's rows rounded up to a multiple of 32: whole sectors between matrices
+        x_base = random_fill(aligned_empty((3, -(-rows // 32) * 32, src_pitch), dtype,
+                                           src_offset), rng)
+        y_base = random_fill(aligned_empty((3, -(-cols // 32) * 32, dst_pitch), dtype,
+                                           dst_offset), rng)
+        plan = copy_and_check(y_base, x_base, lambda b: b[:, :cols, :rows],
+                              lambda b: b[:, :rows, :cols].transpose(0, 2, 1), to_device, to_host)
+        assert plan.kernel == name and plan.stack > 1, (name, plan)

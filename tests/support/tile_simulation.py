@@ -91,11 +91,20 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
     capacity = plan.capacity
     dst_out, src_out = [], []
     conflicts = {"read": 1, "write": 1}
-    batch_index = np.unravel_index(np.arange(math.prod(plan.batch_len)), plan.batch_len or (1,))
+    # Stacked tiles: the kernel counts the innermost batch dim in groups of plan.stack.
+    stack, batch_len = plan.stack, plan.batch_len
+    groups = (*batch_len[:-1], -(-batch_len[-1] // stack)) if batch_len else ()
+    group_index = np.unravel_index(np.arange(math.prod(groups)), groups or (1,))
     for b in range(plan.tiles):
         t1 = b % plan.tiles1
         t0 = b // plan.tiles1 % plan.tiles0
-        batch = b // plan.tiles1 // plan.tiles0
+        group = b // plan.tiles1 // plan.tiles0
+        first_of_group = [int(i[group]) for i in group_index] if batch_len else []
+        if batch_len:
+            first_of_group[-1] *= stack
+            count = min(stack, batch_len[-1] - first_of_group[-1])
+        else:
+            count = 1
         start0, start1 = t0 * plan.tile0 - plan.shift0, t1 * plan.tile1 - plan.shift1
         first0, first1 = max(start0, 0), max(start1, 0)
         n0 = min(start0 + plan.tile0, plan.len0) - first0
@@ -104,8 +113,8 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
         src_at = plan.src_offset + first0 * plan.src_stride0 + first1 * plan.src_stride1
         dst_at = plan.dst_offset + first0 * plan.dst_stride0 + first1 * plan.dst_stride1
         for i, (s, d) in enumerate(zip(plan.src_batch_stride, plan.dst_batch_stride)):
-            src_at += int(batch_index[i][batch]) * s
-            dst_at += int(batch_index[i][batch]) * d
+            src_at += first_of_group[i] * s
+            dst_at += first_of_group[i] * d
         spread = max(1, 4 // unit)
         if plan.read_along == 0:
             read = _pass(src_address + src_at, plan.src_stride0, plan.src_stride1, n1, n0,
@@ -120,13 +129,22 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
         (src_bytes, read_slot, read_step), (dst_bytes, write_slot, write_step) = read, write
         assert read_slot.size == n0 * n1 and len(np.unique(read_slot)) == read_slot.size
         assert np.array_equal(np.sort(read_slot), np.sort(write_slot)), "phases disagree"
-        assert read_slot.min() >= 0 and read_slot.max() < capacity, "beyond shared memory"
         if banks:
             conflicts["read"] = max(conflicts["read"], _worst_bank_conflict(read_slot, read_step, unit))
             conflicts["write"] = max(conflicts["write"], _worst_bank_conflict(write_slot, write_step, unit))
-        source_of_slot = dict(zip(read_slot.tolist(), src_bytes.tolist()))
-        dst_out.append(dst_bytes - dst_address)
-        src_out.append(np.array([source_of_slot[s] for s in write_slot.tolist()]) - src_address)
+        # Tile k of a stack: the first tile's accesses, k steps further in memory and k tiles
+        # further in shared memory (as the kernel moves them: located once).
+        src_step = plan.src_batch_stride[-1] if batch_len else 0
+        dst_step = plan.dst_batch_stride[-1] if batch_len else 0
+        for k in range(count):
+            slot_at = k * plan.tile0 * plan.pitch
+            assert read_slot.min() >= 0 and read_slot.max() + slot_at < capacity, \
+                "beyond shared memory"
+            if k:
+                assert (src_step % 32, dst_step % 32) == (0, 0), "a stack step off the sectors"
+            source_of_slot = dict(zip(read_slot.tolist(), (src_bytes + k * src_step).tolist()))
+            dst_out.append(dst_bytes + k * dst_step - dst_address)
+            src_out.append(np.array([source_of_slot[s] for s in write_slot.tolist()]) - src_address)
     if not dst_out:
         return Simulated(np.zeros(0, np.int64), np.zeros(0, np.int64), conflicts)
     return Simulated(np.concatenate(dst_out), np.concatenate(src_out), conflicts)

@@ -30,7 +30,7 @@ def test_plan_of_an_nchw_to_nhwc_copy_is_a_coalesced_staged_transpose(capsys):
     assert "dst strides (3211264, 1, 14336, 64) elements = (12845056, 4, 57344, 256) bytes" in out
     # normalized: H and W merged into one dim of 50176, C innermost in dst
     assert "1   50176         256           4" in out
-    assert "tiled_copy<4, 4, 4, 0>" in out and "staged transpose" in out
+    assert "tiled_copy<4, 4, 4, 0, 0>" in out and "staged transpose" in out
     assert "6272 blocks x 256 threads" in out
     assert "emulated over the first 64 of 6272 blocks" in out
     efficiencies = re.findall(r"(?:reads |writes) (\d\.\d+) \(", out)

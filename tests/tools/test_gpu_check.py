@@ -97,15 +97,15 @@ def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
 
     csv_text = ('ran a case\n"ID","Kernel Name","Block Size","Grid Size","Metric Name",'
                 '"Metric Unit","Metric Value"\n'
-                '"0","tiled_copy<4, 4, 4, 0>","(256, 1, 1)","(9, 1, 1)","Duration","msecond","1.5"\n'
-                '"0","tiled_copy<4, 4, 4, 0>","(256, 1, 1)","(9, 1, 1)","DRAM Throughput","%","91.3"\n'
+                '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","Duration","msecond","1.5"\n'
+                '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","DRAM Throughput","%","91.3"\n'
                 '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
                 '"L2 Hit Rate","%","12.25"\n'
                 '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
                 '"Block Limit Registers","block","n/a"\n')
     launches = gpu_profile.parse(csv_text)
     assert launches == [
-        {"kernel": "tiled_copy<4, 4, 4, 0>", "block": "(256, 1, 1)", "grid": "(9, 1, 1)",
+        {"kernel": "tiled_copy<4, 4, 4, 0, 0>", "block": "(256, 1, 1)", "grid": "(9, 1, 1)",
          "duration_us": 1500.0, "dram_pct": 91.3},
         {"kernel": "ew_contig<ic::OpAdd, float, float>", "block": "(256, 1, 1)",
          "grid": "(3, 1, 1)", "l2_hit_pct": 12.25}]

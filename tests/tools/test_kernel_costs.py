@@ -22,8 +22,9 @@ SOURCE = {"rearrange": "rearrange.cu", "rearrange_general": "rearrange.cu",
 # A sample spanning every family and unit: every packed D=4 variant, the staged copies' narrow
 # and widest variants, the heaviest seed variants of 32-bit indices, the flat kernels.
 SAMPLE = ([f"packed_copy<{u}, 4, 1>" for u in (1, 2, 4, 8, 16)]
-          + [f"tiled_copy<{u}, 1, 1, 1>" for u in (1, 2, 4, 8, 16)]
-          + ["tiled_copy<1, 16, 16, 0>", "tiled_copy<2, 8, 8, 0>", "tiled_copy<4, 4, 4, 0>"]
+          + [f"tiled_copy<{u}, 1, 1, 1, 0>" for u in (1, 2, 4, 8, 16)]
+          + ["tiled_copy<1, 16, 16, 0, 0>", "tiled_copy<2, 8, 8, 0, 0>", "tiled_copy<4, 4, 4, 0, 0>",
+             "tiled_copy<4, 1, 4, 0, 1>", "tiled_copy<4, 4, 4, 0, 1>"]
           + [f"rearrange<{u}, 5, 5, 2, int>" for u in (1, 4, 32)]
           + [f"rearrange_general<{u}, int>" for u in (1, 4)])
 TOLERANCE = 0.15  # relative: NVRTC releases move a few instructions; decisions need less
@@ -44,7 +45,7 @@ def test_every_variant_the_planners_return_has_a_cost():
     recorded = json.loads(kernel_costs.TABLE.read_text())["kernels"]
     assert set(recorded) == {name for _, name in recorded_kernels()}
     with pytest.raises(KeyError, match="kernel_costs"):
-        kernel_costs.kernel_cost("tiled_copy<3, 1, 1, 0>")
+        kernel_costs.kernel_cost("tiled_copy<3, 1, 1, 0, 0>")
 
 
 @pytest.mark.parametrize("name", SAMPLE)

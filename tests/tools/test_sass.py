@@ -82,8 +82,9 @@ def test_asynchronous_copies_stay_in_flight():
 # ---- the checks per kernel family, on representative variants
 
 VARIANTS = {  # family -> (source, name expression)
-    "tiled": [("transpose.cu", f"tiled_copy<{u}, {v}, {v}, 0>") for u, v in
-              ((4, 1), (4, 4), (2, 2), (2, 8), (1, 4), (1, 16), (8, 1))],
+    "tiled": [("transpose.cu", f"tiled_copy<{u}, {v}, {v}, 0, {stacked}>") for u, v, stacked in
+              ((4, 1, 0), (4, 4, 0), (2, 2, 0), (2, 8, 0), (1, 4, 0), (1, 16, 0), (8, 1, 0),
+               (4, 1, 1), (4, 4, 1))],
     "packed": [("packed.cu", "packed_copy<1, 4, 2>"), ("packed.cu", "packed_copy<2, 8, 1>")],
     "rearrange": [("rearrange.cu", f"{n[:-1]}, {index}>") for n in
                   ("rearrange<4, 2, 2, 0>", "rearrange<4, 3, 3, 2>", "rearrange<32, 3, 2, 0>",
