@@ -12,6 +12,7 @@ achieves is measured from the emulator's traces (``infini_cupy.profiler``): emul
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 
 import numpy as np
@@ -364,6 +365,7 @@ def test_stacked_tiles_with_fewer_blocks_than_groups(backend_name, to_device, to
     np.testing.assert_array_equal(to_host(y), expected)
 
 
+@functools.cache
 def stacked_layout_for_every_variant():
     """stacked variant name -> (unit, rows, cols, src pitch, dst pitch, src offset, dst offset)
     of the first 3-D layout mapped to it: three (rows, cols) transposes one after another,
