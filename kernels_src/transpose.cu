@@ -49,7 +49,7 @@ struct TileLayout {
     index_t stack;                       // tiles per block (1: none)
     index_t stack_len;                   // the stacked dim's length
     index_t stack_src_step, stack_dst_step;
-    index_t stack_slots;                 // shared elements per stacked tile
+    index_t stack_slots;                 // shared elements per stacked tile: tile0 * pitch
 };
 
 template <typename T, int V>
@@ -98,6 +98,11 @@ struct TilePass {
     // `sh_step` shared elements apart, each laid out as the first.
     int count = 1, sh_step = 0;
     index_t step = 0;
+
+    __device__ TilePass &stacked(int count_, index_t step_, int sh_step_) {
+        count = count_, step = step_, sh_step = sh_step_;
+        return *this;
+    }
 
     __device__ TilePass(char *origin, index_t along, index_t row_stride_, int rows_, int row_len_,
                         bool chained_, bool uniform_, Elem *shared_, int sh_row_, int sh_along_,
@@ -172,10 +177,10 @@ struct TilePass {
 
 // Runs a pass: each thread takes TILE_ITEMS warp steps per round (steps warp, warp + warps,
 // ...), locating all of them first, then moving them, for each stacked tile in turn; phase 1
-// issues its global loads before any shared store. In emulation an idle lane of a step in which others of its warp access
-// memory repeats the first active lane's access: no byte or sector that instruction does not
-// touch anyway, but the trace then numbers the accesses of all lanes alike, which is how the
-// profiler recognizes one warp instruction.
+// issues its global loads before any shared store. In emulation an idle lane of a step in
+// which others of its warp access memory repeats the first active lane's access: no byte or
+// sector that instruction does not touch anyway, but the trace then numbers the accesses of
+// all lanes alike, which is how the profiler recognizes one warp instruction.
 template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit, int V,
           int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
@@ -327,24 +332,24 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
 
         const int sh_step = static_cast<int>(t.stack_slots);
         if (t.read_along == 0) {  // rows of dim 1, each along dim 0: shared column by column
-            ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t> read(
-                src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
-                t.read_uniform != 0, tile, 1, pitch, t.read_len_magic);
-            read.count = count, read.step = t.stack_src_step, read.sh_step = sh_step;
-            ic::tile_pass<true, Stacked != 0>(read);
+            ic::tile_pass<true, Stacked != 0>(
+                ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
+                    src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
+                    t.read_uniform != 0, tile, 1, pitch, t.read_len_magic)
+                    .stacked(count, t.stack_src_step, sh_step));
         } else {  // rows of dim 0, each along dim 1
-            ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t> read(
-                src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
-                t.read_uniform != 0, tile, pitch, 1, t.read_len_magic);
-            read.count = count, read.step = t.stack_src_step, read.sh_step = sh_step;
-            ic::tile_pass<true, Stacked != 0>(read);
+            ic::tile_pass<true, Stacked != 0>(
+                ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
+                    src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
+                    t.read_uniform != 0, tile, pitch, 1, t.read_len_magic)
+                    .stacked(count, t.stack_src_step, sh_step));
         }
         __syncthreads();
-        ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t> write(
-            dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
-            t.write_uniform != 0, tile, pitch, 1, t.write_len_magic);
-        write.count = count, write.step = t.stack_dst_step, write.sh_step = sh_step;
-        ic::tile_pass<false, Stacked != 0>(write);
+        ic::tile_pass<false, Stacked != 0>(
+            ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
+                dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
+                t.write_uniform != 0, tile, pitch, 1, t.write_len_magic)
+                .stacked(count, t.stack_dst_step, sh_step));
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

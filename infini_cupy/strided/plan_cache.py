@@ -96,10 +96,9 @@ class PreparedCopy:
 def _tile_args(plan: TilePlan) -> tuple:
     layout = np.zeros((), TILE_LAYOUT)
     batch_len, src_stride, dst_stride = plan.batch_len, plan.src_batch_stride, plan.dst_batch_stride
-    stacked = {"stack": plan.stack, "stack_len": batch_len[-1] if batch_len else 1,
-               "stack_src_step": src_stride[-1] if batch_len else 0,
-               "stack_dst_step": dst_stride[-1] if batch_len else 0,
-               "stack_slots": plan.tile0 * plan.pitch}
+    inner = (batch_len[-1], src_stride[-1], dst_stride[-1]) if batch_len else (1, 0, 0)
+    stacked = dict(zip(("stack_len", "stack_src_step", "stack_dst_step"), inner),
+                   stack_slots=plan.tile0 * plan.pitch)
     if plan.stack > 1:  # the kernel counts the stacked dim in groups of `stack` tiles
         k = plan.stack
         batch_len = (*batch_len[:-1], -(-batch_len[-1] // k))
@@ -260,7 +259,7 @@ def coalescing_plans():
 
 
 # The planning rules by the names the command line gives them (``bench --planner``).
-PLANNERS = ("default", "coalescing", "seed")
+PLANNERS = ("default", "seed", "coalescing")
 
 
 def planning_rule(name: str):

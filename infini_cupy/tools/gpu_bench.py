@@ -181,14 +181,14 @@ def _rival_row(kit, case) -> dict:
     a copy of as many bytes; ``ok`` when every rule's result equals the source."""
     import infini_cupy as xp
     from ..runtime import launch
-    from ..strided.plan_cache import planning_rule
+    from ..strided.plan_cache import PLANNERS, planning_rule
 
     y, x = case.build(kit.alloc, kit.shape(case), case.dtype)
     expected = np.array(kit.to_host(x))
     moved = 2 * y.nbytes
     copy = moved / kit.copy_seconds(moved) / 1e9
     plans, ok = [], True
-    for planner in ("default", "seed", "coalescing"):
+    for planner in PLANNERS:
         with planning_rule(planner):
             with launch.recording() as launches:
                 xp.rearrange_(y, x)
