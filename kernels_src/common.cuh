@@ -95,6 +95,53 @@ __device__ __forceinline__ void sts(T *p, const T &v) {
     *p = v;
 }
 
+// An access some lanes of a warp make and others skip (`on`): on the GPU a predicated
+// access. In emulation, while the profiler traces, a lane that skips repeats the first
+// taking-part lane's access (its address, and for a store its value), so that the k-th access
+// of every lane stays one warp instruction in the trace (tools/profiler.py); a repeated store
+// writes what is written there anyway.
+template <bool SHARED, typename T>
+__device__ __forceinline__ void load_if(bool on, const T *p, T &out) {
+#ifdef INFINI_EMULATION
+    if (emu::tracing()) {
+        const unsigned mask = __ballot_sync(0xffffffffu, on);
+        if (mask == 0) return;
+        const T *first = __shfl_sync(0xffffffffu, p, __ffs(static_cast<int>(mask)) - 1);
+        const T *at = on ? p : first;
+        const T value = SHARED ? lds(at) : ld(at);
+        if (on) out = value;
+        return;
+    }
+#endif
+    if (on) out = SHARED ? lds(p) : ld(p);
+}
+
+template <bool SHARED, typename T>
+__device__ __forceinline__ void store_if(bool on, T *p, T value) {
+#ifdef INFINI_EMULATION
+    if (emu::tracing()) {
+        const unsigned mask = __ballot_sync(0xffffffffu, on);
+        if (mask == 0) return;
+        const int src = __ffs(static_cast<int>(mask)) - 1;
+        T *first = __shfl_sync(0xffffffffu, p, src);
+        const T first_value = __shfl_sync(0xffffffffu, value, src);
+        if (SHARED) {
+            sts(on ? p : first, on ? value : first_value);
+        } else {
+            st(on ? p : first, on ? value : first_value);
+        }
+        return;
+    }
+#endif
+    if (on) {
+        if (SHARED) {
+            sts(p, value);
+        } else {
+            st(p, value);
+        }
+    }
+}
+
 // A global -> shared copy of one T that does not pass through a register: on sm_80 and later
 // an asynchronous copy (cp.async, SASS LDGSTS), so a thread can have every item of a staged
 // phase in flight at once instead of a round of loads at a time; cp_async_wait_all() completes

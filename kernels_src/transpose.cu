@@ -50,6 +50,9 @@ struct TileLayout {
     index_t stack_len;                   // the stacked dim's length
     index_t stack_src_step, stack_dst_step;
     index_t stack_slots;                 // shared elements per stacked tile: tile0 * pitch
+    // Bytes from src to the lowest byte of the copy's source and past its highest: phase 1's
+    // 4-byte words (below) are read whole inside them.
+    index_t src_lo, src_hi;
 };
 
 template <typename T, int V>
@@ -80,9 +83,17 @@ constexpr int TILE_ITEMS = 4;
 //   its shared accesses over every bank: with an odd pitch, 4 rows 1 apart (the transposing
 //   side, sh_along == pitch) or S = 4 / Unit rows apart (the other, sh_along == 1) start in
 //   4 different 4-byte words of a 16-byte group, the 8 chunks of a row in 8 different groups.
+//
+// 1- and 2-byte units one at a time (V == 1) go to and from global memory in aligned 4-byte
+// words (WORDS, word_walk): a work item is word q of its virtual row, units q * IU - lead ...
+// of the run. A word wholly in the run is one access; a word at a run's end is read whole
+// where it lies inside the source's bytes (src_lo, src_hi), else and when written, unit by
+// unit, so no byte outside the copy is ever written.
 template <int Unit, int V, int R, int S, typename Elem>
 struct TilePass {
-    static constexpr int SEC = SECTOR_BYTES / (V * Unit);  // units per sector
+    static constexpr bool WORDS = V == 1 && Unit < 4;
+    static constexpr int IU = WORDS ? 4 / Unit : V;        // units per global access
+    static constexpr int SEC = SECTOR_BYTES / (IU * Unit);  // work items per sector
     static constexpr int J = 32 / R;                       // lanes along one row
     const char *low;  // row 0's lowest address
     index_t row_stride;
@@ -98,9 +109,16 @@ struct TilePass {
     // `sh_step` shared elements apart, each laid out as the first.
     int count = 1, sh_step = 0;
     index_t step = 0;
+    // Phase 1 of WORDS: words inside [safe_lo, safe_hi) are read whole.
+    const char *safe_lo = nullptr, *safe_hi = nullptr;
 
     __device__ TilePass &stacked(int count_, index_t step_, int sh_step_) {
         count = count_, step = step_, sh_step = sh_step_;
+        return *this;
+    }
+
+    __device__ TilePass &bounded(const char *lo, const char *hi) {
+        safe_lo = lo, safe_hi = hi;
         return *this;
     }
 
@@ -119,7 +137,14 @@ struct TilePass {
         low = origin + (descending ? (run - 1) * along : 0);
         lead0 = lead_of(low);
         const int lead = uniform ? lead0 : SEC - 1;
-        if (R == 1) {
+        if (WORDS) {  // lead in units: words from the sector boundary to past the run
+            const int lead_units = uniform ? lead0 : SECTOR_BYTES / Unit - 1;
+            const unsigned words = (units + lead_units + IU - 1) / IU;
+            const unsigned vl = (words + SEC - 1) / SEC * SEC;
+            per_row = SmallDivisor(vl);
+            total = (chained ? 1u : static_cast<unsigned>(rows)) * vl;
+            steps = (total + 31) / 32;
+        } else if (R == 1) {
             const unsigned vl = (units + lead + SEC - 1) / SEC * SEC;
             per_row = SmallDivisor(vl);
             total = (chained ? 1u : static_cast<unsigned>(rows)) * vl;
@@ -172,6 +197,34 @@ struct TilePass {
         address = const_cast<char *>(lo) + p * (V * Unit);
         slot = shared + (row * sh_row + a * sh_along);
         return inside && static_cast<unsigned>(p) < static_cast<unsigned>(units);
+    }
+
+    // WORDS: lane `lane` of warp step g takes word q of row r's virtual row, whose first unit
+    // is unit p0 of the run (p0 < 0 or p0 + IU > units at the run's ends); false when none
+    // of its units is in the run.
+    template <bool CHAINED, bool UNIFORM>
+    __device__ __forceinline__ bool locate_word(unsigned g, unsigned lane, char *&address,
+                                                int &p0, int &row) const {
+        const unsigned i = g * 32 + lane;
+        unsigned r = 0, q = i;
+        if (!CHAINED) r = per_row.div(i, q);
+        const char *lo = CHAINED ? low : low + static_cast<index_t>(r) * row_stride;
+        p0 = static_cast<int>(q) * IU - (UNIFORM ? lead0 : lead_of(lo));
+        address = const_cast<char *>(lo) + p0 * Unit;  // lo - lead units: a sector boundary
+        row = static_cast<int>(r);
+        return i < total && p0 < units && p0 + IU > 0;
+    }
+
+    // The shared slot of unit p of row `row`'s run.
+    template <bool CHAINED, bool DESCENDING>
+    __device__ __forceinline__ Elem *word_slot(int row, int p) const {
+        int a = DESCENDING ? run - 1 - p : p;
+        if (CHAINED) {
+            unsigned rest;
+            row = static_cast<int>(per_len.div(static_cast<unsigned>(a), rest));
+            a = static_cast<int>(rest);
+        }
+        return shared + (row * sh_row + a * sh_along);
     }
 };
 
@@ -249,10 +302,118 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
     if constexpr (ASYNC) cp_async_wait_all();  // the barrier after the phase then publishes the tile
 }
 
+// The walk of a WORDS pass (TilePass): each thread takes TILE_ITEMS warp steps per round,
+// a word each, all global loads issued before the shared stores. Units of a word are moved
+// between the word's bytes (little-endian: unit k at bits 8 * Unit * k) and their slots one
+// at a time. Lanes skip accesses in the middle of a round (a word at a run's end), so every
+// access goes through load_if / store_if, which keep the emulator's trace in step.
+template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit,
+          int R, int S, typename Elem>
+__device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &pass) {
+    constexpr int IU = TilePass<Unit, 1, R, S, Elem>::IU;
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    for (unsigned first = warp; first < pass.steps; first += warps * TILE_ITEMS) {
+        char *address[TILE_ITEMS];
+        int p0[TILE_ITEMS], row[TILE_ITEMS];
+        bool active[TILE_ITEMS];
+#pragma unroll
+        for (int it = 0; it < TILE_ITEMS; ++it) {
+            active[it] = pass.template locate_word<CHAINED, UNIFORM>(first + it * warps, lane,
+                                                                     address[it], p0[it], row[it]);
+        }
+        const int count = STACKED ? pass.count : 1;
+        for (int s = 0; s < count; ++s) {
+            const index_t moved = s * pass.step;  // stacked tiles: whole sectors apart
+            const int sh_moved = s * pass.sh_step;
+            unsigned word[TILE_ITEMS];
+            bool whole[TILE_ITEMS];
+#pragma unroll
+            for (int it = 0; it < TILE_ITEMS; ++it) {
+                whole[it] = active[it] && p0[it] >= 0 && p0[it] + IU <= pass.units;
+            }
+            if (LOAD) {
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    const char *at = address[it] + moved;
+                    whole[it] = whole[it] || (active[it] && at >= pass.safe_lo &&
+                                              at + 4 <= pass.safe_hi);
+                    word[it] = 0;
+                    load_if<false>(whole[it], reinterpret_cast<const unsigned *>(at), word[it]);
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+#pragma unroll
+                    for (int k = 0; k < IU; ++k) {
+                        Elem unit = 0;
+                        load_if<false>(active[it] && !whole[it] &&
+                                           static_cast<unsigned>(p0[it] + k) < static_cast<unsigned>(pass.units),
+                                       reinterpret_cast<const Elem *>(address[it] + moved + k * Unit), unit);
+                        word[it] |= static_cast<unsigned>(unit) << (8 * Unit * k);
+                    }
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+#pragma unroll
+                    for (int k = 0; k < IU; ++k) {
+                        store_if<true>(active[it] && static_cast<unsigned>(p0[it] + k) <
+                                                         static_cast<unsigned>(pass.units),
+                                       pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                       static_cast<Elem>(word[it] >> (8 * Unit * k)));
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    word[it] = 0;
+#pragma unroll
+                    for (int k = 0; k < IU; ++k) {
+                        Elem unit = 0;
+                        load_if<true>(active[it] && static_cast<unsigned>(p0[it] + k) <
+                                                        static_cast<unsigned>(pass.units),
+                                      pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                      unit);
+                        word[it] |= static_cast<unsigned>(unit) << (8 * Unit * k);
+                    }
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    store_if<false>(whole[it], reinterpret_cast<unsigned *>(address[it] + moved), word[it]);
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+#pragma unroll
+                    for (int k = 0; k < IU; ++k) {
+                        store_if<false>(active[it] && !whole[it] &&
+                                            static_cast<unsigned>(p0[it] + k) < static_cast<unsigned>(pass.units),
+                                        reinterpret_cast<Elem *>(address[it] + moved + k * Unit),
+                                        static_cast<Elem>(word[it] >> (8 * Unit * k)));
+                    }
+                }
+            }
+        }
+    }
+}
+
 // A pass's walk for its case: chained (one run), rows sharing their lead, descending.
 template <bool LOAD, bool STACKED, int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
-    if (V == 1 && pass.descending) {
+    if constexpr (TilePass<Unit, V, R, S, Elem>::WORDS) {
+        if (pass.descending) {
+            if (pass.chained) {
+                word_walk<true, true, true, LOAD, STACKED>(pass);
+            } else if (pass.uniform) {
+                word_walk<false, true, true, LOAD, STACKED>(pass);
+            } else {
+                word_walk<false, false, true, LOAD, STACKED>(pass);
+            }
+        } else if (pass.chained) {
+            word_walk<true, true, false, LOAD, STACKED>(pass);
+        } else if (pass.uniform) {
+            word_walk<false, true, false, LOAD, STACKED>(pass);
+        } else {
+            word_walk<false, false, false, LOAD, STACKED>(pass);
+        }
+    } else if (V == 1 && pass.descending) {
         if (pass.chained) {
             tile_walk<R == 1, true, V == 1, LOAD, STACKED>(pass);
         } else if (pass.uniform) {
@@ -295,6 +456,8 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
     constexpr int SPREAD = Unit < 4 ? 4 / Unit : 1;  // row spacing where sh_along == 1
     __shared__ elem_t tile[CAPACITY];
     const int pitch = static_cast<int>(t.pitch);
+    const char *src_lo = static_cast<const char *>(src) + t.src_lo;
+    const char *src_hi = static_cast<const char *>(src) + t.src_hi;
     for (index_t b = blockIdx.x; b < t.tiles; b += gridDim.x) {
         // Tiles are counted in 32 bits (the planner stages no copy of 2^32 tiles or more),
         // split off by multiplication with the host's magics.
@@ -336,13 +499,15 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                 ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
                     src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
                     t.read_uniform != 0, tile, 1, pitch, t.read_len_magic)
-                    .stacked(count, t.stack_src_step, sh_step));
+                    .stacked(count, t.stack_src_step, sh_step)
+                    .bounded(src_lo, src_hi));
         } else {  // rows of dim 0, each along dim 1
             ic::tile_pass<true, Stacked != 0>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
                     src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
                     t.read_uniform != 0, tile, pitch, 1, t.read_len_magic)
-                    .stacked(count, t.stack_src_step, sh_step));
+                    .stacked(count, t.stack_src_step, sh_step)
+                    .bounded(src_lo, src_hi));
         }
         __syncthreads();
         ic::tile_pass<false, Stacked != 0>(

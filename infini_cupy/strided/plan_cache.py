@@ -49,7 +49,7 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "dst_offset", "tile0", "tile1", "shift0", "shift1", "tiles0", "tiles1", "pitch", "tiles",
     "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform",
     "tiles0_magic", "tiles1_magic", "read_len_magic", "write_len_magic", "stack", "stack_len",
-    "stack_src_step", "stack_dst_step", "stack_slots")], align=True)
+    "stack_src_step", "stack_dst_step", "stack_slots", "src_lo", "src_hi")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
     "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
@@ -104,10 +104,16 @@ def _tile_args(plan: TilePlan) -> tuple:
         batch_len = (*batch_len[:-1], -(-batch_len[-1] // k))
         src_stride = (*src_stride[:-1], src_stride[-1] * k)
         dst_stride = (*dst_stride[:-1], dst_stride[-1] * k)
+    # The source's bytes, from src's pointer: phase 1 reads 4-byte words whole inside them.
+    dims = ((plan.len0, plan.src_stride0), (plan.len1, plan.src_stride1),
+            *zip(plan.batch_len, plan.src_batch_stride))
+    src_lo = plan.src_offset + sum(min(0, (n - 1) * s) for n, s in dims)
+    src_hi = plan.src_offset + sum(max(0, (n - 1) * s) for n, s in dims) + plan.unit
     fields = {  # the kernel's divisions, precomputed (a chained phase's rows are whole dims)
         "tiles0_magic": divisor_magic(plan.tiles0), "tiles1_magic": divisor_magic(plan.tiles1),
         "read_len_magic": small_divisor_magic(plan.len0 if plan.read_along == 0 else plan.len1),
-        "write_len_magic": small_divisor_magic(plan.len1), **stacked}
+        "write_len_magic": small_divisor_magic(plan.len1), **stacked,
+        "src_lo": src_lo, "src_hi": src_hi}
     for name in TILE_LAYOUT.names:
         layout[name] = fields[name] if name in fields else int(getattr(plan, name))
     pad = MAX_BATCH_DIMS - len(batch_len)

@@ -24,7 +24,12 @@ shift0))`` and ``i1`` likewise, with the batch indices fixed. Each of its elemen
 stride)`` over dims 0, 1 and the batch dims. Phase 1 reads along dim ``read_along``,
 ``read_vector`` elements per access; phase 2 writes along dim 1, ``write_vector`` per access;
 both start each row's accesses at the sector boundary below its lowest address (see
-``TilePass`` in the kernel source). Accesses narrower than 16 bytes take 32 consecutive
+``TilePass`` in the kernel source). A side of 1- or 2-byte units with vector 1 (rows that
+start anywhere in a word) moves aligned 4-byte **words** instead, a work item being word ``q``
+of the virtual row: a word wholly inside the row is one access, a word at a row's end is read
+whole where it lies inside the source's bytes (``src_lo``/``src_hi`` of the packed layout) and
+otherwise, and always when written, unit by unit, so no byte outside the copy is written or
+read from outside the source. Accesses narrower than 16 bytes take 32 consecutive
 work items per warp step; 16-byte ones (``vector * unit == 16``, vector > 1) take 8 of each of
 4 rows, the rows 1 apart on the side whose shared accesses step by the pitch and
 ``4 // unit`` apart on the other, so that with an odd pitch every warp access of shared memory
@@ -50,6 +55,7 @@ tile then starts where the first tile's rows do) and enough groups remain to fil
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -63,6 +69,8 @@ COMPACT_BYTES = 16896
 WIDE_BYTES = 49152
 TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
+# Wide tiles of 4-byte and wider units; a variant moving 1- or 2-byte units in words (a side
+# of vector 1) may take up to 150 registers per thread, which a block of 512 would exceed.
 WIDE_THREADS = 512
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
@@ -79,7 +87,8 @@ class TilePlan(LaunchPlan):
 
     unit: bytes per element (1, 2, 4, 8 or 16); ``dst_stride1 == unit``.
     read_vector, write_vector: elements per global access of phase 1 and phase 2: 16 bytes
-        (or 4 for 1- and 2-byte elements) when every address of that side allows it, else 1.
+        (or 4 for 1- and 2-byte elements) when every address of that side allows it, else 1
+        (1- and 2-byte elements then move in aligned 4-byte words, see the module doc).
     wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
     len0, len1: lengths of the tiled dims; dim 1 is dst's contiguous dim.
     src_stride0, src_stride1, dst_stride0, dst_stride1: their byte strides.
@@ -90,8 +99,7 @@ class TilePlan(LaunchPlan):
         each dim, ``ceil((len + shift) / tile)``.
     pitch: shared-memory row pitch in elements (odd for transposes and for misaligned copies
         with 16-byte accesses: no bank conflicts; wider for wide transposes whose warp steps
-        span two rows of the tile, see ``_wide_pitch``; an odd number of 4-byte words for
-        byte transposes read one byte at a time, see ``_byte_pitch``).
+        span two rows of the tile, see ``_wide_pitch``).
     read_along: 0 when phase 1 walks dim 0 (a transpose), 1 when it walks dim 1.
     read_chained, write_chained: the rows of phase 1 (phase 2) follow each other in memory, so
         the phase is one run (its along dim lies whole in the tile); never with 16-byte
@@ -150,6 +158,14 @@ def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool
                       stacked: bool = False) -> str:
     """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide, Stacked>``."""
     return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}, {int(stacked)}>"
+
+
+def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool) -> int:
+    """Threads per block a staged-copy variant is launched with, at most: WIDE_THREADS for
+    wide tiles but where 1- or 2-byte units move in 4-byte words (a side of vector 1), whose
+    registers (up to ~150 per thread) would not fit a block of 512; else COMPACT_THREADS."""
+    words = unit < 4 and 1 in (read_vector, write_vector)
+    return WIDE_THREADS if wide and not words else COMPACT_THREADS
 
 
 def vector_widths(unit: int) -> tuple[int, ...]:
@@ -276,21 +292,22 @@ def _transpose_extents(len0, len1, capacity, granule0, granule1) -> tuple[int, i
 
 
 def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int | None:
-    """A pitch (>= tile1, elements) for wide tiles whose warp steps span two or more rows of
-    the tile (rows of virtual length not a multiple of 32 items), or None for ``tile1 | 1``.
+    """A pitch (>= tile1, elements) for wide 4-byte transposes read one unit at a time whose
+    warp steps span two or more rows of the tile (rows of virtual length not a multiple of 32
+    items), or None for ``tile1 | 1``. (1- and 2-byte units move in 4-byte words, whose
+    lanes an odd pitch spreads best.)
 
     An odd pitch spreads one row's 32 consecutive items over the banks, but the tail of one
     row and the head of the next then share banks. A chained read of ``tile0`` short rows
     puts 32 items on about ``ceil(32 / tile0)`` consecutive words of each of its ``tile0``
-    columns: a pitch of that many words (one more for units under 4 bytes, whose runs may
-    straddle a word) lays the columns side by side. Unaligned rows on both sides (each row's
-    lead differs) land on disjoint banks with a pitch of 15 words modulo 32 (an odd number of
-    words, half the banks from the next row's start)."""
-    if tile1 * unit < 128 or unit > 4:
+    columns: a pitch of that many words lays the columns side by side. Unaligned rows on both
+    sides (each row's lead differs) land on disjoint banks with a pitch of 15 words modulo 32
+    (an odd number of words, half the banks from the next row's start)."""
+    if tile1 * unit < 128 or unit != 4:
         return None
     if read_chained and tile0 >= 3:
-        words = -(-(-(-32 // tile0) * unit) // 4) + (unit < 4)
-    elif not read_chained and write_vector == 1 and unit > 1:
+        words = -(-32 // tile0)
+    elif not read_chained and write_vector == 1:
         words = 15
     else:
         return None
@@ -300,14 +317,50 @@ def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int
     return pitch if tile0 * pitch <= capacity else None
 
 
-def _byte_pitch(tile0, tile1, capacity) -> int | None:
-    """A pitch (>= tile1 bytes) for byte transposes read one byte at a time: an odd number
-    of 4-byte words. Phase 1's lanes store bytes of 32 rows at one column, a pitch apart: an
-    odd pitch in bytes puts two to four of them in one bank's different words; a whole odd
-    number of words puts each in its own bank (the row-wise side reads consecutive bytes).
-    None when it does not fit the capacity."""
-    pitch = tile1 + (4 - tile1) % 8
+def _word_pitch(tile0, tile1, unit, capacity) -> int | None:
+    """A pitch (>= tile1, elements) for a chained transposing read of 1- or 2-byte units in
+    4-byte words (``tile0`` short rows one run), or None for ``tile1 | 1``.
+
+    A warp's 32 words hold ``128 / unit`` consecutive elements of the run; the k-th unit of
+    each word goes to shared memory in one instruction, at slot ``e // tile0 + (e % tile0) *
+    pitch`` for run element ``e``: one column of slots per residue ``e % tile0``, each a few
+    consecutive words long. The pitch that lays those columns side by side over the 32 banks
+    is found by trying the next ``128 / unit`` pitches (a bank's pattern repeats after them)
+    on every alignment of a warp step: the first with no bank serving two words, else the
+    one with the fewest."""
+    if tile0 >= 32:  # a warp's words then span at most a few columns
+        return None
+    period = 128 // unit
+    worst, d = _word_pitch_offset(tile0, tile1 % period, unit)
+    pitch = tile1 + d
     return pitch if tile0 * pitch <= capacity else None
+
+
+@functools.lru_cache(maxsize=256)
+def _word_pitch_offset(tile0, residue, unit) -> tuple[int, int]:
+    """(worst ways, d) of the best pitch ``residue + d`` modulo ``128 / unit`` for
+    :func:`_word_pitch`."""
+    per_word = 4 // unit
+    best = None
+    period = 128 // unit
+    for d in range(period):
+        pitch = residue + d + 64 * period  # the banks of tile1 + d, columns far apart
+        worst = 1
+        for start in range(4 * tile0):  # the pattern repeats every 4 * tile0 elements
+            for k in range(per_word):
+                words = {(e // tile0 + e % tile0 * pitch) * unit // 4
+                         for e in range(start + k, start + k + 32 * per_word, per_word)}
+                banks = [0] * 32
+                for w in words:
+                    banks[w % 32] += 1
+                worst = max(worst, max(banks))
+            if best is not None and worst >= best[0]:
+                break
+        if best is None or worst < best[0]:
+            best = worst, d
+        if worst == 1:
+            break
+    return best
 
 
 def _flip(dim, shape, dst_strides, src_strides, offsets):
@@ -422,9 +475,9 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
     read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
     write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
-    if transpose and unit == 1 and read_vector == 1 and write_vector < 16:
-        pitch = _byte_pitch(tile0, tile1, capacity) or pitch
-    elif transpose and wide and read_vector == 1:
+    if transpose and read_vector == 1 and unit < 4 and read_chained and tile0 > 1:
+        pitch = _word_pitch(tile0, tile1, unit, capacity) or pitch
+    elif transpose and wide and read_vector == 1 and unit >= 4:
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
@@ -441,7 +494,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     # Warps enough for one round of TILE_ITEMS warp steps each: a thread of a smaller tile's
     # block would spend its per-tile instructions on fewer items.
     work = max(tile0 * tile1 // min(read_vector, write_vector), 1)
-    threads = min(WIDE_THREADS if wide else COMPACT_THREADS, budget,
+    threads = min(max_block_threads(unit, read_vector, write_vector, wide), budget,
                   -(-work // (32 * TILE_ITEMS)) * 32)
     return TilePlan(
         unit, read_vector, write_vector, wide,

@@ -16,7 +16,8 @@ The emulator numbers accesses per thread, so "the k-th read (write) of each lane
 instruction: exact when the lanes of a warp issue the same sequence of reads (writes), lanes
 that skip a trailing access only lowering the bytes of that instruction. A kernel whose lanes
 skip accesses in the middle of a sequence must keep them in step in emulation (the staged
-copy repeats an active lane's access on idle lanes).
+copy repeats an active lane's access on idle lanes; ``load_if`` / ``store_if`` of
+``common.cuh`` do it for any predicated access).
 
 >>> import numpy as np, infini_cupy as xp
 >>> from infini_cupy.tools import profiler

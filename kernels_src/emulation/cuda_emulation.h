@@ -87,6 +87,8 @@ const unsigned long long *warp_exchange(unsigned long long value);
 void warp_exchange_end();
 // This block's dynamic shared memory (the launch's shared_mem bytes, 128-byte aligned).
 unsigned char *dynamic_shared();
+// The launch records its accesses (the profiler's trace).
+bool tracing();
 
 extern __thread uint3 threadIdx EMU_TLS_MODEL;
 extern __thread uint3 blockIdx EMU_TLS_MODEL;

@@ -386,6 +386,8 @@ static const unsigned char *dynamic_shared_overrun(const Worker &w, uint64_t byt
 
 unsigned char *dynamic_shared() { return t_current_worker->dynamic; }
 
+bool tracing() { return g_job->tracing; }
+
 // Runs one block; its trace records end up in thread order (barriers and thread orders other
 // than forward interleave or reorder threads).
 static void run_block(Worker &w, Job &job, uint64_t block) {

@@ -227,6 +227,75 @@ def test_misaligned_rows_copy_staged(dtype, to_device, to_host):
     assert isinstance(plan, TilePlan) and plan.len0 == 1
 
 
+@pytest.mark.parametrize("dtype, cols", [(np.int8, 257), (np.float16, 256)])
+@pytest.mark.parametrize("traced", [False, True])
+def test_words_at_the_ends_of_the_source_are_read_unit_by_unit(dtype, cols, traced, to_device,
+                                                               to_host, backend_name):
+    """1- and 2-byte units move in aligned 4-byte words; a word reaching past the source's
+    first or last byte is read unit by unit (the emulator faults on any byte outside the
+    view), words at row ends are written unit by unit (copy_and_check: no byte of y's buffer
+    outside the view changes). Traced, lanes that skip a word's access repeat another's."""
+    if traced and backend_name != "emulate":
+        pytest.skip("the emulator's tracing")
+    rng = np.random.default_rng(21)
+    itemsize = np.dtype(dtype).itemsize
+    rows = 301
+    # the view (from element 1) starts 2 bytes into a word and ends inside one
+    x_base = random_fill(aligned_empty((rows * cols + 2,), dtype, offset=2 - itemsize), rng)
+    assert x_base[1:].ctypes.data % 4 == 2 and (2 + rows * cols * itemsize) % 4 != 0
+    y_base = random_fill(aligned_empty((cols, rows + 3), dtype, offset=itemsize), rng)
+    with profiler.emulator.tracing() if traced else contextlib.nullcontext():
+        plan = copy_and_check(y_base, x_base, lambda b: b[:, 1:rows + 1],
+                              lambda b: b[1:rows * cols + 1].reshape(rows, cols).T,
+                              to_device, to_host)
+    assert isinstance(plan, TilePlan) and (plan.read_vector, plan.write_vector) == (1, 1)
+
+
+@pytest.mark.parametrize("case", ["rgb channels", "reversed rows", "misaligned rows", "fp16"])
+def test_traced_word_copies_keep_each_warp_access_one_width(case, emulation_only):
+    """Traced, a lane that skips a word's access (a row's end) repeats another lane's, so the
+    k-th access of every lane of a warp is one instruction: one width, as on the GPU."""
+    rng = np.random.default_rng(22)
+    if case == "rgb channels":  # 3 channels read as one run of words
+        x = random_fill(aligned_empty((2, 40, 41, 3), np.int8, 1), rng).transpose(0, 3, 1, 2)
+    elif case == "reversed rows":
+        x = random_fill(aligned_empty((301, 257), np.int8, 3), rng)[::-1].T
+    elif case == "misaligned rows":
+        x = random_fill(aligned_empty((40, 999), np.int8), rng)[1:, 1:]
+    else:
+        x = random_fill(aligned_empty((97, 301), np.float16, 2), rng).T
+    y = aligned_empty(x.shape, x.dtype, 1 if x.itemsize == 1 else 0)
+    plan = plan_for(y, x).plan
+    assert isinstance(plan, TilePlan) and 1 in (plan.read_vector, plan.write_vector)
+    with profiler.emulator.tracing() as trace:
+        rearrange_(y, x)
+    np.testing.assert_array_equal(y, x)
+    (launch,) = trace.launches
+    for records in (launch.accesses, launch.shared):
+        rank = profiler.emulator.direction_ranks(records)
+        key = ((records["block"].astype(np.int64) * 64 + records["thread"] // 32) * (rank.max() + 1)
+               + rank) * 2 + records["is_write"]
+        widths = np.unique(np.stack([key, records["bytes"]]), axis=1)
+        assert len(np.unique(widths[0])) == widths.shape[1], "a warp access of mixed widths"
+
+
+def test_every_variant_fits_its_block_in_registers():
+    """A block's threads x registers (sm_90 code, kernel_costs.json, allocated 8 at a time)
+    within the 64 K registers of an SM, at the most threads the planner launches it with."""
+    from infini_cupy.strided.kernel_costs import _kernels
+    from infini_cupy.strided.tile_planner import max_block_threads
+
+    checked = 0
+    for name, figures in _kernels().items():
+        if not name.startswith("tiled_copy<"):
+            continue
+        unit, rv, wv, wide, _ = (int(v) for v in name[11:-1].split(","))
+        registers = -(-figures[2] // 8) * 8
+        assert registers * max_block_threads(unit, rv, wv, bool(wide)) <= 65536, name
+        checked += 1
+    assert checked == 72
+
+
 def test_fewer_blocks_than_tiles(backend_name, to_device, to_host):
     rng = np.random.default_rng(10)
     x_host = random_fill(aligned_empty((300, 200), np.float32), rng)

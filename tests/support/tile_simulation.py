@@ -1,7 +1,7 @@
 """The staged-copy kernel (``tiled_copy`` in kernels_src/transpose.cu) simulated in Python.
 
 Follows the kernel's index arithmetic step by step (tiles, the two phases, virtual rows that
-start on sector boundaries, vector units, chained rows) so planner tests can check the bytes a
+start on sector boundaries, vector units, 4-byte words of 1- and 2-byte units, chained rows) so planner tests can check the bytes a
 TilePlan copies without compiling anything, plus what the GPU would see: the alignment of
 every access, the shared-memory slots (inside the declared capacity, each written once and
 read once) and the bank conflicts of each warp step.
@@ -30,6 +30,9 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
 
     ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
     """
+    if vector == 1 and unit < 4:
+        return _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit,
+                          sh_row, sh_along)
     rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
     chained = chained and rows_per_step == 1
     uniform = uniform or chained
@@ -73,6 +76,36 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     slot = ((row * sh_row + a * sh_along)[:, None] + k * sh_along).reshape(-1)
     step = (step[:, None] * vector + k).reshape(-1)  # one shared access per element
     return element_address, slot, step
+
+
+def _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit, sh_row,
+               sh_along):
+    """:func:`_pass` for 1- and 2-byte units moved in aligned 4-byte words: item q of a
+    virtual row is the word q sectors' worth from the sector boundary below the row, its
+    units ``q * 4 / unit - lead + k``; each unit k is its own shared access."""
+    iu = 4 // unit
+    run = rows * row_len if chained else row_len
+    descending = along < 0
+    first_lo = origin + ((run - 1) * along if descending else 0)
+    lead0 = (first_lo % SECTOR) // unit
+    lead = lead0 if uniform or chained else SECTOR // unit - 1
+    vl = -(-(-(-(run + lead) // iu)) // 8) * 8  # words, whole sectors of them
+    item = np.arange((1 if chained else rows) * vl)
+    r, q = item // vl, item % vl
+    step = item // 32
+    lo = origin + r * row_stride + ((run - 1) * along if descending else 0)
+    skew = (lo % SECTOR) // unit
+    assert not (uniform or chained) or np.all(skew == lead0), "rows said to share their lead do not"
+    k = np.arange(iu)
+    p = (q * iu - skew)[:, None] + k  # unit positions in the run, word by word
+    assert np.all((lo[:, None] + p * unit) % 4 == k * unit), "words are not aligned"
+    r, step = np.broadcast_to(r[:, None], p.shape), step[:, None] * iu + k
+    active = (p >= 0) & (p < run)
+    r, step, p, lo = r[active], step[active], p[active], np.broadcast_to(lo[:, None], active.shape)[active]
+    e = run - 1 - p if descending else p
+    a = e % row_len if chained else e
+    row = e // row_len if chained else r
+    return lo + p * unit, row * sh_row + a * sh_along, step
 
 
 def _worst_bank_conflict(slot, step, unit):
