@@ -84,14 +84,14 @@ constexpr int TILE_ITEMS = 4;
 //   side, sh_along == pitch) or S = 4 / Unit rows apart (the other, sh_along == 1) start in
 //   4 different 4-byte words of a 16-byte group, the 8 chunks of a row in 8 different groups.
 //
-// 1- and 2-byte units one at a time (V == 1) go to and from global memory in aligned 4-byte
+// Byte units one at a time (V == 1) go to and from global memory in aligned 4-byte
 // words (WORDS, word_walk): a work item is word q of its virtual row, units q * IU - lead ...
 // of the run. A word wholly in the run is one access; a word at a run's end is read whole
 // where it lies inside the source's bytes (src_lo, src_hi), else and when written, unit by
 // unit, so no byte outside the copy is ever written.
 template <int Unit, int V, int R, int S, typename Elem>
 struct TilePass {
-    static constexpr bool WORDS = V == 1 && Unit < 4;
+    static constexpr bool WORDS = V == 1 && Unit == 1;
     static constexpr int IU = WORDS ? 4 / Unit : V;        // units per global access
     static constexpr int SEC = SECTOR_BYTES / (IU * Unit);  // work items per sector
     static constexpr int J = 32 / R;                       // lanes along one row
@@ -302,91 +302,111 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
     if constexpr (ASYNC) cp_async_wait_all();  // the barrier after the phase then publishes the tile
 }
 
+// Whether any lane of the warp has `edge` set: a branch taken by the whole warp or none, so
+// the compiler keeps it a branch (a rare path costs nothing where no lane takes it) and the
+// emulator's traced lanes stay in step inside it. Untraced emulation needs no warp vote.
+__device__ __forceinline__ bool warp_any(bool edge) {
+#ifdef INFINI_EMULATION
+    if (!emu::tracing()) return edge;
+#endif
+    return __any_sync(0xffffffffu, edge);
+}
+
 // The walk of a WORDS pass (TilePass): each thread takes TILE_ITEMS warp steps per round,
-// a word each, all global loads issued before the shared stores. Units of a word are moved
-// between the word's bytes (little-endian: unit k at bits 8 * Unit * k) and their slots one
-// at a time. Lanes skip accesses in the middle of a round (a word at a run's end), so every
-// access goes through load_if / store_if, which keep the emulator's trace in step.
+// a word each, all global loads issued before the shared stores. A word's units move
+// between its bytes (little-endian: unit k at bits 8 * Unit * k) and their shared slots one
+// at a time. The common path moves whole words; words at a run's end (`edge`) take a rare
+// branch: read whole inside the source's bytes, else (and when written) unit by unit. Lanes
+// skip accesses in the middle of a round, so every access goes through load_if / store_if,
+// which keep the emulator's trace in step.
 template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit,
           int R, int S, typename Elem>
 __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &pass) {
     constexpr int IU = TilePass<Unit, 1, R, S, Elem>::IU;
+    constexpr int BITS = 8 * Unit;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     for (unsigned first = warp; first < pass.steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
         int p0[TILE_ITEMS], row[TILE_ITEMS];
-        bool active[TILE_ITEMS];
+        bool active[TILE_ITEMS], whole[TILE_ITEMS];
+        bool edge = false;
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
             active[it] = pass.template locate_word<CHAINED, UNIFORM>(first + it * warps, lane,
                                                                      address[it], p0[it], row[it]);
+            whole[it] = active[it] && p0[it] >= 0 && p0[it] + IU <= pass.units;
+            edge = edge || (active[it] && !whole[it]);
         }
         const int count = STACKED ? pass.count : 1;
         for (int s = 0; s < count; ++s) {
             const index_t moved = s * pass.step;  // stacked tiles: whole sectors apart
             const int sh_moved = s * pass.sh_step;
             unsigned word[TILE_ITEMS];
-            bool whole[TILE_ITEMS];
-#pragma unroll
-            for (int it = 0; it < TILE_ITEMS; ++it) {
-                whole[it] = active[it] && p0[it] >= 0 && p0[it] + IU <= pass.units;
-            }
             if (LOAD) {
 #pragma unroll
                 for (int it = 0; it < TILE_ITEMS; ++it) {
-                    const char *at = address[it] + moved;
-                    whole[it] = whole[it] || (active[it] && at >= pass.safe_lo &&
-                                              at + 4 <= pass.safe_hi);
                     word[it] = 0;
-                    load_if<false>(whole[it], reinterpret_cast<const unsigned *>(at), word[it]);
+                    load_if<false>(whole[it], reinterpret_cast<const unsigned *>(address[it] + moved),
+                                   word[it]);
                 }
 #pragma unroll
                 for (int it = 0; it < TILE_ITEMS; ++it) {
 #pragma unroll
                     for (int k = 0; k < IU; ++k) {
-                        Elem unit = 0;
-                        load_if<false>(active[it] && !whole[it] &&
-                                           static_cast<unsigned>(p0[it] + k) < static_cast<unsigned>(pass.units),
-                                       reinterpret_cast<const Elem *>(address[it] + moved + k * Unit), unit);
-                        word[it] |= static_cast<unsigned>(unit) << (8 * Unit * k);
+                        store_if<true>(whole[it],
+                                       pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                       static_cast<Elem>(word[it] >> (BITS * k)));
                     }
                 }
+                if (warp_any(edge)) {
 #pragma unroll
-                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    for (int it = 0; it < TILE_ITEMS; ++it) {
+                        const char *at = address[it] + moved;
+                        const bool partial = active[it] && !whole[it];
+                        const bool inside = partial && at >= pass.safe_lo && at + 4 <= pass.safe_hi;
+                        load_if<false>(inside, reinterpret_cast<const unsigned *>(at), word[it]);
 #pragma unroll
-                    for (int k = 0; k < IU; ++k) {
-                        store_if<true>(active[it] && static_cast<unsigned>(p0[it] + k) <
-                                                         static_cast<unsigned>(pass.units),
-                                       pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
-                                       static_cast<Elem>(word[it] >> (8 * Unit * k)));
+                        for (int k = 0; k < IU; ++k) {
+                            const bool unit = partial && static_cast<unsigned>(p0[it] + k) <
+                                                             static_cast<unsigned>(pass.units);
+                            Elem value = static_cast<Elem>(word[it] >> (BITS * k));
+                            load_if<false>(unit && !inside,
+                                           reinterpret_cast<const Elem *>(at + k * Unit), value);
+                            store_if<true>(unit,
+                                           pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                           value);
+                        }
                     }
                 }
             } else {
 #pragma unroll
-                for (int it = 0; it < TILE_ITEMS; ++it) {
+                for (int it = 0; it < TILE_ITEMS; ++it) {  // shared loads do not wait long
                     word[it] = 0;
 #pragma unroll
                     for (int k = 0; k < IU; ++k) {
                         Elem unit = 0;
-                        load_if<true>(active[it] && static_cast<unsigned>(p0[it] + k) <
-                                                        static_cast<unsigned>(pass.units),
+                        load_if<true>(whole[it],
                                       pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
                                       unit);
-                        word[it] |= static_cast<unsigned>(unit) << (8 * Unit * k);
+                        word[it] |= static_cast<unsigned>(unit) << (BITS * k);
                     }
-                }
-#pragma unroll
-                for (int it = 0; it < TILE_ITEMS; ++it) {
                     store_if<false>(whole[it], reinterpret_cast<unsigned *>(address[it] + moved), word[it]);
                 }
+                if (warp_any(edge)) {
 #pragma unroll
-                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    for (int it = 0; it < TILE_ITEMS; ++it) {
 #pragma unroll
-                    for (int k = 0; k < IU; ++k) {
-                        store_if<false>(active[it] && !whole[it] &&
-                                            static_cast<unsigned>(p0[it] + k) < static_cast<unsigned>(pass.units),
-                                        reinterpret_cast<Elem *>(address[it] + moved + k * Unit),
-                                        static_cast<Elem>(word[it] >> (8 * Unit * k)));
+                        for (int k = 0; k < IU; ++k) {
+                            const bool unit = active[it] && !whole[it] &&
+                                              static_cast<unsigned>(p0[it] + k) <
+                                                  static_cast<unsigned>(pass.units);
+                            Elem value = 0;
+                            load_if<true>(unit,
+                                          pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                          value);
+                            store_if<false>(unit, reinterpret_cast<Elem *>(address[it] + moved + k * Unit),
+                                            value);
+                        }
                     }
                 }
             }

@@ -71,39 +71,40 @@ def shifted(h: list[int], offset: int) -> list[int]:
     return h[-r:] + h[:-r] if r else h
 
 
-def run_sectors(rows: list[int], span: int, word_unit: int = 0) -> int:
+def run_sectors(rows: list[int], span: int, word_unit: int = 0, writes: bool = True) -> int:
     """Sectors touched by runs of ``span`` bytes whose lowest addresses have the residues
     counted by ``rows``, each run walked from a sector boundary; ``word_unit`` (1 or 2): runs
-    written in 4-byte words of such units, whose end words take extra warp accesses
-    (:func:`word_end_accesses`)."""
+    moved in 4-byte words of such units, whose end words take extra warp accesses
+    (:func:`word_end_accesses`; ``writes``: written, else read)."""
     if span <= 0:
         return 0
     return sum(count * ((lead + span + SECTOR - 1) // SECTOR
-                        + (word_end_accesses(lead, span, word_unit) if word_unit else 0))
+                        + (word_end_accesses(lead, span, word_unit, writes) if word_unit else 0))
                for lead, count in enumerate(rows) if count)
 
 
-def _piece_accesses(lo: int, hi: int, unit: int) -> int:
-    """Accesses writing bytes [lo, hi) of a 4-byte word in ``tiled_copy``'s word walk: one
-    per unit."""
-    return (hi - lo) // unit
+def _piece_accesses(lo: int, hi: int, unit: int, writes: bool) -> int:
+    """Accesses of bytes [lo, hi) of a 4-byte word at a run's end in ``tiled_copy``'s word
+    walk: written one per unit, read whole once more (its units then go to shared memory)."""
+    return (hi - lo) // unit if writes else 1
 
 
-def word_end_accesses(lead: int, span: int, unit: int) -> int:
+def word_end_accesses(lead: int, span: int, unit: int, writes: bool = True) -> int:
     """Warp accesses beyond one per sector that a run of ``span`` bytes, its lowest byte
     ``lead`` bytes into a sector, takes when written in aligned 4-byte words: each unit of a
-    partial word at its ends is written on its own, touching its sector again, less the
+    partial word at its ends is written on its own (a read partial word is read again whole),
+    touching its sector again, less the
     sectors that hold no whole word of the run (those units are then their only accesses).
     An upper bound for runs of a few bytes with partial words at both ends of one sector,
     which may share an access."""
     lo, end = lead % 4, (lead + span) % 4
     if lo + span <= 4:  # within one word
-        return 0 if span == 4 else _piece_accesses(lo, lo + span, unit) - 1
+        return 0 if span == 4 else _piece_accesses(lo, lo + span, unit, writes) - 1
     extra = 0
     if lo:
-        extra += _piece_accesses(lo, 4, unit) - (lead % SECTOR >= SECTOR - 4)
+        extra += _piece_accesses(lo, 4, unit, writes) - (lead % SECTOR >= SECTOR - 4)
     if end:
-        extra += _piece_accesses(0, end, unit) - ((lead + span) % SECTOR < 4)
+        extra += _piece_accesses(0, end, unit, writes) - ((lead + span) % SECTOR < 4)
     return extra
 
 
@@ -124,18 +125,19 @@ def chunk_classes(length: int, chunk: int, shift: int = 0):
 
 
 def chunked_run_sectors(rows, inner: int, length: int, stride: int, chunk: int, shift: int,
-                        unit: int, descending: bool = False, words: bool = False) -> int:
+                        unit: int, descending: bool = False, words: bool = False,
+                        writes: bool = True) -> int:
     """Sectors of runs of ``inner`` elements times a chunk of a dim (``length``, byte
     ``stride``) cut into chunks of ``chunk`` (the first giving up ``shift``); ``rows`` counts
-    the leads of the runs' element 0 when the chunk index is 0. ``words``: written in 4-byte
-    words (:func:`run_sectors`)."""
+    the leads of the runs' element 0 when the chunk index is 0. ``words``: moved in 4-byte
+    words (:func:`run_sectors`, ``writes`` or reads)."""
     total = 0
     for count, start, step, size in chunk_classes(length, chunk, shift):
         leads = convolve_dim(shifted(rows, start * stride), count, step * stride)
         elements = inner * size
         if descending:  # a run's lowest address is its last element's
             leads = shifted(leads, -(elements - 1) * unit)
-        total += run_sectors(leads, elements * unit, unit if words else 0)
+        total += run_sectors(leads, elements * unit, unit if words else 0, writes)
     return total
 
 
@@ -233,14 +235,18 @@ def tile_plan_sectors(plan, dst_residue: int, src_residue: int) -> tuple[int, in
     dim0 = (plan.len0, plan.src_stride0, plan.tile0, plan.shift0)
     dim1 = (plan.len1, plan.src_stride1, plan.tile1, plan.shift1)
     along, across = (dim0, dim1) if plan.read_along == 0 else (dim1, dim0)
+    # Byte units one at a time move in 4-byte words, whose end words take extra
+    # accesses (word_end_accesses; but the source's first and last words, read unit by unit
+    # where they reach outside it: not counted here).
+    read_words = unit == 1 and plan.read_vector == 1
     if plan.read_chained:  # one run per tile: the along dim whole, a chunk of the other
-        read = chunked_run_sectors(src_rows, along[0], *across, unit)
+        read = chunked_run_sectors(src_rows, along[0], *across, unit, words=read_words,
+                                   writes=False)
     else:
         rows = convolve_dim(src_rows, across[0], across[1])
-        read = chunked_run_sectors(rows, 1, *along, unit, descending=along[1] < 0)
-    # 1- and 2-byte units one at a time move in 4-byte words, written at a run's ends in
-    # pieces (reads take whole words but at the source's two ends: not counted here).
-    words = unit < 4 and plan.write_vector == 1
+        read = chunked_run_sectors(rows, 1, *along, unit, descending=along[1] < 0,
+                                   words=read_words, writes=False)
+    words = unit == 1 and plan.write_vector == 1
     if plan.write_chained:
         write = chunked_run_sectors(dst_rows, plan.len1, plan.len0, plan.dst_stride0, plan.tile0,
                                     plan.shift0, unit, words=words)

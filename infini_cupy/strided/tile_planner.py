@@ -24,7 +24,7 @@ shift0))`` and ``i1`` likewise, with the batch indices fixed. Each of its elemen
 stride)`` over dims 0, 1 and the batch dims. Phase 1 reads along dim ``read_along``,
 ``read_vector`` elements per access; phase 2 writes along dim 1, ``write_vector`` per access;
 both start each row's accesses at the sector boundary below its lowest address (see
-``TilePass`` in the kernel source). A side of 1- or 2-byte units with vector 1 (rows that
+``TilePass`` in the kernel source). A side of 1-byte units with vector 1 (rows that
 start anywhere in a word) moves aligned 4-byte **words** instead, a work item being word ``q``
 of the virtual row: a word wholly inside the row is one access, a word at a row's end is read
 whole where it lies inside the source's bytes (``src_lo``/``src_hi`` of the packed layout) and
@@ -69,7 +69,7 @@ COMPACT_BYTES = 16896
 WIDE_BYTES = 49152
 TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
-# Wide tiles of 4-byte and wider units; a variant moving 1- or 2-byte units in words (a side
+# Wide tiles but of byte units moving in words: such a variant (a side
 # of vector 1) may take up to 150 registers per thread, which a block of 512 would exceed.
 WIDE_THREADS = 512
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
@@ -88,7 +88,7 @@ class TilePlan(LaunchPlan):
     unit: bytes per element (1, 2, 4, 8 or 16); ``dst_stride1 == unit``.
     read_vector, write_vector: elements per global access of phase 1 and phase 2: 16 bytes
         (or 4 for 1- and 2-byte elements) when every address of that side allows it, else 1
-        (1- and 2-byte elements then move in aligned 4-byte words, see the module doc).
+        (1-byte elements then move in aligned 4-byte words, see the module doc).
     wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
     len0, len1: lengths of the tiled dims; dim 1 is dst's contiguous dim.
     src_stride0, src_stride1, dst_stride0, dst_stride1: their byte strides.
@@ -162,9 +162,9 @@ def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool
 
 def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool) -> int:
     """Threads per block a staged-copy variant is launched with, at most: WIDE_THREADS for
-    wide tiles but where 1- or 2-byte units move in 4-byte words (a side of vector 1), whose
+    wide tiles but where byte units move in 4-byte words (a side of vector 1), whose
     registers (up to ~150 per thread) would not fit a block of 512; else COMPACT_THREADS."""
-    words = unit < 4 and 1 in (read_vector, write_vector)
+    words = unit == 1 and 1 in (read_vector, write_vector)
     return WIDE_THREADS if wide and not words else COMPACT_THREADS
 
 
@@ -292,22 +292,23 @@ def _transpose_extents(len0, len1, capacity, granule0, granule1) -> tuple[int, i
 
 
 def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int | None:
-    """A pitch (>= tile1, elements) for wide 4-byte transposes read one unit at a time whose
-    warp steps span two or more rows of the tile (rows of virtual length not a multiple of 32
-    items), or None for ``tile1 | 1``. (1- and 2-byte units move in 4-byte words, whose
+    """A pitch (>= tile1, elements) for wide transposes of 2- and 4-byte units read one unit
+    at a time whose warp steps span two or more rows of the tile (rows of virtual length not a
+    multiple of 32 items), or None for ``tile1 | 1``. (Byte units move in 4-byte words, whose
     lanes an odd pitch spreads best.)
 
     An odd pitch spreads one row's 32 consecutive items over the banks, but the tail of one
     row and the head of the next then share banks. A chained read of ``tile0`` short rows
     puts 32 items on about ``ceil(32 / tile0)`` consecutive words of each of its ``tile0``
-    columns: a pitch of that many words lays the columns side by side. Unaligned rows on both
-    sides (each row's lead differs) land on disjoint banks with a pitch of 15 words modulo 32
-    (an odd number of words, half the banks from the next row's start)."""
-    if tile1 * unit < 128 or unit != 4:
+    columns: a pitch of that many words (one more for units under 4 bytes, whose runs may
+    straddle a word) lays the columns side by side. Unaligned rows on both sides (each row's
+    lead differs) land on disjoint banks with a pitch of 15 words modulo 32 (an odd number of
+    words, half the banks from the next row's start)."""
+    if tile1 * unit < 128 or unit > 4:
         return None
     if read_chained and tile0 >= 3:
-        words = -(-32 // tile0)
-    elif not read_chained and write_vector == 1:
+        words = -(-(-(-32 // tile0) * unit) // 4) + (unit < 4)
+    elif not read_chained and write_vector == 1 and unit > 1:
         words = 15
     else:
         return None
@@ -318,8 +319,8 @@ def _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) -> int
 
 
 def _word_pitch(tile0, tile1, unit, capacity) -> int | None:
-    """A pitch (>= tile1, elements) for a chained transposing read of 1- or 2-byte units in
-    4-byte words (``tile0`` short rows one run), or None for ``tile1 | 1``.
+    """A pitch (>= tile1, elements) for a chained transposing read of byte units in 4-byte
+    words (``tile0`` short rows one run), or None for ``tile1 | 1``.
 
     A warp's 32 words hold ``128 / unit`` consecutive elements of the run; the k-th unit of
     each word goes to shared memory in one instruction, at slot ``e // tile0 + (e % tile0) *
@@ -475,9 +476,9 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     write_vector = _short_row_vector(unit, write_vector, tile1, write_chained, dst_skew)
     read_chained = read_chained and warp_row(unit, read_vector) == 32 * read_vector
     write_chained = write_chained and warp_row(unit, write_vector) == 32 * write_vector
-    if transpose and read_vector == 1 and unit < 4 and read_chained and tile0 > 1:
+    if transpose and read_vector == 1 and unit == 1 and read_chained and tile0 > 1:
         pitch = _word_pitch(tile0, tile1, unit, capacity) or pitch
-    elif transpose and wide and read_vector == 1 and unit >= 4:
+    elif transpose and wide and read_vector == 1 and unit >= 2:
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)

@@ -40,7 +40,7 @@ from ..runtime.sources import expanded_source
 from .cubin import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections
 
 ARCH = "sm_90"
-FORMAT = 5  # bump when what is cached changes
+FORMAT = 6  # bump when what is cached changes
 DIVISION_HELPER = re.compile(r"__cuda_sm\d+_(div|rem|urem|udiv)\w*")
 
 
@@ -164,6 +164,7 @@ class _Op:
     operands: list[str]
     text: str
     predicated: bool = False
+    guard: str = ""  # the predicate, as written after "@" ("!P0")
 
     @property
     def base(self) -> str:
@@ -178,11 +179,13 @@ def _parse(text: str):
         if m:
             offset, body = int(m.group(1), 16), m.group(2)
             predicated = body.startswith("@") and not body.startswith("@PT ")
+            guard = ""
             if body.startswith("@"):
-                body = body.split(None, 1)[1]
+                guard, body = body.split(None, 1)
+                guard = guard[1:]
             opcode, _, rest = body.partition(" ")
             ops.append(_Op(offset, opcode, [o.strip() for o in rest.split(",") if o.strip()], body,
-                           predicated))
+                           predicated, guard))
             for label in pending:
                 labels[label] = offset
             pending = []
@@ -289,11 +292,36 @@ def _heaviest_path(ops: list[_Op], labels: dict, lo: int, hi: int, free=()) -> i
     return sum(1 for op in body if not any(a <= op.offset <= b for a, b in free))
 
 
+def _cold_ranges(ops: list[_Op], labels: dict) -> list[tuple[int, int]]:
+    """Code a warp enters only when a vote finds a lane that needs it (``__any_sync``:
+    ``VOTE.ANY P0, ...`` then ``@!P0 BRA`` over it), the rare path of a loop (the staged
+    copies' words at a row's end): (first, last) offsets."""
+    cold = []
+    for k, op in enumerate(ops):
+        if op.base != "VOTE" or "ANY" not in op.opcode or not op.operands:
+            continue
+        vote = op.operands[0]
+        for branch in ops[k + 1:k + 257]:  # the scheduler may move work in between
+            if branch.base == "BRA":
+                m = _TARGET.search(branch.text)
+                if m and branch.guard == "!" + vote and labels.get(m.group(1), 0) > branch.offset:
+                    inside = [o.offset for o in ops if branch.offset < o.offset < labels[m.group(1)]]
+                    if inside:
+                        cold.append((inside[0], inside[-1]))
+                break
+            if branch.operands and branch.operands[0] == vote:  # the vote's predicate rewritten
+                break
+    return cold
+
+
 def analyze(text: str) -> tuple[int, int, list[Loop], int]:
     """(instructions, spills, hot loops, per-block instructions) of one kernel's SASS
     (``nvdisasm -c`` output). Per-block instructions: those of the loop around the hot loops
-    (a staged copy's loop over tiles) outside them, once per tile."""
+    (a staged copy's loop over tiles) outside them, once per tile. A hot loop's figures are
+    its common path's: code behind a warp vote (:func:`_cold_ranges`) is left out, with its
+    accesses."""
     ops, labels, functions = _parse(text)
+    cold = _cold_ranges(ops, labels)
     loops = []
     for op in ops:
         if op.base == "BRA":
@@ -308,7 +336,8 @@ def analyze(text: str) -> tuple[int, int, list[Loop], int]:
                 hot.add(min(around, key=lambda lp: lp[1] - lp[0]))
     result = []
     for start, end in sorted(hot):
-        body = [op for op in ops if start <= op.offset <= end]
+        body = [op for op in ops if start <= op.offset <= end
+                and not any(a <= op.offset <= b for a, b in cold)]
         calls = []
         for op in body:
             if op.base == "CALL":
@@ -317,7 +346,7 @@ def analyze(text: str) -> tuple[int, int, list[Loop], int]:
                     calls.append(m.group(1))
         # Helper bodies are not counted: the compiler guards each 64-bit division with an
         # inline 32-bit path, the one taken when the operands fit (the usual case).
-        count = _heaviest_path(ops, labels, start, end)
+        count = _heaviest_path(ops, labels, start, end, cold)
         loads = tuple(_width(op) for op in body if op.base in ("LDG", "LD", "LDGSTS"))
         stores = tuple(_width(op) for op in body if op.base in ("STG", "ST"))
         shared = sum(op.base in ("LDS", "STS", "LDSM") for op in body)

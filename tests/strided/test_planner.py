@@ -496,7 +496,7 @@ def test_staged_transposes_split_their_tiles_to_fill_the_sms():
 def test_staged_copies_take_smaller_blocks_unless_the_model_needs_their_threads(dtype, n, threads):
     # An odd transpose (48 KiB tiles, 512 threads from plan_tiles): where the model predicts
     # 256 threads as fast, they win (measured on an H100); elsewhere the model keeps 512.
-    # (1- and 2-byte odd transposes move words, whose wide variants plan_tiles gives 256.)
+    # (Odd byte transposes move words, whose wide variants plan_tiles gives 256.)
     itemsize = np.dtype(dtype).itemsize
     shape, src, dst = (n, n), (itemsize, n * itemsize), (n * itemsize, itemsize)
     plan = plan_rearrange(shape, dst, src, itemsize)

@@ -1,7 +1,7 @@
 """The staged-copy kernel (``tiled_copy`` in kernels_src/transpose.cu) simulated in Python.
 
 Follows the kernel's index arithmetic step by step (tiles, the two phases, virtual rows that
-start on sector boundaries, vector units, 4-byte words of 1- and 2-byte units, chained rows) so planner tests can check the bytes a
+start on sector boundaries, vector units, 4-byte words of byte units, chained rows) so planner tests can check the bytes a
 TilePlan copies without compiling anything, plus what the GPU would see: the alignment of
 every access, the shared-memory slots (inside the declared capacity, each written once and
 read once) and the bank conflicts of each warp step.
@@ -30,7 +30,7 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
 
     ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
     """
-    if vector == 1 and unit < 4:
+    if vector == 1 and unit == 1:
         return _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit,
                           sh_row, sh_along)
     rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
@@ -80,7 +80,7 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
 
 def _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit, sh_row,
                sh_along):
-    """:func:`_pass` for 1- and 2-byte units moved in aligned 4-byte words: item q of a
+    """:func:`_pass` for byte units moved in aligned 4-byte words: item q of a
     virtual row is the word q sectors' worth from the sector boundary below the row, its
     units ``q * 4 / unit - lead + k``; each unit k is its own shared access."""
     iu = 4 // unit
