@@ -105,10 +105,9 @@ def _tile_args(plan: TilePlan) -> tuple:
         src_stride = (*src_stride[:-1], src_stride[-1] * k)
         dst_stride = (*dst_stride[:-1], dst_stride[-1] * k)
     # The source's bytes, from src's pointer: phase 1 reads 4-byte words whole inside them.
-    dims = ((plan.len0, plan.src_stride0), (plan.len1, plan.src_stride1),
-            *zip(plan.batch_len, plan.src_batch_stride))
-    src_lo = plan.src_offset + sum(min(0, (n - 1) * s) for n, s in dims)
-    src_hi = plan.src_offset + sum(max(0, (n - 1) * s) for n, s in dims) + plan.unit
+    src_lo, src_hi = (plan.src_offset + end for end in layout_extent(
+        (plan.len0, plan.len1, *plan.batch_len),
+        (plan.src_stride0, plan.src_stride1, *plan.src_batch_stride), plan.unit))
     fields = {  # the kernel's divisions, precomputed (a chained phase's rows are whole dims)
         "tiles0_magic": divisor_magic(plan.tiles0), "tiles1_magic": divisor_magic(plan.tiles1),
         "read_len_magic": small_divisor_magic(plan.len0 if plan.read_along == 0 else plan.len1),

@@ -91,10 +91,10 @@ def _piece_accesses(lo: int, hi: int, unit: int, writes: bool) -> int:
 
 def word_end_accesses(lead: int, span: int, unit: int, writes: bool = True) -> int:
     """Warp accesses beyond one per sector that a run of ``span`` bytes, its lowest byte
-    ``lead`` bytes into a sector, takes when written in aligned 4-byte words: each unit of a
+    ``lead`` bytes into a sector, takes when moved in aligned 4-byte words: each unit of a
     partial word at its ends is written on its own (a read partial word is read again whole),
-    touching its sector again, less the
-    sectors that hold no whole word of the run (those units are then their only accesses).
+    touching its sector again, less the sectors that hold no whole word of the run (those
+    accesses are then their only ones).
     An upper bound for runs of a few bytes with partial words at both ends of one sector,
     which may share an access."""
     lo, end = lead % 4, (lead + span) % 4

@@ -69,8 +69,8 @@ COMPACT_BYTES = 16896
 WIDE_BYTES = 49152
 TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
-# Wide tiles but of byte units moving in words: such a variant (a side
-# of vector 1) may take up to 150 registers per thread, which a block of 512 would exceed.
+# Threads per wide block, but for byte units moving in words (a side of vector 1): those
+# variants take up to ~150 registers per thread, which a block of 512 would exceed.
 WIDE_THREADS = 512
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
@@ -331,16 +331,13 @@ def _word_pitch(tile0, tile1, unit, capacity) -> int | None:
     one with the fewest."""
     if tile0 >= 32:  # a warp's words then span at most a few columns
         return None
-    period = 128 // unit
-    worst, d = _word_pitch_offset(tile0, tile1 % period, unit)
-    pitch = tile1 + d
+    pitch = tile1 + _word_pitch_offset(tile0, tile1 % (128 // unit), unit)
     return pitch if tile0 * pitch <= capacity else None
 
 
 @functools.lru_cache(maxsize=256)
-def _word_pitch_offset(tile0, residue, unit) -> tuple[int, int]:
-    """(worst ways, d) of the best pitch ``residue + d`` modulo ``128 / unit`` for
-    :func:`_word_pitch`."""
+def _word_pitch_offset(tile0, residue, unit) -> int:
+    """d of the best pitch ``residue + d`` modulo ``128 / unit`` for :func:`_word_pitch`."""
     per_word = 4 // unit
     best = None
     period = 128 // unit
@@ -361,7 +358,7 @@ def _word_pitch_offset(tile0, residue, unit) -> tuple[int, int]:
             best = worst, d
         if worst == 1:
             break
-    return best
+    return best[1]
 
 
 def _flip(dim, shape, dst_strides, src_strides, offsets):

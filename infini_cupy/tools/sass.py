@@ -163,8 +163,11 @@ class _Op:
     opcode: str
     operands: list[str]
     text: str
-    predicated: bool = False
-    guard: str = ""  # the predicate, as written after "@" ("!P0")
+    guard: str = ""  # the predicate, as written after "@" ("!P0"); "" for none
+
+    @property
+    def predicated(self) -> bool:
+        return self.guard not in ("", "PT")
 
     @property
     def base(self) -> str:
@@ -178,14 +181,13 @@ def _parse(text: str):
         m = _INSTRUCTION.match(line)
         if m:
             offset, body = int(m.group(1), 16), m.group(2)
-            predicated = body.startswith("@") and not body.startswith("@PT ")
             guard = ""
             if body.startswith("@"):
                 guard, body = body.split(None, 1)
                 guard = guard[1:]
             opcode, _, rest = body.partition(" ")
             ops.append(_Op(offset, opcode, [o.strip() for o in rest.split(",") if o.strip()], body,
-                           predicated, guard))
+                           guard))
             for label in pending:
                 labels[label] = offset
             pending = []

@@ -276,17 +276,6 @@ def test_staged_copies_count_tiles_in_32_bits():
 # --- stacked tiles ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def stack_small_copies(monkeypatch):
-    """Stacking for copies of any size (it normally waits for grids of thousands of tiles)."""
-    from infini_cupy.runtime import recent
-
-    monkeypatch.setattr(tile_planner, "STACK_MIN_BLOCKS", 1)
-    recent.forget_all()
-    yield
-    recent.forget_all()
-
-
 def test_stacks_are_even_groups_within_every_bound():
     stack = tile_planner._stack
     assert stack(19, 128, 2432, 130321, 7) == 7  # groups of 7, 7 and 5, not 7, 7, 5 by chance

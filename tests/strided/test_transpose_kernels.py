@@ -377,13 +377,9 @@ def test_tiles_in_dynamic_shared_memory_copy_exactly(shape, dtype, backend_name,
 
 
 @pytest.fixture
-def stacking(monkeypatch, no_packing):
-    """Small tiles stacked however small the copy (normally only grids of thousands of tiles
-    stack), staged transposes only."""
-    from infini_cupy.strided import tile_planner
-
-    monkeypatch.setattr(tile_planner, "STACK_MIN_BLOCKS", 1)
-    recent.forget_all()
+def stacking(stack_small_copies, no_packing):
+    """Small tiles stacked however small the copy (conftest.py's stack_small_copies), staged
+    transposes only."""
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64])
