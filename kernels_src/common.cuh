@@ -116,6 +116,20 @@ __device__ __forceinline__ void load_if(bool on, const T *p, T &out) {
     if (on) out = SHARED ? lds(p) : ld(p);
 }
 
+#ifdef INFINI_EMULATION
+// Lane `src`'s value of any trivially copyable T, 8 bytes at a time (a 16-byte complex too).
+template <typename T>
+T shfl_bytes(T value, int src) {
+    constexpr int WORDS = (sizeof(T) + 7) / 8;
+    unsigned long long words[WORDS] = {};
+    __builtin_memcpy(words, &value, sizeof(T));
+    for (int i = 0; i < WORDS; ++i) words[i] = __shfl_sync(0xffffffffu, words[i], src);
+    T out;
+    __builtin_memcpy(&out, words, sizeof(T));
+    return out;
+}
+#endif
+
 template <bool SHARED, typename T>
 __device__ __forceinline__ void store_if(bool on, T *p, T value) {
 #ifdef INFINI_EMULATION
@@ -124,7 +138,7 @@ __device__ __forceinline__ void store_if(bool on, T *p, T value) {
         if (mask == 0) return;
         const int src = __ffs(static_cast<int>(mask)) - 1;
         T *first = __shfl_sync(0xffffffffu, p, src);
-        const T first_value = __shfl_sync(0xffffffffu, value, src);
+        const T first_value = shfl_bytes(value, src);
         if (SHARED) {
             sts(on ? p : first, on ? value : first_value);
         } else {

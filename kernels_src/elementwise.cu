@@ -9,6 +9,9 @@
 //                                           offset fits in 32 bits, else long long); for
 //                                           NDIM 2, 16-byte accesses along the inner dim
 //                                           when the host says the layout allows them.
+//   ew_tiled<Op, Tout, Tin>                 one input runs along another dim than the
+//                                           output: read through a shared-memory tile
+//                                           (tiled_elementwise.cuh).
 //
 // All inputs share one storage type Tin (the host promotes first); each is either an array or
 // a scalar passed by value (bit k of scalar_mask set: input k is the value sk, its pointer is
@@ -450,6 +453,9 @@ __global__ void ew_strided(Tout *out, const Tin *in0, const Tin *in1, const Tin 
         ic::st(ic::at<Tout>(out, offset[0]), ic::convert<Tout>(ic::apply<Op>(v)));
     }
 }
+
+// One pass over a transposed operand: a third kernel template over the functors above.
+#include "tiled_elementwise.cuh"
 
 // Fused expressions (infini_cupy.fuse): more kernel templates over the functors above.
 #include "fusion.cuh"

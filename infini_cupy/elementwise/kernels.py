@@ -9,7 +9,9 @@ A variant is (functor, output C type, input C type, layout):
   access, and it saves a variant per signature; longer layouts loop over their leading dims
   on the host). Index is always ``int``: a layout whose byte offsets do not fit in 31 bits is
   split on the host into launches that do (the kernel template still takes the index type,
-  so a 64-bit matrix can be added without touching the kernels).
+  so a 64-bit matrix can be added without touching the kernels);
+- ``tiled``: ``ew_tiled<Op, Tout, Tin, Staged>``, input ``Staged`` laid out across the walk,
+  read through a shared-memory tile (:mod:`.tiled_plan`).
 
 >>> contig_name("ic::OpAdd", "float", "float")
 'ew_contig<ic::OpAdd, float, float>'
@@ -38,6 +40,10 @@ def strided_name(functor: str, out_ctype: str, in_ctype: str, ndim: int, index_c
     return f"ew_strided<{functor}, {out_ctype}, {in_ctype}, {ndim}, {index_ctype}>"
 
 
+def tiled_name(functor: str, out_ctype: str, in_ctype: str, staged: int) -> str:
+    return f"ew_tiled<{functor}, {out_ctype}, {in_ctype}, {staged}>"
+
+
 def strided_bucket(ndim: int) -> int:
     """The smallest compiled NDIM >= ``ndim`` (padding dims have length 1)."""
     for n in STRIDED_NDIMS:
@@ -46,10 +52,11 @@ def strided_bucket(ndim: int) -> int:
     raise ValueError(f"no strided kernel for {ndim} dims")
 
 
-def layout_names(functor: str, out_ctype: str, in_ctype: str) -> tuple[str, ...]:
-    """Every layout variant of one (functor, dtypes) signature."""
+def layout_names(functor: str, out_ctype: str, in_ctype: str, arity: int = 1) -> tuple[str, ...]:
+    """Every layout variant of one (functor, dtypes) signature of ``arity`` inputs."""
     names = [contig_name(functor, out_ctype, in_ctype)]
     names += [strided_name(functor, out_ctype, in_ctype, n, INDEX_CTYPE) for n in STRIDED_NDIMS]
+    names += [tiled_name(functor, out_ctype, in_ctype, k) for k in range(arity)]
     return tuple(names)
 
 
@@ -68,13 +75,15 @@ def cast_signatures() -> tuple[tuple[str, str, str], ...]:
 
 
 def cast_layout_names(functor: str, out_ctype: str, in_ctype: str) -> tuple[str, ...]:
-    """Casts compile fewer layouts: contiguous, and the widest strided NDIM."""
+    """Casts compile fewer layouts: contiguous, the widest strided NDIM, and tiled."""
     return (contig_name(functor, out_ctype, in_ctype),
-            strided_name(functor, out_ctype, in_ctype, MAX_STRIDED_NDIM, INDEX_CTYPE))
+            strided_name(functor, out_ctype, in_ctype, MAX_STRIDED_NDIM, INDEX_CTYPE),
+            tiled_name(functor, out_ctype, in_ctype, 0))
 
 
 def op_variant_names(op_name: str) -> tuple[str, ...]:
-    return tuple(n for sig in op_signatures(op_name) for n in layout_names(*sig))
+    return tuple(n for sig in op_signatures(op_name)
+                 for n in layout_names(*sig, OPS[op_name].arity))
 
 
 def cast_variant_names() -> tuple[str, ...]:

@@ -20,6 +20,10 @@ twice). The direct kernel costs less DRAM traffic only when L2 keeps b.T's secto
 blocks of the next 7 rows use them; float16 is worse (34 MiB read for 6). Small calls stay
 direct: a second launch costs more than the wasted sectors.
 
+One staged input and nothing else (``add(a, b.T)``, ``astype(x.T)``): the input is read in the
+same launch through a shared-memory tile instead (``ew_tiled``, :mod:`.tiled_plan`), where the
+coalesced walk has at most 3 dims: 3 passes of its size through DRAM instead of 5.
+
 >>> plan = plan_call("ic::OpAdd", "float", "float", 4, 4, (3, 4), (16, 4),
 ...                   (((3, 4), (16, 4)), None))
 >>> plan.launch.kernel, plan.launch.contiguous
@@ -36,6 +40,8 @@ import numpy as np
 from ..runtime import recent, structs
 from ..strided.device_model import H100
 from . import kernels as ek
+from .tiled_plan import BLOCK as TILED_BLOCK
+from .tiled_plan import plan_tiled
 
 BLOCK = 256
 # Blocks at most; grid-stride loops cover the rest (CUDA allows 2**31 - 1 in x). Four waves of
@@ -210,7 +216,7 @@ def dense_staging(shape, out_strides, out_itemsize, inputs, in_itemsize) -> Stag
 # ---------------------------------------------------------------- the kernel launch
 @dataclass(frozen=True)
 class Launch:
-    """One launch of ``ew_contig`` or ``ew_strided``, its layout arguments packed.
+    """One launch of ``ew_contig``, ``ew_strided`` or ``ew_tiled``, its layout arguments packed.
 
     Kernel arguments: (out, in0, in1, in2, s0, s1, s2, scalar_mask, *layout_args, vectorized).
     """
@@ -218,8 +224,9 @@ class Launch:
     kernel: str  # name expression in elementwise.cu
     grid: int  # blocks (1-D)
     block: int  # threads per block
-    contiguous: bool  # ew_contig (else ew_strided)
-    layout_args: tuple  # contiguous: (n,); strided: (shape struct, strides struct, n)
+    contiguous: bool  # ew_contig (else ew_strided or ew_tiled)
+    layout_args: tuple  # contiguous: (n,); strided: (shape struct, strides struct, n);
+    #   tiled: (TiledWalk,)
     vector_masks: tuple | None  # per operand (out, in0, in1, in2): the 16-byte path runs when
     #   every pointer & mask == 0; None: this layout has no vector path
     shape: tuple  # coalesced shape in walk order (strided), outermost first
@@ -359,6 +366,10 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
     """
     kernel = (functor, out_ctype, in_ctype, out_itemsize, in_itemsize)
     staging = choose_staging(shape, out_strides, out_itemsize, inputs, in_itemsize)
+    if len(staging.inputs) == 1 and staging.output is None:
+        launch = _tiled_launch(kernel, staging, shape, out_strides, inputs)
+        if launch is not None:  # the staged input read in place, through a tile
+            return CallPlan(Staging(staging.order), launch)
     launch = _staged_launch(kernel, staging, shape, out_strides, inputs, cast)
     if launch is not None:
         plan = CallPlan(staging, launch)
@@ -374,6 +385,27 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
         return plan
     arrays = [out_strides] + [broadcast_strides(*x, shape) for x in inputs if x is not None]
     return CallPlan(Staging(tuple(range(len(shape)))), None, int32_split(shape, arrays))
+
+
+def _tiled_launch(kernel, staging, shape, out_strides, inputs) -> Launch | None:
+    """The ``ew_tiled`` launch of a call staging one input (:mod:`.tiled_plan`), or None."""
+    functor, out_ctype, in_ctype, _, in_itemsize = kernel
+    order = staging.order
+    strides = [out_strides] + [None if x is None else broadcast_strides(*x, shape) for x in inputs]
+    walk_shape = tuple(shape[d] for d in order)
+    arrays = [tuple(st[d] for d in order) for st in strides if st is not None]
+    cshape, cstrides = coalesce(walk_shape, arrays)
+    coalesced = iter(cstrides)
+    per_operand = [None if st is None else next(coalesced) for st in strides]
+    tiled = plan_tiled(functor, out_ctype, in_ctype, in_itemsize, cshape, per_operand,
+                       staging.inputs[0][0], MAX_GRID)
+    if tiled is None:
+        return None
+    name, grid, walk = tiled
+    padded = [st if st is not None else (0,) * len(cshape) for st in per_operand]
+    padded += [(0,) * len(cshape)] * (4 - len(padded))
+    return Launch(name, grid, TILED_BLOCK, False, (walk,), None, cshape, tuple(padded), 0,
+                  int(np.prod(shape, dtype=np.int64)))
 
 
 def _staged_launch(kernel, staging, shape, out_strides, inputs, cast) -> Launch | None:

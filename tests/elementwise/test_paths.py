@@ -1,5 +1,6 @@
-"""Which path an elementwise call takes, and that each path is right: staged copies for
-operands laid out across the walk (transposed inputs, an ``out=`` unlike the inputs), the
+"""Which path an elementwise call takes, and that each path is right: a transposed input
+read through a shared-memory tile (``ew_tiled``), staged copies for the other operands laid
+out across the walk (an ``out=`` unlike the inputs, inputs beyond the tile's dims), the
 16-byte strided path (rows, columns), and the short path of remembered signatures (pointer
 alignment, scalars, backends). Coalescing is measured with the profiler in emulation."""
 
@@ -9,44 +10,40 @@ import numpy as np
 import pytest
 
 from infini_cupy import arrays, config
-from infini_cupy.elementwise import plan as elementwise_plan
 from infini_cupy.elementwise import short_path
 from infini_cupy.namespace import elementwise_functions as F
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
 from infini_cupy.tools import profiler
-from tests.support.elementwise_cases import prepare
-
-
-@pytest.fixture
-def stage_small(monkeypatch):
-    """Stage operands of any size, so small arrays take the staged path."""
-    monkeypatch.setattr(elementwise_plan, "STAGE_MIN_ELEMENTS", 0)
-    recent.forget_all()
-    yield
-    recent.forget_all()
-
-
-def _launched(fn):
-    with recording() as launches:
-        result = fn()
-    return result, [r.name.split("<")[0] for r in launches]
+from tests.support.elementwise_cases import kernels_launched, prepare
 
 
 def _floats(shape, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
 
 
-def test_transposed_input_is_staged(stage_small, backend_name, to_device, to_host):
+def test_transposed_input_is_read_through_a_tile(stage_small, backend_name, to_device, to_host):
     prepare(backend_name, "add", "subtract")
     a, b = _floats((40, 24)), _floats((24, 40), 1)
     for _ in range(2):  # planned, then remembered
-        r, names = _launched(lambda: F.add(to_device(a), to_device(b).T))
-        assert names == ["tiled_copy", "ew_contig"]
+        r, names = kernels_launched(lambda: F.add(to_device(a), to_device(b).T))
+        assert names == ["ew_tiled"]
         np.testing.assert_array_equal(to_host(r), a + b.T)
-    r, names = _launched(lambda: F.subtract(2.5, to_device(b).T))
-    assert names == ["tiled_copy", "ew_contig"]
+    r, names = kernels_launched(lambda: F.subtract(2.5, to_device(b).T))
+    assert names == ["ew_tiled"]
     np.testing.assert_array_equal(to_host(r), np.float32(2.5) - b.T)
+
+
+def test_transposed_input_beyond_the_tiles_dims_is_staged(stage_small, backend_name, to_device,
+                                                          to_host):
+    """Four dims that do not coalesce: the input is copied into walk order first."""
+    prepare(backend_name, "add")
+    a = _floats((3, 4, 5, 6))
+    b = _floats((4, 3, 6, 5), 1).transpose(1, 0, 3, 2)
+    for _ in range(2):
+        r, names = kernels_launched(lambda: F.add(to_device(a), to_device(b)))
+        assert names == ["tiled_copy", "ew_contig"]
+        np.testing.assert_array_equal(to_host(r), a + b)
 
 
 def test_inputs_alike_stage_the_output(stage_small, backend_name, to_device, to_host):
@@ -54,7 +51,7 @@ def test_inputs_alike_stage_the_output(stage_small, backend_name, to_device, to_
     prepare(backend_name, "multiply")
     a, b = _floats((24, 40)), _floats((24, 40), 1)
     for _ in range(2):
-        r, names = _launched(lambda: F.multiply(to_device(a).T, to_device(b).T))
+        r, names = kernels_launched(lambda: F.multiply(to_device(a).T, to_device(b).T))
         assert names == ["ew_contig", "tiled_copy"]
         assert to_host(r).flags.c_contiguous
         np.testing.assert_array_equal(to_host(r), a.T * b.T)
@@ -64,7 +61,7 @@ def test_out_unlike_the_inputs(stage_small, backend_name, to_device, to_host):
     prepare(backend_name, "add")
     a, b = _floats((24, 40)), _floats((24, 40), 1)
     out = to_device(np.zeros((40, 24), np.float32)).T
-    r, names = _launched(lambda: F.add(to_device(a), to_device(b), out=out))
+    r, names = kernels_launched(lambda: F.add(to_device(a), to_device(b), out=out))
     assert r is out and names == ["ew_contig", "tiled_copy"]
     np.testing.assert_array_equal(to_host(out), a + b)
 
@@ -73,20 +70,20 @@ def test_permuted_3d_and_broadcast_views(stage_small, backend_name, to_device, t
     prepare(backend_name, "add", "maximum")
     a = _floats((6, 8, 10))
     b = _floats((10, 6, 8), 1).transpose(1, 2, 0)
-    r, names = _launched(lambda: F.add(to_device(a), to_device(b)))
-    assert names == ["tiled_copy", "ew_contig"]
+    r, names = kernels_launched(lambda: F.add(to_device(a), to_device(b)))
+    assert names == ["ew_tiled"]
     np.testing.assert_array_equal(to_host(r), a + b)
     # A view repeating elements is read as it is (a copy would materialize the repeats).
     column = np.broadcast_to(_floats((6, 8, 1), 2), (6, 8, 10))
-    r, names = _launched(lambda: F.maximum(to_device(column), to_device(b)))
-    assert names == ["tiled_copy", "ew_strided"]
+    r, names = kernels_launched(lambda: F.maximum(to_device(column), to_device(b)))
+    assert names == ["ew_tiled"]
     np.testing.assert_array_equal(to_host(r), np.maximum(column, b))
 
 
 def test_small_calls_are_not_staged(backend_name, to_device, to_host):
     prepare(backend_name, "add")
     a, b = _floats((40, 24)), _floats((24, 40), 1)
-    r, names = _launched(lambda: F.add(to_device(a), to_device(b).T))
+    r, names = kernels_launched(lambda: F.add(to_device(a), to_device(b).T))
     assert names == ["ew_strided"]
     np.testing.assert_array_equal(to_host(r), a + b.T)
 
@@ -99,7 +96,7 @@ def test_column_and_row_broadcasts_move_rows_in_vectors(dtype, backend_name, to_
     row = np.arange(64).astype(dtype)
     for b in (column, row):
         for x, y in ((a, b), (b, a)):
-            r, names = _launched(lambda: F.add(to_device(x), to_device(y)))
+            r, names = kernels_launched(lambda: F.add(to_device(x), to_device(y)))
             assert names == ["ew_strided"]
             np.testing.assert_array_equal(to_host(r), x + y)
 
@@ -266,7 +263,7 @@ def test_twenty_alternating_broadcast_dims_launch_a_handful(backend_name, to_dev
     b = _floats(tuple(1 if d % 2 == 0 else 2 for d in range(20)), 1)
     da, db = to_device(a), to_device(b)
     for _ in range(2):  # planned, then remembered
-        r, names = _launched(lambda: F.add(da, db))
+        r, names = kernels_launched(lambda: F.add(da, db))
         assert len(names) <= 4 and names[-1] == "ew_contig", names
         np.testing.assert_array_equal(to_host(r), a + b)
 
@@ -309,12 +306,12 @@ def test_high_dim_layouts_launch_at_most_four_kernels(backend_name, to_device, t
                to_device(np.empty(shape, np.float32)).transpose(tuple(rng.permutation(ndim))),
                x if writable_x else None,  # in place
                x[::-1] if writable_x else None][case % 5]  # overlapping x: NumPy's answer
-        r, names = _launched(lambda: getattr(F, name)(x, y, out=out))
+        r, names = kernels_launched(lambda: getattr(F, name)(x, y, out=out))
         assert len(names) <= 4, (case, x.strides, y.strides, None if out is None else out.strides,
                                  names)
         assert out is None or r is out
         np.testing.assert_array_equal(to_host(r), expected)
-        r, names = _launched(lambda: F.negative(y))
+        r, names = kernels_launched(lambda: F.negative(y))
         assert len(names) <= 4, names
         np.testing.assert_array_equal(to_host(r), expected_negative)
 

@@ -164,3 +164,10 @@ def prepare(backend_name: str, *groups: str) -> None:
             names = ek.cast_variant_names() if group == "cast" else ek.op_variant_names(group)
             launch.prepare(ek.SOURCE, names, backend="emulate")
             _prepared.add(group)
+
+
+def kernels_launched(fn):
+    """(fn(), the kernel templates it launched, in order: names without their arguments)."""
+    with launch.recording() as launches:
+        result = fn()
+    return result, [r.name.split("<")[0] for r in launches]

@@ -28,11 +28,7 @@ LARGE = 64e6  # bytes of the result: the cases the >= 0.9 target is for
 
 # case -> the kernel family whose rework is to fix it
 BANK_REWORK = {}
-FRACTION_REWORK = {
-    # A transposed operand is staged by a copy, then the contiguous kernel runs: two passes
-    # (0.58 measured on an H100); one staged elementwise kernel is to read it in place.
-    "add transposed fp32": "elementwise: one pass over a transposed operand",
-}
+FRACTION_REWORK = {}
 
 
 def _result_bytes(case) -> int:

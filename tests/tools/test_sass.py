@@ -117,7 +117,9 @@ VARIANTS = {  # family -> (source, name expression)
     "elementwise": [("elementwise.cu", f"ew_contig<ic::OpAdd, {t}, {t}>") for t in
                     ("float", "ic::half_t", "ic::bfloat16_t", "int8_t")]
     + [("elementwise.cu", f"ew_strided<ic::OpAdd, {t}, {t}, 2, int>") for t in
-       ("float", "ic::half_t")],
+       ("float", "ic::half_t")]
+    + [("elementwise.cu", f"ew_tiled<ic::OpAdd, {t}, {t}, {staged}>") for t in
+       ("float", "ic::half_t", "ic::bfloat16_t") for staged in (0, 1)],
 }
 
 # (check, name expression) -> the rework that is to make it pass
