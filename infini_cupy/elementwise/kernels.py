@@ -11,7 +11,8 @@ A variant is (functor, output C type, input C type, layout):
   split on the host into launches that do (the kernel template still takes the index type,
   so a 64-bit matrix can be added without touching the kernels);
 - ``tiled``: ``ew_tiled<Op, Tout, Tin, Staged>``, input ``Staged`` laid out across the walk,
-  read through a shared-memory tile (:mod:`.tiled_plan`).
+  read through a shared-memory tile, and ``ew_tiled_out<Op, Tout, Tin>``, the output laid
+  out across it, written through one (:mod:`.tiled_plan`).
 
 >>> contig_name("ic::OpAdd", "float", "float")
 'ew_contig<ic::OpAdd, float, float>'
@@ -41,6 +42,9 @@ def strided_name(functor: str, out_ctype: str, in_ctype: str, ndim: int, index_c
 
 
 def tiled_name(functor: str, out_ctype: str, in_ctype: str, staged: int) -> str:
+    """The tiled kernel reading input ``staged`` through its tile; -1: writing the output."""
+    if staged < 0:
+        return f"ew_tiled_out<{functor}, {out_ctype}, {in_ctype}>"
     return f"ew_tiled<{functor}, {out_ctype}, {in_ctype}, {staged}>"
 
 
@@ -56,7 +60,7 @@ def layout_names(functor: str, out_ctype: str, in_ctype: str, arity: int = 1) ->
     """Every layout variant of one (functor, dtypes) signature of ``arity`` inputs."""
     names = [contig_name(functor, out_ctype, in_ctype)]
     names += [strided_name(functor, out_ctype, in_ctype, n, INDEX_CTYPE) for n in STRIDED_NDIMS]
-    names += [tiled_name(functor, out_ctype, in_ctype, k) for k in range(arity)]
+    names += [tiled_name(functor, out_ctype, in_ctype, k) for k in range(-1, arity)]
     return tuple(names)
 
 
@@ -78,7 +82,8 @@ def cast_layout_names(functor: str, out_ctype: str, in_ctype: str) -> tuple[str,
     """Casts compile fewer layouts: contiguous, the widest strided NDIM, and tiled."""
     return (contig_name(functor, out_ctype, in_ctype),
             strided_name(functor, out_ctype, in_ctype, MAX_STRIDED_NDIM, INDEX_CTYPE),
-            tiled_name(functor, out_ctype, in_ctype, 0))
+            tiled_name(functor, out_ctype, in_ctype, 0),
+            tiled_name(functor, out_ctype, in_ctype, -1))
 
 
 def op_variant_names(op_name: str) -> tuple[str, ...]:

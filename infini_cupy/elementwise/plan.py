@@ -22,7 +22,9 @@ direct: a second launch costs more than the wasted sectors.
 
 One staged input and nothing else (``add(a, b.T)``, ``astype(x.T)``): the input is read in the
 same launch through a shared-memory tile instead (``ew_tiled``, :mod:`.tiled_plan`), where the
-coalesced walk has at most 3 dims: 3 passes of its size through DRAM instead of 5.
+coalesced walk has at most 3 dims: 3 passes of its size through DRAM instead of 5. A staged
+output and nothing else (``add(a.T, b.T)`` into a new array, an ``out=`` unlike the inputs) is
+likewise written through a tile (``ew_tiled_out``).
 
 >>> plan = plan_call("ic::OpAdd", "float", "float", 4, 4, (3, 4), (16, 4),
 ...                   (((3, 4), (16, 4)), None))
@@ -366,9 +368,11 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
     """
     kernel = (functor, out_ctype, in_ctype, out_itemsize, in_itemsize)
     staging = choose_staging(shape, out_strides, out_itemsize, inputs, in_itemsize)
-    if len(staging.inputs) == 1 and staging.output is None:
-        launch = _tiled_launch(kernel, staging, shape, out_strides, inputs)
-        if launch is not None:  # the staged input read in place, through a tile
+    one_input = len(staging.inputs) == 1 and staging.output is None
+    if one_input or (not staging.inputs and staging.output is not None):
+        staged = staging.inputs[0][0] if one_input else -1
+        launch = _tiled_launch(kernel, staging.order, shape, out_strides, inputs, staged)
+        if launch is not None:  # the staged operand read or written in place, through a tile
             return CallPlan(Staging(staging.order), launch)
     launch = _staged_launch(kernel, staging, shape, out_strides, inputs, cast)
     if launch is not None:
@@ -387,18 +391,18 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
     return CallPlan(Staging(tuple(range(len(shape)))), None, int32_split(shape, arrays))
 
 
-def _tiled_launch(kernel, staging, shape, out_strides, inputs) -> Launch | None:
-    """The ``ew_tiled`` launch of a call staging one input (:mod:`.tiled_plan`), or None."""
-    functor, out_ctype, in_ctype, _, in_itemsize = kernel
-    order = staging.order
+def _tiled_launch(kernel, order, shape, out_strides, inputs, staged) -> Launch | None:
+    """The launch of ``ew_tiled`` (input ``staged`` through the tile) or ``ew_tiled_out``
+    (``staged`` -1: the output) over walk ``order`` (:mod:`.tiled_plan`), or None."""
+    functor, out_ctype, in_ctype, out_itemsize, in_itemsize = kernel
     strides = [out_strides] + [None if x is None else broadcast_strides(*x, shape) for x in inputs]
     walk_shape = tuple(shape[d] for d in order)
     arrays = [tuple(st[d] for d in order) for st in strides if st is not None]
     cshape, cstrides = coalesce(walk_shape, arrays)
     coalesced = iter(cstrides)
     per_operand = [None if st is None else next(coalesced) for st in strides]
-    tiled = plan_tiled(functor, out_ctype, in_ctype, in_itemsize, cshape, per_operand,
-                       staging.inputs[0][0], MAX_GRID)
+    tiled = plan_tiled(functor, out_ctype, in_ctype, in_itemsize if staged >= 0 else out_itemsize,
+                       cshape, per_operand, staged, MAX_GRID)
     if tiled is None:
         return None
     name, grid, walk = tiled

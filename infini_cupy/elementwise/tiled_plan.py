@@ -1,6 +1,7 @@
 """One pass over a transposed operand: the launch of ``ew_tiled`` (kernels_src/
 tiled_elementwise.cuh) for a call whose staging (:func:`.plan.choose_staging`) copies one
-input and nothing else. Pure Python, like :mod:`.plan`.
+input and nothing else, or of ``ew_tiled_out`` for one that copies the output alone. Pure
+Python, like :mod:`.plan`.
 
 Staged, ``add(a, b.T)`` moves b twice more through DRAM (a copy reads it and writes a
 temporary in walk order, the kernel reads that): 5 passes of its size where 3 do. ``ew_tiled``
@@ -8,8 +9,10 @@ reads b through a 32 x 32 shared-memory tile instead, each warp access along b's
 dim, while the output and the other inputs are read and written along theirs, in one launch.
 
 It takes the call when, in walk order and coalesced over every operand, the walk has 2 or 3
-dims and the staged input's stride is one element along one of them other than the innermost
-(the tile's rows; the innermost are its cols, the third dim the batch). Else the call stages.
+dims and the staged operand's stride is one element along one of them other than the
+innermost (the tile's rows; the innermost are its cols, the third dim the batch). Else the
+call stages. ``ew_tiled_out`` is the mirror image: the inputs are read along the cols, the
+results go through the tile and are written along the output's rows.
 
 >>> from infini_cupy.elementwise.plan import plan_call
 >>> plan = plan_call("ic::OpAdd", "float", "float", 4, 4, (512, 256), (1024, 4),
@@ -45,12 +48,13 @@ def _magic(n: int) -> int:
     return 0xFFFFFFFF // n
 
 
-def tiled_walk(shape, strides, staged, in_itemsize):
+def tiled_walk(shape, strides, staged, itemsize):
     """(batch, rows, cols) dims of a coalesced walk ``shape`` (operand strides ``strides``,
-    output first) whose input ``staged`` is read through the tile, or None."""
+    output first) whose input ``staged`` (-1: the output; elements of ``itemsize`` bytes)
+    goes through the tile, or None: its rows are the dim it is contiguous along."""
     cols = len(shape) - 1
     along = strides[staged + 1]
-    rows = [d for d in range(cols) if abs(along[d]) == in_itemsize]
+    rows = [d for d in range(cols) if abs(along[d]) == itemsize]
     if len(shape) not in (2, 3) or not rows:
         return None
     row = rows[-1]
@@ -58,12 +62,13 @@ def tiled_walk(shape, strides, staged, in_itemsize):
     return (batch[0] if batch else None), row, cols
 
 
-def plan_tiled(functor, out_ctype, in_ctype, in_itemsize, shape, strides, staged, grid_cap):
+def plan_tiled(functor, out_ctype, in_ctype, itemsize, shape, strides, staged, grid_cap):
     """(kernel name, grid blocks, packed walk) of ``ew_tiled`` over walk ``shape`` (coalesced,
     outermost first) for operand byte ``strides`` (the output's, then one tuple per input,
-    None for a scalar), input ``staged`` through the tile; None where the walk does not fit
-    it. :func:`.plan.plan_call` makes it the call's launch."""
-    dims = tiled_walk(shape, strides, staged, in_itemsize)
+    None for a scalar), input ``staged`` through the tile (-1: ``ew_tiled_out``, the output;
+    ``itemsize``: of the staged operand); None where the walk does not fit it.
+    :func:`.plan.plan_call` makes it the call's launch."""
+    dims = tiled_walk(shape, strides, staged, itemsize)
     if dims is None:
         return None
     batch, row, col = dims

@@ -1,5 +1,6 @@
-"""One pass over a transposed operand (``ew_tiled``, infini_cupy/elementwise/tiled_plan.py):
-every function and dtype through the tile against NumPy, the layouts it takes (partial
+"""One pass over a transposed operand (``ew_tiled`` and ``ew_tiled_out``,
+infini_cupy/elementwise/tiled_plan.py): every function and dtype through the tile against
+NumPy, an input or the output laid across the walk, the layouts it takes (partial
 tiles, a batch dim, broadcast batches, reversed and strided views, offsets, ``out=`` in place
 and overlapping the tiled input), and its shared-memory accesses free of bank conflicts for
 every element size. Layouts it leaves to a staged copy: tests/elementwise/test_paths.py."""
@@ -26,20 +27,25 @@ OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in op.input_dtyp
 
 
 def _layouts(op_name, dtype, rng):
-    """(description, args) whose one transposed input goes through the tile: partial tiles
-    on both dims, the transposed input in each position, a scalar beside it."""
+    """(description, args, out) whose one operand laid across the walk goes through the tile
+    (``out``: True for a transposed ``out=``): partial tiles on both dims, a transposed input
+    in each position, a scalar beside it, every input transposed, a transposed output."""
     gen = lambda shape, pos=0: random_array(op_name, dtype, shape, rng, pos)  # noqa: E731
     arity = OPS[op_name].arity
     if arity == 1:
-        yield "transposed", (gen((45, 37)).T,)
+        yield "transposed", (gen((45, 37)).T,), False
+        yield "out transposed", (gen((37, 45)),), True
     elif arity == 2:
-        yield "second transposed", (gen((37, 45), 0), gen((45, 37), 1).T)
-        yield "first transposed", (gen((45, 37), 0).T, gen((37, 45), 1))
-        yield "scalar and transposed", (python_scalar(op_name, dtype), gen((45, 37), 1).T)
+        yield "second transposed", (gen((37, 45), 0), gen((45, 37), 1).T), False
+        yield "first transposed", (gen((45, 37), 0).T, gen((37, 45), 1)), False
+        yield "scalar and transposed", (python_scalar(op_name, dtype), gen((45, 37), 1).T), False
+        yield "both transposed", (gen((45, 37), 0).T, gen((45, 37), 1).T), False
+        yield "out transposed", (gen((37, 45), 0), gen((37, 45), 1)), True
     else:  # clip: x transposed, bounds a column and a row
         with np.errstate(invalid="ignore"):
             lo, hi = np.minimum(gen((37, 1)), gen((1, 45))), np.maximum(gen((45,)), gen((45,)))
-        yield "x transposed", (gen((45, 37)).T, lo, hi)
+        yield "x transposed", (gen((45, 37)).T, lo, hi), False
+        yield "out transposed", (gen((37, 45)), lo, hi), True
 
 
 @pytest.mark.parametrize("op_name,dtype", OP_DTYPES)
@@ -47,11 +53,15 @@ def test_every_function_through_the_tile(op_name, dtype, stage_small, backend_na
                                          to_host):
     prepare(backend_name, op_name)
     rng = np.random.default_rng(abs(hash((op_name, dtype, "tiled"))) % 2**32)
-    for what, args in _layouts(op_name, dtype, rng):
+    for what, args, transposed_out in _layouts(op_name, dtype, rng):
         expected = oracle(op_name, *args)
         device_args = [to_device(a) if isinstance(a, np.ndarray) else a for a in args]
-        actual, kernels = kernels_launched(lambda: getattr(F, op_name)(*device_args))
-        assert kernels == ["ew_tiled"], (what, kernels)
+        out = to_device(np.zeros(expected.shape[::-1], expected.dtype)).T if transposed_out else None
+        actual, kernels = kernels_launched(lambda: getattr(F, op_name)(*device_args, out=out))
+        # a transposed out= beside one input: whichever of the two the tile takes is one launch
+        tiled = [["ew_tiled_out"]] if what == "both transposed" else \
+            [["ew_tiled"], ["ew_tiled_out"]] if transposed_out else [["ew_tiled"]]
+        assert kernels in tiled, (what, kernels)
         assert_matches(op_name, to_host(actual), expected, dtype, what)
 
 
@@ -103,6 +113,11 @@ def test_layouts_the_tile_takes(case, stage_small, backend_name, to_device, to_h
     flipped, _ = kernels_launched(lambda: F.subtract(to_device(b), to_device(a)))
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(to_host(flipped), b - a)
+    # inputs alike, the new output unlike them: written through the tile
+    twice, kernels = kernels_launched(lambda: F.add(to_device(b), to_device(b)))
+    assert kernels == ["ew_tiled_out"]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(to_host(twice), b + b)
 
 
 def test_in_place_and_overlapping_outputs(stage_small, backend_name, to_device, to_host):
@@ -120,18 +135,18 @@ def test_in_place_and_overlapping_outputs(stage_small, backend_name, to_device, 
 
 
 @pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64", "complex128"])
-@pytest.mark.parametrize("staged", [0, 1])
+@pytest.mark.parametrize("staged", [0, 1, -1])
 def test_no_bank_conflicts_for_any_element_size(dtype, staged, stage_small, backend_name):
     if backend_name != "emulate":
         pytest.skip("the profiler reads emulator traces")
     prepare("emulate", "add")
     a, b = _aligned(_random((96, 96), dtype, 0)), _aligned(_random((96, 96), dtype, 1)).T
-    args = (a, b) if staged == 1 else (b, a)
+    args = {1: (a, b), 0: (b, a), -1: (b, b)}[staged]  # -1: the output through the tile
     # outputs aligned as CuPy allocates them: whole sectors per warp access
     with config.backend("emulate"), arrays.outputs_from(
             lambda shape, dtype: _aligned(np.empty(shape, dtype))):
         _, launches = profiler.profile(lambda: F.add(*args))
     (launch,) = launches
-    assert launch.kernel.endswith(f", {staged}>")
+    assert launch.kernel.endswith(f", {staged}>") or staged < 0 and "_out<" in launch.kernel
     assert launch.shared.wavefronts == launch.shared.ideal > 0
     assert min(launch.reads.efficiency, launch.writes.efficiency) >= 0.9

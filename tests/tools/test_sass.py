@@ -119,7 +119,9 @@ VARIANTS = {  # family -> (source, name expression)
     + [("elementwise.cu", f"ew_strided<ic::OpAdd, {t}, {t}, 2, int>") for t in
        ("float", "ic::half_t")]
     + [("elementwise.cu", f"ew_tiled<ic::OpAdd, {t}, {t}, {staged}>") for t in
-       ("float", "ic::half_t", "ic::bfloat16_t") for staged in (0, 1)],
+       ("float", "ic::half_t", "ic::bfloat16_t") for staged in (0, 1)]
+    + [("elementwise.cu", f"ew_tiled_out<ic::OpAdd, {t}, {t}>") for t in
+       ("float", "ic::half_t", "ic::bfloat16_t")],
 }
 
 # (check, name expression) -> the rework that is to make it pass
