@@ -50,7 +50,12 @@ def _layouts(op_name, dtype, rng):
 
 @pytest.mark.parametrize("op_name,dtype", OP_DTYPES)
 def test_every_function_through_the_tile(op_name, dtype, stage_small, backend_name, to_device,
-                                         to_host):
+                                         to_host, pytestconfig):
+    if pytestconfig.getoption("--backend") == "cuda-standin":
+        # The launcher's path is one for every function (the layouts below take it through
+        # the stand-in); what differs per function is the kernels' arithmetic, checked in
+        # emulation and on a GPU. The stand-in's PTX checks of 662 cases cost CI minutes.
+        pytest.skip("per-function arithmetic: the emulate and cuda runs check it")
     prepare(backend_name, op_name)
     rng = np.random.default_rng(abs(hash((op_name, dtype, "tiled"))) % 2**32)
     for what, args, transposed_out in _layouts(op_name, dtype, rng):
