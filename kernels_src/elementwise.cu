@@ -1,4 +1,4 @@
-// Elementwise functions of the array API standard: one functor per function, and two kernel
+// Elementwise functions of the array API standard: one functor per function, and the kernel
 // templates that apply any functor to up to three inputs.
 //
 //   ew_contig<Op, Tout, Tin>                every array operand C-contiguous with the output's
@@ -9,8 +9,10 @@
 //                                           offset fits in 32 bits, else long long); for
 //                                           NDIM 2, 16-byte accesses along the inner dim
 //                                           when the host says the layout allows them.
-//   ew_tiled<Op, Tout, Tin>                 one input runs along another dim than the
-//                                           output: read through a shared-memory tile
+//   ew_tiled<Op, Tout, Tin, Staged>         input Staged runs along another dim than the
+//                                           output: read through a shared-memory tile;
+//   ew_tiled_out<Op, Tout, Tin>             the output runs along another dim than the
+//                                           inputs: written through one
 //                                           (tiled_elementwise.cuh).
 //
 // All inputs share one storage type Tin (the host promotes first); each is either an array or

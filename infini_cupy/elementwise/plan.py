@@ -218,7 +218,8 @@ def dense_staging(shape, out_strides, out_itemsize, inputs, in_itemsize) -> Stag
 # ---------------------------------------------------------------- the kernel launch
 @dataclass(frozen=True)
 class Launch:
-    """One launch of ``ew_contig``, ``ew_strided`` or ``ew_tiled``, its layout arguments packed.
+    """One launch of ``ew_contig``, ``ew_strided``, ``ew_tiled`` or ``ew_tiled_out``, its layout
+    arguments packed.
 
     Kernel arguments: (out, in0, in1, in2, s0, s1, s2, scalar_mask, *layout_args, vectorized).
     """
@@ -226,7 +227,7 @@ class Launch:
     kernel: str  # name expression in elementwise.cu
     grid: int  # blocks (1-D)
     block: int  # threads per block
-    contiguous: bool  # ew_contig (else ew_strided or ew_tiled)
+    contiguous: bool  # ew_contig (else strided or tiled)
     layout_args: tuple  # contiguous: (n,); strided: (shape struct, strides struct, n);
     #   tiled: (TiledWalk,)
     vector_masks: tuple | None  # per operand (out, in0, in1, in2): the 16-byte path runs when
@@ -405,10 +406,8 @@ def _tiled_launch(kernel, order, shape, out_strides, inputs, staged) -> Launch |
                        cshape, per_operand, staged, MAX_GRID)
     if tiled is None:
         return None
-    name, grid, walk = tiled
-    padded = [st if st is not None else (0,) * len(cshape) for st in per_operand]
-    padded += [(0,) * len(cshape)] * (4 - len(padded))
-    return Launch(name, grid, TILED_BLOCK, False, (walk,), None, cshape, tuple(padded), 0,
+    name, grid, walk, padded = tiled
+    return Launch(name, grid, TILED_BLOCK, False, (walk,), None, cshape, padded, 0,
                   int(np.prod(shape, dtype=np.int64)))
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..runtime.structs import INDEX
+from ..strided.plan_cache import divisor_magic
 from . import kernels as ek
 
 TILE = 32  # EW_TILE: tile rows and cols
@@ -43,11 +44,6 @@ TILED_WALK = np.dtype(
 )
 
 
-def _magic(n: int) -> int:
-    """``ic::Divisor``'s multiplier (kernels_src/divisor.cuh)."""
-    return 0xFFFFFFFF // n
-
-
 def tiled_walk(shape, strides, staged, itemsize):
     """(batch, rows, cols) dims of a coalesced walk ``shape`` (operand strides ``strides``,
     output first) whose input ``staged`` (-1: the output; elements of ``itemsize`` bytes)
@@ -63,10 +59,11 @@ def tiled_walk(shape, strides, staged, itemsize):
 
 
 def plan_tiled(functor, out_ctype, in_ctype, itemsize, shape, strides, staged, grid_cap):
-    """(kernel name, grid blocks, packed walk) of ``ew_tiled`` over walk ``shape`` (coalesced,
-    outermost first) for operand byte ``strides`` (the output's, then one tuple per input,
-    None for a scalar), input ``staged`` through the tile (-1: ``ew_tiled_out``, the output;
-    ``itemsize``: of the staged operand); None where the walk does not fit it.
+    """(kernel name, grid blocks, packed walk, byte strides of the four operand slots) of
+    ``ew_tiled`` over walk ``shape`` (coalesced, outermost first) for operand byte ``strides``
+    (the output's, then one tuple per input, None for a scalar), input ``staged`` through the
+    tile (-1: ``ew_tiled_out``, the output; ``itemsize``: of the staged operand); None where
+    the walk does not fit it.
     :func:`.plan.plan_call` makes it the call's launch."""
     dims = tiled_walk(shape, strides, staged, itemsize)
     if dims is None:
@@ -84,9 +81,10 @@ def plan_tiled(functor, out_ctype, in_ctype, itemsize, shape, strides, staged, g
     walk = np.zeros((), TILED_WALK)
     walk["rows"], walk["cols"], walk["tiles"] = rows, cols, tiles
     walk["tiles_rows"], walk["tiles_cols"] = tiles_rows, tiles_cols
-    walk["tiles_rows_magic"], walk["tiles_cols_magic"] = _magic(tiles_rows), _magic(tiles_cols)
+    walk["tiles_rows_magic"] = divisor_magic(tiles_rows)
+    walk["tiles_cols_magic"] = divisor_magic(tiles_cols)
     for k, st in enumerate(per_operand):
         walk["batch_stride"][k] = st[batch] if batch is not None else 0
         walk["row_stride"][k], walk["col_stride"][k] = st[row], st[col]
     return (ek.tiled_name(functor, out_ctype, in_ctype, staged), max(1, min(tiles, grid_cap)),
-            walk[()])
+            walk[()], tuple(per_operand))

@@ -14,6 +14,7 @@ from infini_cupy import arrays, config
 from infini_cupy.elementwise.ops import OPS
 from infini_cupy.namespace import elementwise_functions as F
 from infini_cupy.tools import profiler
+from infini_cupy.tools.cases import aligned_alloc
 from tests.support.elementwise_cases import (
     assert_matches,
     kernels_launched,
@@ -82,9 +83,7 @@ def _random(shape, dtype, seed):
 
 def _aligned(a):
     """A copy of ``a`` on a 256-byte boundary, as CuPy allocates."""
-    raw = np.empty(a.nbytes + 256, np.uint8)
-    start = -raw.ctypes.data % 256
-    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out = aligned_alloc(a.shape, a.dtype)
     out[...] = a
     return out
 
@@ -148,8 +147,7 @@ def test_no_bank_conflicts_for_any_element_size(dtype, staged, stage_small, back
     a, b = _aligned(_random((96, 96), dtype, 0)), _aligned(_random((96, 96), dtype, 1)).T
     args = {1: (a, b), 0: (b, a), -1: (b, b)}[staged]  # -1: the output through the tile
     # outputs aligned as CuPy allocates them: whole sectors per warp access
-    with config.backend("emulate"), arrays.outputs_from(
-            lambda shape, dtype: _aligned(np.empty(shape, dtype))):
+    with config.backend("emulate"), arrays.outputs_from(aligned_alloc):
         _, launches = profiler.profile(lambda: F.add(*args))
     (launch,) = launches
     assert launch.kernel.endswith(f", {staged}>") or staged < 0 and "_out<" in launch.kernel
