@@ -53,6 +53,9 @@ struct TileLayout {
     // Bytes from src to the lowest byte of the copy's source and past its highest: phase 1's
     // 4-byte words (below) are read whole inside them.
     index_t src_lo, src_hi;
+    // Short rows (TilePass::spread_rows): a warp step of phase 1 (phase 2) whose virtual rows
+    // are 8 or 16 items takes rows this many apart (a power of 2; 1: consecutive rows).
+    index_t read_spread, write_spread;
 };
 
 template <typename T, int V>
@@ -84,6 +87,12 @@ constexpr int TILE_ITEMS = 4;
 //   side, sh_along == pitch) or S = 4 / Unit rows apart (the other, sh_along == 1) start in
 //   4 different 4-byte words of a 16-byte group, the 8 chunks of a row in 8 different groups.
 //
+// - R == 1 with short rows (TilePass::spread_rows: virtual rows of vl = 8 or 16 items,
+//   uniform): the warp step takes K = 32 / vl rows `spread` apart, lane (k, q) = (lane / vl,
+//   lane % vl) taking item q of row G / spread * (K * spread) + k * spread + G % spread, G
+//   being the step. Consecutive rows may share banks (a pitch spreads the rows of one side
+//   or the other, not both); rows the planner's spread apart do not.
+//
 // Byte units one at a time (V == 1) go to and from global memory in aligned 4-byte
 // words (WORDS, word_walk): a work item is word q of its virtual row, units q * IU - lead ...
 // of the run. A word wholly in the run is one access; a word at a run's end is read whole
@@ -111,6 +120,10 @@ struct TilePass {
     index_t step = 0;
     // Phase 1 of WORDS: words inside [safe_lo, safe_hi) are read whole.
     const char *safe_lo = nullptr, *safe_hi = nullptr;
+    // Short rows spread apart (spread_rows): log2 of vl, of K = 32 / vl and of the spread.
+    bool grouped = false;
+    int vl_shift = 0, k_shift = 0, spread_shift = 0;
+    unsigned group_steps = 0;  // warp steps of the pass so grouped
 
     __device__ TilePass &stacked(int count_, index_t step_, int sh_step_) {
         count = count_, step = step_, sh_step = sh_step_;
@@ -119,6 +132,27 @@ struct TilePass {
 
     __device__ TilePass &bounded(const char *lo, const char *hi) {
         safe_lo = lo, safe_hi = hi;
+        return *this;
+    }
+
+    // A warp step of short rows (an R == 1 pass of uniform, ascending rows whose virtual rows
+    // of vl items divide a warp) takes its 32 / vl rows `spread` apart; otherwise unchanged.
+    // (Only the Grouped variants of the kernel group: the code of the others stays as it was,
+    // the compiler keeping their loads in flight.)
+    template <bool ON>
+    __device__ TilePass &spread_rows(index_t spread) {
+        const unsigned vl = per_row.d;  // a power of 2 below 32 divides a warp
+        if (!ON || R != 1 || WORDS || chained || descending || !uniform || spread <= 1 || vl >= 32 ||
+            (vl & (vl - 1)) != 0) {
+            return *this;
+        }
+        grouped = true;
+        vl_shift = __ffs(static_cast<int>(vl)) - 1;
+        k_shift = 5 - vl_shift;
+        spread_shift = __ffs(static_cast<int>(spread)) - 1;
+        const int group_shift = k_shift + spread_shift;  // rows per group of `spread` steps
+        group_steps = ((static_cast<unsigned>(rows) + (1u << group_shift) - 1) >> group_shift)
+                      << spread_shift;
         return *this;
     }
 
@@ -167,12 +201,18 @@ struct TilePass {
     // Lane `lane` of warp step g: false when idle, else the global address of its unit and its
     // first slot. The flags are the pass's own, fixed per instantiation of the walk so that
     // a hot loop carries none of the other cases' arithmetic.
-    template <bool CHAINED, bool UNIFORM, bool DESCENDING>
+    template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool GROUPED = false>
     __device__ __forceinline__ bool locate(unsigned g, unsigned lane, char *&address,
                                            Elem *&slot) const {
         unsigned r, q;
         bool inside;
-        if (R == 1) {
+        if (GROUPED) {  // spread_rows
+            const unsigned low_steps = (1u << spread_shift) - 1;
+            q = lane & ((1u << vl_shift) - 1);
+            r = ((g >> spread_shift) << (spread_shift + k_shift)) +
+                ((lane >> vl_shift) << spread_shift) + (g & low_steps);
+            inside = r < static_cast<unsigned>(rows);
+        } else if (R == 1) {
             const unsigned i = g * 32 + lane;
             inside = i < total;
             r = 0;
@@ -234,26 +274,27 @@ struct TilePass {
 // which others of its warp access memory repeats the first active lane's access: no byte or
 // sector that instruction does not touch anyway, but the trace then numbers the accesses of
 // all lanes alike, which is how the profiler recognizes one warp instruction.
-template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit, int V,
-          int R, int S, typename Elem>
+template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, bool GROUPED,
+          int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
     // Single units of 4 bytes or more go global -> shared asynchronously (cp_async): every
     // round's copies are issued without waiting on the last, the phase's loads all in flight.
     constexpr bool ASYNC = LOAD && V == 1 && sizeof(Elem) >= 4;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    for (unsigned first = warp; first < pass.steps; first += warps * TILE_ITEMS) {
+    const unsigned steps = GROUPED ? pass.group_steps : pass.steps;
+    for (unsigned first = warp; first < steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
         Elem *slot[TILE_ITEMS];
         bool active[TILE_ITEMS];
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
             const unsigned g = first + it * warps;
-            active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING>(g, lane, address[it],
-                                                                              slot[it]);
+            active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
+                g, lane, address[it], slot[it]);
 #ifdef INFINI_EMULATION
             for (unsigned other = 0; !active[it] && other < 32; ++other) {
-                active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING>(
+                active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
                     g, other, address[it], slot[it]);
             }
 #endif
@@ -415,7 +456,7 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
 }
 
 // A pass's walk for its case: chained (one run), rows sharing their lead, descending.
-template <bool LOAD, bool STACKED, int Unit, int V, int R, int S, typename Elem>
+template <bool LOAD, bool STACKED, bool GROUPS, int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
     if constexpr (TilePass<Unit, V, R, S, Elem>::WORDS) {
         if (pass.descending) {
@@ -435,18 +476,20 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
         }
     } else if (V == 1 && pass.descending) {
         if (pass.chained) {
-            tile_walk<R == 1, true, V == 1, LOAD, STACKED>(pass);
+            tile_walk<R == 1, true, V == 1, LOAD, STACKED, false>(pass);
         } else if (pass.uniform) {
-            tile_walk<false, true, V == 1, LOAD, STACKED>(pass);
+            tile_walk<false, true, V == 1, LOAD, STACKED, false>(pass);
         } else {
-            tile_walk<false, false, V == 1, LOAD, STACKED>(pass);
+            tile_walk<false, false, V == 1, LOAD, STACKED, false>(pass);
         }
     } else if (pass.chained) {
-        tile_walk<R == 1, true, false, LOAD, STACKED>(pass);
+        tile_walk<R == 1, true, false, LOAD, STACKED, false>(pass);
+    } else if (GROUPS && R == 1 && pass.grouped) {
+        tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1>(pass);
     } else if (pass.uniform) {
-        tile_walk<false, true, false, LOAD, STACKED>(pass);
+        tile_walk<false, true, false, LOAD, STACKED, false>(pass);
     } else {
-        tile_walk<false, false, false, LOAD, STACKED>(pass);
+        tile_walk<false, false, false, LOAD, STACKED, false>(pass);
     }
 }
 
@@ -460,8 +503,11 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
 // after. 16-byte accesses take 4 rows per warp step (TilePass, R == 4). The Stacked variants
 // stack tiles (TileLayout::stack > 1): the innermost batch index counts groups of `stack`
 // tiles, the block copies them all in each phase, one tile's located items serving every tile
-// of the group. (Their own variants: the other kernels keep their registers and loops.)
-template <int Unit, int ReadVector, int WriteVector, int Wide, int Stacked>
+// of the group. (Their own variants: the other kernels keep their registers and loops.) The
+// Grouped variants take a phase's short rows `read_spread` / `write_spread` apart per warp
+// step (TilePass::spread_rows), likewise variants of their own: the extra walk costs the
+// others' loops their loads in flight where it shares a kernel with them.
+template <int Unit, int ReadVector, int WriteVector, int Wide, int Stacked, int Grouped = 0>
 __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                            ic::TileLayout t,
                            ic::ArrayStruct<ic::TILE_BATCH_DIMS, ic::index_t> batch_len,
@@ -515,26 +561,29 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
 
         const int sh_step = static_cast<int>(t.stack_slots);
         if (t.read_along == 0) {  // rows of dim 1, each along dim 0: shared column by column
-            ic::tile_pass<true, Stacked != 0>(
+            ic::tile_pass<true, Stacked != 0, Grouped != 0>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
                     src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
                     t.read_uniform != 0, tile, 1, pitch, t.read_len_magic)
                     .stacked(count, t.stack_src_step, sh_step)
-                    .bounded(src_lo, src_hi));
+                    .bounded(src_lo, src_hi)
+                    .template spread_rows<Grouped != 0>(t.read_spread));
         } else {  // rows of dim 0, each along dim 1
-            ic::tile_pass<true, Stacked != 0>(
+            ic::tile_pass<true, Stacked != 0, Grouped != 0>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
                     src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
                     t.read_uniform != 0, tile, pitch, 1, t.read_len_magic)
                     .stacked(count, t.stack_src_step, sh_step)
-                    .bounded(src_lo, src_hi));
+                    .bounded(src_lo, src_hi)
+                    .template spread_rows<Grouped != 0>(t.read_spread));
         }
         __syncthreads();
-        ic::tile_pass<false, Stacked != 0>(
+        ic::tile_pass<false, Stacked != 0, Grouped != 0>(
             ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
                 dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
                 t.write_uniform != 0, tile, pitch, 1, t.write_len_magic)
-                .stacked(count, t.stack_dst_step, sh_step));
+                .stacked(count, t.stack_dst_step, sh_step)
+                .template spread_rows<Grouped != 0>(t.write_spread));
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

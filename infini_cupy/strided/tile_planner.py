@@ -33,7 +33,13 @@ read from outside the source. Accesses narrower than 16 bytes take 32 consecutiv
 work items per warp step; 16-byte ones (``vector * unit == 16``, vector > 1) take 8 of each of
 4 rows, the rows 1 apart on the side whose shared accesses step by the pitch and
 ``4 // unit`` apart on the other, so that with an odd pitch every warp access of shared memory
-is free of bank conflicts. Each thread takes 4 warp steps at a time, all global loads first.
+is free of bank conflicts. A phase whose rows are short (virtual rows of ``vl`` = 8 or 16
+work items that all share their lead, ascending, not chained) covers ``K = 32 / vl`` rows per
+warp step; with ``read_spread`` (``write_spread``) > 1, in the Grouped variants
+(``tiled_copy<..., 1>``), those rows are ``spread`` apart: step ``G`` takes rows ``G // spread
+* K * spread + k * spread + G % spread``, lane ``k * vl + q`` item ``q`` of row ``k``. The
+planner picks the pitch and spreads that leave both phases conflict-free
+(:mod:`.tile_banks`). Each thread takes 4 warp steps at a time, all global loads first.
 Element ``(i0, i1)`` of a tile sits in shared memory at
 ``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``). The kernel
 splits tile numbers in 32 bits with multipliers the host computes: copies of 2^32 tiles or more
@@ -59,6 +65,7 @@ import functools
 import math
 from dataclasses import dataclass
 
+from . import tile_banks
 from .layout import LaunchPlan
 
 TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
@@ -113,6 +120,9 @@ class TilePlan(LaunchPlan):
         grid_blocks: blocks to launch (``tiles``; 0 when there is nothing to copy).
     kernel: the name expression, ``tiled_kernel_name(unit, read_vector, write_vector, wide,
         stack > 1)``.
+    read_spread, write_spread: where a phase's rows are short (virtual rows of 8 or 16 work
+        items, uniform, not chained, accesses narrower than 16 bytes), a warp step takes its
+        rows this many apart rather than consecutive (:mod:`.tile_banks`); 1 elsewhere.
     """
 
     unit: int
@@ -147,6 +157,8 @@ class TilePlan(LaunchPlan):
     block_threads: int
     grid_blocks: int
     kernel: str
+    read_spread: int = 1
+    write_spread: int = 1
 
     @property
     def capacity(self) -> int:
@@ -155,9 +167,32 @@ class TilePlan(LaunchPlan):
 
 
 def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool,
-                      stacked: bool = False) -> str:
-    """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide, Stacked>``."""
-    return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}, {int(stacked)}>"
+                      stacked: bool = False, grouped: bool = False) -> str:
+    """Name expression of a staged-copy kernel: ``tiled_copy<Unit, RV, WV, Wide, Stacked>``,
+    ``tiled_copy<Unit, RV, WV, Wide, Stacked, 1>`` for the variant that spreads short rows."""
+    tail = ", 1" if grouped else ""
+    return f"tiled_copy<{unit}, {read_vector}, {write_vector}, {int(wide)}, {int(stacked)}{tail}>"
+
+
+def can_group(unit: int, vector: int) -> bool:
+    """A side of this unit and vector walks 32 consecutive work items per warp step (not
+    16-byte accesses, which take 4 rows, nor byte units moved in words): its short rows may
+    be spread apart (a Grouped variant)."""
+    return not (vector > 1 and vector * unit == 16) and not (unit == 1 and vector == 1)
+
+
+def has_grouped_variant(unit: int, read_vector: int, write_vector: int) -> bool:
+    """A Grouped variant exists: a side can group, neither moves byte units in words, and
+    phase 1 does not take the grouped walk with plain loads (1 to 8 bytes of 1- and 2-byte
+    units). Beside that walk, the compiler
+    issues each of those loads just before its shared store (2 bytes in flight per thread
+    where ``tiled_copy<2, 1, 2, 0, 0>`` keeps 8), which costs more than the bank conflicts
+    it would remove; asynchronous copies (units of 4 bytes and more, one at a time), 16-byte
+    loads and words keep theirs (``kernel_costs.json``)."""
+    plain_loads = can_group(unit, read_vector) and not (unit >= 4 and read_vector == 1)
+    words = unit == 1 and 1 in (read_vector, write_vector)  # modelled by no pass of tile_banks
+    return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not plain_loads \
+        and not words
 
 
 def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool) -> int:
@@ -181,14 +216,17 @@ def warp_row(unit: int, vector: int) -> int:
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (72: stacked tiles only in
-    the compact variant)."""
+    """Every staged-copy name expression the planner can return (88: stacked tiles only in
+    the compact variant; Grouped ones, compact, see :func:`has_grouped_variant`)."""
     return tuple(
-        tiled_kernel_name(unit, rv, wv, wide, stacked)
+        tiled_kernel_name(unit, rv, wv, wide, stacked, grouped)
         for unit in TILE_UNITS
         for rv in vector_widths(unit)
         for wv in vector_widths(unit)
-        for wide, stacked in ((False, False), (True, False), (False, True))
+        for wide, stacked, grouped in ((False, False, False), (True, False, False),
+                                       (False, True, False), (False, False, True),
+                                       (False, True, True))
+        if not grouped or has_grouped_variant(unit, rv, wv)
     )
 
 
@@ -361,6 +399,42 @@ def _word_pitch_offset(tile0, residue, unit) -> int:
     return best[1]
 
 
+def _tile_pass(unit, vector, chained, skew, extent, shift, tiles, rows, along_pitch, stride):
+    """One phase over a full tile as :mod:`.tile_banks` models it (rows of ``extent``
+    elements, ``rows`` of them, ``tiles`` tiles along the dim), or None where it does not: rows
+    that start anywhere in a sector (``skew`` None), descending rows (``stride`` < 0) or byte
+    units moved in words. The rows' lead is
+    a later tile's where the dim has several (tiles then start ``shift`` elements early, on
+    sector boundaries when the extent is whole sectors), else the first's."""
+    if skew is None or stride < 0 or unit == 1 and vector == 1:
+        return None
+    start = skew + ((extent - shift) * unit if tiles > 1 else 0)
+    lead = start % SECTOR // (vector * unit)
+    rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
+    fixed = 1 if along_pitch else max(1, 4 // unit)
+    return tile_banks.TilePass(rows, extent, vector, rows_per_step, fixed, chained, lead,
+                               along_pitch)
+
+
+def _spread(unit, read_pass, write_pass, pitch, tile0, capacity, read_chained, write_chained):
+    """(pitch, read spread, write spread, read chained, write chained) from
+    :func:`.tile_banks.spread_layout` where a pass has short rows to spread (a chained pass of
+    rows that are whole sectors may walk them row by row instead, at no cost in sectors), else
+    ``(pitch, 1, 1)`` and the passes' own chaining."""
+    unchanged = pitch, 1, 1, read_chained, write_chained
+    if read_pass is None or write_pass is None:
+        return unchanged
+    # Within the split's share of shared memory, or what the tile already takes beyond it.
+    room = max(capacity, tile0 * pitch)
+    pitch, read_spread, write_spread, read_pass, write_pass = tile_banks.spread_layout(
+        unit, (read_pass, write_pass), pitch, room, tile0)
+    if max(read_spread, write_spread) == 1:
+        return pitch, 1, 1, read_pass.chained, write_pass.chained
+    if not has_grouped_variant(unit, read_pass.vector, write_pass.vector):
+        return unchanged
+    return pitch, read_spread, write_spread, read_pass.chained, write_pass.chained
+
+
 def _flip(dim, shape, dst_strides, src_strides, offsets):
     """Walk ``dim`` backwards: same copy, strides negated, element 0 at the far end."""
     n = shape[dim]
@@ -478,6 +552,13 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     elif transpose and wide and read_vector == 1 and unit >= 2:
         pitch = _wide_pitch(tile0, tile1, unit, capacity, read_chained, write_vector) or pitch
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
+    read_tiles, read_stride = (tiles0, src_stride0) if transpose else (tiles1, src_stride1)
+    read_pass = _tile_pass(unit, read_vector, read_chained, src_skew, read_tile, read_shift,
+                           read_tiles, tile1 if transpose else tile0, transpose, read_stride)
+    write_pass = _tile_pass(unit, write_vector, write_chained, dst_skew, tile1, shift1, tiles1,
+                            tile0, False, dst_stride1)
+    pitch, read_spread, write_spread, read_chained, write_chained = _spread(
+        unit, read_pass, write_pass, pitch, tile0, capacity, read_chained, write_chained)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
     stack = 1
     if batch and split == 1 and not wide:
@@ -503,5 +584,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         tuple(src_strides[i] for i in batch),
         tuple(dst_strides[i] for i in batch),
         stack=stack, tiles=tiles, block_threads=threads, grid_blocks=tiles,
-        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide, stack > 1),
+        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide, stack > 1,
+                                 max(read_spread, write_spread) > 1),
+        read_spread=read_spread, write_spread=write_spread,
     )  # fmt: skip

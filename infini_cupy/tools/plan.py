@@ -193,8 +193,9 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
              (1, plan.len1, plan.dst_stride1, plan.src_stride1)])],
         f"reads along dim {plan.read_along}, {plan.read_vector} element(s) per access"
         + (", rows chained" if plan.read_chained else "")
+        + _spread_note(plan.read_spread)
         + f"; writes along dim 1, {plan.write_vector} element(s) per access"
-        + (", rows chained" if plan.write_chained else ""),
+        + (", rows chained" if plan.write_chained else "") + _spread_note(plan.write_spread),
     ]
     if plan.batch_len:
         lines.append("batch dims (one tile per index):")
@@ -204,6 +205,11 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
         lines.append(f"element 0 at dst + {plan.dst_offset}, src + {plan.src_offset} bytes "
                      "(reversed dims walked upwards from their far end)")
     return lines
+
+
+def _spread_note(spread: int) -> str:
+    return (f", a warp access's short rows {spread} apart (no bank conflicts)"
+            if spread > 1 else "")
 
 
 def describe_launch(plan, layout) -> list[str]:

@@ -15,3 +15,20 @@ def stack_small_copies(monkeypatch):
     recent.forget_all()
     yield
     recent.forget_all()
+
+
+@pytest.fixture
+def spread_short_rows(monkeypatch):
+    """Every pass with short rows the Grouped kernels could spread takes rows 4 apart (the
+    planner spreads them only where that removes bank conflicts): every Grouped variant
+    within reach of small layouts."""
+    from infini_cupy.runtime import recent
+    from infini_cupy.strided import tile_banks
+
+    def spread_all(unit, passes, pitch, capacity, rows_of_pitch=None):
+        return (pitch, *(4 if p.can_spread(unit) else 1 for p in passes), *passes)
+
+    monkeypatch.setattr(tile_banks, "spread_layout", spread_all)
+    recent.forget_all()
+    yield
+    recent.forget_all()

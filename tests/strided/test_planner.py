@@ -120,8 +120,10 @@ def check_plan_invariants(plan, max_threads):
         check_packed_plan(plan, max_threads)
         return
     if isinstance(plan, TilePlan):
+        grouped = max(plan.read_spread, plan.write_spread) > 1
         assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector,
-                                                plan.wide, plan.stack > 1)
+                                                plan.wide, plan.stack > 1, grouped)
+        assert not grouped or not plan.wide
         assert plan.stack == 1 or not plan.wide
         assert plan.dst_stride1 == plan.unit and plan.tile0 * plan.pitch <= plan.capacity
         assert 0 <= plan.shift0 < plan.tile0 and 0 <= plan.shift1 < plan.tile1

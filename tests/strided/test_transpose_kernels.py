@@ -117,9 +117,15 @@ def layout_for_every_variant():
 VARIANT_LAYOUTS = layout_for_every_variant()
 
 
+def template_flags(name):
+    """(Stacked, Grouped) of a tiled_copy name expression."""
+    args = [int(a) for a in name[name.index("<") + 1:-1].split(",")]
+    return args[4], args[5] if len(args) > 5 else 0
+
+
 def test_the_layouts_reach_every_variant():
-    stacked = {name for name in all_tiled_kernel_names() if name.endswith(", 1>")}
-    assert set(VARIANT_LAYOUTS) == set(all_tiled_kernel_names()) - stacked
+    plain = {name for name in all_tiled_kernel_names() if template_flags(name) == (0, 0)}
+    assert set(VARIANT_LAYOUTS) == plain
 
 
 @pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
@@ -289,11 +295,11 @@ def test_every_variant_fits_its_block_in_registers():
     for name, figures in _kernels().items():
         if not name.startswith("tiled_copy<"):
             continue
-        unit, rv, wv, wide, _ = (int(v) for v in name[11:-1].split(","))
+        unit, rv, wv, wide = (int(v) for v in name[11:-1].split(",")[:4])
         registers = -(-figures[2] // 8) * 8
         assert registers * max_block_threads(unit, rv, wv, bool(wide)) <= 65536, name
         checked += 1
-    assert checked == 72
+    assert checked == len(all_tiled_kernel_names())
 
 
 def test_fewer_blocks_than_tiles(backend_name, to_device, to_host):
@@ -446,7 +452,8 @@ def stacked_layout_for_every_variant():
             plan = rearrange_module.prepared_copy(
                 unit, (3, cols, rows), (dst_step, dst_pitch * unit, unit),
                 (src_step, unit, src_pitch * unit), dst_offset % 32, src_offset % 32).plan
-            if isinstance(plan, TilePlan) and plan.stack > 1 and plan.kernel not in found:
+            if isinstance(plan, TilePlan) and template_flags(plan.kernel) == (1, 0) \
+                    and plan.kernel not in found:
                 found[plan.kernel] = (unit, rows, cols, src_pitch, dst_pitch, src_offset,
                                       dst_offset)
     return found
@@ -455,7 +462,7 @@ def stacked_layout_for_every_variant():
 def test_stacked_layouts_reach_every_stacked_variant_but_the_widest(stacking):
     # Both sides' 16-byte accesses of 1-byte units need rows of 128 on both sides: a 16 KiB
     # tile, all the shared memory the compact variant has.
-    stacked = {name for name in all_tiled_kernel_names() if name.endswith(", 1>")}
+    stacked = {name for name in all_tiled_kernel_names() if template_flags(name) == (1, 0)}
     assert set(stacked_layout_for_every_variant()) == stacked - {"tiled_copy<1, 16, 16, 0, 1>"}
 
 
@@ -471,3 +478,115 @@ def test_every_stacked_variant_copies_exactly(to_device, to_host, stacking):
         plan = copy_and_check(y_base, x_base, lambda b: b[:, :cols, :rows],
                               lambda b: b[:, :rows, :cols].transpose(0, 2, 1), to_device, to_host)
         assert plan.kernel == name and plan.stack > 1, (name, plan)
+
+
+# Permutations whose tiles have short rows (16 or 32 bytes of a side's contiguous dim): a warp
+# step covers several rows, which the planner takes `spread` rows apart (TilePass::spread_rows)
+# so that both phases are free of bank conflicts. (shape, perm, dtype) -> the spreads planned.
+SHORT_ROWS = [
+    ((16, 35, 16), (2, 1, 0), np.float32, (1, 8)),    # 16 x 16 tile, pitch 18
+    ((16, 35, 16), (1, 2, 0), np.float32, (1, 16)),   # 16-byte reads, chained writes unchained
+    ((8, 35, 8), (2, 0, 1), np.float32, (8, 1)),      # 8-element rows read 4 to a step
+    ((8, 9, 8, 8), (0, 1, 3, 2), np.float32, (1, 2)),
+    ((8, 9, 8, 8), (1, 2, 3, 0), np.float32, (1, 8)),
+    ((16, 35, 16), (1, 2, 0), np.float16, (1, 16)),   # 2-byte units read 16 bytes at a time
+    ((8, 35, 8), (2, 1, 0), np.float64, (1, 4)),      # 8-byte units: half-warp phases
+    ((8, 20, 8), (2, 0, 1), np.float64, (8, 1)),
+    ((4, 33, 4), (2, 1, 0), np.complex128, (1, 2)),   # 16-byte units: quarter-warp phases
+]
+
+
+@pytest.mark.parametrize("shape, perm, dtype, spreads", SHORT_ROWS,
+                         ids=[f"{np.dtype(c[2]).name}-{c[0]}-{c[1]}" for c in SHORT_ROWS])
+def test_short_rows_spread_apart_copy_exactly(shape, perm, dtype, spreads, to_device, to_host,
+                                              no_packing):
+    rng = np.random.default_rng(sum(shape) + sum(perm))
+    x = random_fill(aligned_empty(shape, dtype), rng)
+    y = aligned_empty(tuple(shape[p] for p in perm), dtype)
+    plan = copy_and_check(y, x, identity, lambda b: b.transpose(perm), to_device, to_host)
+    assert isinstance(plan, TilePlan) and (plan.read_spread, plan.write_spread) == spreads, plan
+    # Partial tiles (the array's end cuts rows and row groups short) and an offset view.
+    cut = tuple(n - 3 if n > 8 else n - 1 for n in shape)
+    x = random_fill(aligned_empty(cut, dtype), rng)
+    y = aligned_empty(tuple(cut[p] for p in perm), dtype, offset=np.dtype(dtype).itemsize)
+    copy_and_check(y, x, identity, lambda b: b.transpose(perm), to_device, to_host)
+
+
+@pytest.mark.parametrize("shape, perm, dtype, spreads", SHORT_ROWS,
+                         ids=[f"{np.dtype(c[2]).name}-{c[0]}-{c[1]}" for c in SHORT_ROWS])
+def test_short_rows_spread_apart_are_free_of_bank_conflicts(shape, perm, dtype, spreads,
+                                                            no_packing, emulation_only):
+    x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(3))
+    y = aligned_empty(tuple(shape[p] for p in perm), dtype)
+    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    np.testing.assert_array_equal(y, x.transpose(perm))
+    assert [p.kernel for p in launches] == [plan_for(y, x.transpose(perm)).kernel]
+    assert launches[0].shared.ratio == 1.0
+    reads, writes = profiler.total(launches)
+    assert reads.efficiency == writes.efficiency == 1.0
+
+
+def test_short_rows_of_2_byte_units_moved_by_plain_loads_stay_consecutive(no_packing):
+    # The Grouped variant of tiled_copy<2, 2, 2, 0, 0> keeps fewer loads in flight (the
+    # compiler issues each just before its shared store): the planner keeps the plain one.
+    x = aligned_empty((16, 35, 16), np.float16)
+    y = aligned_empty((16, 35, 16), np.float16)
+    plan = plan_for(y, x.transpose(2, 1, 0)).plan
+    assert plan.kernel == "tiled_copy<2, 2, 2, 0, 0>" and (plan.read_spread, plan.write_spread) == (1, 1)
+
+
+# Grouped variant -> (shape, perm, src offset, dst offset) of a layout that reaches it with
+# every short-row pass spread (spread_short_rows) and, for the stacked ones, stacking: x, an
+# array of that shape (its rows padded to whole sectors) at the offset, copied transposed by
+# perm into y (likewise). Phase 2 of the 16-byte units, one access per row of 4, ends rows
+# mid-group.
+GROUPED_LAYOUTS = {
+    "tiled_copy<1, 16, 4, 0, 0, 1>": ((8, 7, 32), (1, 2, 0), 0, 0),
+    "tiled_copy<1, 16, 4, 0, 1, 1>": ((8, 7, 128), (2, 1, 0), 0, 0),
+    "tiled_copy<2, 8, 1, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 2),
+    "tiled_copy<2, 8, 1, 0, 1, 1>": ((8, 7, 64), (2, 1, 0), 0, 2),
+    "tiled_copy<2, 8, 2, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
+    "tiled_copy<2, 8, 2, 0, 1, 1>": ((8, 7, 64), (2, 1, 0), 0, 0),
+    "tiled_copy<4, 1, 1, 0, 0, 1>": ((8, 35, 8), (2, 1, 0), 0, 0),
+    "tiled_copy<4, 1, 1, 0, 1, 1>": ((8, 7, 4), (2, 1, 0), 0, 0),
+    "tiled_copy<4, 1, 4, 0, 0, 1>": ((32, 7, 4), (2, 1, 0), 0, 0),
+    "tiled_copy<4, 1, 4, 0, 1, 1>": ((32, 7, 4), (2, 1, 0), 0, 0),
+    "tiled_copy<4, 4, 1, 0, 0, 1>": ((4, 7, 8), (1, 2, 0), 0, 0),
+    "tiled_copy<4, 4, 1, 0, 1, 1>": ((8, 7, 32), (2, 1, 0), 0, 0),
+    "tiled_copy<8, 1, 1, 0, 0, 1>": ((16, 7, 64), (2, 1, 0), 0, 0),
+    "tiled_copy<8, 1, 1, 0, 1, 1>": ((8, 7, 4), (2, 1, 0), 0, 0),
+    "tiled_copy<16, 1, 1, 0, 0, 1>": ((8, 7, 64), (2, 1, 0), 0, 0),
+    "tiled_copy<16, 1, 1, 0, 1, 1>": ((8, 7, 4), (2, 1, 0), 0, 0),
+}
+
+
+def test_grouped_layouts_cover_every_grouped_variant():
+    grouped = {name for name in all_tiled_kernel_names() if template_flags(name)[1]}
+    assert set(GROUPED_LAYOUTS) == grouped
+
+
+def padded_view(shape, dtype, offset, rng):
+    """(buffer, view): a random array of ``shape`` whose last dim is padded to whole sectors,
+    ``offset`` bytes past a 256-byte boundary."""
+    unit = np.dtype(dtype).itemsize
+    pitch = -(-shape[-1] * unit // 32) * 32 // unit
+    buffer = random_fill(aligned_empty((*shape[:-1], pitch), dtype, offset), rng)
+    return buffer, lambda b: b[..., :shape[-1]]
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED_LAYOUTS))
+def test_every_grouped_variant_copies_exactly(name, to_device, to_host, spread_short_rows,
+                                              no_packing, request):
+    if template_flags(name)[0]:
+        request.getfixturevalue("stack_small_copies")
+    shape, perm, x_offset, y_offset = GROUPED_LAYOUTS[name]
+    unit = int(name[name.index("<") + 1:name.index(",")])
+    dtype, rng = DTYPE_OF_UNIT[unit], np.random.default_rng(len(name) + unit)
+    for cut in (0, 1):  # whole tiles, then rows and row groups cut short
+        dims = tuple(n - cut if n > 4 else n for n in shape)
+        x_base, x_view = padded_view(dims, dtype, x_offset, rng)
+        y_base, y_view = padded_view(tuple(dims[p] for p in perm), dtype, y_offset, rng)
+        plan = copy_and_check(y_base, x_base, y_view, lambda b: x_view(b).transpose(perm),
+                              to_device, to_host)
+        if not cut:
+            assert plan.kernel == name and max(plan.read_spread, plan.write_spread) > 1, plan

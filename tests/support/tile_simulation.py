@@ -25,10 +25,13 @@ class Simulated:
 
 
 def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, unit, sh_row,
-          sh_along, spread=1):
+          sh_along, spread=1, short_spread=1):
     """(global addresses, shared slots, warp step of each) of every element moved by one pass.
 
     ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
+    ``short_spread``: the plan's spread of the pass (``TilePass::spread_rows``): the row
+    spacing of a warp step over short rows (virtual rows of 8 or 16 items, uniform, ascending,
+    not chained).
     """
     if vector == 1 and unit == 1:
         return _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit,
@@ -43,8 +46,19 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     first_lo = origin + ((run - 1) * along if descending else 0)
     lead0 = (first_lo % SECTOR) // (vector * unit)
     lead = lead0 if uniform else sec - 1
-    if rows_per_step == 1:
-        vl = (units + lead + sec - 1) // sec * sec
+    vl = (units + lead + sec - 1) // sec * sec
+    if rows_per_step == 1 and short_spread > 1 and uniform and not chained and not descending \
+            and vl < 32 and 32 % vl == 0:
+        k_rows = 32 // vl
+        steps = -(-rows // (k_rows * short_spread)) * short_spread
+        step = np.repeat(np.arange(steps), 32)
+        lane = np.tile(np.arange(32), steps)
+        r = step // short_spread * (k_rows * short_spread) + lane // vl * short_spread \
+            + step % short_spread
+        q = lane % vl
+        keep = r < rows
+        r, q, step = r[keep], q[keep], step[keep]
+    elif rows_per_step == 1:
         item = np.arange((1 if chained else rows) * vl)
         r = item // vl
         q = item - r * vl
@@ -151,14 +165,15 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
         spread = max(1, 4 // unit)
         if plan.read_along == 0:
             read = _pass(src_address + src_at, plan.src_stride0, plan.src_stride1, n1, n0,
-                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, 1, plan.pitch)
+                         plan.read_chained, plan.read_uniform, plan.read_vector, unit, 1, plan.pitch,
+                         1, plan.read_spread)
         else:
             read = _pass(src_address + src_at, plan.src_stride1, plan.src_stride0, n0, n1,
                          plan.read_chained, plan.read_uniform, plan.read_vector, unit, plan.pitch, 1,
-                         spread)
+                         spread, plan.read_spread)
         write = _pass(dst_address + dst_at, plan.dst_stride1, plan.dst_stride0, n0, n1,
                       plan.write_chained, plan.write_uniform, plan.write_vector, unit, plan.pitch, 1,
-                      spread)
+                      spread, plan.write_spread)
         (src_bytes, read_slot, read_step), (dst_bytes, write_slot, write_step) = read, write
         assert read_slot.size == n0 * n1 and len(np.unique(read_slot)) == read_slot.size
         assert np.array_equal(np.sort(read_slot), np.sort(write_slot)), "phases disagree"

@@ -109,7 +109,9 @@ def test_code_behind_a_warp_vote_is_left_out_of_the_common_path():
 VARIANTS = {  # family -> (source, name expression)
     "tiled": [("transpose.cu", f"tiled_copy<{u}, {v}, {v}, 0, {stacked}>") for u, v, stacked in
               ((4, 1, 0), (4, 4, 0), (2, 2, 0), (2, 8, 0), (1, 4, 0), (1, 16, 0), (8, 1, 0),
-               (4, 1, 1), (4, 4, 1), (1, 1, 0), (1, 1, 1))],
+               (4, 1, 1), (4, 4, 1), (1, 1, 0), (1, 1, 1))]
+    + [("transpose.cu", f"tiled_copy<{u}, {rv}, {wv}, 0, {stacked}, 1>") for u, rv, wv, stacked in
+       ((4, 1, 1, 0), (4, 1, 4, 1), (2, 8, 2, 0), (8, 1, 1, 1))],  # Grouped: short rows spread
     "packed": [("packed.cu", "packed_copy<1, 4, 2>"), ("packed.cu", "packed_copy<2, 8, 1>")],
     "rearrange": [("rearrange.cu", f"{n[:-1]}, {index}>") for n in
                   ("rearrange<4, 2, 2, 0>", "rearrange<4, 3, 3, 2>", "rearrange<32, 3, 2, 0>",

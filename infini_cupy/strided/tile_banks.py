@@ -1,0 +1,194 @@
+"""Shared-memory bank conflicts of a staged copy's tile, and the pitch and row spreads that
+avoid them.
+
+Pure Python (NumPy), for :mod:`.tile_planner`. Element ``(i0, i1)`` of a tile sits at slot
+``i0 * pitch + i1``. A warp step of a pass whose rows are short (virtual rows of 8 or 16 work
+items) covers several rows at once; with consecutive rows, one pitch cannot put both phases'
+steps on distinct banks. A 16 x 16 float32 tile read along dim 0 takes rows ``r, r + 1`` of
+16 slots ``pitch`` apart (distinct banks for a pitch of 2 mod 4 words) and writes rows
+``i0, i0 + 1`` of 16 consecutive slots (distinct banks for a pitch of 16 mod 32 words). The
+kernel can take a step's rows ``spread`` apart instead (``TilePass::spread_rows``); with a
+pitch of 18 and rows 8 apart on the write side, both phases are conflict-free.
+
+:func:`spread_layout` searches pitches from the planner's and spreads of 1 to 16 (and, for a
+chained pass of rows that are whole sectors, its rows walked one by one) for the fewest
+wavefronts (then warp steps, then the smallest pitch), walking each pass's first warp
+steps as the kernel does (``TilePass::locate``) and counting wavefronts as the emulator's
+trace does (:mod:`infini_cupy.tools.bank_conflicts`: 32 banks of 4 bytes, 8-byte accesses
+per half warp, 16-byte ones per quarter warp).
+
+>>> side = TilePass(rows=16, row_len=16, vector=1, rows_per_step=1, fixed_spread=1,
+...                 chained=False, lead=0, along_pitch=True)       # phase 1: along dim 0
+>>> write = TilePass(rows=16, row_len=16, vector=1, rows_per_step=1, fixed_spread=1,
+...                  chained=False, lead=0, along_pitch=False)     # phase 2: along dim 1
+>>> cost(4, side, 17, 1), cost(4, write, 17, 1)        # (wavefronts, ideal, warp steps)
+((16, 8, 8), (16, 8, 8))
+>>> spread_layout(4, (side, write), 17, 16 * 17 + 512)[:3]  # pitch, read and write spreads
+(18, 1, 8)
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+SECTOR = 32
+BANKS = 32
+SPREADS = (1, 2, 4, 8, 16)  # row spacings a short-row pass may take (powers of 2)
+SAMPLED_STEPS = 16  # warp steps of a pass the estimate walks (the pattern repeats)
+# Pitches tried past the first conflict-free one whose spreads idle some lanes (rows not a
+# multiple of a spread group): one of them may need no idle lane.
+MORE_PITCHES = 4
+
+
+@dataclass(frozen=True)
+class TilePass:
+    """One phase over a full tile, as ``TilePass`` in kernels_src/transpose.cu walks it.
+
+    rows, row_len: rows of the pass and their length (elements); vector: elements per global
+    access; rows_per_step: R (4 for 16-byte accesses, else 1); fixed_spread: S, the row
+    spacing of an R == 4 pass; chained: the rows are one run; lead: vectors from the sector
+    boundary to the first row's start (every row's: the planner only spreads uniform rows);
+    along_pitch: slots along a row step by the pitch (phase 1 of a transpose), else by 1.
+    """
+
+    rows: int
+    row_len: int
+    vector: int
+    rows_per_step: int
+    fixed_spread: int
+    chained: bool
+    lead: int
+    along_pitch: bool
+
+    def virtual_row(self, unit: int) -> int:
+        """Work items per virtual row of an R == 1 pass (its run's, when chained)."""
+        sec = SECTOR // (self.vector * unit)
+        units = (self.rows * self.row_len if self.chained else self.row_len) // self.vector
+        return -(-(units + self.lead) // sec) * sec
+
+    def can_spread(self, unit: int) -> bool:
+        """Short rows the kernel may take ``spread`` apart (``TilePass::spread_rows``)."""
+        vl = self.virtual_row(unit)
+        return self.rows_per_step == 1 and not self.chained and vl < 32 and 32 % vl == 0
+
+
+def _items(unit: int, p: TilePass, spread: int):
+    """(warp step, lane, element index along the row, row) of the active lanes of the pass's
+    first warp steps, and the pass's warp steps in all."""
+    units = (p.rows * p.row_len if p.chained else p.row_len) // p.vector
+    if p.rows_per_step == 1:
+        vl = p.virtual_row(unit)
+        if spread > 1 and p.can_spread(unit):
+            k_rows = 32 // vl
+            steps = -(-p.rows // (k_rows * spread)) * spread
+            g = np.repeat(np.arange(min(steps, SAMPLED_STEPS)), 32)
+            lane = np.tile(np.arange(32), g.size // 32)
+            q = lane % vl
+            r = g // spread * (k_rows * spread) + lane // vl * spread + g % spread
+        else:
+            total = vl if p.chained else p.rows * vl
+            steps = -(-total // 32)
+            i = np.arange(min(total, SAMPLED_STEPS * 32))
+            g, lane = i // 32, i % 32
+            r, q = (np.zeros_like(i), i) if p.chained else (i // vl, i % vl)
+    else:
+        lanes = 32 // p.rows_per_step
+        chunks = -(-(units + p.lead) // lanes)
+        groups = -(-p.rows // (p.rows_per_step * p.fixed_spread)) * p.fixed_spread
+        steps = groups * chunks
+        g = np.repeat(np.arange(min(steps, SAMPLED_STEPS)), 32)
+        lane = np.tile(np.arange(32), g.size // 32)
+        big, c = g // chunks, g % chunks
+        r = big // p.fixed_spread * (p.rows_per_step * p.fixed_spread) \
+            + lane // lanes * p.fixed_spread + big % p.fixed_spread
+        q = c * lanes + lane % lanes
+    pos = q - p.lead
+    active = (pos >= 0) & (pos < units) & (r < p.rows)
+    e = pos * p.vector
+    if p.chained:
+        r, e = e // p.row_len, e % p.row_len
+    return g[active], lane[active], e[active], r[active], steps
+
+
+@functools.lru_cache(maxsize=4096)
+def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int]:
+    """(wavefronts, conflict-free ideal, warp steps in all) of the pass's first warp steps with
+    this pitch and row spread (one shared access per element of a vector, as the kernel)."""
+    g, lane, e, r, steps = _items(unit, p, spread)
+    if g.size == 0:
+        return 0, 0, steps
+    sh_row, sh_along = (1, pitch) if p.along_pitch else (pitch, 1)
+    words_per = max(1, unit // 4)
+    per_phase = 32 // words_per  # lanes served together
+    phases = (g - g.min()) * 4 + lane // per_phase  # one warp instruction's phase per element
+    n_phases = int(phases.max()) + 1
+    phase = np.repeat(phases, words_per)
+    waves = ideal = 0
+    for k in range(p.vector):  # the vector's elements: one instruction each
+        slot = r * sh_row + (e + k) * sh_along
+        word = ((slot * unit // 4)[:, None] + np.arange(words_per)).reshape(-1)
+        span = int(word.max()) + 1
+        distinct = np.unique(phase * span + word)  # each word once per phase (a broadcast)
+        phase_of, bank_of = distinct // span, distinct % span % BANKS
+        per_bank = np.bincount(phase_of * BANKS + bank_of, minlength=n_phases * BANKS)
+        waves += int(per_bank.reshape(n_phases, BANKS).max(axis=1).sum())
+        words = np.bincount(phase_of, minlength=n_phases)
+        ideal += int(np.sum(-(-words // BANKS)))
+    return waves, ideal, steps
+
+
+def _pass_cost(unit, p, pitch, spread):
+    """Wavefronts of the whole pass (the sampled steps' average times its steps), its steps."""
+    waves, ideal, steps = cost(unit, p, pitch, spread)
+    sampled = min(steps, SAMPLED_STEPS)
+    return (waves * steps / sampled if sampled else 0.0), steps, waves <= ideal
+
+
+def _options(unit: int, p: TilePass):
+    """(pass, spread) choices for one phase: its own walk; spreads from SPREADS where its rows
+    are short; and for a chained pass whose rows are whole sectors from a sector boundary
+    (row by row, they waste no sector), its rows walked one by one, spread likewise."""
+    passes = [p]
+    sec = SECTOR // (p.vector * unit)
+    if p.chained and p.lead == 0 and p.row_len // p.vector % sec == 0:
+        passes.append(replace(p, chained=False))
+    return [(q, s) for q in passes for s in (SPREADS if q.can_spread(unit) else (1,))]
+
+
+def spread_layout(unit: int, passes, pitch: int, capacity_elements: int,
+                  rows_of_pitch: int | None = None):
+    """(pitch, phase 1 spread, phase 2 spread, phase 1 pass, phase 2 pass) taking the fewest
+    wavefronts over both passes, then the fewest warp steps, then the smallest pitch: pitches
+    from ``pitch`` up to one bank period (``128 / unit`` elements) on, while ``rows_of_pitch``
+    rows of it fit the capacity (by default the most rows of a pass), each pass as
+    :func:`_options` allows. Where no pass has short rows to spread, ``pitch`` and the passes
+    as given. The search stops at the first pitch whose passes are conflict-free in no more
+    warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one."""
+    options = [_options(unit, p) for p in passes]
+    if all(len(o) == 1 for o in options):
+        return (pitch, 1, 1, *passes)
+    rows_of_pitch = rows_of_pitch or max(p.rows for p in passes)
+    best = first_clean = None
+    for candidate in range(pitch, pitch + max(1, 128 // unit)):
+        if rows_of_pitch * candidate > capacity_elements:
+            break
+        total, steps, fewest, clean, chosen = 0.0, 0, 0, True, []
+        for p, choices in zip(passes, options):
+            q, s = min(choices, key=lambda c: _pass_cost(unit, c[0], candidate, c[1])[:2])
+            waves, n, free = _pass_cost(unit, q, candidate, s)
+            total, steps, clean = total + waves, steps + n, clean and free
+            fewest += _pass_cost(unit, p, candidate, 1)[1]
+            chosen.append((q, s))
+        key = (round(total, 6), steps, candidate)
+        if best is None or key < best[0]:
+            best = key, (candidate, *(s for _, s in chosen), *(q for q, _ in chosen))
+        if clean and steps <= fewest:
+            break  # conflict-free, no lane idled: no other pitch does better
+        if clean and first_clean is None:
+            first_clean = candidate
+        if first_clean is not None and candidate - first_clean >= MORE_PITCHES:
+            break
+    return best[1] if best else (pitch, 1, 1, *passes)
