@@ -333,6 +333,17 @@ def test_stacked_permutations_copy_exactly(layout, stack_small_copies):
     check_copies_exactly(shape, dst, src, itemsize, **options)
 
 
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # one patch for all
+@given(layout=st.one_of(permuted_layouts(), stackable_layouts()))
+def test_short_rows_spread_apart_copy_exactly(layout, spread_short_rows):
+    # Every short-row pass spread 4 apart (whatever the banks say): the walk still copies each
+    # byte once, from the right source byte.
+    shape, dst, src, itemsize, options = layout
+    options["src_address"] += sum((n - 1) * -s for n, s in zip(shape, src) if s < 0)
+    check_copies_exactly(shape, dst, src, itemsize, **options)
+
+
 def test_stacking_needs_sector_steps_on_both_sides(stack_small_copies):
     # (7, 5, 8) float32 -> its (1, 0, 2) permutation padded to rows of 9: the batch step of
     # 36 bytes in dst moves rows within their sectors, so no stacking; rows of 16 stack.

@@ -17,6 +17,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from infini_cupy import arrays
 from infini_cupy.runtime import recent
@@ -590,3 +592,22 @@ def test_every_grouped_variant_copies_exactly(name, to_device, to_host, spread_s
                               to_device, to_host)
         if not cut:
             assert plan.kernel == name and max(plan.read_spread, plan.write_spread) > 1, plan
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # one patch for all
+@given(data=st.data())
+def test_random_permutations_of_short_rows_spread_apart(data, to_device, to_host,
+                                                        spread_short_rows, no_packing):
+    # The real kernels on random 3- and 4-dim permutations of short dims, rows padded to
+    # whole sectors (so they share their lead), every short-row pass spread 4 apart.
+    unit = data.draw(st.sampled_from([2, 4, 8, 16]))
+    ndim = data.draw(st.integers(3, 4))
+    shape = tuple(data.draw(st.sampled_from([2, 3, 4, 8, 12, 16, 32])) for _ in range(ndim))
+    perm = tuple(data.draw(st.permutations(range(ndim))))
+    rng = np.random.default_rng(sum(shape) * unit)
+    dtype = DTYPE_OF_UNIT[unit]
+    x_base, x_view = padded_view(shape, dtype, 0, rng)
+    y_base, y_view = padded_view(tuple(shape[p] for p in perm), dtype, 0, rng)
+    copy_and_check(y_base, x_base, y_view, lambda b: x_view(b).transpose(perm), to_device,
+                   to_host)
