@@ -482,7 +482,7 @@ def test_every_stacked_variant_copies_exactly(to_device, to_host, stacking):
         assert plan.kernel == name and plan.stack > 1, (name, plan)
 
 
-# Permutations whose tiles have short rows (16 or 32 bytes of a side's contiguous dim): a warp
+# Permutations whose tiles have short rows (virtual rows of 8 or 16 work items): a warp
 # step covers several rows, which the planner takes `spread` rows apart (TilePass::spread_rows)
 # so that both phases are free of bank conflicts. (shape, perm, dtype) -> the spreads planned.
 SHORT_ROWS = [
