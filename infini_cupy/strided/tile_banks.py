@@ -23,7 +23,7 @@ per half warp, 16-byte ones per quarter warp).
 ...                  chained=False, lead=0, along_pitch=False)     # phase 2: along dim 1
 >>> cost(4, side, 17, 1), cost(4, write, 17, 1)        # (wavefronts, ideal, warp steps)
 ((16, 8, 8), (16, 8, 8))
->>> spread_layout(4, (side, write), 17, 16 * 17 + 512)[:3]  # pitch, read and write spreads
+>>> spread_layout(4, (side, write), 17, 16 * 17 + 512, 16)[:3]  # pitch, read, write spreads
 (18, 1, 8)
 """
 
@@ -158,19 +158,17 @@ def _options(unit: int, p: TilePass):
     return [(q, s) for q in passes for s in (SPREADS if q.can_spread(unit) else (1,))]
 
 
-def spread_layout(unit: int, passes, pitch: int, capacity_elements: int,
-                  rows_of_pitch: int | None = None):
+def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of_pitch: int):
     """(pitch, phase 1 spread, phase 2 spread, phase 1 pass, phase 2 pass) taking the fewest
     wavefronts over both passes, then the fewest warp steps, then the smallest pitch: pitches
     from ``pitch`` up to one bank period (``128 / unit`` elements) on, while ``rows_of_pitch``
-    rows of it fit the capacity (by default the most rows of a pass), each pass as
+    rows of it (the tile's dim-0 extent) fit the capacity, each pass as
     :func:`_options` allows. Where no pass has short rows to spread, ``pitch`` and the passes
     as given. The search stops at the first pitch whose passes are conflict-free in no more
     warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one."""
     options = [_options(unit, p) for p in passes]
     if all(len(o) == 1 for o in options):
         return (pitch, 1, 1, *passes)
-    rows_of_pitch = rows_of_pitch or max(p.rows for p in passes)
     best = first_clean = None
     for candidate in range(pitch, pitch + max(1, 128 // unit)):
         if rows_of_pitch * candidate > capacity_elements:

@@ -184,11 +184,10 @@ def can_group(unit: int, vector: int) -> bool:
 def has_grouped_variant(unit: int, read_vector: int, write_vector: int) -> bool:
     """A Grouped variant exists: a side can group, neither moves byte units in words, and
     phase 1 does not take the grouped walk with plain loads (1 to 8 bytes of 1- and 2-byte
-    units). Beside that walk, the compiler
-    issues each of those loads just before its shared store (2 bytes in flight per thread
-    where ``tiled_copy<2, 1, 2, 0, 0>`` keeps 8), which costs more than the bank conflicts
-    it would remove; asynchronous copies (units of 4 bytes and more, one at a time), 16-byte
-    loads and words keep theirs (``kernel_costs.json``)."""
+    units). Beside that walk, the compiler issues each of those loads just before its shared
+    store (2 bytes in flight per thread where ``tiled_copy<2, 1, 2, 0, 0>`` keeps 8), which
+    costs more than the bank conflicts it would remove; asynchronous copies (units of 4 bytes
+    and more, one at a time), 16-byte loads and words keep theirs (``kernel_costs.json``)."""
     plain_loads = can_group(unit, read_vector) and not (unit >= 4 and read_vector == 1)
     words = unit == 1 and 1 in (read_vector, write_vector)  # modelled by no pass of tile_banks
     return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not plain_loads \
@@ -403,9 +402,9 @@ def _tile_pass(unit, vector, chained, skew, extent, shift, tiles, rows, along_pi
     """One phase over a full tile as :mod:`.tile_banks` models it (rows of ``extent``
     elements, ``rows`` of them, ``tiles`` tiles along the dim), or None where it does not: rows
     that start anywhere in a sector (``skew`` None), descending rows (``stride`` < 0) or byte
-    units moved in words. The rows' lead is
-    a later tile's where the dim has several (tiles then start ``shift`` elements early, on
-    sector boundaries when the extent is whole sectors), else the first's."""
+    units moved in words. The rows' lead is a later tile's where the dim has several (tiles
+    then start ``shift`` elements early, on sector boundaries when the extent is whole
+    sectors), else the first's."""
     if skew is None or stride < 0 or unit == 1 and vector == 1:
         return None
     start = skew + ((extent - shift) * unit if tiles > 1 else 0)

@@ -25,7 +25,7 @@ def spread_short_rows(monkeypatch):
     from infini_cupy.runtime import recent
     from infini_cupy.strided import tile_banks
 
-    def spread_all(unit, passes, pitch, capacity, rows_of_pitch=None):
+    def spread_all(unit, passes, pitch, capacity, rows_of_pitch):
         return (pitch, *(4 if p.can_spread(unit) else 1 for p in passes), *passes)
 
     monkeypatch.setattr(tile_banks, "spread_layout", spread_all)

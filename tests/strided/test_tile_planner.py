@@ -328,6 +328,12 @@ def stackable_layouts(draw):
           suppress_health_check=[HealthCheck.function_scoped_fixture])  # one patch for all
 @given(layout=st.one_of(permuted_layouts(), stackable_layouts()))
 def test_stacked_permutations_copy_exactly(layout, stack_small_copies):
+    _drawn_layout_copies_exactly(layout)
+
+
+def _drawn_layout_copies_exactly(layout):
+    """check_copies_exactly on a drawn layout, its source address moved past the bytes its
+    reversed dims reach below element 0."""
     shape, dst, src, itemsize, options = layout
     options["src_address"] += sum((n - 1) * -s for n, s in zip(shape, src) if s < 0)
     check_copies_exactly(shape, dst, src, itemsize, **options)
@@ -339,9 +345,7 @@ def test_stacked_permutations_copy_exactly(layout, stack_small_copies):
 def test_short_rows_spread_apart_copy_exactly(layout, spread_short_rows):
     # Every short-row pass spread 4 apart (whatever the banks say): the walk still copies each
     # byte once, from the right source byte.
-    shape, dst, src, itemsize, options = layout
-    options["src_address"] += sum((n - 1) * -s for n, s in zip(shape, src) if s < 0)
-    check_copies_exactly(shape, dst, src, itemsize, **options)
+    _drawn_layout_copies_exactly(layout)
 
 
 def test_stacking_needs_sector_steps_on_both_sides(stack_small_copies):
