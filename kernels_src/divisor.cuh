@@ -37,6 +37,7 @@ struct Divisor {
 // less than the 1 / d that separates n / d from the next integer), with no correction.
 struct SmallDivisor {
     unsigned d, magic;  // magic 0 for d == 1 (2^32 does not fit): the quotient is n
+    SmallDivisor() = default;
     __device__ explicit SmallDivisor(unsigned d_)
         : d(d_), magic(d_ > 1 ? 0xffffffffu / d_ + 1 : 0) {}
     __device__ SmallDivisor(unsigned d_, unsigned magic_) : d(d_), magic(magic_) {}

@@ -9,6 +9,13 @@
 // row" starting at the sector boundary at or below its lowest address, its length a multiple of
 // the units in a sector, so a warp's 32 consecutive work items cover whole sectors of one or more
 // runs: every sector of a run is touched by one warp access.
+//
+// The index walk is table-driven: at the start of a tile the block writes, after the tile in
+// shared memory, each phase's row table (a row's byte offset and slot base) and run table (the
+// slot of each run position), so a work item costs one division by the virtual row's length,
+// a row-table load, and a run-table load of its units' slots. A work item of a virtual row
+// (aligned side) is an 8-byte word of 1- or 2-byte units (moved by one global access), one
+// unit beyond.
 #include "common.cuh"
 #include "divisor.cuh"
 
@@ -17,7 +24,8 @@ namespace ic {
 constexpr int PACKED_SECTOR_BYTES = 32;
 constexpr int PACKED_TILE_DIMS = 8;    // dims a tile spans, at most (template D: 4 or 8)
 constexpr int PACKED_OUTER_DIMS = 12;  // dims the blocks walk, at most
-// Static shared memory per block: compact tiles leave room for more blocks per SM.
+// Static shared memory per block (the tile and its tables): compact tiles leave room for more
+// blocks per SM.
 constexpr int PACKED_COMPACT_BYTES = 8192;
 constexpr int PACKED_WIDE_BYTES = 49152;  // all of the 48 KiB a block may declare statically
 // Threads per block, at most (MAX_THREADS in packed_planner.py); two such blocks per SM keep
@@ -37,6 +45,9 @@ struct PackedSide {
     index_t run;                         // the first `run` dims chain in memory: a run
     index_t aligned;                     // runs are virtual rows from a sector boundary
     index_t uniform;                     // every run of a block starts as far into a sector
+    index_t rows_at;                     // bytes into shared memory: this phase's row table
+    index_t run_at;                      // and its run table
+    index_t words;                       // items of virtual rows are 8-byte words (1-, 2-byte units)
 };
 
 // The dims the blocks walk (a split dim's chunk index among them), outer -> inner.
@@ -50,42 +61,106 @@ struct PackedOuter {
     index_t tiles;       // the product of len: tiles to copy
     index_t src_offset;  // bytes from the pointers to element 0 of the copy
     index_t dst_offset;
+    index_t src_lo;      // [src_lo, src_hi): the source's bytes, from src's pointer (phase 1
+    index_t src_hi;      // reads a word cut by a run's end whole inside them)
+};
+
+// A row of a phase's walk: the byte offset of its run's lowest element from the tile's base
+// (the planner keeps a tile's offsets within 32 bits) and the slot of its first run element.
+struct alignas(8) PackedRow {
+    int offset;
+    unsigned slot;
+};
+
+// IU consecutive run-table entries, read by one shared access where a work item's first
+// run position is a multiple of IU (the planner aligns each table to 16 bytes).
+struct alignas(16) PackedEight {
+    uint4 lo, hi;
+};
+template <int IU> struct PackedEntries { typedef unsigned type; };
+template <> struct PackedEntries<2> { typedef uint2 type; };
+template <> struct PackedEntries<4> { typedef uint4 type; };
+template <> struct PackedEntries<8> { typedef PackedEight type; };
+__device__ __forceinline__ unsigned entry(const unsigned &e, int) { return e; }
+__device__ __forceinline__ unsigned entry(const uint2 &e, int k) { return k == 0 ? e.x : e.y; }
+__device__ __forceinline__ unsigned entry(const uint4 &e, int k) {
+    return k == 0 ? e.x : k == 1 ? e.y : k == 2 ? e.z : e.w;
+}
+__device__ __forceinline__ unsigned entry(const PackedEight &e, int k) {
+    return k < 4 ? entry(e.lo, k) : entry(e.hi, k - 4);
+}
+
+// What a work item of a virtual row moves: an 8-byte word of 1- or 2-byte units (IU units,
+// unit k at bits 8 * Unit * k, little-endian), one unit of 4 bytes or more.
+constexpr int PACKED_WORD_BYTES = 8;  // WORD_BYTES in packed_planner.py
+template <int Unit>
+struct PackedWord {
+    static constexpr int IU = Unit < 4 ? PACKED_WORD_BYTES / Unit : 1;
+};
+template <int IU, typename Elem>
+struct PackedWordOf {  // as two 32-bit halves: byte moves within one register each
+    typedef uint2 type;
+    static constexpr int PER_HALF = IU / 2;
+    __device__ static Elem get(const type &word, int k) {
+        const unsigned half = k < PER_HALF ? word.x : word.y;
+        return static_cast<Elem>(half >> (8 * sizeof(Elem) * (k % PER_HALF)));
+    }
+    __device__ static void put(type &word, int k, Elem value) {
+        const unsigned bits = static_cast<unsigned>(value) << (8 * sizeof(Elem) * (k % PER_HALF));
+        if (k < PER_HALF) {
+            word.x |= bits;
+        } else {
+            word.y |= bits;
+        }
+    }
+};
+template <typename Elem>
+struct PackedWordOf<1, Elem> {
+    typedef Elem type;
+    __device__ static Elem get(const Elem &word, int) { return word; }
+    __device__ static void put(Elem &word, int, const Elem &value) { word = value; }
 };
 
 // Work items a thread takes per round of a phase: all their global loads are issued before
 // the first shared store (phase 1), so a warp keeps that many loads in flight. 16-byte units
-// over 8 tile dims take 2, which keeps them within the 64 registers of __launch_bounds__.
+// over 8 tile dims, and the 8-byte words of 1-byte units (eight table entries each), take 2,
+// which keeps them within the 64 registers of __launch_bounds__.
 template <int Unit, int D>
 struct PackedItems {
-    static constexpr int value = Unit >= 16 && D > 4 ? 2 : 4;
+    static constexpr int value = (Unit >= 16 && D > 4) || Unit == 1 ? 2 : 4;
 };
 
 // One phase over one tile: its run and row lengths for this block (a split dim's last chunk
-// may be short), then the work items. Item i is unit p of virtual row r = i / vl. Indices are
-// split off item numbers by multiplication (Divisor), the magic numbers of full lengths
-// computed on the host.
+// may be short), and its tables, which the constructor writes (every thread of the block
+// constructs the pass; a barrier then publishes the tables). Row r's dims are split off r by
+// multiplication (Divisor); run position p counts units from the run's lowest address.
 template <int Unit, int D>
 struct PackedPass {
     static constexpr int SEC = PACKED_SECTOR_BYTES / Unit;  // units per sector
-    const PackedSide &side;
     char *base;
-    Divisor n[D];
-    Divisor per_row;  // vl
+    int lo, hi;  // words inside bytes [lo, hi) from base may be read whole (phase 1: the source)
+    PackedRow *rows_of;
+    unsigned *run_of;
+    SmallDivisor per_row;  // work items per virtual row (their product stays below 2^32)
     unsigned run, total;
-    int dims, run_dims;  // side.dims and side.run, narrowed once
-    bool aligned;
-    index_t along, low;  // bytes between run elements (+-Unit); element 0 -> lowest address
+    bool aligned, words;
 
-    __device__ PackedPass(const PackedSide &side_, char *base_, index_t chunk0, index_t chunk1)
-        : side(side_), base(base_), dims(static_cast<int>(side_.dims)),
-          run_dims(static_cast<int>(side_.run)), aligned(side_.aligned != 0) {
+    __device__ PackedPass(const PackedSide &side, char *base_, index_t lo_, index_t hi_,
+                          unsigned char *shared, index_t chunk0, index_t chunk1)
+        : base(base_), lo(static_cast<int>(lo_ < -0x7fffffffll ? -0x7fffffffll : lo_)),
+          hi(static_cast<int>(hi_ > 0x7fffffffll ? 0x7fffffffll : hi_)),
+          rows_of(reinterpret_cast<PackedRow *>(shared + side.rows_at)),
+          run_of(reinterpret_cast<unsigned *>(shared + side.run_at)), aligned(side.aligned != 0),
+          words(side.words != 0) {
+        const int dims = static_cast<int>(side.dims), run_dims = static_cast<int>(side.run);
+        Divisor n[D];
         unsigned rows = 1;
         run = 1;
 #pragma unroll
         for (int d = 0; d < D; ++d) {
-            index_t len = d < side.dims ? side.len[d] : 1;
-            unsigned magic = d < side.dims ? static_cast<unsigned>(side.magic[d]) : 0xffffffffu;
-            if (d < side.dims && side.chunk_of[d] >= 0) {
+            index_t len = d < dims ? side.len[d] : 1;
+            unsigned magic = d < dims ? static_cast<unsigned>(side.magic[d]) : 0xffffffffu;
+            if (d < dims && side.chunk_of[d] >= 0) {
                 const index_t left = side.full[d] - (side.chunk_of[d] == 0 ? chunk0 : chunk1) * len;
                 if (left < len) {  // the last chunk, short
                     len = left;
@@ -93,137 +168,216 @@ struct PackedPass {
                 }
             }
             n[d] = Divisor(static_cast<unsigned>(len), magic);
-            if (d < side.run) {
+            if (d < run_dims) {
                 run *= n[d].d;
             } else {
                 rows *= n[d].d;
             }
         }
-        along = side.run > 0 ? side.stride[0] : Unit;
-        low = along < 0 ? static_cast<index_t>(run - 1) * along : 0;
-        unsigned vl = run;
-        if (side.aligned) {
-            const unsigned lead = side.uniform ? lead_of(base + low) : SEC - 1;
-            vl = (run + lead + SEC - 1) / SEC * SEC;
+        const index_t along = run_dims > 0 ? side.stride[0] : Unit;
+        const index_t low = along < 0 ? static_cast<index_t>(run - 1) * along : 0;
+        // The tables, a warp's 32 entries at a time (every lane of a warp takes each step).
+        const unsigned lane = threadIdx.x % 32;
+        for (unsigned r0 = threadIdx.x - lane; r0 < rows; r0 += blockDim.x) {
+            unsigned rest = r0 + lane;
+            index_t offset = low;
+            unsigned slot = 0;
+#pragma unroll
+            for (int d = 0; d < D; ++d) {
+                if (d >= run_dims && d < dims) {
+                    unsigned k;
+                    rest = n[d].div(rest, k);
+                    offset += static_cast<index_t>(k) * side.stride[d];
+                    slot += k * static_cast<unsigned>(side.slot[d]);
+                }
+            }
+            store_if<true>(r0 + lane < rows, rows_of + r0 + lane,
+                           PackedRow{static_cast<int>(offset), slot});
         }
-        per_row = Divisor(vl);
-        total = rows * vl;
+        for (unsigned p0 = threadIdx.x - lane; p0 < run; p0 += blockDim.x) {
+            const unsigned p = p0 + lane;
+            unsigned e = along < 0 ? run - 1 - p : p;  // the unit's position in the run
+            unsigned slot = 0;
+#pragma unroll
+            for (int d = 0; d < D; ++d) {
+                if (d < run_dims) {
+                    unsigned k = e;
+                    if (d + 1 < run_dims) e = n[d].div(e, k);
+                    slot += k * static_cast<unsigned>(side.slot[d]);
+                }
+            }
+            store_if<true>(p < run, run_of + p, slot);
+        }
+        unsigned items = run;  // dense rows: an item per unit
+        if (aligned) {
+            const unsigned lead = side.uniform ? lead_of(base + low) : SEC - 1;
+            items = (run + lead + SEC - 1) / SEC * SEC / (words ? PackedWord<Unit>::IU : 1);
+        }
+        per_row = SmallDivisor(items);
+        total = rows * items;
     }
 
     __device__ static unsigned lead_of(const char *lowest) {
         return static_cast<unsigned>(reinterpret_cast<unsigned long long>(lowest) %
                                      PACKED_SECTOR_BYTES) / Unit;
     }
-
-    // Work item i: false when idle, else the global address of its element and its slot.
-    __device__ __forceinline__ bool locate(unsigned i, char *&address, unsigned &slot) const {
-        unsigned q;
-        unsigned r = per_row.div(i, q);
-        index_t offset = low;
-        slot = 0;
-#pragma unroll
-        for (int d = 0; d < D; ++d) {  // the row's dims, innermost fastest
-            if (d >= run_dims && d < dims) {
-                unsigned k;
-                r = n[d].div(r, k);
-                offset += static_cast<index_t>(k) * side.stride[d];
-                slot += k * static_cast<unsigned>(side.slot[d]);
-            }
-        }
-        char *lowest = base + offset;
-        const unsigned lead = aligned ? lead_of(lowest) : 0;
-        const unsigned p = q - lead;  // units past the run's lowest address
-        unsigned e = along < 0 ? run - 1 - p : p;  // the element's position in the run
-#pragma unroll
-        for (int d = 0; d < D; ++d) {
-            if (d < run_dims) {
-                unsigned k = e;
-                if (d + 1 < run_dims) e = n[d].div(e, k);
-                slot += k * static_cast<unsigned>(side.slot[d]);
-            }
-        }
-        address = lowest + static_cast<index_t>(p) * Unit;
-        return i < total && q >= lead && p < run;
-    }
 };
 
-// Runs a phase: each thread takes PackedItems items per round (items base + lane, base
-// stepping by the block), locating all of them first, then moving them; phase 1 issues its
-// global loads before any shared store. In emulation an idle lane of a step in which others of
-// its warp access memory repeats the first active lane's access (no byte or sector that
-// instruction does not touch anyway), so that the trace numbers the accesses of all lanes
-// alike, which is how the profiler recognizes one warp instruction.
-template <int Unit, int D, bool LOAD, typename Elem>
-__device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Elem *tile) {
-    constexpr int PACKED_ITEMS = PackedItems<Unit, D>::value;
-    const unsigned lane = threadIdx.x % 32;
-    for (unsigned first = threadIdx.x - lane; first < pass.total;
-         first += blockDim.x * PACKED_ITEMS) {
-        char *address[PACKED_ITEMS];
-        unsigned slot[PACKED_ITEMS];
-        bool active[PACKED_ITEMS];
-#pragma unroll
-        for (int it = 0; it < PACKED_ITEMS; ++it) {
-            const unsigned base = first + it * blockDim.x;
-            active[it] = pass.locate(base + lane, address[it], slot[it]);
+// Whether any lane of the warp has `edge` set: a branch taken by the whole warp or none, so a
+// rare path costs nothing where no lane takes it and the emulator's traced lanes stay in step.
+__device__ __forceinline__ bool packed_warp_any(bool edge) {
 #ifdef INFINI_EMULATION
-            for (unsigned other = 0; !active[it] && other < 32; ++other) {
-                active[it] = pass.locate(base + other, address[it], slot[it]);
-            }
+    if (!emu::tracing()) return edge;
 #endif
+    return __any_sync(0xffffffffu, edge);
+}
+
+// Runs a phase: each thread takes PackedItems work items per round (items base + lane, base
+// stepping by the block), locating all of them first, then moving them; phase 1 issues its
+// global loads before any shared store. Item i of virtual row r = i / per_row covers run
+// positions p0 .. p0 + IU - 1 (ALIGNED: from the sector boundary below the run; else IU = 1
+// and rows follow densely). Phase 1 reads every word with a unit of the run by one global
+// access (a word cut by a run's end too, where it lies inside the source's bytes); the common
+// path (`fast`: whole words whose first run position is a multiple of IU) reads its IU
+// table entries by one shared access. The rest (`edge`: units of other words, and words cut
+// by the ends of the source's memory, read unit by unit) take a rare branch. Phase 2 writes
+// words only where the planner found every run starting and ending on a word boundary. Every
+// access goes through load_if / store_if, which keep the emulator's trace in step where lanes
+// skip one.
+template <int IU, bool ALIGNED, bool LOAD, int Unit, int D, typename Elem>
+__device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Elem *tile) {
+    constexpr int N = PackedItems<Unit, D>::value;
+    typedef PackedWordOf<IU, Elem> Word;
+    typedef typename Word::type word_t;
+    typedef typename PackedEntries<IU>::type entries_t;
+    const unsigned lane = threadIdx.x % 32;
+    const int run = static_cast<int>(pass.run);
+    for (unsigned first = threadIdx.x - lane; first < pass.total; first += blockDim.x * N) {
+        char *address[N];
+        unsigned slot[N];
+        int p0[N];
+        bool active[N], moved[N], fast[N];
+        bool edge = false;
+#pragma unroll
+        for (int it = 0; it < N; ++it) {
+            const unsigned i = first + it * blockDim.x + lane;
+            unsigned w;
+            const unsigned r = pass.per_row.div(i, w);
+            active[it] = i < pass.total;
+            PackedRow row{0, 0};
+            load_if<true>(active[it], pass.rows_of + r, row);
+            char *lowest = pass.base + row.offset;
+            p0[it] = static_cast<int>(w * IU) - (ALIGNED ? static_cast<int>(pass.lead_of(lowest)) : 0);
+            address[it] = lowest + static_cast<index_t>(p0[it]) * Unit;
+            slot[it] = row.slot;
+            const bool whole = active[it] && p0[it] >= 0 && p0[it] + IU <= run;
+            moved[it] = whole;
+            fast[it] = whole && (p0[it] & (IU - 1)) == 0;
+            if (IU > 1) {
+                const bool partial = active[it] && !whole && p0[it] < run && p0[it] + IU > 0;
+                if (LOAD && partial) {  // offsets from base: 32 bits (the planner's bound)
+                    const int at = row.offset + p0[it] * Unit;
+                    moved[it] = at >= pass.lo && at <= pass.hi - static_cast<int>(sizeof(word_t));
+                }
+                edge = edge || (moved[it] && !fast[it]) || partial;
+            }
         }
-        Elem value[PACKED_ITEMS];
+        word_t word[N];
         if (LOAD) {
 #pragma unroll
-            for (int it = 0; it < PACKED_ITEMS; ++it) {
-                if (active[it]) value[it] = ld(reinterpret_cast<const Elem *>(address[it]));
+            for (int it = 0; it < N; ++it) {
+                word[it] = word_t();
+                load_if<false>(moved[it], reinterpret_cast<const word_t *>(address[it]), word[it]);
             }
 #pragma unroll
-            for (int it = 0; it < PACKED_ITEMS; ++it) {
-                if (active[it]) sts(tile + slot[it], value[it]);
+            for (int it = 0; it < N; ++it) {
+                entries_t e = entries_t();
+                load_if<true>(fast[it], reinterpret_cast<const entries_t *>(pass.run_of + p0[it]), e);
+#pragma unroll
+                for (int k = 0; k < IU; ++k) {
+                    store_if<true>(fast[it], tile + slot[it] + entry(e, k), Word::get(word[it], k));
+                }
             }
         } else {
 #pragma unroll
-            for (int it = 0; it < PACKED_ITEMS; ++it) {
-                if (active[it]) value[it] = lds(tile + slot[it]);
-            }
+            for (int it = 0; it < N; ++it) {  // shared loads do not wait long
+                word[it] = word_t();
+                entries_t e = entries_t();
+                load_if<true>(fast[it], reinterpret_cast<const entries_t *>(pass.run_of + p0[it]), e);
 #pragma unroll
-            for (int it = 0; it < PACKED_ITEMS; ++it) {
-                if (active[it]) st(reinterpret_cast<Elem *>(address[it]), value[it]);
+                for (int k = 0; k < IU; ++k) {
+                    Elem value = Elem();
+                    load_if<true>(fast[it], tile + slot[it] + entry(e, k), value);
+                    Word::put(word[it], k, value);
+                }
+                store_if<false>(fast[it], reinterpret_cast<word_t *>(address[it]), word[it]);
+            }
+        }
+        if (IU > 1 && packed_warp_any(edge)) {
+#pragma unroll
+            for (int it = 0; it < N; ++it) {
+#pragma unroll
+                for (int k = 0; k < IU; ++k) {
+                    const int p = p0[it] + k;
+                    const bool unit = active[it] && !fast[it] && p >= 0 && p < run;
+                    unsigned s = 0;
+                    load_if<true>(unit, pass.run_of + p, s);
+                    Elem value = Word::get(word[it], k);
+                    if (LOAD) {
+                        load_if<false>(unit && !moved[it],
+                                       reinterpret_cast<const Elem *>(address[it] + k * Unit), value);
+                        store_if<true>(unit, tile + slot[it] + s, value);
+                    } else {
+                        load_if<true>(unit, tile + slot[it] + s, value);
+                        store_if<false>(unit, reinterpret_cast<Elem *>(address[it] + k * Unit), value);
+                    }
+                }
             }
         }
     }
 }
 
-// The tile's shared memory: declared statically by the compact (Wide 0) and wide (1)
-// variants; Wide 2 takes the launch's dynamic shared memory (the planner's shared_bytes,
-// beyond the 48 KiB a block may declare), for tiles long enough on both sides when one
-// side's rows start anywhere in a sector.
-template <typename T, int Wide>
-struct PackedTile {
-    __device__ static T *memory() {
-        __shared__ T tile[(Wide ? PACKED_WIDE_BYTES : PACKED_COMPACT_BYTES) / sizeof(T)];
-        return tile;
+template <bool LOAD, int Unit, int D, typename Elem>
+__device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Elem *tile) {
+    if (pass.aligned && pass.words) {
+        packed_walk<PackedWord<Unit>::IU, true, LOAD>(pass, tile);
+    } else if (pass.aligned) {
+        packed_walk<1, true, LOAD>(pass, tile);
+    } else {
+        packed_walk<1, false, LOAD>(pass, tile);
+    }
+}
+
+// The block's shared memory, 16-byte aligned: the tile, then each phase's tables. Declared
+// statically by the compact (Wide 0) and wide (1) variants; Wide 2 takes the launch's dynamic
+// shared memory (the planner's shared_bytes, beyond the 48 KiB a block may declare), for tiles
+// long enough on both sides when one side's rows start anywhere in a sector.
+template <int Wide>
+struct PackedShared {
+    __device__ static unsigned char *memory() {
+        __shared__ uint4 tile[(Wide ? PACKED_WIDE_BYTES : PACKED_COMPACT_BYTES) / 16];
+        return reinterpret_cast<unsigned char *>(tile);
     }
 };
-template <typename T>
-struct PackedTile<T, 2> {
-    __device__ static T *memory() { return reinterpret_cast<T *>(dynamic_shared_memory()); }
+template <>
+struct PackedShared<2> {
+    __device__ static unsigned char *memory() { return dynamic_shared_memory(); }
 };
 
 }  // namespace ic
 
 // The packed copy. Block b of the grid-stride loop over the tiles decomposes b over the outer
-// dims (last fastest) for the tile's base offsets and the chunk index of each split dim; phase 1
-// reads the tile in source order into shared memory, phase 2 writes it in destination order,
-// a barrier between them and after.
+// dims (last fastest) for the tile's base offsets and the chunk index of each split dim, and
+// writes both phases' tables; after a barrier, phase 1 reads the tile in source order into
+// shared memory, phase 2 writes it in destination order, a barrier between them and after.
 template <int Unit, int D, int Wide>
 __global__ void __launch_bounds__(ic::PACKED_MAX_THREADS, 2)
 packed_copy(void *__restrict__ dst, const void *__restrict__ src, ic::PackedSide read,
             ic::PackedSide write, ic::PackedOuter outer) {
     using ic::index_t;
     typedef typename ic::UnitOf<Unit>::type elem_t;
-    elem_t *tile = ic::PackedTile<elem_t, Wide>::memory();
+    unsigned char *shared = ic::PackedShared<Wide>::memory();
+    elem_t *tile = reinterpret_cast<elem_t *>(shared);
 
     for (index_t b = blockIdx.x; b < outer.tiles; b += gridDim.x) {
         index_t src_at = outer.src_offset, dst_at = outer.dst_offset;
@@ -252,9 +406,13 @@ packed_copy(void *__restrict__ dst, const void *__restrict__ src, ic::PackedSide
         }
         char *src_tile = const_cast<char *>(static_cast<const char *>(src)) + src_at;
         char *dst_tile = static_cast<char *>(dst) + dst_at;
-        ic::packed_pass<Unit, D, true>(ic::PackedPass<Unit, D>(read, src_tile, chunk0, chunk1), tile);
+        const ic::PackedPass<Unit, D> in(read, src_tile, outer.src_lo - src_at,
+                                         outer.src_hi - src_at, shared, chunk0, chunk1);
+        const ic::PackedPass<Unit, D> out(write, dst_tile, 0, 0, shared, chunk0, chunk1);
+        __syncthreads();  // the tables
+        ic::packed_pass<true>(in, tile);
         __syncthreads();
-        ic::packed_pass<Unit, D, false>(ic::PackedPass<Unit, D>(write, dst_tile, chunk0, chunk1), tile);
+        ic::packed_pass<false>(out, tile);
         __syncthreads();  // the next tile overwrites shared memory
     }
 }

@@ -5,9 +5,8 @@ are short.
 Pure Python, like :mod:`.tile_planner`; :mod:`.planner` calls :func:`plan_packed` on its
 normalized layout and takes the packed plan when the :mod:`.sector_model` predicts it
 coalesces better than the staged-copy or seed plan it would launch otherwise, and
-:mod:`.kernel_costs` predicts it faster (its index walk issues ~150 instructions per element
-and phase for 4 tile dims, ~260 for 8: it wins only where the other plans waste most of their
-sectors).
+:mod:`.kernel_costs` predicts it faster (its table-driven walk issues about 11 instructions
+per byte for 1-byte elements, 8 for 2-byte ones, 6 for 4-byte ones).
 
 A tile is a box of *tile dims*: the innermost dims of the source in memory order, united with
 the innermost dims of the destination. Dims that chain in one side's memory (each stride the
@@ -37,13 +36,13 @@ stores over the shared-memory banks, below ``tile_elements``, which the variant'
 ...                           (53424, 13356, 1908, 36, 4), 4)    # row- to column-major, fp32
 >>> plan = plan_packed(layout, 0, 0, 1024)
 >>> plan.kernel, plan.read.length, plan.write.length, plan.outer_len, plan.predicted
-('packed_copy<4, 8, 1>', (9, 16, 7, 4, 3), (3, 4, 7, 16, 9), (4,), (0.9449, 0.9968))
+('packed_copy<4, 8, 1>', (9, 14, 7, 4, 3), (3, 4, 7, 14, 9), (4,), (0.9446, 0.9968))
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import sector_model as sm
 from .layout import LaunchPlan, NormalizedLayout
@@ -68,6 +67,7 @@ LARGE_TARGET = 0.9
 LARGE_MAX_BYTES = 163840
 MAX_THREADS = 512  # PACKED_MAX_THREADS in packed.cu: its __launch_bounds__
 ITEMS_PER_THREAD = 4  # work items (per phase) a thread takes, about
+WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
 NEAR_BEST = 0.005  # candidates this close to the best predicted ratio count as equally good
 MAX_CHUNK_COUNTS = 12  # double splits try each dim cut into at most this many chunks
 # A rival plan this close to its sector limit on both sides is kept (the staged transpose
@@ -90,6 +90,12 @@ class PackedSide:
     aligned: runs are virtual rows starting at sector boundaries (else items are dense).
     uniform: every run of the launch starts equally far into a sector (its other strides are
         multiples of 32 bytes), so virtual rows need no room for other leads.
+    rows_at, run_at: bytes into the block's shared memory of this phase's row table (a row's
+        byte offset and first slot, 8 bytes per row) and run table (the slot of each run
+        position, 4 bytes), which the kernel writes per tile; each 16-byte aligned.
+    words: the work items of virtual rows are WORD_BYTES words (1- and 2-byte units): on the
+        source side always, on the destination's where every run starts and ends on a word
+        boundary (a word cut by a run's end is written unit by unit, which costs accesses).
     """
 
     length: tuple[int, ...]
@@ -100,6 +106,9 @@ class PackedSide:
     run: int
     aligned: bool
     uniform: bool
+    rows_at: int = 0
+    run_at: int = 0
+    words: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,8 @@ class PackedPlan(LaunchPlan):
     src_offset, dst_offset: bytes from each pointer to element 0 of the copy.
     tile_elements: shared slots a tile spans (the product of the tile lengths, more where a
         slot stride is padded against bank conflicts).
+    table_bytes: shared memory the phases' tables take after the tile (at
+        ``tile_bytes(tile_elements, unit)``).
     sectors: (reads, writes) sectors the sector model predicts the launch's warp accesses
         touch, each counted once per access.
     predicted: (reads, writes) ratio of the sector model's estimate of the sector limit (the
@@ -139,6 +150,7 @@ class PackedPlan(LaunchPlan):
     src_offset: int
     dst_offset: int
     tile_elements: int
+    table_bytes: int
     sectors: tuple[int, int]
     predicted: tuple[float, float]
     tiles: int
@@ -148,15 +160,37 @@ class PackedPlan(LaunchPlan):
 
     @property
     def capacity(self) -> int:
-        """Elements of shared memory the variant has."""
+        """Bytes of shared memory the variant has."""
         if self.wide == DYNAMIC:
-            return self.shared_bytes // self.unit
-        return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
+            return self.shared_bytes
+        return WIDE_BYTES if self.wide else COMPACT_BYTES
+
+    @property
+    def footprint(self) -> int:
+        """Bytes of shared memory the tile and its tables take."""
+        return tile_bytes(self.tile_elements, self.unit) + self.table_bytes
 
     @property
     def shared_bytes(self) -> int:
         """Dynamic shared memory per block the launch asks for (0: static variants)."""
-        return -(-self.tile_elements * self.unit // 16) * 16 if self.wide == DYNAMIC else 0
+        return -(-self.footprint // 16) * 16 if self.wide == DYNAMIC else 0
+
+
+def tile_bytes(elements: int, unit: int) -> int:
+    """Shared memory a tile of ``elements`` slots takes, rounded to 16 bytes (its tables
+    follow)."""
+    return -(-elements * unit // 16) * 16
+
+
+def row_table_bytes(rows: int) -> int:
+    """Bytes of a row table: 8 per row (its offset and first slot), rounded to 16."""
+    return -(-8 * rows // 16) * 16
+
+
+def run_table_bytes(run: int) -> int:
+    """Bytes of a run table: 4 per run position (its slot), rounded to 16 (a work item reads
+    its 1, 2 or 4 entries by one aligned shared access)."""
+    return -(-4 * run // 16) * 16
 
 
 def packed_kernel_name(unit: int, dims: int, wide: int) -> str:
@@ -208,13 +242,48 @@ class _Search:
         self.write = sm.Side(shape, layout.dst_strides, dst_residue, unit, dst_order)
         self.read = sm.Side(shape, layout.src_strides, src_residue, unit, src_order)
         self.capacity = capacity_bytes // unit
+        self.capacity_bytes = capacity_bytes
+        self.write_residue = dst_residue
         self.best = []  # ((min ratio, sum of ratios, -volume), (read, write ratios), tile)
 
+    def table_bytes(self, tile: dict[int, int]) -> int:
+        """Shared memory both phases' tables take for a tile (of full chunks)."""
+        volume = math.prod(tile.values())
+        total = 0
+        for side in (self.read, self.write):
+            run = math.prod(tile[d] for d in _run_dims(side, tile))
+            total += row_table_bytes(volume // run) + run_table_bytes(run)
+        return total
+
+    def fits(self, tile: dict[int, int], elements: int) -> bool:
+        """A tile spanning ``elements`` slots fits shared memory with its tables, and its
+        offsets from the tile's base fit the tables' 32 bits on both sides."""
+        if tile_bytes(elements, self.unit) + self.table_bytes(tile) > self.capacity_bytes:
+            return False
+        return all(sum((n - 1) * abs(side.strides[d]) for d, n in tile.items()) < 2**31
+                   for side in (self.read, self.write))
+
+    def _fitted(self, tile: dict[int, int]) -> dict[int, int] | None:
+        """The tile, its longest split dim (else its longest dim) cut by eighths until it
+        fits with its tables (long runs: a run table takes 4 bytes per element)."""
+        tile = dict(tile)
+        while not self.fits(tile, math.prod(tile.values())):
+            split = [d for d in tile if tile[d] < self.shape[d]] or list(tile)
+            d = max(split, key=lambda k: tile[k])
+            if tile[d] == 1:
+                return None
+            tile[d] = max(1, tile[d] * 7 // 8)
+        return tile
+
     def consider(self, tile: dict[int, int]) -> None:
+        if not tile or math.prod(tile.values()) > self.capacity or len(tile) > TILE_DIMS:
+            return
+        tile = self._fitted(tile)
+        if tile is None:
+            return
         volume = math.prod(tile.values())
         splits = sum(tile[d] < self.shape[d] for d in tile)
-        if (not tile or volume > self.capacity or len(tile) > TILE_DIMS
-                or len(self.shape) - len(tile) + splits > OUTER_DIMS):
+        if len(self.shape) - len(tile) + splits > OUTER_DIMS:
             return
         read, write = self.read.ratio(tile), self.write.ratio(tile)
         self.best.append(((min(read, write), read + write, -volume), (read, write), dict(tile)))
@@ -279,24 +348,64 @@ def _uniform(side: sm.Side, rows, tile) -> bool:
     return all(side.strides[d] % sm.SECTOR == 0 for d in rows if tile[d] > 1)
 
 
-def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of: dict[int, int]):
-    """The PackedSide of one side for a tile, and its work items per tile (worst case)."""
+def _run_dims(side: sm.Side, tile: dict[int, int]) -> list[int]:
+    """The tile dims that chain in one side's memory (its run), innermost first."""
     j, chunk = side.run_of(tile)
-    run_dims = side.chain[:j] + ([side.chain[j]] if chunk is not None else [])
+    return side.chain[:j] + ([side.chain[j]] if chunk is not None else [])
+
+
+def units_per_item(unit: int, words: bool) -> int:
+    """Units a work item moves: a WORD_BYTES word of smaller units where ``words``, else
+    one unit (``PackedWord`` in packed.cu)."""
+    return WORD_BYTES // unit if words and unit < 4 else 1
+
+
+def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list[int]) -> bool:
+    """Every run of a side, in every tile, starts and ends on a word boundary: the run's
+    bytes (and a short last chunk's) are whole words, its lowest address is one, and so are
+    the strides of every dim outside the run (a split run dim's chunk stride included)."""
+    unit = side.unit
+    if not run_dims:
+        return False
+    along = side.strides[run_dims[0]]
+    inner = math.prod(tile[d] for d in run_dims[:-1])
+    last = run_dims[-1]
+    lengths = {inner * tile[last]}
+    if side.shape[last] % tile[last]:
+        lengths.add(inner * (side.shape[last] % tile[last]))
+    for n in lengths:
+        low = (n - 1) * along if along < 0 else 0
+        if n * unit % WORD_BYTES or (residue + low) % WORD_BYTES:
+            return False
+    steps = [side.strides[d] for d in range(len(side.shape))
+             if d not in run_dims and side.shape[d] > 1]
+    if tile[last] < side.shape[last]:
+        steps.append(side.strides[last] * tile[last])
+    return all(step % WORD_BYTES == 0 for step in steps)
+
+
+def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of: dict[int, int],
+          residue: int | None = None):
+    """The PackedSide of one side for a tile, and its work items per tile (worst case).
+    ``residue``: the destination's address modulo 32 (None for the source, whose items are
+    words wherever its runs are virtual rows)."""
+    run_dims = _run_dims(side, tile)
     order = run_dims + [d for d in side.order if d in tile and d not in run_dims]
     run_elements = math.prod(tile[d] for d in run_dims)
     sec = sm.SECTOR // side.unit
     aligned = run_elements * side.unit >= sm.SECTOR // 2
     uniform = _uniform(side, order[len(run_dims):], tile)
+    words = aligned and side.unit < 4 and (
+        residue is None or _word_runs(side, residue, tile, run_dims))
     vl = -(-(run_elements + (0 if uniform else sec - 1)) // sec) * sec if aligned else run_elements
-    items = math.prod(tile.values()) // run_elements * vl
+    items = math.prod(tile.values()) // run_elements * vl // units_per_item(side.unit, words)
     walk = PackedSide(
         length=tuple(tile[d] for d in order),
         full=tuple(side.shape[d] for d in order),
         chunk_of=tuple(split_of.get(d, -1) for d in order),
         stride=tuple(side.strides[d] for d in order),
         slot=tuple(slot_of[d] for d in order),
-        run=len(run_dims), aligned=aligned, uniform=uniform,
+        run=len(run_dims), aligned=aligned, uniform=uniform, words=words,
     )
     return walk, items
 
@@ -392,10 +501,10 @@ def _slots(search: _Search, tile, split_of):
         for d in dst_dims:
             slot_of[d] = padded_stride(stride, search.unit) if d in pad else stride
             stride = slot_of[d] * tile[d]
-        if best is not None and stride > search.capacity:
+        if best is not None and not search.fits(tile, stride):
             continue
         read, read_items = _walk(search.read, tile, slot_of, split_of)
-        write, write_items = _walk(search.write, tile, slot_of, split_of)
+        write, write_items = _walk(search.write, tile, slot_of, split_of, search.write_residue)
         ratio = wavefront_ratio((read, write), search.unit)
         if best is None or ratio < best[0] - 0.01:
             best = (ratio, read, write, read_items, write_items, stride)
@@ -418,15 +527,24 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     outer = outer or [(1, 0, 0)]
     tiles = math.prod(n for n, _, _ in outer)
     volume = footprint
+    # Shared memory: the tile, then the row tables of both phases, then their run tables.
+    rows_at = tile_bytes(volume, unit)
+    sizes = [row_table_bytes(math.prod(side.length) // math.prod(side.length[:side.run]))
+             for side in (read, write)]
+    runs = [run_table_bytes(math.prod(side.length[:side.run])) for side in (read, write)]
+    read = replace(read, rows_at=rows_at, run_at=rows_at + sum(sizes))
+    write = replace(write, rows_at=rows_at + sizes[0], run_at=rows_at + sum(sizes) + runs[0])
+    tables = sum(sizes) + sum(runs)
     budget = max(32, min(MAX_THREADS, max_threads - max_threads % 32))
     work = -(-max(read_items, write_items) // ITEMS_PER_THREAD)
     threads = min(budget, max(32, -(-work // 32) * 32))
-    wide = DYNAMIC if volume * unit > WIDE_BYTES else int(volume * unit > COMPACT_BYTES)
+    needed = rows_at + tables
+    wide = DYNAMIC if needed > WIDE_BYTES else int(needed > COMPACT_BYTES)
     dims = next(b for b in DIM_BUCKETS if b >= len(tile))
     return PackedPlan(
         unit, dims, wide, read, write,
         tuple(n for n, _, _ in outer), tuple(s for _, s, _ in outer), tuple(d for _, _, d in outer),
-        tuple(split_outer), 0, 0, volume,
+        tuple(split_outer), 0, 0, volume, tables,
         (search.read.sectors(*search.read.run_of(tile)), search.write.sectors(*search.write.run_of(tile))),
         (round(predicted[0], 4), round(predicted[1], 4)),
         tiles=tiles, block_threads=threads, grid_blocks=tiles,

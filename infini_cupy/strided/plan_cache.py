@@ -54,10 +54,11 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
     "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
-    "dims", "run", "aligned", "uniform")], align=True)
+    "dims", "run", "aligned", "uniform", "rows_at", "run_at", "words")], align=True)
 PACKED_OUTER = np.dtype([(name, "<i8", (OUTER_DIMS,)) for name in (
     "len", "src_stride", "dst_stride", "magic")] + [("split", "<i8", (2,))] + [
-    (name, "<i8") for name in ("dims", "tiles", "src_offset", "dst_offset")], align=True)
+    (name, "<i8") for name in ("dims", "tiles", "src_offset", "dst_offset", "src_lo", "src_hi")],
+    align=True)
 
 
 def divisor_magic(n: int) -> int:
@@ -138,6 +139,7 @@ def _packed_side(side) -> np.void:
     record["chunk_of"][len(side.length):] = -1
     record["dims"], record["run"] = len(side.length), side.run
     record["aligned"], record["uniform"] = int(side.aligned), int(side.uniform)
+    record["rows_at"], record["run_at"], record["words"] = side.rows_at, side.run_at, int(side.words)
     return record[()]
 
 
@@ -153,6 +155,14 @@ def _packed_args(plan: PackedPlan) -> tuple:
     outer["split"][: len(plan.split_outer)] = plan.split_outer
     outer["dims"], outer["tiles"] = dims, plan.tiles
     outer["src_offset"], outer["dst_offset"] = plan.src_offset, plan.dst_offset
+    # The source's bytes, from src's pointer: phase 1 reads words cut by a run's end whole
+    # inside them. A split dim's outer entry is its chunk index, whose span the tile dim's
+    # full length already counts.
+    rest = [k for k in range(dims) if k not in plan.split_outer]
+    lo, hi = layout_extent(
+        tuple(plan.read.full) + tuple(plan.outer_len[k] for k in rest),
+        tuple(plan.read.stride) + tuple(plan.outer_src_stride[k] for k in rest), plan.unit)
+    outer["src_lo"], outer["src_hi"] = plan.src_offset + lo, plan.src_offset + hi
     return _packed_side(plan.read), _packed_side(plan.write), outer[()]
 
 

@@ -381,13 +381,13 @@ def test_general_plan_for_a_permutation_that_cannot_merge():
     assert isinstance(plan, GeneralRearrangePlan) and plan.kernel == "rearrange_general<4, int>"
     assert plan.shape == shape and plan.block_threads == 256 and plan.grid_blocks == 40
     assert check_copies_exactly(shape, dst, src, 4, max_threads=32, tiles=False).block_threads == 32
-    # With staged plans allowed, one packed tile would hold the whole reversal (2025
-    # elements) and coalesce fully, but issue ~65 instructions per byte: the planner keeps
-    # the flat kernel, which the model (kernel_costs) predicts faster.
+    # With staged plans allowed, two packed tiles (the whole reversal, 2025 elements, and
+    # its run tables do not fit one) coalesce to 0.94, but over 8 tile dims: the planner
+    # keeps the flat kernel, which the model (kernel_costs) predicts faster.
     plan = check_copies_exactly(shape, dst, src, 4)
     layout = normalize_layout(shape, dst, src, 4)
     packed = plan_packed(layout, 0, 0, 1024)
-    assert packed.tiles == 1 and packed.predicted == (1.0, 1.0)
+    assert packed.tiles == 2 and min(packed.predicted) >= 0.9
     fractions = {p.kernel: predicted_fraction(p, layout) for p in (plan, packed)}
     assert plan.kernel == max(fractions, key=fractions.get) == "rearrange_general<4, int>"
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infini_cupy.strided.packed_planner import PackedPlan
+from infini_cupy.strided.packed_planner import (
+    WORD_BYTES, PackedPlan, row_table_bytes, run_table_bytes, tile_bytes, units_per_item)
 
 SECTOR = 32
 
@@ -34,7 +35,8 @@ def _lengths(side, chunks):
 
 
 def _side(side, base, chunks, unit):
-    """(item, active, address, slot) of every work item of one phase over one tile."""
+    """(item, active, address, slot) of every unit of a virtual row of one phase over one tile,
+    ``item`` the work item moving it (a 4-byte word of units where ``side.words``)."""
     n = _lengths(side, chunks)
     assert all(k > 0 for k in n), "an empty tile"
     run, rows = math.prod(n[:side.run]), math.prod(n[side.run:])
@@ -46,8 +48,10 @@ def _side(side, base, chunks, unit):
     if side.aligned:
         lead = ((base + low) % SECTOR) // unit if side.uniform else sec - 1
         vl = -(-(run + lead) // sec) * sec
-    item = np.arange(rows * vl)
-    r, q = item // vl, item % vl
+    position = np.arange(rows * vl)
+    r, q = position // vl, position % vl
+    iu = units_per_item(unit, side.words)
+    item = r * (vl // iu) + q // iu
     offset = np.full(item.size, low, np.int64)
     slot = np.zeros(item.size, np.int64)
     for d in range(side.run, len(n)):  # the row's dims, innermost fastest
@@ -79,7 +83,7 @@ def _warp_sectors(item, active, address, threads):
 def simulate_packed_kernel(plan: PackedPlan, dst_address=0, src_address=0) -> Simulated:
     """Every (dst offset, src offset) pair ``packed_copy`` copies, checking as it goes."""
     unit = plan.unit
-    assert plan.tile_elements <= plan.capacity, "beyond shared memory"
+    assert plan.footprint <= plan.capacity, "beyond shared memory"
     assert plan.block_threads % 32 == 0
     dst_out, src_out = [], []
     read_sectors = write_sectors = 0
@@ -91,7 +95,10 @@ def simulate_packed_kernel(plan: PackedPlan, dst_address=0, src_address=0) -> Si
         chunks = [index[k] for k in plan.split_outer]
         read = _side(plan.read, src_address + src_at, chunks, unit)
         write = _side(plan.write, dst_address + dst_at, chunks, unit)
-        (_, r_active, r_address, r_slot), (_, w_active, w_address, w_slot) = read, write
+        (_, r_active, r_address, r_slot), (w_item, w_active, w_address, w_slot) = read, write
+        if plan.write.words:  # words are written whole: each run starts and ends on a word
+            per_word = np.bincount(w_item, weights=w_active)
+            assert np.all((per_word == 0) | (per_word == WORD_BYTES // unit)), "a word cut by a run's end"
         elements = math.prod(_lengths(plan.read, chunks))
         assert r_active.sum() == w_active.sum() == elements
         src_slots, dst_slots = r_slot[r_active], w_slot[w_active]
@@ -120,8 +127,19 @@ def check_packed_plan(plan: PackedPlan, max_threads: int) -> None:
     assert plan.tiles == plan.grid_blocks == math.prod(plan.outer_len)
     assert 1 <= len(plan.outer_len) <= OUTER_DIMS
     assert len(plan.outer_len) == len(plan.outer_src_stride) == len(plan.outer_dst_stride)
-    assert math.prod(plan.read.length) <= plan.tile_elements <= plan.capacity
-    assert not plan.wide or plan.tile_elements * plan.unit > 8192  # compact when it fits
+    assert math.prod(plan.read.length) <= plan.tile_elements and plan.footprint <= plan.capacity
+    assert not plan.wide or plan.footprint > 8192  # compact when it fits
+    # the tables follow the tile: both row tables (8 bytes a row), then both run tables
+    read, write = plan.read, plan.write
+    assert read.rows_at == tile_bytes(plan.tile_elements, plan.unit)
+    runs = [math.prod(s.length[:s.run]) for s in (read, write)]
+    rows = [math.prod(s.length) // run for s, run in zip((read, write), runs)]
+    assert write.rows_at == read.rows_at + row_table_bytes(rows[0])
+    assert read.run_at == write.rows_at + row_table_bytes(rows[1])
+    assert write.run_at == read.run_at + run_table_bytes(runs[0])
+    assert read.rows_at + plan.table_bytes == write.run_at + run_table_bytes(runs[1])
+    assert all(at % 16 == 0 for s in (read, write) for at in (s.rows_at, s.run_at))
+    assert read.words == (read.aligned and plan.unit < 4) and (not write.words or write.aligned)
     for side in (plan.read, plan.write):
         assert len(side.length) <= plan.dims and 0 <= side.run <= len(side.length)
         assert sorted(side.length) == sorted(plan.read.length)

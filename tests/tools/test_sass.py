@@ -127,10 +127,7 @@ VARIANTS = {  # family -> (source, name expression)
 }
 
 # (check, name expression) -> the rework that is to make it pass
-REWORK = {
-    ("instructions", "packed_copy<1, 4, 2>"): "packed",
-    ("instructions", "packed_copy<2, 8, 1>"): "packed",
-}
+REWORK = {}
 
 
 def _params(checks, families=VARIANTS):
