@@ -46,6 +46,12 @@ struct SmallDivisor {
         rem = n - q * d;
         return q;
     }
+    // The same where the caller knows d > 1 (no test for the divisor 1).
+    __device__ __forceinline__ unsigned div_above_one(unsigned n, unsigned &rem) const {
+        const unsigned q = __umulhi(n, magic);
+        rem = n - q * d;
+        return q;
+    }
 };
 
 }  // namespace ic

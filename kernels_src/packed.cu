@@ -41,6 +41,8 @@ struct PackedSide {
     index_t stride[PACKED_TILE_DIMS];    // bytes in this side's memory
     index_t slot[PACKED_TILE_DIMS];      // shared-memory slot strides
     index_t magic[PACKED_TILE_DIMS];     // Divisor magic of len (a short last chunk: recomputed)
+    index_t group_shift[PACKED_TILE_DIMS];  // index k of a dim adds (k >> group_shift) *
+    index_t group_pad[PACKED_TILE_DIMS];    // group_pad slots: padding against bank conflicts
     index_t dims;                        // tile dims
     index_t run;                         // the first `run` dims chain in memory: a run
     index_t aligned;                     // runs are virtual rows from a sector boundary
@@ -48,6 +50,8 @@ struct PackedSide {
     index_t rows_at;                     // bytes into shared memory: this phase's row table
     index_t run_at;                      // and its run table
     index_t words;                       // items of virtual rows are 8-byte words (1-, 2-byte units)
+    index_t contiguous;                  // phase 2, words: a run's slots are its positions, rows
+                                         // start on 4-byte words (no run table)
 };
 
 // The dims the blocks walk (a split dim's chunk index among them), outer -> inner.
@@ -141,9 +145,11 @@ struct PackedPass {
     int lo, hi;  // words inside bytes [lo, hi) from base may be read whole (phase 1: the source)
     PackedRow *rows_of;
     unsigned *run_of;
+    unsigned plane;  // entries in each half of a run table in halves (0: one plane)
+    unsigned base_low;  // the low bits of base (its offset into a sector)
     SmallDivisor per_row;  // work items per virtual row (their product stays below 2^32)
     unsigned run, total;
-    bool aligned, words;
+    bool aligned, words, contiguous;
 
     __device__ PackedPass(const PackedSide &side, char *base_, index_t lo_, index_t hi_,
                           unsigned char *shared, index_t chunk0, index_t chunk1)
@@ -151,7 +157,7 @@ struct PackedPass {
           hi(static_cast<int>(hi_ > 0x7fffffffll ? 0x7fffffffll : hi_)),
           rows_of(reinterpret_cast<PackedRow *>(shared + side.rows_at)),
           run_of(reinterpret_cast<unsigned *>(shared + side.run_at)), aligned(side.aligned != 0),
-          words(side.words != 0) {
+          words(side.words != 0), contiguous(side.contiguous != 0) {
         const int dims = static_cast<int>(side.dims), run_dims = static_cast<int>(side.run);
         Divisor n[D];
         unsigned rows = 1;
@@ -188,13 +194,16 @@ struct PackedPass {
                     unsigned k;
                     rest = n[d].div(rest, k);
                     offset += static_cast<index_t>(k) * side.stride[d];
-                    slot += k * static_cast<unsigned>(side.slot[d]);
+                    slot += k * static_cast<unsigned>(side.slot[d]) +
+                            (k >> side.group_shift[d]) * static_cast<unsigned>(side.group_pad[d]);
                 }
             }
             store_if<true>(r0 + lane < rows, rows_of + r0 + lane,
                            PackedRow{static_cast<int>(offset), slot});
         }
-        for (unsigned p0 = threadIdx.x - lane; p0 < run; p0 += blockDim.x) {
+        plane = words && PackedWord<Unit>::IU == 8 ? (run + 7) / 8 * 4 : 0;
+        base_low = static_cast<unsigned>(reinterpret_cast<unsigned long long>(base));
+        for (unsigned p0 = threadIdx.x - lane; p0 < run && !contiguous; p0 += blockDim.x) {
             const unsigned p = p0 + lane;
             unsigned e = along < 0 ? run - 1 - p : p;  // the unit's position in the run
             unsigned slot = 0;
@@ -203,10 +212,11 @@ struct PackedPass {
                 if (d < run_dims) {
                     unsigned k = e;
                     if (d + 1 < run_dims) e = n[d].div(e, k);
-                    slot += k * static_cast<unsigned>(side.slot[d]);
+                    slot += k * static_cast<unsigned>(side.slot[d]) +
+                            (k >> side.group_shift[d]) * static_cast<unsigned>(side.group_pad[d]);
                 }
             }
-            store_if<true>(p < run, run_of + p, slot);
+            store_if<true>(p < run, run_of + run_index(p), slot);
         }
         unsigned items = run;  // dense rows: an item per unit
         if (aligned) {
@@ -215,6 +225,27 @@ struct PackedPass {
         }
         per_row = SmallDivisor(items);
         total = rows * items;
+    }
+
+    // Where run position p's entry lies. Words of 8 units read entries p0 .. p0 + 7 (p0 a
+    // multiple of 8) as two 16-byte halves, each from a plane of its own (entries 4j .. 4j + 3
+    // of each group of 8 in plane j): a warp's halves are then 16 bytes apart, free of bank
+    // conflicts, where one plane would put them 32 bytes apart.
+    __device__ __forceinline__ unsigned run_index(unsigned p) const {
+        return plane ? ((p & 3) | ((p >> 3) << 2)) + ((p >> 2) & 1) * plane : p;
+    }
+
+    // The IU entries of a word whose first run position p0 is a multiple of IU.
+    template <int IU, typename Entries>
+    __device__ __forceinline__ void entries(bool on, int p0, Entries &e) const {
+        if constexpr (IU == 8) {
+            const uint4 *half = reinterpret_cast<const uint4 *>(run_of + (p0 >> 1));
+            load_if<true>(on, half, e.lo);
+            load_if<true>(on, reinterpret_cast<const uint4 *>(
+                reinterpret_cast<const unsigned *>(half) + plane), e.hi);
+        } else {
+            load_if<true>(on, reinterpret_cast<const Entries *>(run_of + p0), e);
+        }
     }
 
     __device__ static unsigned lead_of(const char *lowest) {
@@ -244,7 +275,7 @@ __device__ __forceinline__ bool packed_warp_any(bool edge) {
 // words only where the planner found every run starting and ending on a word boundary. Every
 // access goes through load_if / store_if, which keep the emulator's trace in step where lanes
 // skip one.
-template <int IU, bool ALIGNED, bool LOAD, int Unit, int D, typename Elem>
+template <int IU, bool ALIGNED, bool LOAD, bool CONTIGUOUS, int Unit, int D, typename Elem>
 __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Elem *tile) {
     constexpr int N = PackedItems<Unit, D>::value;
     typedef PackedWordOf<IU, Elem> Word;
@@ -262,13 +293,15 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
         for (int it = 0; it < N; ++it) {
             const unsigned i = first + it * blockDim.x + lane;
             unsigned w;
-            const unsigned r = pass.per_row.div(i, w);
+            // virtual rows (ALIGNED) are a sector or more: never one item long
+            const unsigned r = ALIGNED ? pass.per_row.div_above_one(i, w) : pass.per_row.div(i, w);
             active[it] = i < pass.total;
             PackedRow row{0, 0};
             load_if<true>(active[it], pass.rows_of + r, row);
-            char *lowest = pass.base + row.offset;
-            p0[it] = static_cast<int>(w * IU) - (ALIGNED ? static_cast<int>(pass.lead_of(lowest)) : 0);
-            address[it] = lowest + static_cast<index_t>(p0[it]) * Unit;
+            const int lead = ALIGNED ? static_cast<int>((pass.base_low + row.offset) %
+                                                        PACKED_SECTOR_BYTES / Unit) : 0;
+            p0[it] = static_cast<int>(w * IU) - lead;
+            address[it] = pass.base + (row.offset + p0[it] * Unit);  // tile offsets: 32 bits
             slot[it] = row.slot;
             const bool whole = active[it] && p0[it] >= 0 && p0[it] + IU <= run;
             moved[it] = whole;
@@ -292,18 +325,33 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
 #pragma unroll
             for (int it = 0; it < N; ++it) {
                 entries_t e = entries_t();
-                load_if<true>(fast[it], reinterpret_cast<const entries_t *>(pass.run_of + p0[it]), e);
+                pass.template entries<IU>(fast[it], p0[it], e);
 #pragma unroll
                 for (int k = 0; k < IU; ++k) {
                     store_if<true>(fast[it], tile + slot[it] + entry(e, k), Word::get(word[it], k));
                 }
+            }
+        } else if constexpr (CONTIGUOUS) {
+            // A word's units are consecutive slots from a 4-byte boundary: two word loads,
+            // the second half-warp taking its halves in the other order, so that lanes 16
+            // apart (128 bytes) fall in different banks.
+            const unsigned flip = (lane >> 4) & 1;
+#pragma unroll
+            for (int it = 0; it < N; ++it) {
+                const unsigned *at = reinterpret_cast<const unsigned *>(tile + slot[it] + p0[it]);
+                unsigned first = 0, second = 0;
+                load_if<true>(fast[it], at + flip, first);
+                load_if<true>(fast[it], at + (flip ^ 1), second);
+                word[it].x = flip ? second : first;
+                word[it].y = flip ? first : second;
+                store_if<false>(fast[it], reinterpret_cast<word_t *>(address[it]), word[it]);
             }
         } else {
 #pragma unroll
             for (int it = 0; it < N; ++it) {  // shared loads do not wait long
                 word[it] = word_t();
                 entries_t e = entries_t();
-                load_if<true>(fast[it], reinterpret_cast<const entries_t *>(pass.run_of + p0[it]), e);
+                pass.template entries<IU>(fast[it], p0[it], e);
 #pragma unroll
                 for (int k = 0; k < IU; ++k) {
                     Elem value = Elem();
@@ -321,7 +369,11 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
                     const int p = p0[it] + k;
                     const bool unit = active[it] && !fast[it] && p >= 0 && p < run;
                     unsigned s = 0;
-                    load_if<true>(unit, pass.run_of + p, s);
+                    if (CONTIGUOUS) {
+                        s = p;
+                    } else {
+                        load_if<true>(unit, pass.run_of + pass.run_index(p), s);
+                    }
                     Elem value = Word::get(word[it], k);
                     if (LOAD) {
                         load_if<false>(unit && !moved[it],
@@ -339,12 +391,15 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
 
 template <bool LOAD, int Unit, int D, typename Elem>
 __device__ __forceinline__ void packed_pass(const PackedPass<Unit, D> &pass, Elem *tile) {
-    if (pass.aligned && pass.words) {
-        packed_walk<PackedWord<Unit>::IU, true, LOAD>(pass, tile);
+    constexpr int IU = PackedWord<Unit>::IU;
+    if (!LOAD && IU > 1 && pass.aligned && pass.words && pass.contiguous) {
+        packed_walk<IU, true, LOAD, IU == 8 || IU == 4>(pass, tile);
+    } else if (pass.aligned && pass.words) {
+        packed_walk<IU, true, LOAD, false>(pass, tile);
     } else if (pass.aligned) {
-        packed_walk<1, true, LOAD>(pass, tile);
+        packed_walk<1, true, LOAD, false>(pass, tile);
     } else {
-        packed_walk<1, false, LOAD>(pass, tile);
+        packed_walk<1, false, LOAD, false>(pass, tile);
     }
 }
 

@@ -19,7 +19,8 @@ import numpy as np
 
 SECTOR = 32
 BANKS = 32
-SAMPLED_ITEMS = 4096  # work items of each phase the estimate walks (the pattern repeats)
+SAMPLED_UNITS = 4096  # units of each phase the estimate walks (the pattern repeats)
+WORD_BYTES = 8  # a work item of 1- or 2-byte units (packed_planner.WORD_BYTES)
 
 
 def padded_stride(stride: int, unit: int) -> int:
@@ -32,9 +33,16 @@ def padded_stride(stride: int, unit: int) -> int:
     return s
 
 
+def _group(side):
+    """Each dim's (group shift, group pad), zeros where the side names none."""
+    dims = len(side.length)
+    return (tuple(side.group_shift) or (0,) * dims), (tuple(side.group_pad) or (0,) * dims)
+
+
 def _items(side, unit):
-    """(warp step, slot) of the first SAMPLED_ITEMS work items of one phase over a tile of
-    full chunks at a sector boundary (``packed_copy``'s PackedPass::locate)."""
+    """(warp access, slot) of the first SAMPLED_UNITS units of the work items of one phase over
+    a tile of full chunks at a sector boundary (``packed_copy``'s walk: a work item of a side
+    of ``words`` moves IU units, the k-th of each a warp access of its own)."""
     n = side.length
     run, rows = math.prod(n[:side.run]), math.prod(n[side.run:])
     along = side.stride[0] if side.run else unit
@@ -44,14 +52,17 @@ def _items(side, unit):
     if side.aligned:
         lead = (low % SECTOR) // unit if side.uniform else sec - 1
         vl = -(-(run + lead) // sec) * sec
-    item = np.arange(min(rows * vl, SAMPLED_ITEMS))
-    r, q = item // vl, item % vl
-    offset = np.full(item.size, low, np.int64)
-    slot = np.zeros(item.size, np.int64)
+    iu = WORD_BYTES // unit if side.words and unit < 4 else 1
+    position = np.arange(min(rows * vl, SAMPLED_UNITS))
+    r, q = position // vl, position % vl
+    access = (r * (vl // iu) + q // iu) // 32 * iu + q % iu
+    offset = np.full(position.size, low, np.int64)
+    slot = np.zeros(position.size, np.int64)
+    shift, pad = _group(side)
     for d in range(side.run, len(n)):
         k, r = r % n[d], r // n[d]
         offset += k * side.stride[d]
-        slot += k * side.slot[d]
+        slot += k * side.slot[d] + (k >> shift[d]) * pad[d]
     lead = (offset % SECTOR) // unit if side.aligned else 0
     p = q - lead
     active = (p >= 0) & (p < run)
@@ -59,8 +70,19 @@ def _items(side, unit):
     for d in range(side.run):
         k = e % n[d] if d + 1 < side.run else e
         e = e // n[d]
-        slot += k * side.slot[d]
-    return item[active] // 32, slot[active]
+        slot += k * side.slot[d] + (k >> shift[d]) * pad[d]
+    if getattr(side, "contiguous", False) and iu > 1:
+        # two 4-byte loads per word from its first slot, lanes 16 and up taking the second
+        # word first (packed_walk's CONTIGUOUS path)
+        first = active & (q % iu == 0)
+        item = (position // vl) * (vl // iu) + q // iu
+        flip = (item % 32) >> 4
+        step = item // 32
+        words = slot * unit // 4
+        access = np.concatenate([step * 2, step * 2 + 1])[np.r_[first, first]]
+        word = np.concatenate([words + flip, words + (flip ^ 1)])[np.r_[first, first]]
+        return access, word * 4 // unit
+    return access[active], slot[active]
 
 
 def wavefront_ratio(sides, unit) -> float:
@@ -76,12 +98,11 @@ def wavefront_ratio(sides, unit) -> float:
         step = np.repeat(step, words_per)
         pairs = np.unique(step * (1 << 32) + word.reshape(-1))
         step_of, word_of = pairs >> 32, pairs & 0xFFFFFFFF
-        banks = np.unique(step_of * BANKS + word_of % BANKS, return_counts=True)
-        per_step = {}
-        for key, count in zip(*banks):
-            s = int(key) // BANKS
-            per_step[s] = max(per_step.get(s, 0), int(count))
+        keys, counts = np.unique(step_of * BANKS + word_of % BANKS, return_counts=True)
+        # the busiest bank of each access (keys sorted: each access's banks in a stretch)
+        access = keys // BANKS
+        starts = np.flatnonzero(np.r_[True, access[1:] != access[:-1]])
+        spent += int(np.maximum.reduceat(counts, starts).sum())
         words = np.bincount(step_of - step_of.min())
-        spent += sum(per_step.values())
         ideal += int(np.sum(np.maximum(1, -(-words[words > 0] // BANKS))))
     return spent / ideal if ideal else 1.0

@@ -5,8 +5,9 @@ are short.
 Pure Python, like :mod:`.tile_planner`; :mod:`.planner` calls :func:`plan_packed` on its
 normalized layout and takes the packed plan when the :mod:`.sector_model` predicts it
 coalesces better than the staged-copy or seed plan it would launch otherwise, and
-:mod:`.kernel_costs` predicts it faster (its table-driven walk issues about 11 instructions
-per byte for 1-byte elements, 8 for 2-byte ones, 6 for 4-byte ones).
+:mod:`.kernel_costs` predicts it faster (its table-driven walk issues about 8 instructions
+per byte for 1-byte elements, 7 for 2-byte ones, 6 for 4-byte ones; 1- and 2-byte plans
+only where both phases move words, :func:`words_on_both`).
 
 A tile is a box of *tile dims*: the innermost dims of the source in memory order, united with
 the innermost dims of the destination. Dims that chain in one side's memory (each stride the
@@ -22,14 +23,18 @@ over ``outer_len`` (last fastest) for its base offsets (sums of index times stri
 source order: rows (the read side's dims after ``read.run``, first fastest) of runs (its first
 ``read.run`` dims, first fastest); each run is a *virtual row* starting at the sector boundary
 at or below its lowest address (``aligned``; else rows follow each other densely), so a warp's
-32 consecutive work items cover whole sectors of a run. Each element is loaded and stored in
-shared memory at slot ``sum(index * slot)``. After a barrier, phase 2 walks the tile likewise
-in destination order, loading shared slots and storing them to dst; a barrier ends the tile.
-A split dim's tile length is ``min(chunk, full - chunk index * chunk)``; the rest of a chunk is
-not copied. Slots are the destination-order position of an element in a tile of full chunks,
-the stride of one dim padded (:mod:`.packed_banks`) where that spreads the source-order
-stores over the shared-memory banks, below ``tile_elements``, which the variant's capacity
-(``Wide``) holds. Each thread takes 4 work items per round, its global loads issued first.
+32 consecutive work items cover whole sectors of a run; a work item is a ``WORD_BYTES`` word
+of 1- or 2-byte units where the side's ``words`` says so, else one unit. Each element is
+loaded and stored in shared memory at slot ``sum(index * slot + (index >> group_shift) *
+group_pad)``, the row part and the run part looked up in the tables the block writes at the
+tile's start (``rows_at``, ``run_at``; ``table_bytes`` after the tile). After a barrier,
+phase 2 walks the tile likewise in destination order, loading shared slots and storing them
+to dst; a barrier ends the tile. A split dim's tile length is ``min(chunk, full - chunk index
+* chunk)``; the rest of a chunk is not copied. Slots are the destination-order position of an
+element in a tile of full chunks, the stride of one dim padded (:mod:`.packed_banks`) where
+that spreads the source-order stores over the shared-memory banks, below ``tile_elements``;
+the tile and its tables fit the variant's capacity (``Wide``). Each thread takes 2 to 4 work
+items per round, its global loads issued first.
 
 >>> from infini_cupy.strided.layout import normalize_layout
 >>> layout = normalize_layout((3, 4, 7, 53, 9), (4, 12, 48, 336, 17808),
@@ -68,6 +73,9 @@ LARGE_MAX_BYTES = 163840
 MAX_THREADS = 512  # PACKED_MAX_THREADS in packed.cu: its __launch_bounds__
 ITEMS_PER_THREAD = 4  # work items (per phase) a thread takes, about
 WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
+# Bank conflicts (wavefronts over the ideal, by the bank model) a plan of 1- or 2-byte units
+# may have and still be weighed by the recorded costs, which assume none.
+MILD_CONFLICTS = 1.25
 NEAR_BEST = 0.005  # candidates this close to the best predicted ratio count as equally good
 MAX_CHUNK_COUNTS = 12  # double splits try each dim cut into at most this many chunks
 # A rival plan this close to its sector limit on both sides is kept (the staged transpose
@@ -93,9 +101,16 @@ class PackedSide:
     rows_at, run_at: bytes into the block's shared memory of this phase's row table (a row's
         byte offset and first slot, 8 bytes per row) and run table (the slot of each run
         position, 4 bytes), which the kernel writes per tile; each 16-byte aligned.
-    words: the work items of virtual rows are WORD_BYTES words (1- and 2-byte units): on the
-        source side always, on the destination's where every run starts and ends on a word
-        boundary (a word cut by a run's end is written unit by unit, which costs accesses).
+    words: the work items of virtual rows are WORD_BYTES words (1- and 2-byte units), where
+        every run starts on a word boundary (and, on the destination side, ends on one: a
+        word cut by a run's end is written unit by unit, which costs accesses; the source
+        reads it whole inside the source's bytes).
+    contiguous: phase 2 of words whose run's slots are its positions (ascending) and whose rows
+        start on 4-byte words: a word's units are read from shared memory as two words, and
+        the phase needs no run table.
+    group_shift, group_pad: index k of each dim adds ``(k >> group_shift) * group_pad`` slots
+        to ``k * slot`` (0: none): padding every few indices of a dim, which spreads the units
+        of a warp's words (a word's k-th units, 8 bytes apart) over the banks.
     """
 
     length: tuple[int, ...]
@@ -109,6 +124,9 @@ class PackedSide:
     rows_at: int = 0
     run_at: int = 0
     words: bool = False
+    contiguous: bool = False
+    group_shift: tuple[int, ...] = ()
+    group_pad: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +146,8 @@ class PackedPlan(LaunchPlan):
         slot stride is padded against bank conflicts).
     table_bytes: shared memory the phases' tables take after the tile (at
         ``tile_bytes(tile_elements, unit)``).
+    wavefronts: the bank model's shared-memory wavefronts per warp access of the tile over
+        the conflict-free ideal (:func:`.packed_banks.wavefront_ratio`).
     sectors: (reads, writes) sectors the sector model predicts the launch's warp accesses
         touch, each counted once per access.
     predicted: (reads, writes) ratio of the sector model's estimate of the sector limit (the
@@ -151,6 +171,7 @@ class PackedPlan(LaunchPlan):
     dst_offset: int
     tile_elements: int
     table_bytes: int
+    wavefronts: float
     sectors: tuple[int, int]
     predicted: tuple[float, float]
     tiles: int
@@ -188,9 +209,23 @@ def row_table_bytes(rows: int) -> int:
 
 
 def run_table_bytes(run: int) -> int:
-    """Bytes of a run table: 4 per run position (its slot), rounded to 16 (a work item reads
-    its 1, 2 or 4 entries by one aligned shared access)."""
-    return -(-4 * run // 16) * 16
+    """Bytes of a run table: 4 per run position (its slot), in groups of 8 (32 bytes: a work
+    item reads its 1, 2, 4 or 8 entries by aligned 16-byte shared accesses; the table of
+    8-unit words is two planes of half-groups, see ``PackedPass::run_index``)."""
+    return -(-run // 8) * 32
+
+
+def words_on_both(plan: PackedPlan) -> bool:
+    """Both phases move the words the family's recorded costs assume (always, for units of 4
+    bytes or more; 1- and 2-byte units: where runs start on word boundaries, and phase 2 also
+    reads its words as two shared words), with at most MILD_CONFLICTS bank conflicts. Elsewhere
+    a phase walks unit by unit or through its rare path, at several times the recorded
+    instructions per byte, or queues on the banks, so the planner does not weigh such a plan by
+    those costs (it keeps the rival plan)."""
+    if plan.unit >= 4:
+        return True
+    return (plan.read.words and plan.write.words and plan.write.contiguous
+            and plan.wavefronts <= MILD_CONFLICTS)
 
 
 def packed_kernel_name(unit: int, dims: int, wide: int) -> str:
@@ -243,7 +278,7 @@ class _Search:
         self.read = sm.Side(shape, layout.src_strides, src_residue, unit, src_order)
         self.capacity = capacity_bytes // unit
         self.capacity_bytes = capacity_bytes
-        self.write_residue = dst_residue
+        self.write_residue, self.read_residue = dst_residue, src_residue
         self.best = []  # ((min ratio, sum of ratios, -volume), (read, write ratios), tile)
 
     def table_bytes(self, tile: dict[int, int]) -> int:
@@ -360,10 +395,12 @@ def units_per_item(unit: int, words: bool) -> int:
     return WORD_BYTES // unit if words and unit < 4 else 1
 
 
-def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list[int]) -> bool:
-    """Every run of a side, in every tile, starts and ends on a word boundary: the run's
-    bytes (and a short last chunk's) are whole words, its lowest address is one, and so are
-    the strides of every dim outside the run (a split run dim's chunk stride included)."""
+def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list[int],
+               ends: bool = True) -> bool:
+    """Every run of a side, in every tile, starts (and where ``ends``, ends) on a word
+    boundary: its lowest address is one, as are the strides of every dim outside the run (a
+    split run dim's chunk stride included), and the run's bytes (and a short last chunk's)
+    are whole words."""
     unit = side.unit
     if not run_dims:
         return False
@@ -375,7 +412,7 @@ def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list
         lengths.add(inner * (side.shape[last] % tile[last]))
     for n in lengths:
         low = (n - 1) * along if along < 0 else 0
-        if n * unit % WORD_BYTES or (residue + low) % WORD_BYTES:
+        if (ends and n * unit % WORD_BYTES) or (residue + low) % WORD_BYTES:
             return False
     steps = [side.strides[d] for d in range(len(side.shape))
              if d not in run_dims and side.shape[d] > 1]
@@ -384,19 +421,33 @@ def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list
     return all(step % WORD_BYTES == 0 for step in steps)
 
 
+def _contiguous_slots(side, tile, run_dims, row_dims, slot_of, group) -> bool:
+    """A run's slots are its positions from slot 0 (its dims ascending in memory, chained in
+    slot space, unpadded) and every row starts on a 4-byte word of slots."""
+    word = max(1, 4 // side.unit)
+    span = 1
+    for d in run_dims:
+        if side.strides[d] < 0 or slot_of[d] != span or group.get(d, (0, 0))[1]:
+            return False
+        span *= tile[d]
+    return all(slot_of[d] % word == 0 and group.get(d, (0, 0))[1] % word == 0 for d in row_dims)
+
+
 def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of: dict[int, int],
-          residue: int | None = None):
+          residue: int, read: bool, group: dict[int, tuple[int, int]] | None = None):
     """The PackedSide of one side for a tile, and its work items per tile (worst case).
-    ``residue``: the destination's address modulo 32 (None for the source, whose items are
-    words wherever its runs are virtual rows)."""
+    ``residue``: the side's address modulo 32; ``read``: the source (phase 1), whose words
+    may end inside a run (read whole inside the source's bytes)."""
     run_dims = _run_dims(side, tile)
     order = run_dims + [d for d in side.order if d in tile and d not in run_dims]
     run_elements = math.prod(tile[d] for d in run_dims)
     sec = sm.SECTOR // side.unit
     aligned = run_elements * side.unit >= sm.SECTOR // 2
     uniform = _uniform(side, order[len(run_dims):], tile)
-    words = aligned and side.unit < 4 and (
-        residue is None or _word_runs(side, residue, tile, run_dims))
+    words = aligned and side.unit < 4 and _word_runs(side, residue, tile, run_dims, ends=not read)
+    group = group or {}
+    contiguous = words and not read and _contiguous_slots(
+        side, tile, run_dims, order[len(run_dims):], slot_of, group)
     vl = -(-(run_elements + (0 if uniform else sec - 1)) // sec) * sec if aligned else run_elements
     items = math.prod(tile.values()) // run_elements * vl // units_per_item(side.unit, words)
     walk = PackedSide(
@@ -405,7 +456,9 @@ def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of
         chunk_of=tuple(split_of.get(d, -1) for d in order),
         stride=tuple(side.strides[d] for d in order),
         slot=tuple(slot_of[d] for d in order),
-        run=len(run_dims), aligned=aligned, uniform=uniform, words=words,
+        run=len(run_dims), aligned=aligned, uniform=uniform, words=words, contiguous=contiguous,
+        group_shift=tuple((group or {}).get(d, (0, 0))[0] for d in order),
+        group_pad=tuple((group or {}).get(d, (0, 0))[1] for d in order),
     )
     return walk, items
 
@@ -486,36 +539,68 @@ def plan_large(layout: NormalizedLayout, dst_residue: int, src_residue: int, max
     return _build(search, layout, tile, predicted, max_threads)
 
 
+def _slot_strides(dst_dims, tile, unit, pad, group):
+    """Destination-order slot strides (those of ``pad`` dims padded to an odd number of words,
+    ``group`` dims padded every few indices) and the slots they span."""
+    slot_of, stride = {}, 1
+    for d in dst_dims:
+        slot_of[d] = padded_stride(stride, unit) if d in pad else stride
+        shift, extra = group.get(d, (0, 0))
+        stride = slot_of[d] * tile[d] + ((tile[d] - 1) >> shift) * extra
+    return slot_of, stride
+
+
 def _slots(search: _Search, tile, split_of):
     """Both walks of a tile and the slots they share: the destination-order position in a tile
     of full chunks, with the slot stride of the source's contiguous dim (or of every dim after
-    the destination's first) padded where that takes fewer shared-memory wavefronts and fits.
+    the destination's first) padded where that takes fewer shared-memory wavefronts and fits,
+    then (1- and 2-byte units, whose work items are words) up to two dims padded by a word
+    every 2^g indices where that takes fewer still; layouts keeping phase 2's words in
+    consecutive slots (``contiguous``) first.
     Returns (read, write, read items, write items, slots spanned)."""
+    unit = search.unit
     dst_dims = [d for d in search.write.order if d in tile]
     src_first = next(d for d in search.read.order if d in tile)
     best = None
-    for pad in ((), (src_first,), tuple(dst_dims[1:])):
-        if best is not None and (not pad or src_first == dst_dims[0] and len(pad) == 1):
-            continue
-        slot_of, stride = {}, 1
-        for d in dst_dims:
-            slot_of[d] = padded_stride(stride, search.unit) if d in pad else stride
-            stride = slot_of[d] * tile[d]
-        if best is not None and not search.fits(tile, stride):
-            continue
-        read, read_items = _walk(search.read, tile, slot_of, split_of)
-        write, write_items = _walk(search.write, tile, slot_of, split_of, search.write_residue)
-        ratio = wavefront_ratio((read, write), search.unit)
-        if best is None or ratio < best[0] - 0.01:
-            best = (ratio, read, write, read_items, write_items, stride)
-    return best[1:]
+
+    def consider(pad, group, must_fit=True):
+        nonlocal best
+        slot_of, stride = _slot_strides(dst_dims, tile, unit, pad, group)
+        if must_fit and not search.fits(tile, stride):
+            return
+        read, read_items = _walk(search.read, tile, slot_of, split_of, search.read_residue,
+                                 True, group)
+        write, write_items = _walk(search.write, tile, slot_of, split_of, search.write_residue,
+                                   False, group)
+        ratio = wavefront_ratio((read, write), unit)
+        # words of consecutive slots are read whole in phase 2 (half its instructions, no
+        # bank conflicts): layouts that keep them come first where their conflicts are mild
+        rank = (not (ratio <= MILD_CONFLICTS and (not write.words or write.contiguous)), ratio)
+        if best is None or rank[0] < best[0][0] or rank[0] == best[0][0] and ratio < best[0][1] - 0.01:
+            best = (rank, read, write, read_items, write_items, stride, pad, group)
+
+    consider((), {}, must_fit=False)
+    for pad in ((src_first,), tuple(dst_dims[1:])):
+        if not (src_first == dst_dims[0] and len(pad) == 1):
+            consider(pad, {})
+    if unit < 4:
+        word = 4 // unit  # slots in a 4-byte word
+        for d in [src_first] + [d for d in dst_dims if d != src_first]:
+            if best[0][1] <= 1.0 or len(best[7]) == 2:
+                break
+            base_pad, base_group = best[6], best[7]
+            for shift in range(1, 8):
+                if tile[d] > 1 << shift:
+                    for extra in (word, 2 * word):
+                        consider(base_pad, {**base_group, d: (shift, extra)})
+    return best[1:6] + (best[0][1],)
 
 
 def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     shape, unit = layout.shape, layout.unit
     split = [d for d in sorted(tile) if tile[d] < shape[d]]
     split_of = {d: k for k, d in enumerate(split)}
-    read, write, read_items, write_items, footprint = _slots(search, tile, split_of)
+    read, write, read_items, write_items, footprint, wavefronts = _slots(search, tile, split_of)
     outer, split_outer = [], [0] * len(split)
     for d in range(len(shape)):  # normalized order: blocks in a row walk dst upwards
         if d in split_of:
@@ -531,7 +616,8 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     rows_at = tile_bytes(volume, unit)
     sizes = [row_table_bytes(math.prod(side.length) // math.prod(side.length[:side.run]))
              for side in (read, write)]
-    runs = [run_table_bytes(math.prod(side.length[:side.run])) for side in (read, write)]
+    runs = [0 if side.contiguous else run_table_bytes(math.prod(side.length[:side.run]))
+            for side in (read, write)]
     read = replace(read, rows_at=rows_at, run_at=rows_at + sum(sizes))
     write = replace(write, rows_at=rows_at + sizes[0], run_at=rows_at + sum(sizes) + runs[0])
     tables = sum(sizes) + sum(runs)
@@ -544,7 +630,7 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     return PackedPlan(
         unit, dims, wide, read, write,
         tuple(n for n, _, _ in outer), tuple(s for _, s, _ in outer), tuple(d for _, _, d in outer),
-        tuple(split_outer), 0, 0, volume, tables,
+        tuple(split_outer), 0, 0, volume, tables, round(wavefronts, 3),
         (search.read.sectors(*search.read.run_of(tile)), search.write.sectors(*search.write.run_of(tile))),
         (round(predicted[0], 4), round(predicted[1], 4)),
         tiles=tiles, block_threads=threads, grid_blocks=tiles,

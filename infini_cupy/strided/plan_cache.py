@@ -53,8 +53,9 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "write_spread")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
-    "len", "full", "chunk_of", "stride", "slot", "magic")] + [(name, "<i8") for name in (
-    "dims", "run", "aligned", "uniform", "rows_at", "run_at", "words")], align=True)
+    "len", "full", "chunk_of", "stride", "slot", "magic", "group_shift", "group_pad")] + [
+    (name, "<i8") for name in (
+    "dims", "run", "aligned", "uniform", "rows_at", "run_at", "words", "contiguous")], align=True)
 PACKED_OUTER = np.dtype([(name, "<i8", (OUTER_DIMS,)) for name in (
     "len", "src_stride", "dst_stride", "magic")] + [("split", "<i8", (2,))] + [
     (name, "<i8") for name in ("dims", "tiles", "src_offset", "dst_offset", "src_lo", "src_hi")],
@@ -131,7 +132,8 @@ def _tile_args(plan: TilePlan) -> tuple:
 def _packed_side(side) -> np.void:
     record = np.zeros((), PACKED_SIDE)
     for name, values in (("len", side.length), ("full", side.full), ("chunk_of", side.chunk_of),
-                         ("stride", side.stride), ("slot", side.slot)):
+                         ("stride", side.stride), ("slot", side.slot),
+                         ("group_shift", side.group_shift), ("group_pad", side.group_pad)):
         record[name][: len(values)] = values
     record["len"][len(side.length):] = 1
     record["full"][len(side.length):] = 1
@@ -139,7 +141,8 @@ def _packed_side(side) -> np.void:
     record["chunk_of"][len(side.length):] = -1
     record["dims"], record["run"] = len(side.length), side.run
     record["aligned"], record["uniform"] = int(side.aligned), int(side.uniform)
-    record["rows_at"], record["run_at"], record["words"] = side.rows_at, side.run_at, int(side.words)
+    record["rows_at"], record["run_at"] = side.rows_at, side.run_at
+    record["words"], record["contiguous"] = int(side.words), int(side.contiguous)
     return record[()]
 
 

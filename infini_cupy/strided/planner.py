@@ -63,6 +63,7 @@ from .packed_planner import (
     PackedPlan,
     plan_large,
     plan_packed,
+    words_on_both,
 )
 from .tile_planner import TilePlan, plan_tiles
 
@@ -361,7 +362,7 @@ def plan_rearrange(
         if packed is not None:
             packed_efficiency = _efficiency(packed, layout, dst_residue, src_residue)
             packed_fraction = kernel_costs.predicted_fraction(packed, packed_efficiency, nbytes)
-            if weigh_issue and packed_fraction <= fraction + MARGIN:
+            if weigh_issue and (packed_fraction <= fraction + MARGIN or not words_on_both(packed)):
                 return plan  # it coalesces better but issues too many instructions
             plan, efficiency, fraction = packed, packed_efficiency, packed_fraction
             if min(packed.predicted) >= LARGE_TARGET:
@@ -369,7 +370,8 @@ def plan_rearrange(
         large_budget = min(max_shared_bytes, LARGE_MAX_BYTES)
         if large_budget > WIDE_BYTES:
             large = plan_large(layout, dst_residue, src_residue, budget, efficiency, large_budget)
-            if large is not None and (not weigh_issue or kernel_costs.predicted_fraction(
+            if large is not None and (not weigh_issue or words_on_both(large) and
+                                      kernel_costs.predicted_fraction(
                     large, _efficiency(large, layout, dst_residue, src_residue),
                     nbytes) > fraction + MARGIN):
                 return large

@@ -29,6 +29,7 @@ from infini_cupy.strided.packed_planner import (
     packed_kernel_name,
     plan_large,
     plan_packed,
+    words_on_both,
 )
 from infini_cupy.strided.planner import _efficiency, plan_rearrange
 from infini_cupy.strided.tile_planner import TilePlan
@@ -256,7 +257,9 @@ def test_run_sectors_count_sectors(length, chunk, base, unit):
 def test_the_planner_takes_the_plan_its_model_predicts_fastest(data):
     # Random permutations: where coalescing alone would take a packed plan, the plan
     # plan_rearrange returns is that plan or one predicted at least as fast (less the margin a
-    # switch needs); a packed plan is taken only where coalescing alone takes it too.
+    # switch needs); a packed plan is taken only where coalescing alone takes it too. (A
+    # packed plan of 1- or 2-byte units whose phases cannot both move words is not weighed by
+    # the recorded costs: the planner keeps the other plan.)
     rank = data.draw(st.integers(2, 6))
     shape = tuple(data.draw(st.integers(1, {2: 400, 3: 60}.get(rank, 12))) for _ in range(rank))
     perm = data.draw(st.permutations(range(rank)))
@@ -265,8 +268,9 @@ def test_the_planner_takes_the_plan_its_model_predicts_fastest(data):
     layout = normalize_layout(y_shape, y_strides, x_strides, itemsize)
     chosen = plan_rearrange(y_shape, y_strides, x_strides, itemsize)
     by_coalescing = plan_rearrange(y_shape, y_strides, x_strides, itemsize, weigh_issue=False)
-    if isinstance(by_coalescing, PackedPlan) and by_coalescing != chosen:
+    if isinstance(by_coalescing, PackedPlan) and by_coalescing != chosen and words_on_both(
+            by_coalescing):
         assert (predicted_fraction(by_coalescing, layout)
                 <= predicted_fraction(chosen, layout) + MARGIN)
     if isinstance(chosen, PackedPlan):
-        assert by_coalescing == chosen
+        assert by_coalescing == chosen and words_on_both(chosen)

@@ -54,10 +54,12 @@ def _side(side, base, chunks, unit):
     item = r * (vl // iu) + q // iu
     offset = np.full(item.size, low, np.int64)
     slot = np.zeros(item.size, np.int64)
+    shift = side.group_shift or (0,) * len(n)
+    pad = side.group_pad or (0,) * len(n)
     for d in range(side.run, len(n)):  # the row's dims, innermost fastest
         k, r = r % n[d], r // n[d]
         offset += k * side.stride[d]
-        slot += k * side.slot[d]
+        slot += k * side.slot[d] + (k >> shift[d]) * pad[d]
     lowest = base + offset
     lead = (lowest % SECTOR) // unit if side.aligned else np.zeros_like(lowest)
     if side.aligned and side.uniform:
@@ -68,7 +70,7 @@ def _side(side, base, chunks, unit):
     for d in range(side.run):
         k = e % n[d] if d + 1 < side.run else e
         e = e // n[d]
-        slot += k * side.slot[d]
+        slot += k * side.slot[d] + (k >> shift[d]) * pad[d]
     address = lowest + p * unit
     return item, active, address, slot
 
@@ -99,6 +101,10 @@ def simulate_packed_kernel(plan: PackedPlan, dst_address=0, src_address=0) -> Si
         if plan.write.words:  # words are written whole: each run starts and ends on a word
             per_word = np.bincount(w_item, weights=w_active)
             assert np.all((per_word == 0) | (per_word == WORD_BYTES // unit)), "a word cut by a run's end"
+        if plan.write.contiguous:  # a word's slots: consecutive, from a 4-byte boundary
+            word_slots = w_slot[w_active].reshape(-1, WORD_BYTES // unit)
+            assert np.all(np.diff(word_slots, axis=1) == 1)
+            assert np.all(word_slots[:, 0] * unit % 4 == 0)
         elements = math.prod(_lengths(plan.read, chunks))
         assert r_active.sum() == w_active.sum() == elements
         src_slots, dst_slots = r_slot[r_active], w_slot[w_active]
@@ -137,9 +143,12 @@ def check_packed_plan(plan: PackedPlan, max_threads: int) -> None:
     assert write.rows_at == read.rows_at + row_table_bytes(rows[0])
     assert read.run_at == write.rows_at + row_table_bytes(rows[1])
     assert write.run_at == read.run_at + run_table_bytes(runs[0])
-    assert read.rows_at + plan.table_bytes == write.run_at + run_table_bytes(runs[1])
+    assert read.rows_at + plan.table_bytes == write.run_at + (
+        0 if write.contiguous else run_table_bytes(runs[1]))
+    assert not read.contiguous and (not write.contiguous or write.words)
+    assert not (read.words or write.words) or plan.unit < 4
     assert all(at % 16 == 0 for s in (read, write) for at in (s.rows_at, s.run_at))
-    assert read.words == (read.aligned and plan.unit < 4) and (not write.words or write.aligned)
+    assert (not read.words or read.aligned) and (not write.words or write.aligned)
     for side in (plan.read, plan.write):
         assert len(side.length) <= plan.dims and 0 <= side.run <= len(side.length)
         assert sorted(side.length) == sorted(plan.read.length)
@@ -153,9 +162,17 @@ def check_packed_plan(plan: PackedPlan, max_threads: int) -> None:
             assert side.length[d - 1] == side.full[d - 1]  # only a run's last dim is split
         assert side.run == 0 or abs(side.stride[0]) == plan.unit
     # slots: the destination-order position in a tile of full chunks, a stride padded at most
-    # to the next odd number of words past the dense one
+    # to the next odd number of words past the dense one, at most two dims padded by a word or
+    # two every 2^g indices (each the same for both phases)
+    word = max(1, 4 // plan.unit)
     slot, length = plan.write.slot, plan.write.length
-    assert slot[0] == 1 and plan.tile_elements == slot[-1] * length[-1]
+    shift = plan.write.group_shift or (0,) * len(slot)
+    pad = plan.write.group_pad or (0,) * len(slot)
+    span = [slot[d] * length[d] + ((length[d] - 1) >> shift[d]) * pad[d] for d in range(len(slot))]
+    assert slot[0] == 1 and plan.tile_elements == span[-1]
     for d in range(1, len(slot)):
-        assert slot[d - 1] * length[d - 1] <= slot[d] <= slot[d - 1] * length[d - 1] + 2 * max(1, 4 // plan.unit)
+        assert span[d - 1] <= slot[d] <= span[d - 1] + 2 * word
+    assert sum(p > 0 for p in pad) <= 2 and all(p in (0, word, 2 * word) for p in pad)
     assert sorted(plan.read.slot) == sorted(plan.write.slot)
+    assert sorted(zip(plan.read.slot, plan.read.group_shift, plan.read.group_pad)) == sorted(
+        zip(plan.write.slot, plan.write.group_shift, plan.write.group_pad))
