@@ -141,6 +141,45 @@ def test_every_variant_copies_exactly(name):
     assert (plan.shared_bytes > WIDE_BYTES) == name.endswith(", 2>")
 
 
+# --- the walks of 1- and 2-byte units --------------------------------------------------
+# (name, shape, perm, dtype, src offset, dst offset, the walk each phase is to take:
+# (read.words, write.words, write.contiguous))
+WORD_WALKS = [
+    ("words, consecutive slots", (5, 12, 34, 16), (1, 3, 0, 2), np.uint8, 0, 0, (True, True, True)),
+    ("fp16 words, consecutive", (5, 12, 34, 16), (1, 3, 0, 2), np.float16, 0, 0, (True, True, True)),
+    ("words, padded slots", (8, 16, 5, 64), (3, 2, 1, 0), np.uint8, 0, 0, (True, True, False)),
+    ("fp16 words, padded slots", (6, 10, 24, 12), (2, 3, 0, 1), np.float16, 0, 0,
+     (True, True, False)),
+    ("runs ending inside a word", (16, 40, 48), (2, 0, 1), np.uint8, 0, 0, (True, False, False)),
+    ("rows starting anywhere", (9, 33, 17), (2, 1, 0), np.float16, 0, 0, (False, False, False)),
+    ("source off a word", (5, 12, 34, 16), (1, 3, 0, 2), np.uint8, 3, 0, (False, True, False)),
+    ("destination off a word", (5, 12, 34, 16), (1, 3, 0, 2), np.float16, 0, 6,
+     (True, False, False)),
+    ("odd transpose", (301, 257), (1, 0), np.uint8, 0, 0, (False, False, False)),
+]
+
+
+@pytest.mark.parametrize("name, shape, perm, dtype, src_offset, dst_offset, walks", WORD_WALKS,
+                         ids=[w[0] for w in WORD_WALKS])
+def test_every_walk_of_narrow_units_copies_exactly(name, shape, perm, dtype, src_offset,
+                                                   dst_offset, walks):
+    # Whole words, words cut by a run's end (read whole inside the source's bytes, or unit by
+    # unit at its ends), misaligned words (the rare path) and unit walks, through the kernel.
+    y, x = permutation(shape, perm, dtype, np.random.default_rng(7), src_offset, dst_offset)
+    plan = packed_copy_and_check(y, x)
+    assert (plan.read.words, plan.write.words, plan.write.contiguous) == walks
+
+
+def test_words_cut_by_the_ends_of_the_source_are_read_unit_by_unit():
+    # Runs of 44 bytes 48 apart (a slice): each run's last word is cut by its end; inside the
+    # source's bytes phase 1 reads it whole, past the source's last byte unit by unit.
+    base = random_fill(aligned_empty((16, 40, 48), np.uint8), np.random.default_rng(8))
+    x = base[:, :, :44].transpose(2, 0, 1)
+    y = aligned_empty(x.shape, np.uint8)
+    plan = packed_copy_and_check(y, x)
+    assert plan.read.words and plan.read.length[0] == 44
+
+
 def random_layout(seed):
     """(y, x) of a random permutation of rank 2 to 8, odd lengths, 1- to 16-byte elements; some
     with negative strides, an offset source or destination, or a broadcast source."""
