@@ -13,9 +13,9 @@
 // The index walk is table-driven: at the start of a tile the block writes, after the tile in
 // shared memory, each phase's row table (a row's byte offset and slot base) and run table (the
 // slot of each run position), so a work item costs one division by the virtual row's length,
-// a row-table load, and a run-table load of its units' slots. A work item of a virtual row
-// (aligned side) is an 8-byte word of 1- or 2-byte units (moved by one global access), one
-// unit beyond.
+// a row-table load, and a run-table load of its units' slots. A work item of a virtual row is
+// an 8-byte word of 1- or 2-byte units (one global access) where the planner says the side's
+// runs allow it (PackedSide::words), else one unit.
 #include "common.cuh"
 #include "divisor.cuh"
 
@@ -272,9 +272,9 @@ __device__ __forceinline__ bool packed_warp_any(bool edge) {
 // path (`fast`: whole words whose first run position is a multiple of IU) reads its IU
 // table entries by one shared access. The rest (`edge`: units of other words, and words cut
 // by the ends of the source's memory, read unit by unit) take a rare branch. Phase 2 writes
-// words only where the planner found every run starting and ending on a word boundary. Every
-// access goes through load_if / store_if, which keep the emulator's trace in step where lanes
-// skip one.
+// words only where the planner found every run starting and ending on a word boundary, and
+// (CONTIGUOUS) reads a word of consecutive slots as two 4-byte shared words. Every access goes
+// through load_if / store_if, which keep the emulator's trace in step where lanes skip one.
 template <int IU, bool ALIGNED, bool LOAD, bool CONTIGUOUS, int Unit, int D, typename Elem>
 __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Elem *tile) {
     constexpr int N = PackedItems<Unit, D>::value;
@@ -293,7 +293,7 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
         for (int it = 0; it < N; ++it) {
             const unsigned i = first + it * blockDim.x + lane;
             unsigned w;
-            // virtual rows (ALIGNED) are a sector or more: never one item long
+            // virtual rows (ALIGNED) are a sector or more: at least two items long
             const unsigned r = ALIGNED ? pass.per_row.div_above_one(i, w) : pass.per_row.div(i, w);
             active[it] = i < pass.total;
             PackedRow row{0, 0};
