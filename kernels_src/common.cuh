@@ -156,6 +156,16 @@ __device__ __forceinline__ void store_if(bool on, T *p, T value) {
     }
 }
 
+// Whether any lane of the warp has `edge` set: a branch taken by the whole warp or none, so
+// the compiler keeps it a branch (a rare path costs nothing where no lane takes it) and the
+// emulator's traced lanes stay in step inside it. Untraced emulation needs no warp vote.
+__device__ __forceinline__ bool warp_any(bool edge) {
+#ifdef INFINI_EMULATION
+    if (!emu::tracing()) return edge;
+#endif
+    return __any_sync(0xffffffffu, edge);
+}
+
 // A global -> shared copy of one T that does not pass through a register: on sm_80 and later
 // an asynchronous copy (cp.async, SASS LDGSTS), so a thread can have every item of a staged
 // phase in flight at once instead of a round of loads at a time; cp_async_wait_all() completes

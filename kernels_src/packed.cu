@@ -82,11 +82,9 @@ struct alignas(16) PackedEight {
     uint4 lo, hi;
 };
 template <int IU> struct PackedEntries { typedef unsigned type; };
-template <> struct PackedEntries<2> { typedef uint2 type; };
 template <> struct PackedEntries<4> { typedef uint4 type; };
 template <> struct PackedEntries<8> { typedef PackedEight type; };
 __device__ __forceinline__ unsigned entry(const unsigned &e, int) { return e; }
-__device__ __forceinline__ unsigned entry(const uint2 &e, int k) { return k == 0 ? e.x : e.y; }
 __device__ __forceinline__ unsigned entry(const uint4 &e, int k) {
     return k == 0 ? e.x : k == 1 ? e.y : k == 2 ? e.z : e.w;
 }
@@ -220,8 +218,8 @@ struct PackedPass {
         }
         unsigned items = run;  // dense rows: an item per unit
         if (aligned) {
-            const unsigned lead = side.uniform ? lead_of(base + low) : SEC - 1;
-            items = (run + lead + SEC - 1) / SEC * SEC / (words ? PackedWord<Unit>::IU : 1);
+            const unsigned first = side.uniform ? lead(static_cast<int>(low)) : SEC - 1;
+            items = (run + first + SEC - 1) / SEC * SEC / (words ? PackedWord<Unit>::IU : 1);
         }
         per_row = SmallDivisor(items);
         total = rows * items;
@@ -248,20 +246,11 @@ struct PackedPass {
         }
     }
 
-    __device__ static unsigned lead_of(const char *lowest) {
-        return static_cast<unsigned>(reinterpret_cast<unsigned long long>(lowest) %
-                                     PACKED_SECTOR_BYTES) / Unit;
+    // Units from the sector boundary at or below base + offset to it (offsets: 32 bits).
+    __device__ __forceinline__ int lead(int offset) const {
+        return static_cast<int>((base_low + offset) % PACKED_SECTOR_BYTES / Unit);
     }
 };
-
-// Whether any lane of the warp has `edge` set: a branch taken by the whole warp or none, so a
-// rare path costs nothing where no lane takes it and the emulator's traced lanes stay in step.
-__device__ __forceinline__ bool packed_warp_any(bool edge) {
-#ifdef INFINI_EMULATION
-    if (!emu::tracing()) return edge;
-#endif
-    return __any_sync(0xffffffffu, edge);
-}
 
 // Runs a phase: each thread takes PackedItems work items per round (items base + lane, base
 // stepping by the block), locating all of them first, then moving them; phase 1 issues its
@@ -298,9 +287,7 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
             active[it] = i < pass.total;
             PackedRow row{0, 0};
             load_if<true>(active[it], pass.rows_of + r, row);
-            const int lead = ALIGNED ? static_cast<int>((pass.base_low + row.offset) %
-                                                        PACKED_SECTOR_BYTES / Unit) : 0;
-            p0[it] = static_cast<int>(w * IU) - lead;
+            p0[it] = static_cast<int>(w * IU) - (ALIGNED ? pass.lead(row.offset) : 0);
             address[it] = pass.base + (row.offset + p0[it] * Unit);  // tile offsets: 32 bits
             slot[it] = row.slot;
             const bool whole = active[it] && p0[it] >= 0 && p0[it] + IU <= run;
@@ -361,7 +348,7 @@ __device__ __forceinline__ void packed_walk(const PackedPass<Unit, D> &pass, Ele
                 store_if<false>(fast[it], reinterpret_cast<word_t *>(address[it]), word[it]);
             }
         }
-        if (IU > 1 && packed_warp_any(edge)) {
+        if (IU > 1 && warp_any(edge)) {
 #pragma unroll
             for (int it = 0; it < N; ++it) {
 #pragma unroll

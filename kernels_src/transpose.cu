@@ -343,16 +343,6 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
     if constexpr (ASYNC) cp_async_wait_all();  // the barrier after the phase then publishes the tile
 }
 
-// Whether any lane of the warp has `edge` set: a branch taken by the whole warp or none, so
-// the compiler keeps it a branch (a rare path costs nothing where no lane takes it) and the
-// emulator's traced lanes stay in step inside it. Untraced emulation needs no warp vote.
-__device__ __forceinline__ bool warp_any(bool edge) {
-#ifdef INFINI_EMULATION
-    if (!emu::tracing()) return edge;
-#endif
-    return __any_sync(0xffffffffu, edge);
-}
-
 // The walk of a WORDS pass (TilePass): each thread takes TILE_ITEMS warp steps per round,
 // a word each, all global loads issued before the shared stores. A word's units move
 // between its bytes (little-endian: unit k at bits 8 * Unit * k) and their shared slots one

@@ -20,7 +20,7 @@ import numpy as np
 SECTOR = 32
 BANKS = 32
 SAMPLED_UNITS = 4096  # units of each phase the estimate walks (the pattern repeats)
-WORD_BYTES = 8  # a work item of 1- or 2-byte units (packed_planner.WORD_BYTES)
+WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
 
 
 def padded_stride(stride: int, unit: int) -> int:
@@ -31,6 +31,12 @@ def padded_stride(stride: int, unit: int) -> int:
     if (s // step) % 2 == 0:
         s += step
     return s
+
+
+def units_per_item(unit: int, words: bool) -> int:
+    """Units a work item moves: a WORD_BYTES word of 1- or 2-byte units where ``words``, else
+    one unit (``PackedWord`` in packed.cu)."""
+    return WORD_BYTES // unit if words and unit < 4 else 1
 
 
 def _group(side):
@@ -52,7 +58,7 @@ def _items(side, unit):
     if side.aligned:
         lead = (low % SECTOR) // unit if side.uniform else sec - 1
         vl = -(-(run + lead) // sec) * sec
-    iu = WORD_BYTES // unit if side.words and unit < 4 else 1
+    iu = units_per_item(unit, side.words)
     position = np.arange(min(rows * vl, SAMPLED_UNITS))
     r, q = position // vl, position % vl
     access = (r * (vl // iu) + q // iu) // 32 * iu + q % iu
@@ -71,7 +77,7 @@ def _items(side, unit):
         k = e % n[d] if d + 1 < side.run else e
         e = e // n[d]
         slot += k * side.slot[d] + (k >> shift[d]) * pad[d]
-    if getattr(side, "contiguous", False) and iu > 1:
+    if side.contiguous and iu > 1:
         # two 4-byte loads per word from its first slot, lanes 16 and up taking the second
         # word first (packed_walk's CONTIGUOUS path)
         first = active & (q % iu == 0)

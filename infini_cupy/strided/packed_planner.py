@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 
 from . import sector_model as sm
 from .layout import LaunchPlan, NormalizedLayout
-from .packed_banks import padded_stride, wavefront_ratio
+from .packed_banks import WORD_BYTES, padded_stride, units_per_item, wavefront_ratio
 
 PACKED_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
 DIM_BUCKETS = (4, 8)  # template D: tile dims the kernel's loops unroll to
@@ -72,7 +72,6 @@ LARGE_TARGET = 0.9
 LARGE_MAX_BYTES = 163840
 MAX_THREADS = 512  # PACKED_MAX_THREADS in packed.cu: its __launch_bounds__
 ITEMS_PER_THREAD = 4  # work items (per phase) a thread takes, about
-WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
 # Bank conflicts (wavefronts over the ideal, by the bank model) a plan of 1- or 2-byte units
 # may have and still be weighed by the recorded costs, which assume none.
 MILD_CONFLICTS = 1.25
@@ -387,12 +386,6 @@ def _run_dims(side: sm.Side, tile: dict[int, int]) -> list[int]:
     """The tile dims that chain in one side's memory (its run), innermost first."""
     j, chunk = side.run_of(tile)
     return side.chain[:j] + ([side.chain[j]] if chunk is not None else [])
-
-
-def units_per_item(unit: int, words: bool) -> int:
-    """Units a work item moves: a WORD_BYTES word of smaller units where ``words``, else
-    one unit (``PackedWord`` in packed.cu)."""
-    return WORD_BYTES // unit if words and unit < 4 else 1
 
 
 def _word_runs(side: sm.Side, residue: int, tile: dict[int, int], run_dims: list[int],
