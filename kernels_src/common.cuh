@@ -95,18 +95,36 @@ __device__ __forceinline__ void sts(T *p, const T &v) {
     *p = v;
 }
 
+#ifdef INFINI_EMULATION
+// Lanes shared memory serves together for an access of `bytes` (a phase): the warp up to 4
+// bytes, half of it for 8, a quarter for 16 (tools/bank_conflicts.py).
+constexpr unsigned phase_lanes(unsigned bytes) { return bytes >= 16 ? 8u : bytes >= 8 ? 16u : 32u; }
+
+// The lane whose access an idle lane repeats in a traced emulation: the first taking part
+// (`mask`) in the idle lane's own phase, else in the warp. A repeat within the phase is a
+// broadcast, free as the idle lane is on the GPU; one from another phase would add a word
+// to the phase and count a bank conflict the GPU does not have.
+template <unsigned Bytes>
+__device__ inline int repeated_lane(unsigned mask) {
+    constexpr unsigned PHASE = phase_lanes(Bytes);
+    const unsigned base = threadIdx.x % 32 / PHASE * PHASE;
+    const unsigned own = PHASE == 32 ? mask : mask & (((1u << PHASE) - 1) << base);
+    return __ffs(static_cast<int>(own ? own : mask)) - 1;
+}
+#endif
+
 // An access some lanes of a warp make and others skip (`on`): on the GPU a predicated
-// access. In emulation, while the profiler traces, a lane that skips repeats the first
-// taking-part lane's access (its address, and for a store its value), so that the k-th access
-// of every lane stays one warp instruction in the trace (tools/profiler.py); a repeated store
-// writes what is written there anyway.
+// access. In emulation, while the profiler traces, a lane that skips repeats a taking-part
+// lane's access (its address, and for a store its value; `repeated_lane`), so that the k-th
+// access of every lane stays one warp instruction in the trace (tools/profiler.py); a
+// repeated store writes what is written there anyway.
 template <bool SHARED, typename T>
 __device__ __forceinline__ void load_if(bool on, const T *p, T &out) {
 #ifdef INFINI_EMULATION
     if (emu::tracing()) {
         const unsigned mask = __ballot_sync(0xffffffffu, on);
         if (mask == 0) return;
-        const T *first = __shfl_sync(0xffffffffu, p, __ffs(static_cast<int>(mask)) - 1);
+        const T *first = __shfl_sync(0xffffffffu, p, repeated_lane<sizeof(T)>(mask));
         const T *at = on ? p : first;
         const T value = SHARED ? lds(at) : ld(at);
         if (on) out = value;
@@ -136,7 +154,7 @@ __device__ __forceinline__ void store_if(bool on, T *p, T value) {
     if (emu::tracing()) {
         const unsigned mask = __ballot_sync(0xffffffffu, on);
         if (mask == 0) return;
-        const int src = __ffs(static_cast<int>(mask)) - 1;
+        const int src = repeated_lane<sizeof(T)>(mask);
         T *first = __shfl_sync(0xffffffffu, p, src);
         const T first_value = shfl_bytes(value, src);
         if (SHARED) {

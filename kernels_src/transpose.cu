@@ -73,13 +73,15 @@ constexpr int TILE_ITEMS = 4;
 // Each row is a "virtual row" that starts at the sector boundary at or below the row's lowest
 // address, units past it before the row's first unit or after its last being idle work items;
 // its lead (units between the boundary and the row) is the first row's when all rows share it
-// (`uniform`, or one chained run), else room for SEC - 1 is left. A row whose units are in
+// (`uniform`, or one chained run), else room for SEC - 1 is left, and a virtual row longer
+// than a warp step is whole warp steps (`virtual_row`). A row whose units are in
 // descending memory order (along < 0, only with V == 1) is walked from its lowest address.
 // Chained rows (row_stride == row_len * along, along > 0) are one run of rows * row_len.
 //
 // Warp step g of a pass covers 32 work items:
 // - R == 1: items g * 32 + lane of the rows laid end to end (virtual rows of a multiple of SEC
-//   units, so a warp covers whole sectors of one or more rows);
+//   units, so a warp covers whole sectors of one or more rows; rows of different leads share
+//   a warp step only where they are short);
 // - R == 4 (16-byte accesses): J = 8 consecutive units (128 bytes) of each of 4 rows: lane
 //   (j, q) = (lane % 8, lane / 8) takes unit c * 8 + j of row G / S * 4S + q * S + G % S,
 //   chunk c and row group G being g's place in (groups, chunks per row). A warp then spreads
@@ -174,12 +176,11 @@ struct TilePass {
         if (WORDS) {  // lead in units: words from the sector boundary to past the run
             const int lead_units = uniform ? lead0 : SECTOR_BYTES / Unit - 1;
             const unsigned words = (units + lead_units + IU - 1) / IU;
-            const unsigned vl = (words + SEC - 1) / SEC * SEC;
-            per_row = SmallDivisor(vl);
-            total = (chained ? 1u : static_cast<unsigned>(rows)) * vl;
+            per_row = SmallDivisor(virtual_row(words));
+            total = (chained ? 1u : static_cast<unsigned>(rows)) * per_row.d;
             steps = (total + 31) / 32;
         } else if (R == 1) {
-            const unsigned vl = (units + lead + SEC - 1) / SEC * SEC;
+            const unsigned vl = virtual_row(units + lead);
             per_row = SmallDivisor(vl);
             total = (chained ? 1u : static_cast<unsigned>(rows)) * vl;
             steps = (total + 31) / 32;
@@ -190,6 +191,15 @@ struct TilePass {
             total = groups * chunks;
             steps = total;
         }
+    }
+
+    // Work items of a virtual row of `items` (lead room included): whole sectors; whole warp
+    // steps for rows that start anywhere in a sector and outlast a warp step, so that no
+    // step takes the end of one row and the start of the next, whose leads differ (their
+    // slots would meet in a bank).
+    __device__ unsigned virtual_row(unsigned items) const {
+        const unsigned vl = (items + SEC - 1) / SEC * SEC;
+        return uniform || vl <= 32 ? vl : (vl + 31) / 32 * 32;
     }
 
     // How many units past a sector boundary an address is.
@@ -293,9 +303,11 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
             active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
                 g, lane, address[it], slot[it]);
 #ifdef INFINI_EMULATION
-            for (unsigned other = 0; !active[it] && other < 32; ++other) {
+            // (lanes of its own phase of the shared access first: repeated_lane)
+            constexpr unsigned PHASE = phase_lanes(sizeof(Elem));
+            for (unsigned k = 0; !active[it] && k < 32; ++k) {
                 active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
-                    g, other, address[it], slot[it]);
+                    g, (lane / PHASE * PHASE + k) % 32, address[it], slot[it]);
             }
 #endif
         }

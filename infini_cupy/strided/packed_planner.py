@@ -547,8 +547,8 @@ def _slots(search: _Search, tile, split_of):
     """Both walks of a tile and the slots they share: the destination-order position in a tile
     of full chunks, with the slot stride of the source's contiguous dim (or of every dim after
     the destination's first) padded where that takes fewer shared-memory wavefronts and fits,
-    then (1- and 2-byte units, whose work items are words) up to two dims padded by a word
-    every 2^g indices where that takes fewer still; layouts keeping phase 2's words in
+    then up to two dims padded by a word (a slot, for units of 4 bytes and more) every 2^g
+    indices where that takes fewer still; layouts keeping phase 2's words in
     consecutive slots (``contiguous``) first.
     Returns (read, write, read items, write items, slots spanned)."""
     unit = search.unit
@@ -576,16 +576,15 @@ def _slots(search: _Search, tile, split_of):
     for pad in ((src_first,), tuple(dst_dims[1:])):
         if not (src_first == dst_dims[0] and len(pad) == 1):
             consider(pad, {})
-    if unit < 4:
-        word = 4 // unit  # slots in a 4-byte word
-        for d in [src_first] + [d for d in dst_dims if d != src_first]:
-            if best[0][1] <= 1.0 or len(best[7]) == 2:
-                break
-            base_pad, base_group = best[6], best[7]
-            for shift in range(1, 8):
-                if tile[d] > 1 << shift:
-                    for extra in (word, 2 * word):
-                        consider(base_pad, {**base_group, d: (shift, extra)})
+    word = max(1, 4 // unit)  # slots in a 4-byte word (or one slot of a wider unit)
+    for d in [src_first] + [d for d in dst_dims if d != src_first]:
+        if best[0][1] <= 1.0 or len(best[7]) == 2:
+            break
+        base_pad, base_group = best[6], best[7]
+        for shift in range(1, 8):
+            if tile[d] > 1 << shift:
+                for extra in (word, 2 * word):
+                    consider(base_pad, {**base_group, d: (shift, extra)})
     return best[1:6] + (best[0][1],)
 
 

@@ -24,7 +24,9 @@ shift0))`` and ``i1`` likewise, with the batch indices fixed. Each of its elemen
 stride)`` over dims 0, 1 and the batch dims. Phase 1 reads along dim ``read_along``,
 ``read_vector`` elements per access; phase 2 writes along dim 1, ``write_vector`` per access;
 both start each row's accesses at the sector boundary below its lowest address (see
-``TilePass`` in the kernel source). A side of 1-byte units with vector 1 (rows that
+``TilePass`` in the kernel source), and where a side's rows start anywhere in a sector, a
+row longer than a warp step takes whole warp steps (no step spans two rows of different
+leads, whose slots would share banks). A side of 1-byte units with vector 1 (rows that
 start anywhere in a word) moves aligned 4-byte **words** instead, a work item being word ``q``
 of the virtual row: a word wholly inside the row is one access, a word at a row's end is read
 whole where it lies inside the source's bytes (``src_lo``/``src_hi`` of the packed layout) and

@@ -75,9 +75,9 @@ def test_narrow_and_mixed_vectors_are_free_of_bank_conflicts(itemsize, pitch, ve
     plan = plan_tiles(itemsize, shape, dst, src, 0, 0, 1024)
     assert (plan.read_vector, plan.write_vector) == vectors
     simulated = simulate_tile_kernel(plan, banks=True)
-    # int8 rows of 4-byte accesses starting anywhere in a sector: a warp spans two rows of
-    # the tile, which can meet in a bank (2-way, as before 16-byte accesses)
-    assert simulated.bank_conflicts == {"read": 2 if itemsize == 1 else 1, "write": 1}
+    # (int8 rows of 4-byte accesses starting anywhere in a sector take whole warp steps each:
+    # no step spans two rows, which could meet in a bank)
+    assert simulated.bank_conflicts == {"read": 1, "write": 1}
 
 
 def test_odd_pitches_get_wide_tiles_of_balanced_extents():

@@ -46,7 +46,7 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     first_lo = origin + ((run - 1) * along if descending else 0)
     lead0 = (first_lo % SECTOR) // (vector * unit)
     lead = lead0 if uniform else sec - 1
-    vl = (units + lead + sec - 1) // sec * sec
+    vl = _virtual_row(units + lead, sec, uniform)
     if rows_per_step == 1 and short_spread > 1 and uniform and not chained and not descending \
             and vl < 32 and 32 % vl == 0:
         k_rows = 32 // vl
@@ -92,6 +92,13 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     return element_address, slot, step
 
 
+def _virtual_row(items, sec, uniform):
+    """Work items of a virtual row (``TilePass::virtual_row``): whole sectors of ``sec``
+    items; whole warp steps where rows start anywhere in a sector and outlast a step."""
+    vl = -(-items // sec) * sec
+    return vl if uniform or vl <= 32 else -(-vl // 32) * 32
+
+
 def _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit, sh_row,
                sh_along):
     """:func:`_pass` for byte units moved in aligned 4-byte words: item q of a
@@ -103,7 +110,7 @@ def _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit,
     first_lo = origin + ((run - 1) * along if descending else 0)
     lead0 = (first_lo % SECTOR) // unit
     lead = lead0 if uniform or chained else SECTOR // unit - 1
-    vl = -(-(-(-(run + lead) // iu)) // 8) * 8  # words, whole sectors of them
+    vl = _virtual_row(-(-(run + lead) // iu), 8, uniform or chained)  # words
     item = np.arange((1 if chained else rows) * vl)
     r, q = item // vl, item % vl
     step = item // 32
