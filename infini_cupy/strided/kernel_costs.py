@@ -17,7 +17,7 @@ where it predicts a larger fraction than the staged or seed plan it would launch
 and splits a staged copy's tiles where that fills the SMs better.
 
 >>> kernel_cost("tiled_copy<4, 1, 1, 0, 0>")
-Cost(per_byte=4.34, per_tile=338, registers=48, shared_bytes=17920, bytes_in_flight=16, asynchronous=1)
+Cost(per_byte=4.34, per_tile=315, registers=48, shared_bytes=17920, bytes_in_flight=16, asynchronous=1)
 >>> round(sector_limit((0.5, 1), (1.0, 1)), 3)   # reads at half their sectors' bytes
 0.667
 """
