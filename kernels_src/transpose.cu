@@ -281,9 +281,10 @@ struct TilePass {
 // Runs a pass: each thread takes TILE_ITEMS warp steps per round (steps warp, warp + warps,
 // ...), locating all of them first, then moving them, for each stacked tile in turn; phase 1
 // issues its global loads before any shared store. In emulation an idle lane of a step in
-// which others of its warp access memory repeats the first active lane's access: no byte or
-// sector that instruction does not touch anyway, but the trace then numbers the accesses of
-// all lanes alike, which is how the profiler recognizes one warp instruction.
+// which others of its warp access memory repeats an active lane's access, one of its own
+// phase of the shared access where there is one (as `repeated_lane`): no byte, sector or
+// bank word that instruction does not touch anyway, but the trace then numbers the accesses
+// of all lanes alike, which is how the profiler recognizes one warp instruction.
 template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, bool GROUPED,
           int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
