@@ -56,6 +56,9 @@ struct TileLayout {
     // Short rows (TilePass::spread_rows): a warp step of phase 1 (phase 2) whose virtual rows
     // are 8 or 16 items takes rows this many apart (a power of 2; 1: consecutive rows).
     index_t read_spread, write_spread;
+    // Rows per warp step of phase 1 in the Grouped variants (TilePass::group_rows): K > 1
+    // takes 32 / K lanes of each of K rows, `read_spread` apart, per step; 1: as above.
+    index_t read_rows;
 };
 
 template <typename T, int V>
@@ -89,11 +92,15 @@ constexpr int TILE_ITEMS = 4;
 //   side, sh_along == pitch) or S = 4 / Unit rows apart (the other, sh_along == 1) start in
 //   4 different 4-byte words of a 16-byte group, the 8 chunks of a row in 8 different groups.
 //
-// - R == 1 with short rows (TilePass::spread_rows: virtual rows of vl = 8 or 16 items,
-//   uniform): the warp step takes K = 32 / vl rows `spread` apart, lane (k, q) = (lane / vl,
-//   lane % vl) taking item q of row G / spread * (K * spread) + k * spread + G % spread, G
-//   being the step. Consecutive rows may share banks (a pitch spreads the rows of one side
-//   or the other, not both); rows the planner's spread apart do not.
+// - R == 1 with rows grouped (TilePass::group_rows, the Grouped variants): the warp step
+//   takes K rows `spread` apart, vl = 32 / K lanes each, lane (k, q) = (lane / vl, lane % vl)
+//   taking item c * vl + q of row G / spread * (K * spread) + k * spread + G % spread, chunk
+//   c and row group G being g's place in (groups, chunks per row). Short rows (uniform
+//   virtual rows of vl = 8 or 16 items) are one chunk: consecutive rows may share banks (a
+//   pitch spreads the rows of one side or the other, not both); rows the planner's spread
+//   apart do not. Longer rows on the transposing side take K > 1 where the pitch must be K
+//   times an odd number of words (modulo 32) for the other side, whose rows are one run: the
+//   K rows' vl items then fill the banks between each other's.
 //
 // Byte units one at a time (V == 1) go to and from global memory in aligned 4-byte
 // words (WORDS, word_walk): a work item is word q of its virtual row, units q * IU - lead ...
@@ -122,9 +129,12 @@ struct TilePass {
     index_t step = 0;
     // Phase 1 of WORDS: words inside [safe_lo, safe_hi) are read whole.
     const char *safe_lo = nullptr, *safe_hi = nullptr;
-    // Short rows spread apart (spread_rows): log2 of vl, of K = 32 / vl and of the spread.
+    // Rows grouped per warp step (group_rows): log2 of the lanes per row (vl), of the rows
+    // per step (K = 32 / vl) and of their spacing; a row's virtual row is `per_chunk` chunks
+    // of vl items.
     bool grouped = false;
     int vl_shift = 0, k_shift = 0, spread_shift = 0;
+    SmallDivisor per_chunk{1};
     unsigned group_steps = 0;  // warp steps of the pass so grouped
 
     __device__ TilePass &stacked(int count_, index_t step_, int sh_step_) {
@@ -134,6 +144,31 @@ struct TilePass {
 
     __device__ TilePass &bounded(const char *lo, const char *hi) {
         safe_lo = lo, safe_hi = hi;
+        return *this;
+    }
+
+    // Phase 1's rows grouped per warp step (the Grouped variants' walk of an ascending R == 1
+    // pass of separate rows, not byte words): with `rows_per_step` K > 1, a step takes vl =
+    // 32 / K consecutive items (whole sectors) of each of K rows `spread` apart, a row's
+    // virtual row then being chunks of vl items, whatever the rows' leads; else short rows as
+    // spread_rows takes them.
+    template <bool ON>
+    __device__ TilePass &group_rows(index_t rows_per_step, index_t spread) {
+        if (!ON || R != 1 || WORDS || chained || descending || rows_per_step <= 1) {
+            return spread_rows<ON>(spread);
+        }
+        k_shift = __ffs(static_cast<int>(rows_per_step)) - 1;  // K: a power of 2
+        vl_shift = 5 - k_shift;
+        const unsigned lead = uniform ? lead0 : SEC - 1;
+        const unsigned chunks =
+            (static_cast<unsigned>(units) + lead + (1u << vl_shift) - 1) >> vl_shift;
+        grouped = true;
+        spread_shift = __ffs(static_cast<int>(spread)) - 1;
+        per_chunk = SmallDivisor(chunks);
+        const int group_shift = k_shift + spread_shift;  // rows per group of `spread` steps
+        group_steps = ((static_cast<unsigned>(rows) + (1u << group_shift) - 1) >> group_shift)
+                      << spread_shift;
+        group_steps *= chunks;
         return *this;
     }
 
@@ -211,16 +246,18 @@ struct TilePass {
     // Lane `lane` of warp step g: false when idle, else the global address of its unit and its
     // first slot. The flags are the pass's own, fixed per instantiation of the walk so that
     // a hot loop carries none of the other cases' arithmetic.
-    template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool GROUPED = false>
+    template <bool CHAINED, bool UNIFORM, bool DESCENDING, int GROUPED = 0>
     __device__ __forceinline__ bool locate(unsigned g, unsigned lane, char *&address,
                                            Elem *&slot) const {
         unsigned r, q;
         bool inside;
-        if (GROUPED) {  // spread_rows
+        if (GROUPED) {  // group_rows: step g is chunk c of row group G (2: rows in chunks)
             const unsigned low_steps = (1u << spread_shift) - 1;
-            q = lane & ((1u << vl_shift) - 1);
-            r = ((g >> spread_shift) << (spread_shift + k_shift)) +
-                ((lane >> vl_shift) << spread_shift) + (g & low_steps);
+            unsigned c = 0, G = g;
+            if (GROUPED == 2) G = per_chunk.div(g, c);
+            q = (c << vl_shift) + (lane & ((1u << vl_shift) - 1));
+            r = ((G >> spread_shift) << (spread_shift + k_shift)) +
+                ((lane >> vl_shift) << spread_shift) + (G & low_steps);
             inside = r < static_cast<unsigned>(rows);
         } else if (R == 1) {
             const unsigned i = g * 32 + lane;
@@ -285,7 +322,7 @@ struct TilePass {
 // phase of the shared access where there is one (as `repeated_lane`): no byte, sector or
 // bank word that instruction does not touch anyway, but the trace then numbers the accesses
 // of all lanes alike, which is how the profiler recognizes one warp instruction.
-template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, bool GROUPED,
+template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int GROUPED,
           int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
@@ -488,7 +525,13 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
     } else if (pass.chained) {
         tile_walk<R == 1, true, false, LOAD, STACKED, false>(pass);
     } else if (GROUPS && R == 1 && pass.grouped) {
-        tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1>(pass);
+        // Phase 1 groups rows of any lead in chunks (K rows per step, or short rows); phase 2
+        // only short rows of one lead, one chunk each.
+        if (LOAD) {
+            tile_walk<false, false, false, LOAD, STACKED, GROUPS && R == 1 ? 2 : 0>(pass);
+        } else {
+            tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1 ? 1 : 0>(pass);
+        }
     } else if (pass.uniform) {
         tile_walk<false, true, false, LOAD, STACKED, false>(pass);
     } else {
@@ -507,9 +550,10 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
 // stack tiles (TileLayout::stack > 1): the innermost batch index counts groups of `stack`
 // tiles, the block copies them all in each phase, one tile's located items serving every tile
 // of the group. (Their own variants: the other kernels keep their registers and loops.) The
-// Grouped variants take a phase's short rows `read_spread` / `write_spread` apart per warp
-// step (TilePass::spread_rows), likewise variants of their own: the extra walk costs the
-// others' loops their loads in flight where it shares a kernel with them.
+// Grouped variants take a phase's short rows `read_spread` / `write_spread` apart, and phase
+// 1's rows `read_rows` at a time, per warp step (TilePass::group_rows), variants of their own:
+// the extra walk costs the others' loops their loads in flight where it shares a kernel with
+// them.
 template <int Unit, int ReadVector, int WriteVector, int Wide, int Stacked, int Grouped = 0>
 __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                            ic::TileLayout t,
@@ -570,7 +614,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                     t.read_uniform != 0, tile, 1, pitch, t.read_len_magic)
                     .stacked(count, t.stack_src_step, sh_step)
                     .bounded(src_lo, src_hi)
-                    .template spread_rows<Grouped != 0>(t.read_spread));
+                    .template group_rows<Grouped != 0>(t.read_rows, t.read_spread));
         } else {  // rows of dim 0, each along dim 1
             ic::tile_pass<true, Stacked != 0, Grouped != 0>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
@@ -578,7 +622,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                     t.read_uniform != 0, tile, pitch, 1, t.read_len_magic)
                     .stacked(count, t.stack_src_step, sh_step)
                     .bounded(src_lo, src_hi)
-                    .template spread_rows<Grouped != 0>(t.read_spread));
+                    .template group_rows<Grouped != 0>(t.read_rows, t.read_spread));
         }
         __syncthreads();
         ic::tile_pass<false, Stacked != 0, Grouped != 0>(

@@ -50,7 +50,7 @@ TILE_LAYOUT = np.dtype([(name, "<i8") for name in (
     "read_along", "read_chained", "write_chained", "read_uniform", "write_uniform",
     "tiles0_magic", "tiles1_magic", "read_len_magic", "write_len_magic", "stack", "stack_len",
     "stack_src_step", "stack_dst_step", "stack_slots", "src_lo", "src_hi", "read_spread",
-    "write_spread")], align=True)
+    "write_spread", "read_rows")], align=True)
 # ic::PackedSide and ic::PackedOuter (packed.cu): int64 arrays and fields, in declaration order.
 PACKED_SIDE = np.dtype([(name, "<i8", (TILE_DIMS,)) for name in (
     "len", "full", "chunk_of", "stride", "slot", "magic", "group_shift", "group_pad")] + [

@@ -7,15 +7,24 @@ items) covers several rows at once; with consecutive rows, one pitch cannot put 
 steps on distinct banks. A 16 x 16 float32 tile read along dim 0 takes rows ``r, r + 1`` of
 16 slots ``pitch`` apart (distinct banks for a pitch of 2 mod 4 words) and writes rows
 ``i0, i0 + 1`` of 16 consecutive slots (distinct banks for a pitch of 16 mod 32 words). The
-kernel can take a step's rows ``spread`` apart instead (``TilePass::spread_rows``); with a
+kernel can take a step's rows ``spread`` apart instead (``TilePass::group_rows``); with a
 pitch of 18 and rows 8 apart on the write side, both phases are conflict-free.
 
-:func:`spread_layout` searches pitches from the planner's and spreads of 1 to 16 (and, for a
-chained pass of rows that are whole sectors, its rows walked one by one) for the fewest
-wavefronts (then warp steps, then the smallest pitch), walking each pass's first warp
-steps as the kernel does (``TilePass::locate``) and counting wavefronts as the emulator's
-trace does (:mod:`infini_cupy.tools.bank_conflicts`: 32 banks of 4 bytes, 8-byte accesses
-per half warp, 16-byte ones per quarter warp).
+Where the other phase's rows are short and one run (chained), the run is conflict-free only
+with a pitch of the rows' length modulo 32 words: a linear run of slots. A row length of a
+multiple of 2, 4 or 8 words then sends the transposing phase's 32 consecutive items of one
+row (slots ``pitch`` apart) to a half, a quarter or an eighth of the banks. The kernel can
+take K rows per warp step on that side instead, ``32 / K`` items of each
+(``TilePass::group_rows``, ``TilePlan.read_rows``): with a pitch of K times an odd number
+of words, each row's items fill the banks of one residue modulo K, and K consecutive rows
+fill them all, whatever each row's lead.
+
+:func:`spread_layout` searches pitches from the planner's, spreads of 1 to 16, K rows per
+step on the transposing side (and, for a chained pass of rows that are whole sectors, its
+rows walked one by one) for the fewest wavefronts (then warp steps, then the smallest
+pitch), walking each pass's first warp steps as the kernel does (``TilePass::locate``) and
+counting wavefronts as the emulator's trace does (:mod:`infini_cupy.tools.bank_conflicts`:
+32 banks of 4 bytes, 8-byte accesses per half warp, 16-byte ones per quarter warp).
 
 >>> side = TilePass(rows=16, row_len=16, vector=1, rows_per_step=1, fixed_spread=1,
 ...                 chained=False, lead=0, along_pitch=True)       # phase 1: along dim 0
@@ -25,6 +34,16 @@ per half warp, 16-byte ones per quarter warp).
 ((16, 8, 8), (16, 8, 8))
 >>> spread_layout(4, (side, write), 17, 16 * 17 + 512, 16)[:3]  # pitch, read, write spreads
 (18, 1, 8)
+
+Rows of 6 float32 chained on the write side, 49-long columns read along the pitch:
+
+>>> column = TilePass(rows=6, row_len=49, vector=1, rows_per_step=1, fixed_spread=1,
+...                   chained=False, lead=0, along_pitch=True, uniform=False)
+>>> run = TilePass(rows=49, row_len=6, vector=1, rows_per_step=1, fixed_spread=1,
+...                chained=True, lead=0, along_pitch=False, uniform=False)
+>>> pitch, _, _, read, _ = spread_layout(4, (column, run), 7, 49 * 7 + 512, 49, least_pitch=6)
+>>> pitch, read.rows_per_step, read.grouped     # 2 columns a step, 16 items of each
+(6, 2, True)
 """
 
 from __future__ import annotations
@@ -48,10 +67,16 @@ class TilePass:
     """One phase over a full tile, as ``TilePass`` in kernels_src/transpose.cu walks it.
 
     rows, row_len: rows of the pass and their length (elements); vector: elements per global
-    access; rows_per_step: R (4 for 16-byte accesses, else 1); fixed_spread: S, the row
-    spacing of an R == 4 pass; chained: the rows are one run; lead: vectors from the sector
-    boundary to the first row's start (every row's: the planner only spreads uniform rows);
-    along_pitch: slots along a row step by the pitch (phase 1 of a transpose), else by 1.
+    access; rows_per_step: R (4 for 16-byte accesses, else 1; K for a grouped pass);
+    fixed_spread: S, the row spacing of a pass of R > 1; chained: the rows are one run; lead:
+    vectors from the sector boundary to the first row's start (every row's where ``uniform``);
+    along_pitch: slots along a row step by the pitch (phase 1 of a transpose), else by 1;
+    uniform: the rows share their lead (else the kernel leaves room for any lead, and a
+    virtual row longer than a warp step is whole warp steps: the pass is modelled with
+    ``lead`` 0, which gives its banks exactly where each warp step stays in one row or, grouped
+    along the pitch, covers whole bank periods of each row; a chained run of unknown lead is
+    modelled over every lead); grouped: the Grouped variants' walk of K = ``rows_per_step``
+    rows per step (``TilePass::group_rows``), ``fixed_spread`` apart.
     """
 
     rows: int
@@ -62,17 +87,37 @@ class TilePass:
     chained: bool
     lead: int
     along_pitch: bool
+    uniform: bool = True
+    grouped: bool = False
+
+    def room(self, unit: int) -> int:
+        """Vectors the kernel leaves before a row's first: its lead, or room for any."""
+        return self.lead if self.uniform or self.chained else SECTOR // (self.vector * unit) - 1
 
     def virtual_row(self, unit: int) -> int:
         """Work items per virtual row of an R == 1 pass (its run's, when chained)."""
         sec = SECTOR // (self.vector * unit)
         units = (self.rows * self.row_len if self.chained else self.row_len) // self.vector
-        return -(-(units + self.lead) // sec) * sec
+        vl = -(-(units + self.room(unit)) // sec) * sec
+        return vl if self.uniform or self.chained or vl <= 32 else -(-vl // 32) * 32
 
     def can_spread(self, unit: int) -> bool:
-        """Short rows the kernel may take ``spread`` apart (``TilePass::spread_rows``)."""
+        """Short rows the kernel may take ``spread`` apart (``TilePass::group_rows``)."""
         vl = self.virtual_row(unit)
-        return self.rows_per_step == 1 and not self.chained and vl < 32 and 32 % vl == 0
+        return self.rows_per_step == 1 and not self.chained and self.uniform and vl < 32 \
+            and 32 % vl == 0
+
+    def row_groups(self, unit: int):
+        """Grouped walks of K rows per step (``TilePass::group_rows`` with ``rows_per_step``
+        K > 1), ``spread`` apart, that this pass may take: along the pitch (the transposing
+        side, whose K rows fill each other's banks whatever their leads), separate ascending
+        rows in accesses narrower than 16 bytes, vl = 32 / K items (whole sectors) a row."""
+        width = self.vector * unit
+        if not self.along_pitch or self.chained or self.rows_per_step != 1 or width >= 16:
+            return []
+        return [replace(self, rows_per_step=k, fixed_spread=s, grouped=True)
+                for k in (2, 4, 8) if 32 // k * width >= SECTOR and k < self.rows
+                for s in SPREADS[:3] if k * s <= max(self.rows, 2 * k)]
 
 
 def _items(unit: int, p: TilePass, spread: int):
@@ -96,7 +141,7 @@ def _items(unit: int, p: TilePass, spread: int):
             r, q = (np.zeros_like(i), i) if p.chained else (i // vl, i % vl)
     else:
         lanes = 32 // p.rows_per_step
-        chunks = -(-(units + p.lead) // lanes)
+        chunks = -(-(units + p.room(unit)) // lanes)
         groups = -(-p.rows // (p.rows_per_step * p.fixed_spread)) * p.fixed_spread
         steps = groups * chunks
         g = np.repeat(np.arange(min(steps, SAMPLED_STEPS)), 32)
@@ -116,7 +161,14 @@ def _items(unit: int, p: TilePass, spread: int):
 @functools.lru_cache(maxsize=4096)
 def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int]:
     """(wavefronts, conflict-free ideal, warp steps in all) of the pass's first warp steps with
-    this pitch and row spread (one shared access per element of a vector, as the kernel)."""
+    this pitch and row spread (one shared access per element of a vector, as the kernel);
+    a chained run of unknown lead (``uniform`` False), summed over every lead."""
+    if p.chained and not p.uniform:
+        sec = SECTOR // (p.vector * unit)
+        each = [cost(unit, replace(p, uniform=True, lead=lead), pitch, spread)
+                for lead in range(sec)]
+        return (sum(c[0] for c in each) / sec, sum(c[1] for c in each) / sec,
+                max(c[2] for c in each))
     g, lane, e, r, steps = _items(unit, p, spread)
     if g.size == 0:
         return 0, 0, steps
@@ -147,35 +199,48 @@ def _pass_cost(unit, p, pitch, spread):
     return (waves * steps / sampled if sampled else 0.0), steps, waves <= ideal
 
 
-def _options(unit: int, p: TilePass):
+def _options(unit: int, p: TilePass, row_groups: bool = True):
     """(pass, spread) choices for one phase: its own walk; spreads from SPREADS where its rows
     are short; and for a chained pass whose rows are whole sectors from a sector boundary
     (row by row, they waste no sector), its rows walked one by one, spread likewise."""
     passes = [p]
     sec = SECTOR // (p.vector * unit)
-    if p.chained and p.lead == 0 and p.row_len // p.vector % sec == 0:
+    if p.chained and p.uniform and p.lead == 0 and p.row_len // p.vector % sec == 0:
         passes.append(replace(p, chained=False))
-    return [(q, s) for q in passes for s in (SPREADS if q.can_spread(unit) else (1,))]
+    return [(q, s) for q in passes for s in (SPREADS if q.can_spread(unit) else (1,))] \
+        + [(g, 1) for q in passes for g in (q.row_groups(unit) if row_groups else ())]
 
 
-def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of_pitch: int):
+def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of_pitch: int,
+                  least_pitch: int | None = None, row_groups: bool = True):
     """(pitch, phase 1 spread, phase 2 spread, phase 1 pass, phase 2 pass) taking the fewest
     wavefronts over both passes, then the fewest warp steps, then the smallest pitch: pitches
     from ``pitch`` up to one bank period (``128 / unit`` elements) on, while ``rows_of_pitch``
     rows of it (the tile's dim-0 extent) fit the capacity, each pass as
     :func:`_options` allows. Where no pass has short rows to spread, ``pitch`` and the passes
     as given. The search stops at the first pitch whose passes are conflict-free in no more
-    warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one."""
-    options = [_options(unit, p) for p in passes]
+    warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one.
+    With ``least_pitch`` (the rows' length), each pitch is tried as the smallest one from there
+    of the same banks (a pitch's banks repeat every bank period). ``row_groups``: whether
+    the transposing pass may take K rows per warp step (:meth:`TilePass.row_groups`)."""
+    options = [_options(unit, p, row_groups) for p in passes]
     if all(len(o) == 1 for o in options):
         return (pitch, 1, 1, *passes)
     best = first_clean = None
-    for candidate in range(pitch, pitch + max(1, 128 // unit)):
+    period = max(1, 128 // unit)
+    for tried, candidate in enumerate(range(pitch, pitch + period)):
+        if least_pitch is not None:
+            candidate = least_pitch + (candidate - least_pitch) % period
         if rows_of_pitch * candidate > capacity_elements:
-            break
+            if least_pitch is None:
+                break
+            continue
         total, steps, fewest, clean, chosen = 0.0, 0, 0, True, []
         for p, choices in zip(passes, options):
-            q, s = min(choices, key=lambda c: _pass_cost(unit, c[0], candidate, c[1])[:2])
+            # K rows per step only where they save wavefronts (their walk costs more per tile)
+            q, s = min(choices, key=lambda c: (_pass_cost(unit, c[0], candidate, c[1])[0],
+                                               c[0].grouped,
+                                               _pass_cost(unit, c[0], candidate, c[1])[1]))
             waves, n, free = _pass_cost(unit, q, candidate, s)
             total, steps, clean = total + waves, steps + n, clean and free
             fewest += _pass_cost(unit, p, candidate, 1)[1]
@@ -186,7 +251,7 @@ def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of
         if clean and steps <= fewest:
             break  # conflict-free, no lane idled: no other pitch does better
         if clean and first_clean is None:
-            first_clean = candidate
-        if first_clean is not None and candidate - first_clean >= MORE_PITCHES:
+            first_clean = tried
+        if first_clean is not None and tried - first_clean >= MORE_PITCHES:
             break
     return best[1] if best else (pitch, 1, 1, *passes)

@@ -39,9 +39,14 @@ is free of bank conflicts. A phase whose rows are short (virtual rows of ``vl`` 
 work items that all share their lead, ascending, not chained) covers ``K = 32 / vl`` rows per
 warp step; with ``read_spread`` (``write_spread``) > 1, in the Grouped variants
 (``tiled_copy<..., 1>``), those rows are ``spread`` apart: step ``G`` takes rows ``G // spread
-* K * spread + k * spread + G % spread``, lane ``k * vl + q`` item ``q`` of row ``k``. The
-planner picks the pitch and spreads that leave both phases conflict-free
-(:mod:`.tile_banks`). Each thread takes 4 warp steps at a time, all global loads first.
+* K * spread + k * spread + G % spread``, lane ``k * vl + q`` item ``q`` of row ``k``. With
+``read_rows`` K > 1 (Grouped variants), phase 1's rows are C chunks of ``vl = 32 / K`` work
+items (whole sectors, room for any lead) and its step ``g = G * C + c`` takes, lane ``k * vl
++ q``, item ``c * vl + q`` of the same row ``k`` of row group ``G``: a transposing read
+beside a phase 2 of short rows laid out as one run (whose pitch must be their length modulo
+32 words) then fills the banks. The planner picks the pitch, spreads and rows per step that leave
+both phases conflict-free (:mod:`.tile_banks`). Each thread takes 4 warp steps at a time,
+all global loads first.
 Element ``(i0, i1)`` of a tile sits in shared memory at
 ``i0 * pitch + i1``, which must stay below the capacity of the variant (``Wide``). The kernel
 splits tile numbers in 32 bits with multipliers the host computes: copies of 2^32 tiles or more
@@ -67,7 +72,7 @@ import functools
 import math
 from dataclasses import dataclass
 
-from . import tile_banks
+from . import kernel_costs, tile_banks
 from .layout import LaunchPlan
 
 TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
@@ -125,6 +130,10 @@ class TilePlan(LaunchPlan):
     read_spread, write_spread: where a phase's rows are short (virtual rows of 8 or 16 work
         items, uniform, not chained, accesses narrower than 16 bytes), a warp step takes its
         rows this many apart rather than consecutive (:mod:`.tile_banks`); 1 elsewhere.
+    read_rows: K > 1 where a warp step of phase 1 (the transposing side) takes ``32 / K``
+        lanes of each of K rows (``read_spread`` apart), so that a pitch of a multiple of K
+        words (modulo 32), which phase 2's chained rows need, leaves both conflict-free; 1
+        elsewhere (Grouped variants only).
     """
 
     unit: int
@@ -161,6 +170,7 @@ class TilePlan(LaunchPlan):
     kernel: str
     read_spread: int = 1
     write_spread: int = 1
+    read_rows: int = 1
 
     @property
     def capacity(self) -> int:
@@ -183,17 +193,21 @@ def can_group(unit: int, vector: int) -> bool:
     return not (vector > 1 and vector * unit == 16) and not (unit == 1 and vector == 1)
 
 
-def has_grouped_variant(unit: int, read_vector: int, write_vector: int) -> bool:
+def has_grouped_variant(unit: int, read_vector: int, write_vector: int,
+                        wide: bool = False) -> bool:
     """A Grouped variant exists: a side can group, neither moves byte units in words, and
     phase 1 does not take the grouped walk with plain loads (1 to 8 bytes of 1- and 2-byte
     units). Beside that walk, the compiler issues each of those loads just before its shared
     store (2 bytes in flight per thread where ``tiled_copy<2, 1, 2, 0, 0>`` keeps 8), which
     costs more than the bank conflicts it would remove; asynchronous copies (units of 4 bytes
-    and more, one at a time), 16-byte loads and words keep theirs (``kernel_costs.json``)."""
+    and more, one at a time), 16-byte loads and words keep theirs (``kernel_costs.json``).
+    Wide ones (rows that start anywhere in a sector on one side) where phase 1 reads one unit
+    at a time: a transposing read of K rows per warp step (``TilePlan.read_rows``) beside
+    the chained rows of phase 2, or short rows spread apart in phase 2."""
     plain_loads = can_group(unit, read_vector) and not (unit >= 4 and read_vector == 1)
     words = unit == 1 and 1 in (read_vector, write_vector)  # modelled by no pass of tile_banks
     return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not plain_loads \
-        and not words
+        and not words and (read_vector == 1 or not wide)
 
 
 def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool) -> int:
@@ -217,8 +231,9 @@ def warp_row(unit: int, vector: int) -> int:
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (88: stacked tiles only in
-    the compact variant; Grouped ones, compact, see :func:`has_grouped_variant`)."""
+    """Every staged-copy name expression the planner can return (92: stacked tiles only in
+    the compact variant; Grouped ones, compact, stacked and wide, see
+    :func:`has_grouped_variant`)."""
     return tuple(
         tiled_kernel_name(unit, rv, wv, wide, stacked, grouped)
         for unit in TILE_UNITS
@@ -226,8 +241,8 @@ def all_tiled_kernel_names() -> tuple[str, ...]:
         for wv in vector_widths(unit)
         for wide, stacked, grouped in ((False, False, False), (True, False, False),
                                        (False, True, False), (False, False, True),
-                                       (False, True, True))
-        if not grouped or has_grouped_variant(unit, rv, wv)
+                                       (True, False, True), (False, True, True))
+        if not grouped or has_grouped_variant(unit, rv, wv, wide)
     )
 
 
@@ -402,38 +417,51 @@ def _word_pitch_offset(tile0, residue, unit) -> int:
 
 def _tile_pass(unit, vector, chained, skew, extent, shift, tiles, rows, along_pitch, stride):
     """One phase over a full tile as :mod:`.tile_banks` models it (rows of ``extent``
-    elements, ``rows`` of them, ``tiles`` tiles along the dim), or None where it does not: rows
-    that start anywhere in a sector (``skew`` None), descending rows (``stride`` < 0) or byte
-    units moved in words. The rows' lead is a later tile's where the dim has several (tiles
-    then start ``shift`` elements early, on sector boundaries when the extent is whole
+    elements, ``rows`` of them, ``tiles`` tiles along the dim), or None where it does not:
+    descending rows (``stride`` < 0), byte units moved in words, or rows that start anywhere
+    in a sector (``skew`` None) and share warp steps (short, separate rows: their banks
+    depend on each row's lead). The rows' lead is a later tile's where the dim has several
+    (tiles then start ``shift`` elements early, on sector boundaries when the extent is whole
     sectors), else the first's."""
-    if skew is None or stride < 0 or unit == 1 and vector == 1:
+    if stride < 0 or unit == 1 and vector == 1:
         return None
-    start = skew + ((extent - shift) * unit if tiles > 1 else 0)
-    lead = start % SECTOR // (vector * unit)
     rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
     fixed = 1 if along_pitch else max(1, 4 // unit)
+    if skew is None:
+        modelled = tile_banks.TilePass(rows, extent, vector, rows_per_step, fixed, chained, 0,
+                                       along_pitch, uniform=False)
+        short = rows_per_step == 1 and not chained and modelled.virtual_row(unit) <= 32
+        return None if short else modelled
+    start = skew + ((extent - shift) * unit if tiles > 1 else 0)
+    lead = start % SECTOR // (vector * unit)
     return tile_banks.TilePass(rows, extent, vector, rows_per_step, fixed, chained, lead,
                                along_pitch)
 
 
-def _spread(unit, read_pass, write_pass, pitch, tile0, capacity, read_chained, write_chained):
-    """(pitch, read spread, write spread, read chained, write chained) from
-    :func:`.tile_banks.spread_layout` where a pass has short rows to spread (a chained pass of
-    rows that are whole sectors may walk them row by row instead, at no cost in sectors), else
-    ``(pitch, 1, 1)`` and the passes' own chaining."""
-    unchanged = pitch, 1, 1, read_chained, write_chained
+def _spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity, wide, read_chained,
+            write_chained, row_groups=True):
+    """(pitch, read spread, write spread, read rows, read chained, write chained) from
+    :func:`.tile_banks.spread_layout` where a pass has rows to group (short rows spread apart;
+    K rows per warp step on the transposing side; a chained pass of rows that are whole
+    sectors may walk them row by row instead, at no cost in sectors), else ``(pitch, 1, 1,
+    1)`` and the passes' own chaining."""
+    unchanged = pitch, 1, 1, 1, read_chained, write_chained
     if read_pass is None or write_pass is None:
         return unchanged
     # Within the split's share of shared memory, or what the tile already takes beyond it.
     room = max(capacity, tile0 * pitch)
     pitch, read_spread, write_spread, read_pass, write_pass = tile_banks.spread_layout(
-        unit, (read_pass, write_pass), pitch, room, tile0)
-    if max(read_spread, write_spread) == 1:
-        return pitch, 1, 1, read_pass.chained, write_pass.chained
-    if not has_grouped_variant(unit, read_pass.vector, write_pass.vector):
+        unit, (read_pass, write_pass), pitch, room, tile0, least_pitch=tile1,
+        row_groups=row_groups)
+    if read_pass.grouped:  # K rows per step (only phase 1, the transposing side, takes them)
+        read_rows, read_spread = read_pass.rows_per_step, read_pass.fixed_spread
+    else:
+        read_rows = 1
+    if max(read_spread, write_spread, read_rows) == 1:
+        return pitch, 1, 1, 1, read_pass.chained, write_pass.chained
+    if not has_grouped_variant(unit, read_pass.vector, write_pass.vector, wide):
         return unchanged
-    return pitch, read_spread, write_spread, read_pass.chained, write_pass.chained
+    return pitch, read_spread, write_spread, read_rows, read_pass.chained, write_pass.chained
 
 
 def _flip(dim, shape, dst_strides, src_strides, offsets):
@@ -558,34 +586,47 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
                            read_tiles, tile1 if transpose else tile0, transpose, read_stride)
     write_pass = _tile_pass(unit, write_vector, write_chained, dst_skew, tile1, shift1, tiles1,
                             tile0, False, dst_stride1)
-    pitch, read_spread, write_spread, read_chained, write_chained = _spread(
-        unit, read_pass, write_pass, pitch, tile0, capacity, read_chained, write_chained)
+    grouped = _spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity, wide,
+                      read_chained, write_chained)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)
-    stack = 1
-    if batch and split == 1 and not wide:
-        inner = batch[-1]
-        stack = _stack(shape[inner], src_strides[inner], dst_strides[inner], tiles,
-                       COMPACT_BYTES // unit // (tile0 * pitch))
-        tiles = tiles // shape[inner] * -(-shape[inner] // stack)
     if tiles >= 2**32:
         return None  # the kernel counts tiles in 32 bits (the seed kernels take it)
-
     budget = max(32, max_threads - max_threads % 32)
     # Warps enough for one round of TILE_ITEMS warp steps each: a thread of a smaller tile's
     # block would spend its per-tile instructions on fewer items.
     work = max(tile0 * tile1 // min(read_vector, write_vector), 1)
     threads = min(max_block_threads(unit, read_vector, write_vector, wide), budget,
                   -(-work // (32 * TILE_ITEMS)) * 32)
-    return TilePlan(
-        unit, read_vector, write_vector, wide,
-        len0, len1, src_stride0, src_stride1, dst_stride0, dst_stride1,
-        offsets[1], offsets[0], tile0, tile1, shift0, shift1, tiles0, tiles1, pitch, read_along,
-        read_chained, write_chained, src_skew is not None, dst_skew is not None,
-        tuple(shape[i] for i in batch),
-        tuple(src_strides[i] for i in batch),
-        tuple(dst_strides[i] for i in batch),
-        stack=stack, tiles=tiles, block_threads=threads, grid_blocks=tiles,
-        kernel=tiled_kernel_name(unit, read_vector, write_vector, wide, stack > 1,
-                                 max(read_spread, write_spread) > 1),
-        read_spread=read_spread, write_spread=write_spread,
-    )  # fmt: skip
+
+    def launch(pitch, read_spread, write_spread, read_rows, read_chained, write_chained):
+        count, stack = tiles, 1
+        if batch and split == 1 and not wide:
+            inner = batch[-1]
+            stack = _stack(shape[inner], src_strides[inner], dst_strides[inner], count,
+                           COMPACT_BYTES // unit // (tile0 * pitch))
+            count = count // shape[inner] * -(-shape[inner] // stack)
+        return TilePlan(
+            unit, read_vector, write_vector, wide,
+            len0, len1, src_stride0, src_stride1, dst_stride0, dst_stride1,
+            offsets[1], offsets[0], tile0, tile1, shift0, shift1, tiles0, tiles1, pitch,
+            read_along, read_chained, write_chained, src_skew is not None, dst_skew is not None,
+            tuple(shape[i] for i in batch),
+            tuple(src_strides[i] for i in batch),
+            tuple(dst_strides[i] for i in batch),
+            stack=stack, tiles=count, block_threads=threads, grid_blocks=count,
+            kernel=tiled_kernel_name(unit, read_vector, write_vector, wide, stack > 1,
+                                     max(read_spread, write_spread, read_rows) > 1),
+            read_spread=read_spread, write_spread=write_spread, read_rows=read_rows,
+        )  # fmt: skip
+
+    plan = launch(*grouped)
+    if plan.read_rows > 1:
+        # K rows per step cost the walk instructions per tile: on small tiles more than the
+        # bank conflicts they remove, which the model finds not limiting there.
+        plain = launch(*_spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity,
+                                wide, read_chained, write_chained, row_groups=False))
+        nbytes = math.prod(shape) * unit
+        if kernel_costs.predicted_fraction(plan, (1.0, 1.0), nbytes) < \
+                kernel_costs.predicted_fraction(plain, (1.0, 1.0), nbytes):
+            return plain
+    return plan

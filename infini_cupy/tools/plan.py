@@ -193,7 +193,7 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
              (1, plan.len1, plan.dst_stride1, plan.src_stride1)])],
         f"reads along dim {plan.read_along}, {plan.read_vector} element(s) per access"
         + (", rows chained" if plan.read_chained else "")
-        + _spread_note(plan.read_spread)
+        + _spread_note(plan.read_spread, plan.read_rows)
         + f"; writes along dim 1, {plan.write_vector} element(s) per access"
         + (", rows chained" if plan.write_chained else "") + _spread_note(plan.write_spread),
     ]
@@ -207,7 +207,10 @@ def _describe_tiles(plan: TilePlan) -> list[str]:
     return lines
 
 
-def _spread_note(spread: int) -> str:
+def _spread_note(spread: int, rows: int = 1) -> str:
+    if rows > 1:
+        return (f", {rows} rows {spread} apart per warp access, {32 // rows} lanes each "
+                "(no bank conflicts)")
     return (f", a warp access's short rows {spread} apart (no bank conflicts)"
             if spread > 1 else "")
 

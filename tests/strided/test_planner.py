@@ -120,10 +120,12 @@ def check_plan_invariants(plan, max_threads):
         check_packed_plan(plan, max_threads)
         return
     if isinstance(plan, TilePlan):
-        grouped = max(plan.read_spread, plan.write_spread) > 1
+        grouped = max(plan.read_spread, plan.write_spread, plan.read_rows) > 1
         assert plan.kernel == tiled_kernel_name(plan.unit, plan.read_vector, plan.write_vector,
                                                 plan.wide, plan.stack > 1, grouped)
-        assert not grouped or not plan.wide
+        rows = plan.read_rows  # K rows per step: separate rows, whole sectors of each
+        assert rows in (1, 2, 4, 8) and (rows == 1 or not plan.read_chained)
+        assert rows == 1 or 32 // rows * plan.read_vector * plan.unit >= 32
         assert plan.stack == 1 or not plan.wide
         assert plan.dst_stride1 == plan.unit and plan.tile0 * plan.pitch <= plan.capacity
         assert 0 <= plan.shift0 < plan.tile0 and 0 <= plan.shift1 < plan.tile1

@@ -12,6 +12,7 @@ achieves is measured from the emulator's traces (``infini_cupy.profiler``): emul
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import itertools
 
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from infini_cupy import arrays
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import launch
-from infini_cupy.strided import planner
+from infini_cupy.strided import kernel_costs, planner
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
@@ -127,7 +128,8 @@ def template_flags(name):
 
 def test_the_layouts_reach_every_variant():
     plain = {name for name in all_tiled_kernel_names() if template_flags(name) == (0, 0)}
-    assert set(VARIANT_LAYOUTS) == plain
+    # (Some 2-d layouts take K rows per step in phase 1: Grouped variants, tested with them.)
+    assert {name for name in VARIANT_LAYOUTS if template_flags(name) == (0, 0)} == plain
 
 
 @pytest.mark.parametrize("name", sorted(VARIANT_LAYOUTS))
@@ -355,6 +357,51 @@ def test_transposes_of_rows_starting_anywhere_are_free_of_bank_conflicts(shape, 
     assert launches[0].shared.ratio == 1.0
 
 
+# Permutations whose dst rows are short and one run (chained), the src rows anywhere in a
+# sector: the run needs a pitch of the rows' length, a multiple of 2, 4 or 8 words (modulo
+# 32), which phase 1 takes K rows at a time (TilePlan.read_rows) to fill the banks between
+# each other's; the last, short dst rows of one lead spread apart beside K src rows.
+# (Where tiles are small, K rows cost more instructions per tile than the conflicts cost, by
+# the model: test_small_tiles_keep_their_rows_per_step_plain.)
+# (x shape, perm, dtype) -> the read rows planned.
+CHAINED_SHORT_ROWS = [((54, 1039, 5), (1, 2, 0), np.float32, 2),
+                      ((20, 13094), (1, 0), np.float32, 4),
+                      ((54, 1039, 5), (1, 2, 0), np.float64, 4),
+                      ((21593, 12), (1, 0), np.float64, 8),
+                      ((8, 7, 68, 74), (3, 1, 2, 0), np.float64, 4)]
+
+
+@pytest.mark.parametrize("shape, perm, dtype, rows", CHAINED_SHORT_ROWS,
+                         ids=[f"{np.dtype(d).name}-{'x'.join(map(str, s))}"
+                              for s, _, d, _ in CHAINED_SHORT_ROWS])
+def test_transposes_beside_short_chained_rows_are_free_of_bank_conflicts(shape, perm, dtype,
+                                                                         rows, emulation_only):
+    x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(sum(shape)))
+    y = aligned_empty(tuple(shape[p] for p in perm), dtype)
+    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    np.testing.assert_array_equal(y, x.transpose(perm))
+    plan = plan_for(y, x.transpose(perm)).plan
+    assert isinstance(plan, TilePlan) and plan.read_rows == rows, plan
+    assert [p.kernel for p in launches] == [plan.kernel]
+    assert launches[0].shared.ratio == 1.0
+
+
+def test_small_tiles_keep_their_rows_per_step_plain(emulation_only):
+    # 6 x 4 x 15 x 14 x 7 x 7 float32 to rows of 6: tiles of 49 x 6 elements, whose K-row
+    # walk the model finds slower (more instructions per tile than its conflicts cost).
+    shape, perm = (6, 4, 15, 14, 7, 7), (3, 2, 1, 4, 5, 0)
+    x = random_fill(aligned_empty(shape, np.float32), np.random.default_rng(3))
+    y = aligned_empty(tuple(shape[p] for p in perm), np.float32)
+    plan = plan_for(y, x.transpose(perm)).plan
+    assert isinstance(plan, TilePlan) and (plan.tile0, plan.tile1) == (49, 6)
+    assert plan.read_rows == 1 and plan.kernel == "tiled_copy<4, 1, 1, 1, 0>"
+    # The same plan with 2 rows per step (pitch 6: conflict-free) by the model's costs:
+    grouped = dataclasses.replace(plan, read_rows=2, pitch=6,
+                                  kernel="tiled_copy<4, 1, 1, 1, 0, 1>")
+    assert kernel_costs.predicted_fraction(plan, (1.0, 1.0), y.nbytes) > \
+        kernel_costs.predicted_fraction(grouped, (1.0, 1.0), y.nbytes)
+
+
 def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose(emulation_only):
     x = random_fill(aligned_empty((256, 256), np.float32), np.random.default_rng(11))
     reads, writes = efficiency(aligned_empty((256, 256), np.float32), x.T, tiles=False)
@@ -505,7 +552,7 @@ def test_every_stacked_variant_copies_exactly(to_device, to_host, stacking):
 
 
 # Permutations whose tiles have short rows (virtual rows of 8 or 16 work items): a warp
-# step covers several rows, which the planner takes `spread` rows apart (TilePass::spread_rows)
+# step covers several rows, which the planner takes `spread` rows apart (TilePass::group_rows)
 # so that both phases are free of bank conflicts. (shape, perm, dtype) -> the spreads planned.
 SHORT_ROWS = [
     ((16, 35, 16), (2, 1, 0), np.float32, (1, 8)),    # 16 x 16 tile, pitch 18
@@ -582,18 +629,27 @@ GROUPED_LAYOUTS = {
     "tiled_copy<16, 1, 1, 0, 0, 1>": ((8, 7, 64), (2, 1, 0), 0, 0),
     "tiled_copy<16, 1, 1, 0, 1, 1>": ((8, 7, 4), (2, 1, 0), 0, 0),
 }
+# The wide Grouped variants: x's rows padded by one element (they start anywhere in a
+# sector), phase 1 taking K rows per warp step where it transposes and phase 2's short rows
+# spread apart where it does not; (shape, perm, x pad, y pad) in elements.
+WIDE_GROUPED_LAYOUTS = {
+    "tiled_copy<4, 1, 1, 1, 0, 1>": ((8, 7, 40), (0, 2, 1), 1, 0),
+    "tiled_copy<4, 1, 4, 1, 0, 1>": ((8, 7, 40), (2, 0, 1), 1, 0),
+    "tiled_copy<8, 1, 1, 1, 0, 1>": ((8, 7, 40), (0, 2, 1), 1, 0),
+    "tiled_copy<16, 1, 1, 1, 0, 1>": ((8, 7, 40), (0, 2, 1), 1, 1),
+}
 
 
 def test_grouped_layouts_cover_every_grouped_variant():
     grouped = {name for name in all_tiled_kernel_names() if template_flags(name)[1]}
-    assert set(GROUPED_LAYOUTS) == grouped
+    assert set(GROUPED_LAYOUTS) | set(WIDE_GROUPED_LAYOUTS) == grouped
 
 
-def padded_view(shape, dtype, offset, rng):
-    """(buffer, view): a random array of ``shape`` whose last dim is padded to whole sectors,
-    ``offset`` bytes past a 256-byte boundary."""
+def padded_view(shape, dtype, offset, rng, pad=None):
+    """(buffer, view): a random array of ``shape`` whose last dim is padded to whole sectors
+    (or by ``pad`` elements), ``offset`` bytes past a 256-byte boundary."""
     unit = np.dtype(dtype).itemsize
-    pitch = -(-shape[-1] * unit // 32) * 32 // unit
+    pitch = -(-shape[-1] * unit // 32) * 32 // unit if pad is None else shape[-1] + pad
     buffer = random_fill(aligned_empty((*shape[:-1], pitch), dtype, offset), rng)
     return buffer, lambda b: b[..., :shape[-1]]
 
@@ -614,6 +670,23 @@ def test_every_grouped_variant_copies_exactly(name, to_device, to_host, spread_s
                               to_device, to_host)
         if not cut:
             assert plan.kernel == name and max(plan.read_spread, plan.write_spread) > 1, plan
+
+
+@pytest.mark.parametrize("name", sorted(WIDE_GROUPED_LAYOUTS))
+def test_every_wide_grouped_variant_copies_exactly(name, to_device, to_host, spread_short_rows,
+                                                   no_packing):
+    shape, perm, x_pad, y_pad = WIDE_GROUPED_LAYOUTS[name]
+    unit = int(name[name.index("<") + 1:name.index(",")])
+    dtype, rng = DTYPE_OF_UNIT[unit], np.random.default_rng(len(name) + unit)
+    for cut in (0, 1):  # whole tiles, then rows and row groups cut short
+        dims = tuple(n - cut if n > 4 else n for n in shape)
+        x_base, x_view = padded_view(dims, dtype, 0, rng, x_pad)
+        y_base, y_view = padded_view(tuple(dims[p] for p in perm), dtype, 0, rng, y_pad)
+        plan = copy_and_check(y_base, x_base, y_view, lambda b: x_view(b).transpose(perm),
+                              to_device, to_host)
+        if not cut:
+            assert plan.kernel == name, plan
+            assert max(plan.read_spread, plan.write_spread, plan.read_rows) > 1, plan
 
 
 @settings(max_examples=30, deadline=None,

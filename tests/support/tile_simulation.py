@@ -25,18 +25,20 @@ class Simulated:
 
 
 def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, unit, sh_row,
-          sh_along, spread=1, short_spread=1):
+          sh_along, spread=1, short_spread=1, group_rows=1):
     """(global addresses, shared slots, warp step of each) of every element moved by one pass.
 
     ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
-    ``short_spread``: the plan's spread of the pass (``TilePass::spread_rows``): the row
+    ``short_spread``: the plan's spread of the pass (``TilePass::group_rows``): the row
     spacing of a warp step over short rows (virtual rows of 8 or 16 items, uniform, ascending,
-    not chained).
+    not chained), or over the plan's ``group_rows`` K > 1 rows (32 / K lanes each).
     """
     if vector == 1 and unit == 1:
         return _word_pass(origin, along, row_stride, rows, row_len, chained, uniform, unit,
                           sh_row, sh_along)
     rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
+    if rows_per_step == 1 and group_rows > 1 and not chained and along > 0:
+        rows_per_step, spread = group_rows, short_spread  # the grouped walk of K rows
     chained = chained and rows_per_step == 1
     uniform = uniform or chained
     run = rows * row_len if chained else row_len
@@ -173,11 +175,11 @@ def simulate_tile_kernel(plan: TilePlan, dst_address=0, src_address=0, banks=Fal
         if plan.read_along == 0:
             read = _pass(src_address + src_at, plan.src_stride0, plan.src_stride1, n1, n0,
                          plan.read_chained, plan.read_uniform, plan.read_vector, unit, 1, plan.pitch,
-                         1, plan.read_spread)
+                         1, plan.read_spread, plan.read_rows)
         else:
             read = _pass(src_address + src_at, plan.src_stride1, plan.src_stride0, n0, n1,
                          plan.read_chained, plan.read_uniform, plan.read_vector, unit, plan.pitch, 1,
-                         spread, plan.read_spread)
+                         spread, plan.read_spread, plan.read_rows)
         write = _pass(dst_address + dst_at, plan.dst_stride1, plan.dst_stride0, n0, n1,
                       plan.write_chained, plan.write_uniform, plan.write_vector, unit, plan.pitch, 1,
                       spread, plan.write_spread)
