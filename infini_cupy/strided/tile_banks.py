@@ -7,7 +7,7 @@ items) covers several rows at once; with consecutive rows, one pitch cannot put 
 steps on distinct banks. A 16 x 16 float32 tile read along dim 0 takes rows ``r, r + 1`` of
 16 slots ``pitch`` apart (distinct banks for a pitch of 2 mod 4 words) and writes rows
 ``i0, i0 + 1`` of 16 consecutive slots (distinct banks for a pitch of 16 mod 32 words). The
-kernel can take a step's rows ``spread`` apart instead (``TilePass::group_rows``); with a
+kernel can take a step's rows ``spread`` apart instead (``TilePass::spread_rows``); with a
 pitch of 18 and rows 8 apart on the write side, both phases are conflict-free.
 
 Where the other phase's rows are short and one run (chained), the run is conflict-free only
@@ -102,7 +102,7 @@ class TilePass:
         return vl if self.uniform or self.chained or vl <= 32 else -(-vl // 32) * 32
 
     def can_spread(self, unit: int) -> bool:
-        """Short rows the kernel may take ``spread`` apart (``TilePass::group_rows``)."""
+        """Short rows the kernel may take ``spread`` apart (``TilePass::spread_rows``)."""
         vl = self.virtual_row(unit)
         return self.rows_per_step == 1 and not self.chained and self.uniform and vl < 32 \
             and 32 % vl == 0
@@ -238,9 +238,11 @@ def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of
         total, steps, fewest, clean, chosen = 0.0, 0, 0, True, []
         for p, choices in zip(passes, options):
             # K rows per step only where they save wavefronts (their walk costs more per tile)
-            q, s = min(choices, key=lambda c: (_pass_cost(unit, c[0], candidate, c[1])[0],
-                                               c[0].grouped,
-                                               _pass_cost(unit, c[0], candidate, c[1])[1]))
+            def rank(choice):
+                waves, steps, _ = _pass_cost(unit, choice[0], candidate, choice[1])
+                return waves, choice[0].grouped, steps
+
+            q, s = min(choices, key=rank)
             waves, n, free = _pass_cost(unit, q, candidate, s)
             total, steps, clean = total + waves, steps + n, clean and free
             fewest += _pass_cost(unit, p, candidate, 1)[1]

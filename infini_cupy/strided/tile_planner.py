@@ -131,8 +131,9 @@ class TilePlan(LaunchPlan):
         items, uniform, not chained, accesses narrower than 16 bytes), a warp step takes its
         rows this many apart rather than consecutive (:mod:`.tile_banks`); 1 elsewhere.
     read_rows: K > 1 where a warp step of phase 1 (the transposing side) takes ``32 / K``
-        lanes of each of K rows (``read_spread`` apart), so that a pitch of a multiple of K
-        words (modulo 32), which phase 2's chained rows need, leaves both conflict-free; 1
+        lanes of each of K rows (``read_spread`` apart), so that a pitch of K times an odd
+        number of words (modulo 32), which phase 2's chained rows need, leaves both
+        conflict-free; 1
         elsewhere (Grouped variants only).
     """
 

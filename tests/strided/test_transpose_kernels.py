@@ -552,7 +552,7 @@ def test_every_stacked_variant_copies_exactly(to_device, to_host, stacking):
 
 
 # Permutations whose tiles have short rows (virtual rows of 8 or 16 work items): a warp
-# step covers several rows, which the planner takes `spread` rows apart (TilePass::group_rows)
+# step covers several rows, which the planner takes `spread` rows apart (TilePass::spread_rows)
 # so that both phases are free of bank conflicts. (shape, perm, dtype) -> the spreads planned.
 SHORT_ROWS = [
     ((16, 35, 16), (2, 1, 0), np.float32, (1, 8)),    # 16 x 16 tile, pitch 18

@@ -29,7 +29,7 @@ def _pass(origin, along, row_stride, rows, row_len, chained, uniform, vector, un
     """(global addresses, shared slots, warp step of each) of every element moved by one pass.
 
     ``spread``: the row spacing of a 16-byte pass's warp steps (4 / unit where sh_along is 1).
-    ``short_spread``: the plan's spread of the pass (``TilePass::group_rows``): the row
+    ``short_spread``: the plan's spread of the pass (``TilePass::spread_rows``): the row
     spacing of a warp step over short rows (virtual rows of 8 or 16 items, uniform, ascending,
     not chained), or over the plan's ``group_rows`` K > 1 rows (32 / K lanes each).
     """
