@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 
 import infini_cupy
 from infini_cupy import arrays, config
-from tests.support import device
+from tests.support import background, device
 
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
 # property runs (tests marked slow, tests/test_properties_long.py), many examples each.
@@ -96,11 +96,13 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
+    background.stop(config)
     if hasattr(config, "_standin"):
         config._standin.close()
 
 
 def pytest_collection_modifyitems(config, items):
+    items[:] = background.last(items)  # their runs go on beside the rest meanwhile
     if not _slow_selected(config):  # the long runs: only when asked for
         slow = [item for item in items if item.get_closest_marker("slow") is not None]
         if slow:
@@ -112,6 +114,10 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_collection_finish(session):
+    background.start(session.config, session.items)
 
 
 @pytest.fixture(scope="session")

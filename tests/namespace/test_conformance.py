@@ -11,17 +11,22 @@ Fails on any failure not listed in ``conformance_xfails.txt``, where each entry 
 1 to 2 on ``cpu``, per version; set
 ``INFINI_CUPY_CONFORMANCE_EXAMPLES`` for more), derandomized so that CI sees the same
 examples every run. Hypothesis's example database goes to a temporary folder, not the suite's.
+The runs start when collection ends and go on beside the rest of the session
+(tests/support/background.py).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import background
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO.parent / "shared" / "array-api-tests"
@@ -71,8 +76,7 @@ def run_suite(tmp_path: Path, version: str = VERSIONS[0], *extra: str,
                f"--max-examples={EXAMPLES}", "--hypothesis-disable-deadline",
                "--hypothesis-derandomize", "--json-report", f"--json-report-file={report}",
                *extra]
-    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=1800)
+    done = background.run(command, cwd=tmp_path, env=env, timeout=1800)
     if not report.exists():  # the suite did not even start: show why
         raise AssertionError(f"the conformance suite did not run:\n{done.stdout[-3000:]}\n"
                              f"{done.stderr[-3000:]}")
@@ -91,21 +95,45 @@ def failures(report: dict) -> dict[str, str]:
     return failed
 
 
-@pytest.fixture(scope="module")
-def suite_runner(tmp_path_factory):
-    """``version -> report``, each version's run made once per session."""
+def _missing() -> str | None:
+    """Why the suite cannot run here, or None."""
     if not SUITE.exists():
-        pytest.skip(f"the pinned conformance suite is not beside the repository ({SUITE})")
+        return f"the pinned conformance suite is not beside the repository ({SUITE})"
     for plugin, package in (("pytest_jsonreport", "pytest-json-report"), ("ndindex", "ndindex")):
-        pytest.importorskip(plugin, reason=f"the conformance suite needs {package} "
-                                           "(pip install -e '.[test]')")
-    reports = {}
+        if importlib.util.find_spec(plugin) is None:
+            return f"the conformance suite needs {package} (pip install -e '.[test]')"
+    return None
+
+
+def _backend(device: str) -> str:
+    return "emulate" if device == "emulator" else "numpy"
+
+
+def background_runs(config, items):
+    """Each selected (version, device) run starts when collection ends, beside the rest of
+    the session (tests/support/background.py)."""
+    if _missing() is not None or config.getoption("--backend") != "emulate":
+        return {}
+    runs = {}
+    for item in items:
+        params = getattr(item, "callspec", None)
+        if item.originalname == "test_conformance_suite" and params is not None:
+            version, backend = params.params["version"], _backend(params.params["device"])
+            runs[("conformance", version, backend)] = functools.partial(
+                run_suite, version=version, backend=backend)
+    return runs
+
+
+@pytest.fixture(scope="module")
+def suite_runner(pytestconfig):
+    """``version, backend -> report``, each run made once per session."""
+    missing = _missing()
+    if missing is not None:
+        pytest.skip(missing)
 
     def report(version, backend="emulate"):
-        if (version, backend) not in reports:
-            reports[version, backend] = run_suite(tmp_path_factory.mktemp("conformance"),
-                                                  version, backend=backend)
-        return reports[version, backend]
+        return background.result(pytestconfig, ("conformance", version, backend),
+                                 functools.partial(run_suite, version=version, backend=backend))
 
     return report
 
@@ -125,8 +153,7 @@ def test_conformance_suite(request, backend_name, version, device):
     if backend_name != "emulate":
         pytest.skip("the conformance run is the emulator's and cpu's (the suite makes its "
                     "own arrays)")
-    backend = "emulate" if device == "emulator" else "numpy"
-    suite_report = request.getfixturevalue("suite_runner")(version, backend)  # minutes
+    suite_report = request.getfixturevalue("suite_runner")(version, _backend(device))  # minutes
     summary = suite_report["summary"]
     assert summary.get("passed", 0) > 1000, summary  # the whole suite ran
     expected = read_xfails()

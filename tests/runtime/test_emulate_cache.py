@@ -129,6 +129,31 @@ def test_swapped_libraries_are_rebuilt_not_run(cache):
     assert info["corrupt"] == 2 and info["compiled"] == 2
 
 
+def test_processes_asking_at_once_compile_a_library_once(cache):
+    """Two processes asking for the same missing library at once: one compiles it, the other
+    waits for it and loads it. The test holds the library's lock while both start, so both
+    find it missing; without the lock each would compile its own."""
+    import fcntl
+
+    _copy_runtime(cache)
+    _, path, _ = emulator_build.library_file(KERNELS, ("copy<float>",))
+    script = textwrap.dedent(f"""\
+        from infini_cupy.runtime.emulate import build, launcher
+        launcher.prepare({KERNELS!r}, ("copy<float>",))
+        print(build.cache_info().get("compiled", 0))
+    """)
+    with open(path.with_suffix(".lock"), "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        children = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(3)  # both are started and waiting on the lock
+        assert [child.poll() for child in children] == [None, None]
+    outputs = [child.communicate(timeout=300) for child in children]
+    assert [child.returncode for child in children] == [0, 0], outputs
+    assert sorted(int(out.split()[-1]) for out, _ in outputs) == [0, 1]
+    assert emulator_build._read_verified(path)
+
+
 def _copy_runtime(directory: Path) -> None:
     """The runtime this process uses, into ``directory``: spares a child a slow build."""
     directory.mkdir(parents=True, exist_ok=True)

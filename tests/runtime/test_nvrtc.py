@@ -1,47 +1,91 @@
-"""NVRTC compile checks, no GPU needed: every name expression the package can request
-compiles for the oldest and a current architecture, and a broken source fails loudly."""
+"""NVRTC compile checks, no GPU needed: every name expression the package can request compiles
+for a current architecture (sm_90), and for the oldest one (sm_75) every name expression whose
+code depends on the architecture, with one of each kernel template; a broken source fails
+loudly.
+
+What the architecture changes in our kernels is the code under ``__CUDA_ARCH__`` guards
+(``ARCH_GUARDED``: cp.async, the bfloat16 conversion), so a variant compiles its own code
+on sm_75 only where its sm_90 code holds an instruction of a guarded block; the rest of a
+template is the same C++ for both. A new guard fails
+``test_the_architecture_changes_only_the_known_blocks`` until its instruction is listed.
+"""
 
 from __future__ import annotations
 
-import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from infini_cupy import variants
 from infini_cupy.errors import KernelCompileError
 from infini_cupy.runtime.nvrtc import compile_ptx
+from infini_cupy.runtime.sources import kernels_dir
+from tests.support import nvrtc_programs
 
 pytest.importorskip("cupy")
-ARCHS = ("sm_75", "sm_90")
+CURRENT, OLDEST = "sm_90", "sm_75"
+ARCHS = (OLDEST, CURRENT)
 ALL = variants.all_variants()
+# Header -> (its `#if ... __CUDA_ARCH__ >= 800` blocks, the PTX instructions they emit)
+ARCH_GUARDED = {"common.cuh": (2, ("cp.async",)), "bfloat16.cuh": (1, ("cvt.rn.bf16.f32",))}
 
 
-def compile_all(source: str, names, arch: str):
-    """Compile in one NVRTC program per core (NVRTC releases the GIL)."""
-    workers = max(1, min(os.cpu_count() or 1, 4))
-    chunks = [names[i::workers] for i in range(workers) if names[i::workers]]
-    with ThreadPoolExecutor(len(chunks)) as pool:
-        return list(pool.map(lambda chunk: compile_ptx(source, chunk, arch), chunks))
-
-
-@pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("source", sorted(ALL))
-def test_every_variant_compiles(source, arch):
-    names = ALL[source]
-    assert names, f"{source} registers no variants"
-    programs = compile_all(source, list(names), arch)
+def _assert_compiled(programs, names, arch):
     lowered = {}
     for program in programs:
-        lowered.update(program.lowered_names)
+        lowered.update({n: s for n, s in program.lowered_names.items() if n in names})
         assert f".target {arch}" in program.ptx
     # every name expression resolved to its own kernel symbol, present in the PTX
     assert set(lowered) == set(names)
     assert len(set(lowered.values())) == len(names)
-    for program in programs:
-        for symbol in program.lowered_names.values():
-            assert f".entry {symbol}" in program.ptx
+    assert set(nvrtc_programs.kernel_bodies(programs, set(names))) == set(names)
+
+
+@pytest.mark.parametrize("source", sorted(ALL))
+def test_every_variant_compiles(source):
+    names = ALL[source]
+    assert names, f"{source} registers no variants"
+    _assert_compiled(nvrtc_programs.every_variant(source, CURRENT), names, CURRENT)
+
+
+def architecture_dependent(source: str) -> list[str]:
+    """The variants of ``source`` whose sm_90 code holds an instruction of a guarded block
+    (on sm_75 they compile the code beside it), and the first variant of each template."""
+    programs = nvrtc_programs.every_variant(source, CURRENT)
+    markers = [m for _, found in ARCH_GUARDED.values() for m in found]
+    bodies = nvrtc_programs.kernel_bodies(programs)
+    for program in programs:  # no guarded instruction outside a kernel (a called .func)
+        for marker in markers:
+            assert program.ptx.count(marker) == sum(
+                body.count(marker) for name, body in bodies.items()
+                if name in program.lowered_names), (source, marker)
+    guarded = {name for name, body in bodies.items() if any(m in body for m in markers)}
+    first = {name.split("<")[0]: name for name in reversed(ALL[source])}
+    return sorted(guarded | set(first.values()))
+
+
+@pytest.mark.parametrize("source", sorted(ALL))
+def test_the_oldest_architecture_compiles_what_depends_on_it(source):
+    names = architecture_dependent(source)
+    _assert_compiled(nvrtc_programs.programs(source, names, OLDEST), names, OLDEST)
+
+
+def test_the_architecture_changes_only_the_known_blocks():
+    guards = {}
+    for path in sorted(kernels_dir().rglob("*.cu*")):
+        count = sum("__CUDA_ARCH__" in line and line.lstrip().startswith("#")
+                    for line in path.read_text().splitlines())
+        if count:
+            guards[path.name] = count
+    assert guards == {name: count for name, (count, _) in ARCH_GUARDED.items()}, (
+        "a new __CUDA_ARCH__ block: list the PTX instructions it emits in ARCH_GUARDED, so "
+        "that sm_75 compiles the variants that reach it")
+    # and each listed instruction is one sm_90 emits for some variant
+    emitted = "".join(program.ptx for source in ALL
+                      for program in nvrtc_programs.every_variant(source, CURRENT))
+    for _, markers in ARCH_GUARDED.values():
+        for marker in markers:
+            assert marker in emitted, marker
 
 
 def test_rearrange_registry_is_the_seed_matrix_plus_general():

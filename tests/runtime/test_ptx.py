@@ -15,7 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from infini_cupy import dtypes
+from infini_cupy import dtypes, variants
 from infini_cupy.elementwise import kernels as ek
 from infini_cupy.elementwise.ops import OPS
 from infini_cupy.strided.packed_planner import all_packed_kernel_names
@@ -24,19 +24,16 @@ from infini_cupy.strided.tile_planner import all_tiled_kernel_names
 
 pytest.importorskip("cupy")
 from infini_cupy.runtime.nvrtc import compile_ptx  # noqa: E402  (needs cupy)
+from tests.support import nvrtc_programs  # noqa: E402
 
 ARCH = "sm_90"
 PTXAS_MAX_ISA = "9.0"
 _ACCESS = re.compile(r"\b(ld|st)\.global(?:\.nc)?(?:\.v(\d))?\.[a-z]+?(\d+)\b")
 
 
-def _entry_bodies(program) -> dict[str, str]:
-    """Name expression -> PTX text of its kernel."""
-    bodies = {}
-    for name, symbol in program.lowered_names.items():
-        start = program.ptx.index(f".entry {symbol}(")
-        bodies[name] = program.ptx[start:program.ptx.index("\n}\n", start)]
-    return bodies
+def _entry_bodies(source: str, names, arch: str = ARCH) -> dict[str, str]:
+    """Name expression -> PTX text of its kernel (programs shared with the NVRTC checks)."""
+    return nvrtc_programs.kernel_bodies(nvrtc_programs.programs(source, names, arch), set(names))
 
 
 def _access_bytes(body: str, kind: str) -> set[int]:
@@ -66,7 +63,7 @@ def _contiguous_sample() -> dict[str, tuple[int, int]]:
 
 def test_contiguous_elementwise_moves_16_bytes_per_access():
     sample = _contiguous_sample()
-    bodies = _entry_bodies(compile_ptx(ek.SOURCE, list(sample), ARCH))
+    bodies = _entry_bodies(ek.SOURCE, list(sample))
     for name, (in_size, out_size) in sample.items():
         vec = max(1, 16 // max(in_size, out_size))  # VecWidth in elementwise.cu
         loads, stores = _access_bytes(bodies[name], "ld"), _access_bytes(bodies[name], "st")
@@ -105,18 +102,29 @@ def _heaviest_variants() -> dict[str, list[str]]:
             "packed.cu": list(all_packed_kernel_names())}
 
 
+def _programs(source: str, names: list[str]):
+    """NVRTC programs holding ``names``: those of the NVRTC checks where ``names`` are every
+    variant of ``source`` (compiled once per session), else one program of its own."""
+    if sorted(names) == sorted(variants.all_variants()[source]):
+        return nvrtc_programs.every_variant(source, ARCH)
+    return [compile_ptx(source, names, ARCH)]
+
+
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas (CUDA toolkit) not on PATH")
 def test_no_kernel_spills_registers(tmp_path):
     reports = []
     for source, names in _heaviest_variants().items():
-        ptx = compile_ptx(source, names, ARCH).ptx
-        ptx = re.sub(r"^\.version \d+\.\d+", f".version {PTXAS_MAX_ISA}", ptx, count=1, flags=re.M)
-        path = tmp_path / f"{source}.ptx"
-        path.write_text(ptx)
-        result = subprocess.run(["ptxas", f"-arch={ARCH}", "-v", str(path), "-o", "/dev/null"],
-                                capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr[-2000:]
-        reports.append((source, len(names), result.stderr))
+        stderr = ""
+        for index, program in enumerate(_programs(source, names)):
+            ptx = re.sub(r"^\.version \d+\.\d+", f".version {PTXAS_MAX_ISA}", program.ptx,
+                         count=1, flags=re.M)
+            path = tmp_path / f"{source}-{index}.ptx"
+            path.write_text(ptx)
+            result = subprocess.run(["ptxas", f"-arch={ARCH}", "-v", str(path), "-o",
+                                     "/dev/null"], capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr[-2000:]
+            stderr += result.stderr
+        reports.append((source, len(names), stderr))
     for source, count, report in reports:
         assert report.count("Compiling entry function") == count, source
         # one line per entry and per device function compiled on its own (a call, not inlined)
@@ -137,7 +145,7 @@ def test_rearrange_kernels_divide_only_outside_their_copy_loops():
     compiler computes before the grid-stride loop (a 64-bit division with its 32-bit path)."""
     names = [rearrange_kernel_name(4, 2, 2, 0, "int"), rearrange_kernel_name(1, 5, 5, 2, "int"),
              "rearrange_general<4, int>", "rearrange_general<32, long long>"]
-    bodies = _entry_bodies(compile_ptx("rearrange.cu", names, ARCH))
+    bodies = _entry_bodies("rearrange.cu", names)
     for name in names[:2]:
         assert not {m for m in _DIVISION.findall(bodies[name]) if m[2] == "64"}, name
     for name in names[2:]:
@@ -149,7 +157,7 @@ def test_float16_and_bfloat16_convert_in_hardware():
     software); the software float16 conversions are gone from the GPU's code."""
     add = {dtype: ek.contig_name("ic::OpAdd", dtype, dtype) for dtype in ("ic::half_t", "ic::bfloat16_t")}
     for arch, bf16_cvt in (("sm_75", False), ("sm_90", True)):
-        bodies = _entry_bodies(compile_ptx(ek.SOURCE, list(add.values()), arch))
+        bodies = _entry_bodies(ek.SOURCE, list(add.values()), arch)
         half = bodies[add["ic::half_t"]]
         assert "cvt.f32.f16" in half and "cvt.rn.f16.f32" in half, arch
         assert "0x477ff000" not in half.lower() and "1199566848" not in half, arch  # overflow test

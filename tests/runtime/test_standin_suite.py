@@ -4,17 +4,20 @@ stand-in for CuPy's device side, which checks each launch against the kernel's P
 runs it in the emulator), under coverage. Fails on any failed test, and on any line of
 ``runtime/cuda.py`` that run did not execute.
 
-A subprocess, like the conformance suite: the stand-in is installed for a whole session.
+A subprocess, like the conformance suite: the stand-in is installed for a whole session. It
+starts when collection ends and runs beside the rest of the session (tests/support/background.py).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import background
 
 REPO = Path(__file__).resolve().parents[2]
 # What reaches the launcher; the notebooks, Dask and conformance runs use the same paths.
@@ -33,23 +36,35 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
 LAUNCHER = "infini_cupy/runtime/cuda.py"
 
 
-@pytest.fixture(scope="module")
-def standin_run(tmp_path_factory, pytestconfig):
-    if pytestconfig.getoption("--backend") != "emulate":
-        pytest.skip("the stand-in run starts from the emulated suite")
-    pytest.importorskip("coverage")
-    folder = tmp_path_factory.mktemp("standin")
+def _run(folder: Path):
+    """(the run's result, its coverage report)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
     command = [sys.executable, "-m", "coverage", "run", f"--include=*/{LAUNCHER}", "-m",
                "pytest", "--backend", "cuda-standin", "-q", "-p", "no:cacheprovider",
                "-o", "addopts=-ra", f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED,
                *PARTS]
-    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True,
-                         timeout=3600)
-    report = subprocess.run([sys.executable, "-m", "coverage", "report", "--show-missing",
-                             f"--include=*/{LAUNCHER}"], cwd=REPO, env=env,
-                            capture_output=True, text=True)
+    run = background.run(command, cwd=REPO, env=env, timeout=3600)
+    report = background.run([sys.executable, "-m", "coverage", "report", "--show-missing",
+                             f"--include=*/{LAUNCHER}"], cwd=REPO, env=env, timeout=600)
     return run, report
+
+
+def _runs_here(config) -> bool:
+    return (config.getoption("--backend") == "emulate"
+            and importlib.util.find_spec("coverage") is not None)
+
+
+def background_runs(config, items):
+    """The stand-in run starts when collection ends, beside the rest of the session."""
+    return {"standin": _run} if _runs_here(config) else {}
+
+
+@pytest.fixture(scope="module")
+def standin_run(pytestconfig):
+    if pytestconfig.getoption("--backend") != "emulate":
+        pytest.skip("the stand-in run starts from the emulated suite")
+    pytest.importorskip("coverage")
+    return background.result(pytestconfig, "standin", _run)
 
 
 def test_the_suite_passes_through_the_cuda_launcher(standin_run):

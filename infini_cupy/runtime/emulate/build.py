@@ -13,7 +13,8 @@ file copied or swapped under another key) is rebuilt. The key leaves out the g++
 a machine without g++ still runs every cached library; where g++ is present, a library
 built by another version is rebuilt. Files are written to a temporary name and renamed into
 place, so concurrent processes never see half a file; threads of one process take a lock per
-key, so a variant is compiled once however many threads ask for it. g++ runs at most
+key and processes an advisory lock on a file beside it, so a variant is compiled once however
+many threads or processes ask for it. g++ runs at most
 ``COMPILE_TIMEOUT_S`` seconds; a cache directory that cannot be used is a RuntimeError
 naming it and ``INFINI_CUPY_CACHE_DIR``.
 """
@@ -238,15 +239,45 @@ def _library_path(stem: str, meta: dict) -> tuple[Path, dict]:
 
 def _load_or_build(path: Path, meta: dict, build) -> Path:
     """``path`` verified as built for ``meta`` (its key, names and g++ version), after
-    building it when it is missing, damaged or another library (a file copied or swapped)."""
-    found = _read_meta(path)
-    if found is not None and all(found.get(k) == v for k, v in meta.items()):
+    building it when it is missing, damaged or another library (a file copied or swapped).
+    Another process building the same file at the same time is waited for, not repeated."""
+
+    def verified():
+        found = _read_meta(path)
+        return found is not None and all(found.get(k) == v for k, v in meta.items())
+
+    if verified():
         _count("loaded")
         return path
-    if found is not None or _exists(path):
-        _count("corrupt")
-    build()
+    with _other_processes_locked_out(path):
+        if verified():  # built by another process while this one waited
+            _count("loaded")
+            return path
+        if _exists(path):
+            _count("corrupt")
+        build()
     return path
+
+
+@contextlib.contextmanager
+def _other_processes_locked_out(path: Path):
+    """An advisory lock on ``<path>.lock`` (POSIX ``flock``), so that processes asking for the
+    same library at once compile it once; where there is none (Windows, a file system without
+    locks, an unwritable directory) each process builds its own copy, as before."""
+    try:
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_suffix(".lock"), "a")
+    except (ImportError, OSError):
+        yield
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield  # closing the file releases the lock
 
 
 def _exists(path: Path) -> bool:
@@ -330,19 +361,25 @@ def _wrapper(include: str, names) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kernel_library(source: str, names: tuple[str, ...]):
-    """Load (building if needed) the library of ``names``.
-
-    Returns {name: (entry address, parameter sizes, the ctypes library keeping it alive)}.
-    """
-    runtime_library()
+def library_file(source: str, names: tuple[str, ...]) -> tuple[str, Path, dict]:
+    """(key, file, what it must be built as) of the library of ``names`` (sorted)."""
     src = source_path(source)
     # Sources under kernels_src/ are hashed with all their headers: the key need not name the
     # checkout. Other sources (tests) may include neighbours, so their path is part of it.
     where = "" if src.is_relative_to(kernels_dir()) else str(src)
     key = _hash("kernels", source_digest(source), where, _wrapper("<source>", names),
                 kernel_options())
-    path, meta = _library_path(key, {"key": key, "names": list(names)})
+    return (key, *_library_path(key, {"key": key, "names": list(names)}))
+
+
+def kernel_library(source: str, names: tuple[str, ...]):
+    """Load (building if needed) the library of ``names``.
+
+    Returns {name: (entry address, parameter sizes, the ctypes library keeping it alive)}.
+    """
+    runtime_library()
+    key, path, meta = library_file(source, names)
+    src = source_path(source)
     text = _wrapper(str(src).replace("\\", "\\\\").replace('"', '\\"'), names)
 
     built = []  # this call's own builds (the logged "compiled" or "disk cache")

@@ -1,0 +1,180 @@
+"""Long subprocess runs that some tests only read (the suite again through the cuda launcher,
+the conformance suite), started when collection ends on a thread of their own, one after
+another, so that they use a second core while the rest of the session runs on the first.
+Their modules' tests run last and wait for them; a run that a test asks for before the
+thread has reached it runs at once in that test, beside the thread's current run.
+
+A test module takes part by defining ``background_runs(items) -> {key: function}``: given its
+selected items, the runs they will read, each ``function(folder)`` taking a fresh temporary
+folder and returning what the tests read. The tests read a result with
+``result(config, key, function)``, which also runs ``function`` where nothing started it (a
+single test run on its own). A run's subprocesses go through :func:`run`, so that a session
+that ends early (``-x``, an interrupt) kills them instead of leaving them running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+_processes: set[subprocess.Popen] = set()
+_processes_lock = threading.Lock()
+
+
+def run(command, *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """``subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)``,
+    in a process group of its own that :meth:`Runs.stop` kills."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, **kwargs)
+    with _processes_lock:
+        _processes.add(proc)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except BaseException:
+        _kill(proc)
+        proc.communicate()
+        raise
+    finally:
+        with _processes_lock:
+            _processes.discard(proc)
+    return subprocess.CompletedProcess(command, proc.returncode, stdout, stderr)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+class _Run:
+    def __init__(self, function):
+        self.function = function
+        self.started = False
+        self.done = threading.Event()
+        self.value = None
+        self.error: BaseException | None = None
+
+
+class Runs:
+    """The session's background runs: a queue taken in order by one thread."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._runs: dict[object, _Run] = {}
+        self._queue: list[object] = []
+        self._folder = Path(tempfile.mkdtemp(prefix="infini_cupy-background-"))
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, runs: dict) -> None:
+        with self._lock:
+            for key, function in runs.items():
+                if key not in self._runs:
+                    self._runs[key] = _Run(function)
+                    self._queue.append(key)
+            if self._queue and (self._thread is None or not self._thread.is_alive()):
+                self._thread = threading.Thread(target=self._work, name="background runs",
+                                                daemon=True)
+                self._thread.start()
+
+    def _take(self, key) -> _Run | None:
+        """The run ``key`` marked started, or None where it was started already."""
+        with self._lock:
+            found = self._runs[key]
+            if found.started or self._stopped:
+                return None
+            found.started = True
+            self._queue.remove(key)
+            return found
+
+    def _execute(self, found: _Run) -> None:
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="run-", dir=self._folder))
+            found.value = found.function(folder)
+        except BaseException as e:  # pytest's skip and fail included: the test re-raises them
+            found.error = e
+        finally:
+            found.done.set()
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                key = next(iter(self._queue), None)
+            if key is None:
+                return
+            found = self._take(key)
+            if found is not None:
+                self._execute(found)
+
+    def result(self, key, function):
+        with self._lock:
+            if key not in self._runs:
+                self._runs[key] = _Run(function)
+                self._queue.append(key)
+        found = self._take(key)
+        if found is not None:  # not reached by the thread yet: run it here, now
+            self._execute(found)
+        found = self._runs[key]
+        found.done.wait()
+        if found.error is not None:
+            raise found.error
+        return found.value
+
+    def stop(self) -> None:
+        """Drop what has not started and kill the subprocesses still running."""
+        with self._lock:
+            self._stopped = True
+            self._queue.clear()
+        with _processes_lock:
+            for proc in list(_processes):
+                _kill(proc)
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+_KEY = pytest.StashKey[Runs]()
+
+
+def modules_with_runs(items) -> dict:
+    """``module -> its selected items`` for the modules that define ``background_runs``."""
+    found: dict = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and hasattr(module, "background_runs"):
+            found.setdefault(module, []).append(item)
+    return found
+
+
+def last(items) -> list:
+    """``items`` with those of modules that have background runs moved to the end, in order."""
+    waiting = {id(item) for group in modules_with_runs(items).values() for item in group}
+    return ([item for item in items if id(item) not in waiting]
+            + [item for item in items if id(item) in waiting])
+
+
+def start(config, items) -> None:
+    """Queue the runs the selected ``items`` will read (called when collection ends)."""
+    runs = {}
+    for module, selected in modules_with_runs(items).items():
+        runs.update(module.background_runs(config, selected))
+    if runs:
+        config.stash.setdefault(_KEY, Runs()).submit(runs)
+
+
+def result(config, key, function):
+    """What run ``key`` returned (re-raising what it raised), waiting for it; ``function``
+    runs here where no run ``key`` was queued."""
+    return config.stash.setdefault(_KEY, Runs()).result(key, function)
+
+
+def stop(config) -> None:
+    if _KEY in config.stash:
+        config.stash[_KEY].stop()
