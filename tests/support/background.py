@@ -27,14 +27,17 @@ import pytest
 
 _processes: set[subprocess.Popen] = set()
 _processes_lock = threading.Lock()
+_stopping = threading.Event()  # set by Runs.stop: no new subprocess starts after it
 
 
 def run(command, *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
     """``subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)``,
     in a process group of its own that :meth:`Runs.stop` kills."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, **kwargs)
     with _processes_lock:
+        if _stopping.is_set():
+            raise RuntimeError("the session is ending: no new background subprocess")
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True, **kwargs)
         _processes.add(proc)
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
@@ -72,6 +75,7 @@ class Runs:
         self._folder = Path(tempfile.mkdtemp(prefix="infini_cupy-background-"))
         self._stopped = False
         self._thread: threading.Thread | None = None
+        _stopping.clear()
 
     def submit(self, runs: dict) -> None:
         with self._lock:
@@ -88,8 +92,11 @@ class Runs:
         """The run ``key`` marked started, or None where it was started already."""
         with self._lock:
             found = self._runs[key]
-            if found.started or self._stopped:
+            if found.started:
                 return None
+            if self._stopped:
+                raise RuntimeError(f"background run {key!r} asked for after the session's runs "
+                                   "were stopped")
             found.started = True
             self._queue.remove(key)
             return found
@@ -109,7 +116,10 @@ class Runs:
                 key = next(iter(self._queue), None)
             if key is None:
                 return
-            found = self._take(key)
+            try:
+                found = self._take(key)
+            except RuntimeError:  # stopped meanwhile
+                return
             if found is not None:
                 self._execute(found)
 
@@ -133,6 +143,7 @@ class Runs:
             self._stopped = True
             self._queue.clear()
         with _processes_lock:
+            _stopping.set()
             for proc in list(_processes):
                 _kill(proc)
         if self._thread is not None:
@@ -161,18 +172,27 @@ def last(items) -> list:
 
 
 def start(config, items) -> None:
-    """Queue the runs the selected ``items`` will read (called when collection ends)."""
+    """Queue the runs the selected ``items`` will read (called when collection ends; not
+    for ``--collect-only``)."""
+    if config.option.collectonly:
+        return
     runs = {}
     for module, selected in modules_with_runs(items).items():
         runs.update(module.background_runs(config, selected))
     if runs:
-        config.stash.setdefault(_KEY, Runs()).submit(runs)
+        _session_runs(config).submit(runs)
 
 
 def result(config, key, function):
     """What run ``key`` returned (re-raising what it raised), waiting for it; ``function``
     runs here where no run ``key`` was queued."""
-    return config.stash.setdefault(_KEY, Runs()).result(key, function)
+    return _session_runs(config).result(key, function)
+
+
+def _session_runs(config) -> Runs:
+    if _KEY not in config.stash:
+        config.stash[_KEY] = Runs()
+    return config.stash[_KEY]
 
 
 def stop(config) -> None:
