@@ -70,8 +70,7 @@ class Runs:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._runs: dict[object, _Run] = {}
-        self._queue: list[object] = []
+        self._runs: dict[object, _Run] = {}  # in order: those not started are the queue
         self._folder = Path(tempfile.mkdtemp(prefix="infini_cupy-background-"))
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -80,10 +79,8 @@ class Runs:
     def submit(self, runs: dict) -> None:
         with self._lock:
             for key, function in runs.items():
-                if key not in self._runs:
-                    self._runs[key] = _Run(function)
-                    self._queue.append(key)
-            if self._queue and (self._thread is None or not self._thread.is_alive()):
+                self._runs.setdefault(key, _Run(function))
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._work, name="background runs",
                                                 daemon=True)
                 self._thread.start()
@@ -98,7 +95,6 @@ class Runs:
                 raise RuntimeError(f"background run {key!r} asked for after the session's runs "
                                    "were stopped")
             found.started = True
-            self._queue.remove(key)
             return found
 
     def _execute(self, found: _Run) -> None:
@@ -113,7 +109,8 @@ class Runs:
     def _work(self) -> None:
         while True:
             with self._lock:
-                key = next(iter(self._queue), None)
+                key = next((k for k, r in self._runs.items()
+                            if not r.started and not self._stopped), None)
             if key is None:
                 return
             try:
@@ -125,9 +122,7 @@ class Runs:
 
     def result(self, key, function):
         with self._lock:
-            if key not in self._runs:
-                self._runs[key] = _Run(function)
-                self._queue.append(key)
+            self._runs.setdefault(key, _Run(function))
         found = self._take(key)
         if found is not None:  # not reached by the thread yet: run it here, now
             self._execute(found)
@@ -141,7 +136,6 @@ class Runs:
         """Drop what has not started and kill the subprocesses still running."""
         with self._lock:
             self._stopped = True
-            self._queue.clear()
         with _processes_lock:
             _stopping.set()
             for proc in list(_processes):
