@@ -317,40 +317,86 @@ struct TilePass {
 
 // Runs a pass: each thread takes TILE_ITEMS warp steps per round (steps warp, warp + warps,
 // ...), locating all of them first, then moving them, for each stacked tile in turn; phase 1
-// issues its global loads before any shared store. In emulation an idle lane of a step in
-// which others of its warp access memory repeats an active lane's access, one of its own
-// phase of the shared access where there is one (as `repeated_lane`): no byte, sector or
-// bank word that instruction does not touch anyway, but the trace then numbers the accesses
-// of all lanes alike, which is how the profiler recognizes one warp instruction.
+// issues its global loads before any shared store. An idle lane of a step in which others
+// of its warp access memory repeats an active lane's access, one of its own phase of the
+// shared access where there is one (as `repeated_lane`): no byte, sector or bank word that
+// instruction does not touch anyway. On the GPU that is how STAND_IN loads go with no
+// predicate (below); in emulation every walk does it, so that the trace numbers the
+// accesses of all lanes alike, which is how the profiler recognizes one warp instruction.
 template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int GROUPED,
-          int Unit, int V, int R, int S, typename Elem>
+          bool GROUPS, int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
     // Single units of 4 bytes or more go global -> shared asynchronously (cp_async): every
     // round's copies are issued without waiting on the last, the phase's loads all in flight.
     constexpr bool ASYNC = LOAD && V == 1 && sizeof(Elem) >= 4;
+    // 4-byte loads of R == 1 passes, and all plain loads in the Grouped variants, go with no
+    // predicate, an idle lane of a step taking a stand-in (the unit of the step's first
+    // working lane: the same sectors and shared words, the same value stored twice by one
+    // instruction): a load waiting on a predicate ties up one of a thread's 7 predicate
+    // registers until its shared store, and short of them the compiler issues each load
+    // just before its store, one in flight. Narrower plain loads keep theirs in flight
+    // without (kernel_costs.json).
+    constexpr bool STAND_IN = LOAD && !ASYNC && R == 1 && (V * sizeof(Elem) == 4 || GROUPS);
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     const unsigned steps = GROUPED ? pass.group_steps : pass.steps;
     for (unsigned first = warp; first < steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
         Elem *slot[TILE_ITEMS];
-        bool active[TILE_ITEMS];
+        bool active[TILE_ITEMS], live[TILE_ITEMS];
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
             const unsigned g = first + it * warps;
             active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
                 g, lane, address[it], slot[it]);
+            live[it] = true;
+            if constexpr (STAND_IN) {  // the unit of the step's first working lane
+                const unsigned mask = __ballot_sync(0xffffffffu, active[it]);
+                const int from = __ffs(static_cast<int>(mask)) - 1;
+                const auto at = __shfl_sync(0xffffffffu,
+                                            reinterpret_cast<unsigned long long>(address[it]), from);
+                const int at_slot = __shfl_sync(0xffffffffu,
+                                                static_cast<int>(slot[it] - pass.shared), from);
+                if (!active[it]) {
+                    address[it] = reinterpret_cast<char *>(at);
+                    slot[it] = pass.shared + at_slot;
+                }
+                live[it] = active[it] = mask != 0;  // a live step's lanes all move a unit
+            } else {
 #ifdef INFINI_EMULATION
-            // (lanes of its own phase of the shared access first: repeated_lane)
-            constexpr unsigned PHASE = phase_lanes(sizeof(Elem));
-            for (unsigned k = 0; !active[it] && k < 32; ++k) {
-                active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
-                    g, (lane / PHASE * PHASE + k) % 32, address[it], slot[it]);
-            }
+                // (lanes of its own phase of the shared access first: repeated_lane)
+                constexpr unsigned PHASE = phase_lanes(sizeof(Elem));
+                for (unsigned k = 0; !active[it] && k < 32; ++k) {
+                    active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
+                        g, (lane / PHASE * PHASE + k) % 32, address[it], slot[it]);
+                }
 #endif
+            }
         }
+        // Rounds whose every step has work (all but a pass's last, and some of a grouped
+        // walk's) load and store with no predicate at all; the others take the rare path.
+        bool some_dead = false;
+#pragma unroll
+        for (int it = 0; it < TILE_ITEMS; ++it) some_dead = some_dead || !live[it];
         // The located items of every stacked tile: only the offsets differ.
         const int count = STACKED ? pass.count : 1;
+        if (STAND_IN && !warp_any(some_dead)) {
+            for (int s = 0; s < count; ++s) {
+                vec_t value[TILE_ITEMS];
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+                    value[it] = ld(reinterpret_cast<const vec_t *>(address[it] + s * pass.step));
+                }
+#pragma unroll
+                for (int it = 0; it < TILE_ITEMS; ++it) {
+#pragma unroll
+                    for (int k = 0; k < V; ++k) {
+                        sts(slot[it] + s * pass.sh_step + k * pass.sh_along, value[it].v[k]);
+                    }
+                }
+            }
+            continue;
+        }
         for (int s = 0; s < count; ++s) {
             vec_t value[TILE_ITEMS];
             if (s > 0) {
@@ -516,26 +562,26 @@ __device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &p
         }
     } else if (V == 1 && pass.descending) {
         if (pass.chained) {
-            tile_walk<R == 1, true, V == 1, LOAD, STACKED, false>(pass);
+            tile_walk<R == 1, true, V == 1, LOAD, STACKED, false, GROUPS>(pass);
         } else if (pass.uniform) {
-            tile_walk<false, true, V == 1, LOAD, STACKED, false>(pass);
+            tile_walk<false, true, V == 1, LOAD, STACKED, false, GROUPS>(pass);
         } else {
-            tile_walk<false, false, V == 1, LOAD, STACKED, false>(pass);
+            tile_walk<false, false, V == 1, LOAD, STACKED, false, GROUPS>(pass);
         }
     } else if (pass.chained) {
-        tile_walk<R == 1, true, false, LOAD, STACKED, false>(pass);
+        tile_walk<R == 1, true, false, LOAD, STACKED, false, GROUPS>(pass);
     } else if (GROUPS && R == 1 && pass.grouped) {
         // Phase 1 groups rows of any lead in chunks (K rows per step, or short rows); phase 2
         // only short rows of one lead, one chunk each.
         if (LOAD) {
-            tile_walk<false, false, false, LOAD, STACKED, GROUPS && R == 1 ? 2 : 0>(pass);
+            tile_walk<false, false, false, LOAD, STACKED, GROUPS && R == 1 ? 2 : 0, GROUPS>(pass);
         } else {
-            tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1 ? 1 : 0>(pass);
+            tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1 ? 1 : 0, GROUPS>(pass);
         }
     } else if (pass.uniform) {
-        tile_walk<false, true, false, LOAD, STACKED, false>(pass);
+        tile_walk<false, true, false, LOAD, STACKED, false, GROUPS>(pass);
     } else {
-        tile_walk<false, false, false, LOAD, STACKED, false>(pass);
+        tile_walk<false, false, false, LOAD, STACKED, false, GROUPS>(pass);
     }
 }
 

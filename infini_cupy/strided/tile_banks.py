@@ -120,9 +120,10 @@ class TilePass:
                 for s in SPREADS[:3] if k * s <= max(self.rows, 2 * k)]
 
 
-def _items(unit: int, p: TilePass, spread: int):
+def _items(unit: int, p: TilePass, spread: int, alternate: bool = False):
     """(warp step, lane, element index along the row, row) of the active lanes of the pass's
-    first warp steps, and the pass's warp steps in all."""
+    first warp steps, and the pass's warp steps in all; with ``alternate``, odd rows start a
+    vector later than even ones (rows of different leads)."""
     units = (p.rows * p.row_len if p.chained else p.row_len) // p.vector
     if p.rows_per_step == 1:
         vl = p.virtual_row(unit)
@@ -150,7 +151,7 @@ def _items(unit: int, p: TilePass, spread: int):
         r = big // p.fixed_spread * (p.rows_per_step * p.fixed_spread) \
             + lane // lanes * p.fixed_spread + big % p.fixed_spread
         q = c * lanes + lane % lanes
-    pos = q - p.lead
+    pos = q - p.lead - (r % 2 if alternate else 0)
     active = (pos >= 0) & (pos < units) & (r < p.rows)
     e = pos * p.vector
     if p.chained:
@@ -169,7 +170,16 @@ def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int
                 for lead in range(sec)]
         return (sum(c[0] for c in each) / sec, sum(c[1] for c in each) / sec,
                 max(c[2] for c in each))
-    g, lane, e, r, steps = _items(unit, p, spread)
+    if p.grouped and not p.uniform:
+        # K rows of any leads per step: rows sharing words (2-byte units, rows 1 apart along
+        # the pitch) meet in one bank unless their leads agree; the worse of equal leads and
+        # leads that differ row to row
+        return max(_cost(unit, p, pitch, spread, False), _cost(unit, p, pitch, spread, True))
+    return _cost(unit, p, pitch, spread, False)
+
+
+def _cost(unit, p, pitch, spread, alternate):
+    g, lane, e, r, steps = _items(unit, p, spread, alternate)
     if g.size == 0:
         return 0, 0, steps
     sh_row, sh_along = (1, pitch) if p.along_pitch else (pitch, 1)
@@ -217,15 +227,14 @@ def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of
     wavefronts over both passes, then the fewest warp steps, then the smallest pitch: pitches
     from ``pitch`` up to one bank period (``128 / unit`` elements) on, while ``rows_of_pitch``
     rows of it (the tile's dim-0 extent) fit the capacity, each pass as
-    :func:`_options` allows. Where no pass has short rows to spread, ``pitch`` and the passes
-    as given. The search stops at the first pitch whose passes are conflict-free in no more
+    :func:`_options` allows (where neither has rows to group, the pitch alone: two chained
+    runs of short rows may find none that serves both, 17 x 12 float16 for one, and take the
+    fewest wavefronts). The search stops at the first pitch whose passes are conflict-free in no more
     warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one.
     With ``least_pitch`` (the rows' length), each pitch is tried as the smallest one from there
     of the same banks (a pitch's banks repeat every bank period). ``row_groups``: whether
     the transposing pass may take K rows per warp step (:meth:`TilePass.row_groups`)."""
     options = [_options(unit, p, row_groups) for p in passes]
-    if all(len(o) == 1 for o in options):
-        return (pitch, 1, 1, *passes)
     best = first_clean = None
     period = max(1, 128 // unit)
     for tried, candidate in enumerate(range(pitch, pitch + period)):

@@ -72,20 +72,22 @@ import functools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import kernel_costs, tile_banks
 from .layout import LaunchPlan
 
 TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
 SECTOR = 32  # bytes: the granule of global memory traffic
+BANKS = 32  # of 4-byte words, in shared memory
 MAX_BATCH_DIMS = 4  # TILE_BATCH_DIMS in transpose.cu
 # Shared memory per block, bytes: TILE_COMPACT_BYTES and TILE_WIDE_BYTES in transpose.cu.
 COMPACT_BYTES = 16896
 WIDE_BYTES = 49152
 TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
-# Threads per wide block, but for byte units moving in words (a side of vector 1): those
-# variants take up to ~150 registers per thread, which a block of 512 would exceed.
-WIDE_THREADS = 512
+WIDE_THREADS = 512  # per wide block, where the variant's registers allow (max_block_threads)
+REGISTERS_PER_SM = 65536
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
 # Stacked tiles: at most MAX_STACK per block, and only while STACK_MIN_BLOCKS blocks remain
@@ -196,27 +198,33 @@ def can_group(unit: int, vector: int) -> bool:
 
 def has_grouped_variant(unit: int, read_vector: int, write_vector: int,
                         wide: bool = False) -> bool:
-    """A Grouped variant exists: a side can group, neither moves byte units in words, and
-    phase 1 does not take the grouped walk with plain loads (1 to 8 bytes of 1- and 2-byte
-    units). Beside that walk, the compiler issues each of those loads just before its shared
-    store (2 bytes in flight per thread where ``tiled_copy<2, 1, 2, 0, 0>`` keeps 8), which
-    costs more than the bank conflicts it would remove; asynchronous copies (units of 4 bytes
-    and more, one at a time), 16-byte loads and words keep theirs (``kernel_costs.json``).
-    Wide ones (rows that start anywhere in a sector on one side) where phase 1 reads one unit
-    at a time: a transposing read of K rows per warp step (``TilePlan.read_rows``) beside
-    the chained rows of phase 2, or short rows spread apart in phase 2."""
-    plain_loads = can_group(unit, read_vector) and not (unit >= 4 and read_vector == 1)
+    """A Grouped variant exists: a side can group and neither moves byte units in words.
+    Wide ones (rows that start anywhere in a sector on one side) where phase 1 can: a
+    transposing read of K rows per warp step (``TilePlan.read_rows``) beside the chained
+    rows of phase 2."""
     words = unit == 1 and 1 in (read_vector, write_vector)  # modelled by no pass of tile_banks
-    return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not plain_loads \
-        and not words and (read_vector == 1 or not wide)
+    return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not words \
+        and (can_group(unit, read_vector) or not wide)
 
 
+@functools.lru_cache(maxsize=None)
 def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool) -> int:
     """Threads per block a staged-copy variant is launched with, at most: WIDE_THREADS for
-    wide tiles but where byte units move in 4-byte words (a side of vector 1), whose
-    registers (up to ~150 per thread) would not fit a block of 512; else COMPACT_THREADS."""
+    wide tiles but where byte units move in 4-byte words (a side of vector 1: their work
+    items are words), COMPACT_THREADS for the others; fewer where the registers of its sm_90
+    code (``kernel_costs.json``, the Grouped variant's too: up to ~150 per thread for byte
+    units) would not fit a block in the 64 K registers of an SM."""
+    names = [tiled_kernel_name(unit, read_vector, write_vector, wide)]
+    if has_grouped_variant(unit, read_vector, write_vector, wide):
+        names.append(tiled_kernel_name(unit, read_vector, write_vector, wide, grouped=True))
+    try:
+        registers = max(kernel_costs.kernel_cost(name).registers for name in names)
+    except KeyError:  # not recorded yet (a new variant): the most a thread may take
+        registers = 255
+    per_thread = -(-registers // 8) * 8  # allocated 8 at a time
+    fit = REGISTERS_PER_SM // per_thread // 32 * 32
     words = unit == 1 and 1 in (read_vector, write_vector)
-    return WIDE_THREADS if wide and not words else COMPACT_THREADS
+    return min(WIDE_THREADS if wide and not words else COMPACT_THREADS, fit)
 
 
 def vector_widths(unit: int) -> tuple[int, ...]:
@@ -232,7 +240,7 @@ def warp_row(unit: int, vector: int) -> int:
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (92: stacked tiles only in
+    """Every staged-copy name expression the planner can return (116: stacked tiles only in
     the compact variant; Grouped ones, compact, stacked and wide, see
     :func:`has_grouped_variant`)."""
     return tuple(
@@ -380,35 +388,38 @@ def _word_pitch(tile0, tile1, unit, capacity) -> int | None:
     A warp's 32 words hold ``128 / unit`` consecutive elements of the run; the k-th unit of
     each word goes to shared memory in one instruction, at slot ``e // tile0 + (e % tile0) *
     pitch`` for run element ``e``: one column of slots per residue ``e % tile0``, each a few
-    consecutive words long. The pitch that lays those columns side by side over the 32 banks
-    is found by trying the next ``128 / unit`` pitches (a bank's pattern repeats after them)
-    on every alignment of a warp step: the first with no bank serving two words, else the
-    one with the fewest."""
-    if tile0 >= 32:  # a warp's words then span at most a few columns
+    consecutive words long (or, for rows of 32 and more, a warp's words over a few columns).
+    The pitch that lays those columns side by side over the 32 banks is found by trying the
+    next ``128 / unit`` pitches (a bank's pattern repeats after them) on every alignment of a
+    warp step: the first with no bank serving two words, else the one with the fewest."""
+    if tile0 > WORD_PITCH_MAX_ROWS:  # the alignments to try grow with the rows
         return None
     pitch = tile1 + _word_pitch_offset(tile0, tile1 % (128 // unit), unit)
     return pitch if tile0 * pitch <= capacity else None
+
+
+WORD_PITCH_MAX_ROWS = 128
 
 
 @functools.lru_cache(maxsize=256)
 def _word_pitch_offset(tile0, residue, unit) -> int:
     """d of the best pitch ``residue + d`` modulo ``128 / unit`` for :func:`_word_pitch`."""
     per_word = 4 // unit
-    best = None
     period = 128 // unit
+    # run elements of every alignment (the pattern repeats every 4 * tile0 elements) and
+    # unit k of each of a warp's 32 words: (alignments x per_word, 32)
+    e = (np.arange(4 * tile0)[:, None, None] + np.arange(per_word)[None, :, None]
+         + per_word * np.arange(32)[None, None, :]).reshape(-1, 32)
+    rows = np.arange(e.shape[0])[:, None]
+    best = None
     for d in range(period):
         pitch = residue + d + 64 * period  # the banks of tile1 + d, columns far apart
-        worst = 1
-        for start in range(4 * tile0):  # the pattern repeats every 4 * tile0 elements
-            for k in range(per_word):
-                words = {(e // tile0 + e % tile0 * pitch) * unit // 4
-                         for e in range(start + k, start + k + 32 * per_word, per_word)}
-                banks = [0] * 32
-                for w in words:
-                    banks[w % 32] += 1
-                worst = max(worst, max(banks))
-            if best is not None and worst >= best[0]:
-                break
+        words = np.sort((e // tile0 + e % tile0 * pitch) * unit // 4, axis=1)
+        repeat = np.zeros(words.shape, bool)
+        repeat[:, 1:] = words[:, 1:] == words[:, :-1]  # one word read by two lanes: once
+        bank = np.where(repeat, BANKS, words % BANKS)
+        counts = np.bincount((rows * (BANKS + 1) + bank).ravel(), minlength=rows.size * (BANKS + 1))
+        worst = int(counts.reshape(-1, BANKS + 1)[:, :BANKS].max())
         if best is None or worst < best[0]:
             best = worst, d
         if worst == 1:

@@ -40,7 +40,7 @@ from ..runtime.sources import expanded_source
 from .cubin import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, disassemble, info_values, sections
 
 ARCH = "sm_90"
-FORMAT = 6  # bump when what is cached changes
+FORMAT = 7  # bump when what is cached changes
 DIVISION_HELPER = re.compile(r"__cuda_sm\d+_(div|rem|urem|udiv)\w*")
 
 
@@ -296,8 +296,9 @@ def _heaviest_path(ops: list[_Op], labels: dict, lo: int, hi: int, free=()) -> i
 
 def _cold_ranges(ops: list[_Op], labels: dict) -> list[tuple[int, int]]:
     """Code a warp enters only when a vote finds a lane that needs it (``__any_sync``:
-    ``VOTE.ANY P0, ...`` then ``@!P0 BRA`` over it), the rare path of a loop (the staged
-    copies' words at a row's end): (first, last) offsets."""
+    ``VOTE.ANY P0, ...`` then ``@!P0 BRA`` over it, or ``@P0 BRA`` to it past the common
+    code), the rare path of a loop (the staged copies' words at a row's end, their rounds
+    with a step where no lane works): (first, last) offsets."""
     cold = []
     for k, op in enumerate(ops):
         if op.base != "VOTE" or "ANY" not in op.opcode or not op.operands:
@@ -306,8 +307,19 @@ def _cold_ranges(ops: list[_Op], labels: dict) -> list[tuple[int, int]]:
         for branch in ops[k + 1:k + 257]:  # the scheduler may move work in between
             if branch.base == "BRA":
                 m = _TARGET.search(branch.text)
-                if m and branch.guard == "!" + vote and labels.get(m.group(1), 0) > branch.offset:
-                    inside = [o.offset for o in ops if branch.offset < o.offset < labels[m.group(1)]]
+                target = labels.get(m.group(1), 0) if m else 0
+                if branch.guard == "!" + vote and target > branch.offset:
+                    inside = [o.offset for o in ops if branch.offset < o.offset < target]
+                    if inside:
+                        cold.append((inside[0], inside[-1]))
+                elif branch.guard == vote and target > branch.offset:
+                    # the rare code laid out after the common one, which jumps over it
+                    # (``@P0 BRA rare; common; BRA join; rare: ...; join:``)
+                    over = [o for o in ops if branch.offset < o.offset < target
+                            and o.base == "BRA" and not o.predicated]
+                    m = _TARGET.search(over[-1].text) if over else None
+                    join = labels.get(m.group(1), 0) if m else 0
+                    inside = [o.offset for o in ops if target <= o.offset < join]
                     if inside:
                         cold.append((inside[0], inside[-1]))
                 break
@@ -359,10 +371,14 @@ def analyze(text: str) -> tuple[int, int, list[Loop], int]:
         result.append(Loop(start, end, count, loads, stores, shared, in_flight, in_flight_bytes,
                            division, copies))
     spills = sum(op.base in ("LDL", "STL") for op in ops)
-    outer = {min((lp for lp in loops if lp[0] <= start and end <= lp[1] and lp != (start, end)),
+    # A backward branch into the middle of a hot loop is a rare path placed out of line
+    # jumping back, not a loop around it.
+    around = [lp for lp in loops if not any(a < lp[0] <= b for a, b in hot)]
+    outer = {min((lp for lp in around if lp[0] <= start and end <= lp[1] and lp != (start, end)),
                  key=lambda lp: lp[1] - lp[0], default=None) for start, end in hot}
     outer.discard(None)
-    per_block = sum(_heaviest_path(ops, labels, lo, hi, hot) for lo, hi in outer)
+    # (the rare paths not counted either: behind a vote, a tile's usual rounds skip them)
+    per_block = sum(_heaviest_path(ops, labels, lo, hi, hot | set(cold)) for lo, hi in outer)
     return len(ops), spills, result, per_block
 
 

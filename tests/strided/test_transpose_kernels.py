@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from infini_cupy import arrays
+from infini_cupy import arrays, config
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import launch
 from infini_cupy.strided import kernel_costs, planner
@@ -29,7 +29,7 @@ from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
-from infini_cupy.tools import profiler
+from infini_cupy.tools import bank_conflicts, profiler
 from tests.support import dtype_cases
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
@@ -514,7 +514,7 @@ def stacked_layout_for_every_variant():
     each matrix's buffer rounded up to whole sectors (the stacking steps)."""
     found = {}
     for unit in (1, 2, 4, 8, 16):
-        sizes = {1: (128, 64, 35), 2: (64, 32, 36, 35)}.get(unit, (32, 36, 35, 16))
+        sizes = {1: (128, 64, 35, 32), 2: (64, 32, 36, 35)}.get(unit, (32, 36, 35, 16))
         for rows, cols, src_extra, dst_extra, src_offset, dst_offset in itertools.product(
                 sizes, sizes, (0, 1, 4, 29), (0, 1, 4, 28), (0, unit, 4), (0, unit, 4)):
             src_pitch, dst_pitch = cols + src_extra, rows + dst_extra
@@ -597,13 +597,21 @@ def test_short_rows_spread_apart_are_free_of_bank_conflicts(shape, perm, dtype, 
     assert reads.efficiency == writes.efficiency == 1.0
 
 
-def test_short_rows_of_2_byte_units_moved_by_plain_loads_stay_consecutive(no_packing):
-    # The Grouped variant of tiled_copy<2, 2, 2, 0, 0> keeps fewer loads in flight (the
-    # compiler issues each just before its shared store): the planner keeps the plain one.
-    x = aligned_empty((16, 35, 16), np.float16)
+def test_short_rows_of_2_byte_units_moved_by_plain_loads_are_spread_apart(no_packing):
+    # The Grouped variant of tiled_copy<2, 2, 2, 0, 0> keeps its loads in flight (idle
+    # lanes load stand-ins, no predicate waits): the planner spreads phase 2's short rows,
+    # which leaves both phases free of bank conflicts.
+    rng = np.random.default_rng(12)
+    x = random_fill(aligned_empty((16, 35, 16), np.float16), rng)
     y = aligned_empty((16, 35, 16), np.float16)
     plan = plan_for(y, x.transpose(2, 1, 0)).plan
-    assert plan.kernel == "tiled_copy<2, 2, 2, 0, 0>" and (plan.read_spread, plan.write_spread) == (1, 1)
+    assert plan.kernel == "tiled_copy<2, 2, 2, 0, 0, 1>" and plan.write_spread > 1, plan
+    with config.backend("emulate"), profiler.emulator.tracing() as trace:
+        rearrange_(y, x.transpose(2, 1, 0))
+    np.testing.assert_array_equal(y, x.transpose(2, 1, 0))
+    assert bank_conflicts.count_launch(trace.launches[0]).ratio == 1.0
+    assert kernel_costs.kernel_cost(plan.kernel).bytes_in_flight == \
+        kernel_costs.kernel_cost("tiled_copy<2, 2, 2, 0, 0>").bytes_in_flight == 16
 
 
 # Grouped variant -> (shape, perm, src offset, dst offset) of a layout that reaches it with
@@ -612,8 +620,24 @@ def test_short_rows_of_2_byte_units_moved_by_plain_loads_stay_consecutive(no_pac
 # perm into y (likewise). Phase 2 of the 16-byte units, one access per row of 4, ends rows
 # mid-group.
 GROUPED_LAYOUTS = {
+    "tiled_copy<1, 4, 4, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
+    "tiled_copy<1, 4, 4, 0, 1, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
+    "tiled_copy<1, 4, 16, 0, 0, 1>": ((128, 7, 8), (1, 2, 0), 0, 0),
+    "tiled_copy<1, 4, 16, 0, 1, 1>": ((128, 7, 8), (1, 2, 0), 0, 0),
     "tiled_copy<1, 16, 4, 0, 0, 1>": ((8, 7, 32), (1, 2, 0), 0, 0),
     "tiled_copy<1, 16, 4, 0, 1, 1>": ((8, 7, 128), (2, 1, 0), 0, 0),
+    "tiled_copy<2, 1, 1, 0, 0, 1>": ((8, 7, 16), (0, 2, 1), 2, 0),
+    "tiled_copy<2, 1, 1, 0, 1, 1>": ((8, 7, 16), (0, 2, 1), 2, 0),
+    "tiled_copy<2, 1, 2, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 2, 0),
+    "tiled_copy<2, 1, 2, 0, 1, 1>": ((8, 7, 16), (2, 1, 0), 2, 0),
+    "tiled_copy<2, 1, 8, 0, 0, 1>": ((64, 7, 8), (1, 2, 0), 2, 0),
+    "tiled_copy<2, 1, 8, 0, 1, 1>": ((64, 7, 8), (1, 2, 0), 2, 0),
+    "tiled_copy<2, 2, 1, 0, 0, 1>": ((8, 7, 16), (2, 1, 0), 0, 2),
+    "tiled_copy<2, 2, 1, 0, 1, 1>": ((8, 7, 16), (2, 1, 0), 0, 2),
+    "tiled_copy<2, 2, 2, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 4, 0),
+    "tiled_copy<2, 2, 2, 0, 1, 1>": ((8, 7, 16), (2, 1, 0), 0, 0),
+    "tiled_copy<2, 2, 8, 0, 0, 1>": ((64, 7, 8), (1, 2, 0), 0, 0),
+    "tiled_copy<2, 2, 8, 0, 1, 1>": ((64, 7, 8), (1, 2, 0), 0, 0),
     "tiled_copy<2, 8, 1, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 2),
     "tiled_copy<2, 8, 1, 0, 1, 1>": ((8, 7, 64), (2, 1, 0), 0, 2),
     "tiled_copy<2, 8, 2, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
@@ -633,6 +657,14 @@ GROUPED_LAYOUTS = {
 # sector), phase 1 taking K rows per warp step where it transposes and phase 2's short rows
 # spread apart where it does not; (shape, perm, x pad, y pad) in elements.
 WIDE_GROUPED_LAYOUTS = {
+    "tiled_copy<1, 4, 4, 1, 0, 1>": ((128, 7, 32), (2, 1, 0), 0, 4),
+    "tiled_copy<1, 4, 16, 1, 0, 1>": ((32, 7, 128), (2, 0, 1), 4, 0),
+    "tiled_copy<2, 1, 1, 1, 0, 1>": ((8, 7, 32), (0, 2, 1), 1, 0),
+    "tiled_copy<2, 1, 2, 1, 0, 1>": ((8, 7, 32), (1, 2, 0), 1, 0),
+    "tiled_copy<2, 1, 8, 1, 0, 1>": ((16, 7, 64), (2, 0, 1), 1, 0),
+    "tiled_copy<2, 2, 1, 1, 0, 1>": ((8, 7, 64), (0, 2, 1), 2, 0),
+    "tiled_copy<2, 2, 2, 1, 0, 1>": ((8, 7, 64), (1, 2, 0), 2, 0),
+    "tiled_copy<2, 2, 8, 1, 0, 1>": ((16, 7, 64), (2, 0, 1), 2, 0),
     "tiled_copy<4, 1, 1, 1, 0, 1>": ((8, 7, 40), (0, 2, 1), 1, 0),
     "tiled_copy<4, 1, 4, 1, 0, 1>": ((8, 7, 40), (2, 0, 1), 1, 0),
     "tiled_copy<8, 1, 1, 1, 0, 1>": ((8, 7, 40), (0, 2, 1), 1, 0),

@@ -104,6 +104,45 @@ def test_code_behind_a_warp_vote_is_left_out_of_the_common_path():
     assert loop.instructions == 6  # 0x00..0x30 and 0x70..0x80
 
 
+# The rare code laid out after the common one: `@P0 BRA` to it, the common path jumping
+# over it; and a tile loop around the hot loop, whose rare code jumps back into it.
+RARE_AFTER_LISTING = """
+        .type           kern,@function
+kern:
+.L_x_1:
+        /*0000*/                   IADD3 R9, R9, 0x1, RZ ;
+.L_x_2:
+        /*0010*/                   VOTE.ANY P0, P1 ;
+        /*0020*/               @P0 BRA `(.L_x_4) ;
+        /*0030*/                   LDG.E R4, desc[UR4][R2.64] ;
+        /*0040*/                   STS [R3], R4 ;
+        /*0050*/                   BRA `(.L_x_5) ;
+.L_x_4:
+        /*0060*/               @P3 LDG.E R4, desc[UR4][R2.64] ;
+        /*0070*/               @P3 STS [R3], R4 ;
+        /*0080*/                   IADD3 R5, R5, 0x1, RZ ;
+.L_x_5:
+        /*0090*/                   IADD3 R2, R2, 0x80, RZ ;
+        /*00a0*/               @P2 BRA `(.L_x_2) ;
+        /*00b0*/                   IADD3 R8, R8, 0x1, RZ ;
+        /*00c0*/               @P4 BRA `(.L_x_1) ;
+        /*00d0*/                   EXIT ;
+.L_x_6:
+        /*00e0*/                   IADD3 R7, R7, 0x1, RZ ;
+        /*00f0*/                   BRA `(.L_x_5) ;
+"""
+
+
+def test_rare_code_after_the_common_path_is_left_out_too():
+    # if (warp_any(x)) { rare } else { common }, laid out common first
+    _, _, (loop,), per_tile = sass.analyze(RARE_AFTER_LISTING)
+    assert loop.load_widths == (4,) and loop.loads_in_flight == 1
+    assert loop.instructions == 7  # 0x10..0x50 and 0x90..0xa0
+    # the tile loop's own instructions: 0x00, 0xb0, 0xc0 (no back edge from out-of-line
+    # code into the hot loop is a loop around it)
+    assert per_tile == 3
+
+
 # ---- the checks per kernel family, on representative variants
 
 VARIANTS = {  # family -> (source, name expression)
