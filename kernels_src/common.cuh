@@ -95,13 +95,15 @@ __device__ __forceinline__ void sts(T *p, const T &v) {
     *p = v;
 }
 
-#ifdef INFINI_EMULATION
 // Lanes shared memory serves together for an access of `bytes` (a phase): the warp up to 4
 // bytes, half of it for 8, a quarter for 16 (tools/bank_conflicts.py).
-constexpr unsigned phase_lanes(unsigned bytes) { return bytes >= 16 ? 8u : bytes >= 8 ? 16u : 32u; }
+__host__ __device__ constexpr unsigned phase_lanes(unsigned bytes) {
+    return bytes >= 16 ? 8u : bytes >= 8 ? 16u : 32u;
+}
 
-// The lane whose access an idle lane repeats in a traced emulation: the first taking part
-// (`mask`) in the idle lane's own phase, else in the warp. A repeat within the phase is a
+// The lane whose access an idle lane repeats (in a traced emulation, and on the GPU in the
+// staged copy's loads with stand-ins): the first taking part (`mask`) in the idle lane's own
+// phase, else in the warp. A repeat within the phase is a
 // broadcast, free as the idle lane is on the GPU; one from another phase would add a word
 // to the phase and count a bank conflict the GPU does not have.
 template <unsigned Bytes>
@@ -111,7 +113,6 @@ __device__ inline int repeated_lane(unsigned mask) {
     const unsigned own = PHASE == 32 ? mask : mask & (((1u << PHASE) - 1) << base);
     return __ffs(static_cast<int>(own ? own : mask)) - 1;
 }
-#endif
 
 // An access some lanes of a warp make and others skip (`on`): on the GPU a predicated
 // access. In emulation, while the profiler traces, a lane that skips repeats a taking-part

@@ -343,16 +343,15 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
     for (unsigned first = warp; first < steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
         Elem *slot[TILE_ITEMS];
-        bool active[TILE_ITEMS], live[TILE_ITEMS];
+        bool active[TILE_ITEMS];
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
             const unsigned g = first + it * warps;
             active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
                 g, lane, address[it], slot[it]);
-            live[it] = true;
-            if constexpr (STAND_IN) {  // the unit of the step's first working lane
+            if constexpr (STAND_IN) {  // the unit of the lane an idle one repeats
                 const unsigned mask = __ballot_sync(0xffffffffu, active[it]);
-                const int from = __ffs(static_cast<int>(mask)) - 1;
+                const int from = repeated_lane<sizeof(Elem)>(mask);
                 const auto at = __shfl_sync(0xffffffffu,
                                             reinterpret_cast<unsigned long long>(address[it]), from);
                 const int at_slot = __shfl_sync(0xffffffffu,
@@ -361,7 +360,7 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
                     address[it] = reinterpret_cast<char *>(at);
                     slot[it] = pass.shared + at_slot;
                 }
-                live[it] = active[it] = mask != 0;  // a live step's lanes all move a unit
+                active[it] = mask != 0;  // a step with a working lane: all its lanes move a unit
             } else {
 #ifdef INFINI_EMULATION
                 // (lanes of its own phase of the shared access first: repeated_lane)
@@ -375,12 +374,12 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
         }
         // Rounds whose every step has work (all but a pass's last, and some of a grouped
         // walk's) load and store with no predicate at all; the others take the rare path.
-        bool some_dead = false;
+        bool some_idle = false;
 #pragma unroll
-        for (int it = 0; it < TILE_ITEMS; ++it) some_dead = some_dead || !live[it];
+        for (int it = 0; it < TILE_ITEMS; ++it) some_idle = some_idle || !active[it];
         // The located items of every stacked tile: only the offsets differ.
         const int count = STACKED ? pass.count : 1;
-        if (STAND_IN && !warp_any(some_dead)) {
+        if (STAND_IN && !warp_any(some_idle)) {
             for (int s = 0; s < count; ++s) {
                 vec_t value[TILE_ITEMS];
 #pragma unroll

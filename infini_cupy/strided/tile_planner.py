@@ -79,7 +79,6 @@ from .layout import LaunchPlan
 
 TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
 SECTOR = 32  # bytes: the granule of global memory traffic
-BANKS = 32  # of 4-byte words, in shared memory
 MAX_BATCH_DIMS = 4  # TILE_BATCH_DIMS in transpose.cu
 # Shared memory per block, bytes: TILE_COMPACT_BYTES and TILE_WIDE_BYTES in transpose.cu.
 COMPACT_BYTES = 16896
@@ -90,6 +89,7 @@ WIDE_THREADS = 512  # per wide block, where the variant's registers allow (max_b
 REGISTERS_PER_SM = 65536
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
+WORD_PITCH_MAX_ROWS = 128  # _word_pitch tries 4 alignments per row: more rows, more time
 # Stacked tiles: at most MAX_STACK per block, and only while STACK_MIN_BLOCKS blocks remain
 # (about 2 waves of 128-thread blocks on 132 SMs: stacking must not empty the GPU).
 MAX_STACK = 16
@@ -398,9 +398,6 @@ def _word_pitch(tile0, tile1, unit, capacity) -> int | None:
     return pitch if tile0 * pitch <= capacity else None
 
 
-WORD_PITCH_MAX_ROWS = 128
-
-
 @functools.lru_cache(maxsize=256)
 def _word_pitch_offset(tile0, residue, unit) -> int:
     """d of the best pitch ``residue + d`` modulo ``128 / unit`` for :func:`_word_pitch`."""
@@ -417,9 +414,10 @@ def _word_pitch_offset(tile0, residue, unit) -> int:
         words = np.sort((e // tile0 + e % tile0 * pitch) * unit // 4, axis=1)
         repeat = np.zeros(words.shape, bool)
         repeat[:, 1:] = words[:, 1:] == words[:, :-1]  # one word read by two lanes: once
-        bank = np.where(repeat, BANKS, words % BANKS)
-        counts = np.bincount((rows * (BANKS + 1) + bank).ravel(), minlength=rows.size * (BANKS + 1))
-        worst = int(counts.reshape(-1, BANKS + 1)[:, :BANKS].max())
+        banks = tile_banks.BANKS
+        bank = np.where(repeat, banks, words % banks)
+        counts = np.bincount((rows * (banks + 1) + bank).ravel(), minlength=rows.size * (banks + 1))
+        worst = int(counts.reshape(-1, banks + 1)[:, :banks].max())
         if best is None or worst < best[0]:
             best = worst, d
         if worst == 1:
