@@ -76,7 +76,10 @@ class TilePass:
     ``lead`` 0, which gives its banks exactly where each warp step stays in one row or, grouped
     along the pitch, covers whole bank periods of each row; a chained run of unknown lead is
     modelled over every lead); grouped: the Grouped variants' walk of K = ``rows_per_step``
-    rows per step (``TilePass::group_rows``), ``fixed_spread`` apart.
+    rows per step (``TilePass::group_rows``), ``fixed_spread`` apart; words: byte units
+    moved in 4-byte words (``TilePass::WORDS``: a work item is a word of the run, ``lead`` in
+    units); lead_step: where rows start anywhere in a sector but a constant stride apart,
+    how many vectors each row's lead is past the one before's (modulo a sector), else -1.
     """
 
     rows: int
@@ -89,23 +92,33 @@ class TilePass:
     along_pitch: bool
     uniform: bool = True
     grouped: bool = False
+    words: bool = False
+    lead_step: int = -1
+
+    def per_item(self, unit: int) -> int:
+        """Elements per work item: the vector, or a 4-byte word's units (``words``)."""
+        return 4 // unit if self.words else self.vector
 
     def room(self, unit: int) -> int:
-        """Vectors the kernel leaves before a row's first: its lead, or room for any."""
+        """Work items' units the kernel leaves before a row's first (vectors; units for
+        ``words``): its lead, or room for any."""
         return self.lead if self.uniform or self.chained else SECTOR // (self.vector * unit) - 1
 
     def virtual_row(self, unit: int) -> int:
         """Work items per virtual row of an R == 1 pass (its run's, when chained)."""
-        sec = SECTOR // (self.vector * unit)
+        sec = SECTOR // (self.per_item(unit) * unit)
         units = (self.rows * self.row_len if self.chained else self.row_len) // self.vector
-        vl = -(-(units + self.room(unit)) // sec) * sec
+        items = units + self.room(unit)
+        if self.words:
+            items = -(-items // self.per_item(unit))
+        vl = -(-items // sec) * sec
         return vl if self.uniform or self.chained or vl <= 32 else -(-vl // 32) * 32
 
     def can_spread(self, unit: int) -> bool:
         """Short rows the kernel may take ``spread`` apart (``TilePass::spread_rows``)."""
         vl = self.virtual_row(unit)
         return self.rows_per_step == 1 and not self.chained and self.uniform and vl < 32 \
-            and 32 % vl == 0
+            and 32 % vl == 0 and not self.words
 
     def row_groups(self, unit: int):
         """Grouped walks of K rows per step (``TilePass::group_rows`` with ``rows_per_step``
@@ -113,17 +126,19 @@ class TilePass:
         side, whose K rows fill each other's banks whatever their leads), separate ascending
         rows in accesses narrower than 16 bytes, vl = 32 / K items (whole sectors) a row."""
         width = self.vector * unit
-        if not self.along_pitch or self.chained or self.rows_per_step != 1 or width >= 16:
+        if not self.along_pitch or self.chained or self.rows_per_step != 1 or width >= 16 \
+                or self.words:
             return []
         return [replace(self, rows_per_step=k, fixed_spread=s, grouped=True)
                 for k in (2, 4, 8) if 32 // k * width >= SECTOR and k < self.rows
                 for s in SPREADS[:3] if k * s <= max(self.rows, 2 * k)]
 
 
-def _items(unit: int, p: TilePass, spread: int, alternate: bool = False):
-    """(warp step, lane, element index along the row, row) of the active lanes of the pass's
-    first warp steps, and the pass's warp steps in all; with ``alternate``, odd rows start a
-    vector later than even ones (rows of different leads)."""
+def _items(unit: int, p: TilePass, spread: int, leads: tuple[int, int] | None = None):
+    """(warp step, lane, first element's index along the row (the run, when chained), row)
+    of the active lanes of the pass's first warp steps, and the pass's warp steps in all;
+    with ``leads`` (first, step), row r's lead is ``(first + r * step) % sec`` vectors (rows
+    of different leads), else every row's is the pass's ``lead``."""
     units = (p.rows * p.row_len if p.chained else p.row_len) // p.vector
     if p.rows_per_step == 1:
         vl = p.virtual_row(unit)
@@ -151,11 +166,15 @@ def _items(unit: int, p: TilePass, spread: int, alternate: bool = False):
         r = big // p.fixed_spread * (p.rows_per_step * p.fixed_spread) \
             + lane // lanes * p.fixed_spread + big % p.fixed_spread
         q = c * lanes + lane % lanes
-    pos = q - p.lead - (r % 2 if alternate else 0)
-    active = (pos >= 0) & (pos < units) & (r < p.rows)
-    e = pos * p.vector
-    if p.chained:
-        r, e = e // p.row_len, e % p.row_len
+    if p.words:  # word q holds units 4 q - lead ... of the run: active where one is in it
+        e = q * p.per_item(unit) - p.lead
+        active = (e + p.per_item(unit) > 0) & (e < units) & (r < p.rows)
+    else:
+        sec = SECTOR // (p.vector * unit)
+        lead = p.lead if leads is None else (leads[0] + r * leads[1]) % sec
+        pos = q - lead
+        active = (pos >= 0) & (pos < units) & (r < p.rows)
+        e = pos * p.vector
     return g[active], lane[active], e[active], r[active], steps
 
 
@@ -166,20 +185,26 @@ def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int
     a chained run of unknown lead (``uniform`` False), summed over every lead."""
     if p.chained and not p.uniform:
         sec = SECTOR // (p.vector * unit)
-        each = [cost(unit, replace(p, uniform=True, lead=lead), pitch, spread)
-                for lead in range(sec)]
-        return (sum(c[0] for c in each) / sec, sum(c[1] for c in each) / sec,
+        # words: leads in units, one of each residue modulo a word (spread over the sector)
+        leads = range(0, sec, 9) if p.words else range(sec)
+        each = [cost(unit, replace(p, uniform=True, lead=lead), pitch, spread) for lead in leads]
+        return (sum(c[0] for c in each) / len(each), sum(c[1] for c in each) / len(each),
                 max(c[2] for c in each))
     if p.grouped and not p.uniform:
-        # K rows of any leads per step: rows sharing words (2-byte units, rows 1 apart along
-        # the pitch) meet in one bank unless their leads agree; the worse of equal leads and
-        # leads that differ row to row
-        return max(_cost(unit, p, pitch, spread, False), _cost(unit, p, pitch, spread, True))
-    return _cost(unit, p, pitch, spread, False)
+        # K rows of different leads per step: rows sharing words (2-byte units, rows 1 apart
+        # along the pitch) meet in one bank unless their leads agree, rows `spread` apart
+        # shift each other's banks by their leads' difference. Rows a stride apart: each
+        # first row's lead, the worst taken; else the worse of equal leads and leads that
+        # differ row to row.
+        sec = SECTOR // (p.vector * unit)
+        patterns = [(0, 0), (0, 1)] if p.lead_step < 0 else \
+            [(first, p.lead_step) for first in range(sec)]
+        return max(_cost(unit, p, pitch, spread, leads) for leads in patterns)
+    return _cost(unit, p, pitch, spread, None)
 
 
-def _cost(unit, p, pitch, spread, alternate):
-    g, lane, e, r, steps = _items(unit, p, spread, alternate)
+def _cost(unit, p, pitch, spread, leads):
+    g, lane, e, r, steps = _items(unit, p, spread, leads)
     if g.size == 0:
         return 0, 0, steps
     sh_row, sh_along = (1, pitch) if p.along_pitch else (pitch, 1)
@@ -187,12 +212,21 @@ def _cost(unit, p, pitch, spread, alternate):
     per_phase = 32 // words_per  # lanes served together
     phases = (g - g.min()) * 4 + lane // per_phase  # one warp instruction's phase per element
     n_phases = int(phases.max()) + 1
-    phase = np.repeat(phases, words_per)
     waves = ideal = 0
-    for k in range(p.vector):  # the vector's elements: one instruction each
-        slot = r * sh_row + (e + k) * sh_along
+    run = p.rows * p.row_len if p.chained else p.row_len
+    for k in range(p.per_item(unit)):  # the item's elements: one instruction each
+        ek, rk, inside = e + k, r, slice(None)
+        if p.words:  # a word's units outside the run are not moved
+            inside = (ek >= 0) & (ek < run)
+            ek, rk = ek[inside], rk[inside]
+        if p.chained:
+            rk, ek = ek // p.row_len, ek % p.row_len
+        slot = rk * sh_row + ek * sh_along
         word = ((slot * unit // 4)[:, None] + np.arange(words_per)).reshape(-1)
+        if word.size == 0:
+            continue
         span = int(word.max()) + 1
+        phase = np.repeat(phases[inside], words_per)
         distinct = np.unique(phase * span + word)  # each word once per phase (a broadcast)
         phase_of, bank_of = distinct // span, distinct % span % BANKS
         per_bank = np.bincount(phase_of * BANKS + bank_of, minlength=n_phases * BANKS)
@@ -209,7 +243,7 @@ def _pass_cost(unit, p, pitch, spread):
     return (waves * steps / sampled if sampled else 0.0), steps, waves <= ideal
 
 
-def _options(unit: int, p: TilePass, row_groups: bool = True):
+def options(unit: int, p: TilePass, row_groups: bool = True):
     """(pass, spread) choices for one phase: its own walk; spreads from SPREADS where its rows
     are short; and for a chained pass whose rows are whole sectors from a sector boundary
     (row by row, they waste no sector), its rows walked one by one, spread likewise."""
@@ -227,14 +261,14 @@ def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of
     wavefronts over both passes, then the fewest warp steps, then the smallest pitch: pitches
     from ``pitch`` up to one bank period (``128 / unit`` elements) on, while ``rows_of_pitch``
     rows of it (the tile's dim-0 extent) fit the capacity, each pass as
-    :func:`_options` allows (where neither has rows to group, the pitch alone: two chained
+    :func:`options` allows (where neither has rows to group, the pitch alone: two chained
     runs of short rows may find none that serves both, 17 x 12 float16 for one, and take the
     fewest wavefronts). The search stops at the first pitch whose passes are conflict-free in no more
     warp steps than their own walks take, or MORE_PITCHES past the first conflict-free one.
     With ``least_pitch`` (the rows' length), each pitch is tried as the smallest one from there
     of the same banks (a pitch's banks repeat every bank period). ``row_groups``: whether
     the transposing pass may take K rows per warp step (:meth:`TilePass.row_groups`)."""
-    options = [_options(unit, p, row_groups) for p in passes]
+    choices_of = [options(unit, p, row_groups) for p in passes]
     best = first_clean = None
     period = max(1, 128 // unit)
     for tried, candidate in enumerate(range(pitch, pitch + period)):
@@ -245,7 +279,7 @@ def spread_layout(unit: int, passes, pitch: int, capacity_elements: int, rows_of
                 break
             continue
         total, steps, fewest, clean, chosen = 0.0, 0, 0, True, []
-        for p, choices in zip(passes, options):
+        for p, choices in zip(passes, choices_of):
             # K rows per step only where they save wavefronts (their walk costs more per tile)
             def rank(choice):
                 waves, steps, _ = _pass_cost(unit, choice[0], candidate, choice[1])

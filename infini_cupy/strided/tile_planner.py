@@ -198,12 +198,11 @@ def can_group(unit: int, vector: int) -> bool:
 
 def has_grouped_variant(unit: int, read_vector: int, write_vector: int,
                         wide: bool = False) -> bool:
-    """A Grouped variant exists: a side can group and neither moves byte units in words.
+    """A Grouped variant exists: a side can group (the other may move byte units in words).
     Wide ones (rows that start anywhere in a sector on one side) where phase 1 can: a
     transposing read of K rows per warp step (``TilePlan.read_rows``) beside the chained
     rows of phase 2."""
-    words = unit == 1 and 1 in (read_vector, write_vector)  # modelled by no pass of tile_banks
-    return (can_group(unit, read_vector) or can_group(unit, write_vector)) and not words \
+    return (can_group(unit, read_vector) or can_group(unit, write_vector)) \
         and (can_group(unit, read_vector) or not wide)
 
 
@@ -240,7 +239,7 @@ def warp_row(unit: int, vector: int) -> int:
 
 
 def all_tiled_kernel_names() -> tuple[str, ...]:
-    """Every staged-copy name expression the planner can return (116: stacked tiles only in
+    """Every staged-copy name expression the planner can return (121: stacked tiles only in
     the compact variant; Grouped ones, compact, stacked and wide, see
     :func:`has_grouped_variant`)."""
     return tuple(
@@ -425,27 +424,32 @@ def _word_pitch_offset(tile0, residue, unit) -> int:
     return best[1]
 
 
-def _tile_pass(unit, vector, chained, skew, extent, shift, tiles, rows, along_pitch, stride):
+def _tile_pass(unit, vector, chained, skew, extent, shift, tiles, rows, along_pitch, stride,
+               row_stride):
     """One phase over a full tile as :mod:`.tile_banks` models it (rows of ``extent``
     elements, ``rows`` of them, ``tiles`` tiles along the dim), or None where it does not:
-    descending rows (``stride`` < 0), byte units moved in words, or rows that start anywhere
-    in a sector (``skew`` None) and share warp steps (short, separate rows: their banks
-    depend on each row's lead). The rows' lead is a later tile's where the dim has several
-    (tiles then start ``shift`` elements early, on sector boundaries when the extent is whole
-    sectors), else the first's."""
-    if stride < 0 or unit == 1 and vector == 1:
+    descending rows (``stride`` < 0), or rows that start anywhere in a sector (``skew`` None)
+    and share warp steps (short, separate rows: their banks depend on each row's lead). The
+    rows' lead is a later tile's where the dim has several (tiles then start ``shift``
+    elements early, on sector boundaries when the extent is whole sectors), else the
+    first's; where it is not, the rows ``row_stride`` bytes apart give each row's lead past
+    the one before's. Byte units one at a time move in 4-byte words (``words``)."""
+    if stride < 0:
         return None
+    words = unit == 1 and vector == 1
     rows_per_step = 4 if vector > 1 and vector * unit == 16 else 1
     fixed = 1 if along_pitch else max(1, 4 // unit)
     if skew is None:
+        lead_step = row_stride % SECTOR // (vector * unit)
         modelled = tile_banks.TilePass(rows, extent, vector, rows_per_step, fixed, chained, 0,
-                                       along_pitch, uniform=False)
+                                       along_pitch, uniform=False, words=words,
+                                       lead_step=lead_step)
         short = rows_per_step == 1 and not chained and modelled.virtual_row(unit) <= 32
         return None if short else modelled
     start = skew + ((extent - shift) * unit if tiles > 1 else 0)
     lead = start % SECTOR // (vector * unit)
     return tile_banks.TilePass(rows, extent, vector, rows_per_step, fixed, chained, lead,
-                               along_pitch)
+                               along_pitch, words=words)
 
 
 def _spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity, wide, read_chained,
@@ -458,6 +462,9 @@ def _spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity, wide, re
     unchanged = pitch, 1, 1, 1, read_chained, write_chained
     if read_pass is None or write_pass is None:
         return unchanged
+    if (read_pass.words or write_pass.words) and not any(
+            len(tile_banks.options(unit, p, row_groups)) > 1 for p in (read_pass, write_pass)):
+        return unchanged  # a pitch alone seldom mends words' conflicts, and costs the search
     # Within the split's share of shared memory, or what the tile already takes beyond it.
     room = max(capacity, tile0 * pitch)
     pitch, read_spread, write_spread, read_pass, write_pass = tile_banks.spread_layout(
@@ -593,9 +600,10 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
     tiles0, tiles1 = -(-(len0 + shift0) // tile0), -(-(len1 + shift1) // tile1)
     read_tiles, read_stride = (tiles0, src_stride0) if transpose else (tiles1, src_stride1)
     read_pass = _tile_pass(unit, read_vector, read_chained, src_skew, read_tile, read_shift,
-                           read_tiles, tile1 if transpose else tile0, transpose, read_stride)
+                           read_tiles, tile1 if transpose else tile0, transpose, read_stride,
+                           src_stride1 if transpose else src_stride0)
     write_pass = _tile_pass(unit, write_vector, write_chained, dst_skew, tile1, shift1, tiles1,
-                            tile0, False, dst_stride1)
+                            tile0, False, dst_stride1, dst_stride0)
     grouped = _spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity, wide,
                       read_chained, write_chained)
     tiles = tiles0 * tiles1 * math.prod(shape[i] for i in batch)

@@ -42,7 +42,7 @@ def transpose_layout(rows, cols, itemsize, src_pitch=None, dst_pitch=None):
 
 def test_the_family_is_registered_for_nvrtc_and_small():
     names = all_tiled_kernel_names()
-    assert len(names) == len(set(names)) == 116  # 72 plain and stacked, 44 Grouped
+    assert len(names) == len(set(names)) == 121  # 72 plain and stacked, 49 Grouped
     assert variants.all_variants()["transpose.cu"] == names
 
 

@@ -620,6 +620,10 @@ def test_short_rows_of_2_byte_units_moved_by_plain_loads_are_spread_apart(no_pac
 # perm into y (likewise). Phase 2 of the 16-byte units, one access per row of 4, ends rows
 # mid-group.
 GROUPED_LAYOUTS = {
+    "tiled_copy<1, 1, 4, 0, 0, 1>": ((64, 7, 8), (2, 1, 0), 2, 0),
+    "tiled_copy<1, 1, 4, 0, 1, 1>": ((64, 7, 8), (2, 1, 0), 2, 0),
+    "tiled_copy<1, 4, 1, 0, 0, 1>": ((64, 7, 8), (1, 2, 0), 0, 2),
+    "tiled_copy<1, 4, 1, 0, 1, 1>": ((64, 7, 8), (1, 2, 0), 0, 2),
     "tiled_copy<1, 4, 4, 0, 0, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
     "tiled_copy<1, 4, 4, 0, 1, 1>": ((8, 7, 16), (1, 2, 0), 0, 0),
     "tiled_copy<1, 4, 16, 0, 0, 1>": ((128, 7, 8), (1, 2, 0), 0, 0),
@@ -657,6 +661,7 @@ GROUPED_LAYOUTS = {
 # sector), phase 1 taking K rows per warp step where it transposes and phase 2's short rows
 # spread apart where it does not; (shape, perm, x pad, y pad) in elements.
 WIDE_GROUPED_LAYOUTS = {
+    "tiled_copy<1, 4, 1, 1, 0, 1>": ((128, 7, 32), (2, 1, 0), 0, 1),
     "tiled_copy<1, 4, 4, 1, 0, 1>": ((128, 7, 32), (2, 1, 0), 0, 4),
     "tiled_copy<1, 4, 16, 1, 0, 1>": ((32, 7, 128), (2, 0, 1), 4, 0),
     "tiled_copy<2, 1, 1, 1, 0, 1>": ((8, 7, 32), (0, 2, 1), 1, 0),

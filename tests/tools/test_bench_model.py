@@ -3,7 +3,8 @@ can afford (rearrange cases planned at full shape and traced over their first bl
 elementwise cases at a quarter of their emulated shape):
 
 - shared-memory bank conflicts 1.0 (wavefronts over the conflict-free ideal) on every case,
-  the TTC suite's included;
+  the TTC and random suites' included, but 4 small random permutations whose conflicts no
+  layout the kernels take removes at no cost (each bounded, shared memory not their limit);
 - a predicted fraction of an H100 copy >= 0.9 on every case of 64 MB or more (TTC's too);
 - no case predicted below its recorded fraction (tests/tools/model_baseline.json).
 
@@ -21,7 +22,7 @@ import pytest
 
 from infini_cupy.tools import bench_model
 from infini_cupy.tools import cases as bench_cases
-from infini_cupy.tools.permutation_cases import ttc_cases
+from infini_cupy.tools.permutation_cases import random_cases, ttc_cases
 from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 
 CASES = bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE
@@ -29,9 +30,18 @@ TTC_CASES = ttc_cases()  # the 57 TTC/HPTT/cuTT transpositions: bank conflicts a
 BASELINE = json.loads((Path(__file__).with_name("model_baseline.json")).read_text())
 LARGE = 64e6  # bytes of the result: the cases the >= 0.9 target is for
 
+RANDOM_CASES = random_cases()  # 28 small permutations of rank 2 to 8
 # case -> the kernel family whose rework is to fix it
 BANK_REWORK = {}
 FRACTION_REWORK = {}
+# Random permutations (about 1 MB) left with bank conflicts, and the most wavefronts per
+# access they may take (docs/performance/index.md says why for each)
+BANK_CONFLICTS_LEFT = {
+    "random 0,2,3,1 150x3x183x3 int8": 1.08,  # both sides words: runs cross rows mid-access
+    "random 3,2,1,4,5,0 6x4x15x14x7x7 float32": 1.38,  # K rows cost more than conflicts
+    "random 0,3,4,6,2,1,5 8x4x7x7x11x2x7 float32": 1.30,  # packed tile
+    "random 1,0,2,4,3 3x107x3x12x17 float16": 1.40,  # one run on both sides: no pitch serves
+}
 
 
 def _result_bytes(case) -> int:
@@ -57,9 +67,19 @@ def records():
     return record
 
 
-@pytest.mark.parametrize("case", _params(CASES + TTC_CASES, BANK_REWORK))
+@pytest.mark.parametrize("case", _params(
+    CASES + TTC_CASES + tuple(c for c in RANDOM_CASES if c.name not in BANK_CONFLICTS_LEFT),
+    BANK_REWORK))
 def test_no_bank_conflicts(case, records):
     assert records(case)["bank_conflicts"] == 1.0
+
+
+@pytest.mark.parametrize("case", [c for c in RANDOM_CASES if c.name in BANK_CONFLICTS_LEFT],
+                         ids=lambda c: c.name)
+def test_the_conflicts_left_are_bounded_and_do_not_limit(case, records):
+    r = records(case)
+    assert 1.0 < r["bank_conflicts"] <= BANK_CONFLICTS_LEFT[case.name]
+    assert r["shared_limit"] == 1.0 and r["limiter"] != "shared"
 
 
 @pytest.mark.parametrize("case", _params([c for c in CASES + TTC_CASES
