@@ -95,6 +95,10 @@ class TilePass:
     words: bool = False
     lead_step: int = -1
 
+    def lead_count(self, unit: int) -> int:
+        """Leads a row may have: vectors per sector (units, for ``words``)."""
+        return SECTOR // (self.vector * unit)
+
     def per_item(self, unit: int) -> int:
         """Elements per work item: the vector, or a 4-byte word's units (``words``)."""
         return 4 // unit if self.words else self.vector
@@ -102,7 +106,7 @@ class TilePass:
     def room(self, unit: int) -> int:
         """Work items' units the kernel leaves before a row's first (vectors; units for
         ``words``): its lead, or room for any."""
-        return self.lead if self.uniform or self.chained else SECTOR // (self.vector * unit) - 1
+        return self.lead if self.uniform or self.chained else self.lead_count(unit) - 1
 
     def virtual_row(self, unit: int) -> int:
         """Work items per virtual row of an R == 1 pass (its run's, when chained)."""
@@ -170,7 +174,7 @@ def _items(unit: int, p: TilePass, spread: int, leads: tuple[int, int] | None = 
         e = q * p.per_item(unit) - p.lead
         active = (e + p.per_item(unit) > 0) & (e < units) & (r < p.rows)
     else:
-        sec = SECTOR // (p.vector * unit)
+        sec = p.lead_count(unit)
         lead = p.lead if leads is None else (leads[0] + r * leads[1]) % sec
         pos = q - lead
         active = (pos >= 0) & (pos < units) & (r < p.rows)
@@ -184,7 +188,7 @@ def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int
     this pitch and row spread (one shared access per element of a vector, as the kernel);
     a chained run of unknown lead (``uniform`` False), summed over every lead."""
     if p.chained and not p.uniform:
-        sec = SECTOR // (p.vector * unit)
+        sec = p.lead_count(unit)
         # words: leads in units, one of each residue modulo a word (spread over the sector)
         leads = range(0, sec, 9) if p.words else range(sec)
         each = [cost(unit, replace(p, uniform=True, lead=lead), pitch, spread) for lead in leads]
@@ -196,7 +200,7 @@ def cost(unit: int, p: TilePass, pitch: int, spread: int) -> tuple[int, int, int
         # shift each other's banks by their leads' difference. Rows a stride apart: each
         # first row's lead, the worst taken; else the worse of equal leads and leads that
         # differ row to row.
-        sec = SECTOR // (p.vector * unit)
+        sec = p.lead_count(unit)
         patterns = [(0, 0), (0, 1)] if p.lead_step < 0 else \
             [(first, p.lead_step) for first in range(sec)]
         return max(_cost(unit, p, pitch, spread, leads) for leads in patterns)
@@ -248,7 +252,7 @@ def options(unit: int, p: TilePass, row_groups: bool = True):
     are short; and for a chained pass whose rows are whole sectors from a sector boundary
     (row by row, they waste no sector), its rows walked one by one, spread likewise."""
     passes = [p]
-    sec = SECTOR // (p.vector * unit)
+    sec = p.lead_count(unit)
     if p.chained and p.uniform and p.lead == 0 and p.row_len // p.vector % sec == 0:
         passes.append(replace(p, chained=False))
     return [(q, s) for q in passes for s in (SPREADS if q.can_spread(unit) else (1,))] \
