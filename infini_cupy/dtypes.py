@@ -20,17 +20,29 @@ dtype('float32')
 from __future__ import annotations
 
 import functools
+import math
+import re
 
 import numpy as np
+
+# ml_dtypes 0.7 is the first to round a cast to bfloat16 once (float64, 64- and 32-bit
+# integers): before, it rounded through float32, twice, and the `cpu` device would then give
+# other bits than our kernels. Older releases leave bfloat16 out rather than disagree.
+ML_DTYPES_MIN = (0, 7)
+BFLOAT16_HINT = "bfloat16 needs the ml_dtypes package: pip install 'ml_dtypes>=0.7'"
 
 try:
     import ml_dtypes
 except ImportError:  # optional: bfloat16 is then not supported
     ml_dtypes = None
+else:
+    if tuple(int(n) for n in re.findall(r"\d+", ml_dtypes.__version__)[:2]) < ML_DTYPES_MIN:
+        BFLOAT16_HINT = (f"bfloat16 needs ml_dtypes >= 0.7 (installed: {ml_dtypes.__version__}, "
+                         "which rounds float64 to bfloat16 twice): pip install 'ml_dtypes>=0.7'")
+        ml_dtypes = None
 
 # ml_dtypes' bfloat16 (NumPy kind 'V', so dtype.kind tests do not see it as a float), or None.
 BFLOAT16: np.dtype | None = np.dtype(ml_dtypes.bfloat16) if ml_dtypes is not None else None
-BFLOAT16_HINT = "bfloat16 needs the ml_dtypes package: pip install 'ml_dtypes>=0.4'"
 
 # numpy dtype -> (C++ type name in kernels_src, category). Order: the standard's listing,
 # bfloat16 beside float16.
@@ -271,13 +283,31 @@ def scalar_fits(value, dtype) -> bool:
 
 
 def _bfloat16_bits(value) -> np.uint16:
-    # ml_dtypes converts a Python float through float32, as its casts do; a Python int beyond
-    # a C long would raise there, so ints go through float (exact below 2**53).
-    if isinstance(value, int):
-        value = float(value)
-    elif isinstance(value, complex):
+    """A Python scalar's bfloat16 bits, rounded once to nearest even as the kernels round: a
+    float through float32 rounded to odd (exact, see kernels_src/bfloat16.cuh), an int
+    through its top 24 bits with a sticky last bit (exact for ints past 2**53, where float()
+    would round first), a complex by its real part."""
+    if isinstance(value, complex):
         value = value.real
-    return ml_dtypes.bfloat16(value).view(np.uint16)
+    if isinstance(value, int):
+        magnitude = abs(value)
+        drop = max(magnitude.bit_length() - 24, 0)
+        odd = (magnitude >> drop) | (1 if magnitude & ((1 << drop) - 1) else 0)
+        value = math.ldexp(-odd if value < 0 else odd, drop)  # OverflowError past a double
+        with np.errstate(over="ignore"):
+            single = np.float32(value)  # exact: 24 bits (inf past float's top, as bfloat16's)
+    else:
+        value = float(value)
+        with np.errstate(over="ignore"):
+            single = np.float32(value)  # to nearest even (inf past float's top)
+        back = float(single)
+        if back != value and value == value:  # inexact: to odd, one step back if rounded away
+            bits = int(single.view(np.uint32)) - (abs(back) > abs(value))
+            single = np.uint32(bits | 1).view(np.float32)
+    bits = int(single.view(np.uint32))
+    if single != single:
+        return np.uint16(((bits >> 16) & 0x8000) | 0x7FC0)
+    return np.uint16((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16)
 
 
 def kernel_scalar(dtype):

@@ -1,15 +1,14 @@
 // bfloat16 storage (the top 16 bits of an IEEE binary32, ml_dtypes' bfloat16) and its
-// conversions to and from every supported type, bit for bit as ml_dtypes converts.
+// conversions to and from every supported type, bit for bit as ml_dtypes (>= 0.7) converts.
 //
 // A self-contained struct, as half_t is, rather than CUDA's __nv_bfloat16: cuda_bf16.h would
 // need an include path (NVRTC compiles our sources pasted together, with none) and does not
 // exist for the g++ build of the emulator; this compiles the same under both. Kernels compute
 // bfloat16 in float (compute_of), as InfiniCore's CPU and Moore kernels compute half types.
 //
-// ml_dtypes converts every cast through float32 (static_cast<To>(float(from))), so we do too:
-//   - to bfloat16: the value as float first, so float64 and 64-bit integers round twice as
-//     in ml_dtypes (1 + 2^-8 + 2^-30 is 1 + 2^-8 as a float, a tie, so 1.0: one rounding
-//     would give 1 + 2^-7), then round to nearest even; NaN becomes the quiet NaN 0x7fc0
+//   - to bfloat16: rounded once, to nearest even, from every source (IEEE's rule, and
+//     ml_dtypes' since 0.7): 1 + 2^-8 + 2^-30 in float64 is 1 + 2^-7, where going through
+//     float32 would round twice (1 + 2^-8, a tie, then 1.0). NaN becomes the quiet NaN 0x7fc0
 //     with its sign kept;
 //   - from bfloat16: the exact float (the bits shifted up), then float's conversion; to
 //     float16 a NaN becomes 0x7e00 with its sign kept (Eigen's half, which ml_dtypes uses),
@@ -57,10 +56,74 @@ template <typename To>
 struct Convert<To, bfloat16_t> {
     __device__ static To run(bfloat16_t x) { return Convert<To, float>::run(bfloat16_to_float(x)); }
 };
+// Sources wider than float (double, 32- and 64-bit integers) go through a float rounded to
+// odd: the float next to the value toward zero, its last bit set when that float is not the
+// value. float keeps 16 bits more than bfloat16, so rounding that float to nearest even gives
+// the value rounded once (round-to-odd, Boldo and Melquiond 2008), subnormals and overflow
+// included. sm_90 converts these sources to bfloat16 in one instruction (cvt.rn.bf16.f64,
+// .s64, .u64, .s32, .u32: F2F.BF16.F64 and I2F.BF16 in SASS); older GPUs and the emulator run
+// the round-to-odd code, which gives the same bits. NaN takes float_to_bfloat16's explicit path.
+#if !defined(INFINI_EMULATION) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define IC_BF16_WIDE_CVT 1
+#endif
+
+// The float rounded to odd from ``rounded``, the source rounded to nearest even: unchanged
+// when exact, else one step toward zero if it rounded away (infinity steps to the largest
+// float), with the last bit set.
+__device__ __forceinline__ float float_odd_from(float rounded, bool exact, bool rounded_away) {
+    if (exact) return rounded;
+    uint32_t u = float_bits(rounded);
+    if (rounded_away) u -= 1u;
+    return bits_float(u | 1u);
+}
+
+__device__ __forceinline__ float double_to_float_odd(double d) {
+    float f = (float)d;  // to nearest even
+    uint64_t back = double_bits((double)f) & 0x7fffffffffffffffULL;
+    uint64_t mag = double_bits(d) & 0x7fffffffffffffffULL;
+    return float_odd_from(f, back == mag || mag > 0x7ff0000000000000ULL, back > mag);
+}
+
+__device__ __forceinline__ float uint64_to_float_odd(uint64_t a) {
+    float f = (float)a;  // to nearest even: 2^64 for the largest values
+    if (float_bits(f) >= 0x5f800000u) return float_odd_from(f, false, true);
+    uint64_t back = (uint64_t)f;
+    return float_odd_from(f, back == a, back > a);
+}
+
+__device__ __forceinline__ float int64_to_float_odd(int64_t x) {
+    float f = uint64_to_float_odd(x < 0 ? 0ULL - (uint64_t)x : (uint64_t)x);
+    return x < 0 ? -f : f;
+}
+
 template <typename From>
-struct Convert<bfloat16_t, From> {
+struct Convert<bfloat16_t, From> {  // float and the types float holds exactly
     __device__ static bfloat16_t run(From x) { return float_to_bfloat16(Convert<float, From>::run(x)); }
 };
+
+#ifdef IC_BF16_WIDE_CVT
+#define IC_BF16_FROM(T, PTX, REG, ODD)                                              \
+    template <> struct Convert<bfloat16_t, T> {                                     \
+        __device__ static bfloat16_t run(T x) {                                     \
+            bfloat16_t b;                                                           \
+            asm("cvt.rn.bf16." PTX " %0, %1;" : "=h"(b.bits) : REG(x));             \
+            if (x != x) b = float_to_bfloat16((float)x); /* NaN: rare, one compare */ \
+            return b;                                                               \
+        }                                                                           \
+    };
+#else
+#define IC_BF16_FROM(T, PTX, REG, ODD)                                              \
+    template <> struct Convert<bfloat16_t, T> {                                     \
+        __device__ static bfloat16_t run(T x) { return float_to_bfloat16(ODD(x)); } \
+    };
+#endif
+IC_BF16_FROM(double, "f64", "d", double_to_float_odd)
+IC_BF16_FROM(int64_t, "s64", "l", int64_to_float_odd)
+IC_BF16_FROM(uint64_t, "u64", "l", uint64_to_float_odd)
+IC_BF16_FROM(int32_t, "s32", "r", int64_to_float_odd)
+IC_BF16_FROM(uint32_t, "u32", "r", uint64_to_float_odd)
+#undef IC_BF16_FROM
+
 template <> struct Convert<bfloat16_t, bfloat16_t> {
     __device__ static bfloat16_t run(bfloat16_t x) { return x; }
 };
@@ -86,7 +149,7 @@ struct Convert<complex<T>, bfloat16_t> {
 };
 template <typename T>
 struct Convert<bfloat16_t, complex<T>> {  // the real part, as for every complex -> real cast
-    __device__ static bfloat16_t run(complex<T> x) { return float_to_bfloat16(Convert<float, T>::run(x.re)); }
+    __device__ static bfloat16_t run(complex<T> x) { return Convert<bfloat16_t, T>::run(x.re); }
 };
 
 }  // namespace ic

@@ -225,8 +225,9 @@ def _cast_into(out, x):
     """``out[...] = x`` converted to ``out.dtype`` (NumPy's casting: complex to real drops the
     imaginary part): the elementwise cast kernel, ``numpy.copyto`` on the numpy backend."""
     if backend_for(out, x) == "numpy":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)  # the kernel is silent too
+        # silent as the kernel is: no ComplexWarning, no overflow or invalid-value warning
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             np.copyto(out, x, casting="unsafe")
         return out
     return cast(x, out.dtype, out=out)

@@ -1,11 +1,13 @@
-"""bfloat16 (ml_dtypes') through our kernels: casts to and from every dtype bit for bit as
-ml_dtypes converts, type promotion, scalars, mixed dtypes, and the namespace's extension names.
+"""bfloat16 (ml_dtypes') through our kernels: casts to and from every dtype bit for bit (to
+bfloat16 rounded once, against the tests' own oracle, tests/support/rounding.py), type
+promotion, scalars, mixed dtypes, and the namespace's extension names.
 
 Every elementwise function taking bfloat16 is checked on every layout class by
 tests/elementwise/test_ops.py (its parametrization draws bfloat16 from the op table; the
 oracle computes in float32 and rounds with ml_dtypes); ``test_every_float16_function_takes_
 bfloat16`` below holds that list to float16's. Copies of bfloat16 layouts through every
-rearrange plan are in tests/strided/test_bfloat16_copies.py.
+rearrange plan are in tests/strided/test_bfloat16_copies.py; single rounding on every path
+(tiled, fused, assignment, both devices) in tests/elementwise/test_rounding_once.py.
 """
 
 from __future__ import annotations
@@ -27,7 +29,10 @@ from infini_cupy.namespace import elementwise_functions as F  # noqa: E402
 from infini_cupy.runtime import launch  # noqa: E402
 from tests.elementwise.test_ops import OP_DTYPES  # noqa: E402
 from tests.support.elementwise_cases import assert_matches, oracle, prepare, random_array  # noqa: E402
+from tests.support.rounding import BFLOAT16, round_once, round_once_array  # noqa: E402
 
+if dtypes.BFLOAT16 is None:  # an ml_dtypes that rounds twice: infini_cupy leaves bfloat16 out
+    pytest.skip(dtypes.BFLOAT16_HINT, allow_module_level=True)
 BF16 = np.dtype(ml_dtypes.bfloat16)
 OTHERS = [d for d in dtypes.ALL_DTYPES if d != BF16]
 _prepared_casts = set()
@@ -86,7 +91,7 @@ def _sources(dtype, rng) -> np.ndarray:
                                rng.integers(0, 2**32, 4000, dtype=np.uint32).view(np.float32)])
     if dt == np.float64:
         # Exactly representable floats and ties between bfloat16 values, nudged by less than
-        # float32 can hold: ml_dtypes rounds to float32 first, so these round twice.
+        # float32 can hold: a detour through float32 would round these twice.
         with np.errstate(invalid="ignore"):
             f32 = _edge_floats32().astype(np.float64)
         nudges = np.array([2.0**-30, -(2.0**-30), 2.0**-40])
@@ -112,33 +117,41 @@ def _complex(real, imag, dtype):
 
 
 @pytest.mark.parametrize("src", [str(d) for d in OTHERS])
-def test_cast_to_bfloat16_is_ml_dtypes_bit_for_bit(src, backend_name, to_device, to_host):
-    """Every value rounds as ml_dtypes rounds it (through float32; ties to even; NaN the quiet
-    NaN with its sign), on a contiguous and a strided layout."""
+def test_cast_to_bfloat16_rounds_once(src, backend_name, to_device, to_host):
+    """Every value rounds once, to nearest even (ties to even; NaN the quiet NaN with its
+    sign), on a contiguous and a strided layout: the tests' own oracle decides, and ml_dtypes
+    (>= 0.7, the first that rounds once) agrees."""
     _prepare_casts(backend_name)
     x = _sources(src, np.random.default_rng(len(src)))
+    expected = round_once_array(x, BFLOAT16)
     with np.errstate(all="ignore"):
-        expected = x.astype(BF16)
+        np.testing.assert_array_equal(_bits(x.astype(BF16)), expected, err_msg="ml_dtypes")
     got = to_host(xp.astype(to_device(x), xp.bfloat16))
     assert got.dtype == BF16
-    np.testing.assert_array_equal(_bits(got), _bits(expected), err_msg=f"{src} -> bfloat16")
+    np.testing.assert_array_equal(_bits(got), expected, err_msg=f"{src} -> bfloat16")
     def reversed_transposed(a):
         return a[: a.size - a.size % 2].reshape(2, -1)[:, ::-1].T
 
     got = to_host(xp.astype(to_device(reversed_transposed(x)), xp.bfloat16))
-    np.testing.assert_array_equal(_bits(got), _bits(reversed_transposed(expected)))
+    np.testing.assert_array_equal(_bits(got), reversed_transposed(expected))
 
 
-def test_double_rounding_is_ml_dtypes():
-    """float64 and 64-bit integers round to float32 first in ml_dtypes, so do we: 1 + 2**-8 +
-    2**-30 is above the tie between 1 and 1 + 2**-7, yet becomes 1.0."""
+def test_float64_and_64_bit_integers_round_once():
+    """1 + 2**-8 + 2**-30 is above the tie between 1 and 1 + 2**-7, so it becomes 1 + 2**-7;
+    through float32 it would become 1 + 2**-8, a tie, then 1.0. The same for an int64 above a
+    tie by less than float32's step (2**32 + 2**24 + 1)."""
     x = np.array([1 + 2**-8 + 2**-30], np.float64)
-    assert x.astype(BF16).view(np.uint16)[0] == 0x3F80  # ml_dtypes' answer, the oracle's
+    big = np.array([2**32 + 2**24 + 1], np.int64)
+    assert round_once(float(x[0]), BFLOAT16) == 0x3F81
+    assert round_once(int(big[0]), BFLOAT16) == 0x4F81
     with xp.backend("emulate"):
         _prepare_casts("emulate")
-        assert xp.astype(x, xp.bfloat16).view(np.uint16)[0] == 0x3F80
-        big = np.array([2**32 + 2**24 + 1], np.int64)
-        assert xp.astype(big, xp.bfloat16).view(np.uint16)[0] == big.astype(BF16).view(np.uint16)[0] == 0x4F80
+        assert xp.astype(x, xp.bfloat16).view(np.uint16)[0] == 0x3F81
+        assert xp.astype(big, xp.bfloat16).view(np.uint16)[0] == 0x4F81
+    for device in ("cpu", "emulator"):
+        for source, bits in ((x, 0x3F81), (big, 0x4F81)):
+            got = xp.astype(xp.asarray(source, device=device), xp.bfloat16).to_device("cpu")
+            assert np.asarray(got).view(np.uint16)[0] == bits, device
 
 
 @pytest.mark.parametrize("dst", [str(d) for d in OTHERS])
@@ -208,14 +221,15 @@ def test_python_scalars_are_weak():
 
 
 def test_scalar_operands_round_to_bfloat16_first(backend_name, to_device, to_host):
-    """A Python scalar becomes a bfloat16 (through float32, as ml_dtypes converts it) before
-    the kernel computes: 0.1 is 0.10009765625 there. Twice: the short path's answer too."""
+    """A Python scalar becomes a bfloat16 (rounded once) before the kernel computes: 0.1 is
+    0.10009765625 there, 1 + 2**-8 + 2**-30 is 1 + 2**-7, an int past 2**53 rounds from all its
+    bits. Twice: the short path's answer too."""
     prepare(backend_name, "add", "multiply")
     x = random_array("add", BF16, (3, 40), np.random.default_rng(2))
-    for scalar in (0.1, 1 + 2**-8 + 2**-30, 3, -7.25e30, 1e39):
+    for scalar in (0.1, 1 + 2**-8 + 2**-30, 3, -7.25e30, 1e39, 2**60 + 2**52 + 1):
         for op in ("add", "multiply"):
             with np.errstate(all="ignore"):
-                s = np.asarray(ml_dtypes.bfloat16(float(scalar)), np.float32)
+                s = np.uint16(round_once(scalar, BFLOAT16)).view(BF16).astype(np.float32)
                 expected = getattr(np, op)(x.astype(np.float32), s).astype(BF16)
             for _ in range(2):
                 got = to_host(getattr(F, op)(to_device(x), scalar))
@@ -310,8 +324,29 @@ def test_without_ml_dtypes_bfloat16_is_absent_with_a_hint():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
-    assert "pip install 'ml_dtypes>=0.4'" in out.stdout
+    assert "pip install 'ml_dtypes>=0.7'" in out.stdout
 
+
+
+def test_an_ml_dtypes_that_rounds_twice_leaves_bfloat16_out():
+    """ml_dtypes before 0.7 rounds float64 to bfloat16 through float32: the `cpu` device would
+    give other bits than the kernels, so bfloat16 is left out, the hint naming the version;
+    every extra that lists ml_dtypes asks for 0.7 or later."""
+    code = (
+        "import ml_dtypes; ml_dtypes.__version__ = '0.6.0'\n"
+        "import infini_cupy as xp\n"
+        "from infini_cupy import dtypes\n"
+        "assert dtypes.BFLOAT16 is None and 'bfloat16' not in xp.__all__\n"
+        "try:\n    xp.bfloat16\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "ml_dtypes >= 0.7 (installed: 0.6.0" in out.stdout
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    listed = [req for reqs in extras["project"]["optional-dependencies"].values()
+              for req in reqs if req.startswith("ml_dtypes")]
+    assert listed and all(req == "ml_dtypes>=0.7" for req in listed), listed
 
 def test_bfloat16_on_cupy_with_an_older_numpy_names_the_version(monkeypatch):
     """CuPy takes ml_dtypes' bfloat16 only with NumPy >= 2.1.2; before, it says "Unsupported

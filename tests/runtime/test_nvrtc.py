@@ -4,7 +4,7 @@ code depends on the architecture, with one of each kernel template; a broken sou
 loudly.
 
 What the architecture changes in our kernels is the code under ``__CUDA_ARCH__`` guards
-(``ARCH_GUARDED``: cp.async, the bfloat16 conversion), so a variant compiles its own code
+(``ARCH_GUARDED``: cp.async, the bfloat16 conversions), so a variant compiles its own code
 on sm_75 only where its sm_90 code holds an instruction of a guarded block; the rest of a
 template is the same C++ for both. A new guard fails
 ``test_the_architecture_changes_only_the_known_blocks`` until its instruction is listed.
@@ -26,8 +26,11 @@ pytest.importorskip("cupy")
 CURRENT, OLDEST = "sm_90", "sm_75"
 ARCHS = (OLDEST, CURRENT)
 ALL = variants.all_variants()
-# Header -> (its `#if ... __CUDA_ARCH__ >= 800` blocks, the PTX instructions they emit)
-ARCH_GUARDED = {"common.cuh": (2, ("cp.async",)), "bfloat16.cuh": (1, ("cvt.rn.bf16.f32",))}
+# Header -> (its `#if ... __CUDA_ARCH__ >= 800` (or 900) blocks, the PTX instructions they
+# emit): bfloat16's rounding from float (sm_80) and from double and integers (sm_90)
+ARCH_GUARDED = {"common.cuh": (2, ("cp.async",)),
+                "bfloat16.cuh": (2, ("cvt.rn.bf16.f32", "cvt.rn.bf16.f64", "cvt.rn.bf16.s64",
+                                     "cvt.rn.bf16.u64", "cvt.rn.bf16.s32", "cvt.rn.bf16.u32"))}
 
 
 def _assert_compiled(programs, names, arch):
