@@ -31,6 +31,7 @@ from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
 )
 from .namespace.device import Device
 from .namespace.fusion import FusionWarning, fuse
+from .namespace.patterns import PatternError
 
 # Every function, compiled around its implementation on native arrays: the standard's
 # signatures, Arrays in -> Arrays out, NumPy and CuPy arrays in -> the same kind out.
@@ -60,6 +61,7 @@ __all__ = list(dict.fromkeys([
     "Device",
     "fuse",
     "FusionWarning",
+    "PatternError",
     "show_config",
 ]))
 del (array_methods, data_movement, delegated, docstrings, elementwise_functions,

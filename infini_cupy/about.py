@@ -34,8 +34,10 @@ def _cupy_and_devices() -> tuple[str, list[str]]:
         return "not installed", []
     try:
         count = cupy.cuda.runtime.getDeviceCount()
-    except Exception as e:  # no driver, no GPU: CuPy's own words
-        return cupy.__version__, [f"none ({type(e).__name__}: {e})"]
+    except Exception as e:  # no driver, no GPU: CuPy's own words, unless no driver is there
+        # (the CUDA runtime then says "driver version is insufficient", which misleads)
+        why = f"{type(e).__name__}: {e}" if _driver_present() else "no NVIDIA driver (libcuda.so.1)"
+        return cupy.__version__, [f"none ({why})"]
     names = []
     for index in range(count):
         name = cupy.cuda.runtime.getDeviceProperties(index)["name"]
@@ -43,13 +45,28 @@ def _cupy_and_devices() -> tuple[str, list[str]]:
     return cupy.__version__, names
 
 
+def _driver_present() -> bool:
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
 def _nvrtc() -> str:
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return ("not found: our NVRTC bindings come with CuPy "
+                "(pip install 'infini_cupy[cuda13]', or [cuda12] with a CUDA 12 driver)")
     try:
         from .runtime.nvrtc import nvrtc_version
 
         return ".".join(map(str, nvrtc_version()))
-    except Exception as e:  # RuntimeError naming the wheel to install
-        return f"not found ({str(e).splitlines()[0][:120]})"
+    except Exception as e:  # RuntimeError naming the wheel to install: said whole
+        return f"not found ({' '.join(str(e).split())})"
 
 
 def config_info() -> dict[str, str]:

@@ -78,6 +78,17 @@ def _slow_selected(config) -> bool:
         return "slow" in markexpr and "not slow" not in markexpr
 
 
+def pytest_report_header(config):
+    """The versions installed, at the top of every run (CI installs the newest releases: a
+    run turned red by a new release shows as one at a glance)."""
+    from importlib import metadata
+
+    found = sorted({(d.metadata["Name"] or "?").lower(): d.version
+                    for d in metadata.distributions()}.items())
+    listed = ", ".join(f"{name}=={version}" for name, version in found)
+    return [f"installed ({len(found)}): {listed}"]
+
+
 def pytest_configure(config):
     if config.getoption("--backend") == "cuda" and not arrays.gpu_available():
         raise pytest.UsageError("--backend cuda needs CuPy and a CUDA device; none was found")

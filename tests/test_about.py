@@ -43,6 +43,25 @@ def test_show_config_names_what_a_bug_report_needs():
         assert xp.about.config_info()["backend"] == "emulate"
 
 
+
+def test_show_config_hints_are_whole_without_cupy_or_a_driver():
+    """Without CuPy the NVRTC line says what to install, whole; with CuPy and no driver the
+    devices line says no driver is there (the CUDA runtime's "driver version is
+    insufficient" would send a reader looking for a driver update)."""
+    code = ("import sys; sys.modules['cupy'] = None\n"
+            "import infini_cupy as xp; info = xp.about.config_info()\n"
+            "print(info['nvrtc']); print(info['devices'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)
+    nvrtc, devices = done.stdout.splitlines()
+    assert nvrtc.startswith("not found: ") and nvrtc.endswith("with a CUDA 12 driver)"), nvrtc
+    assert "pip install 'infini_cupy[cuda13]'" in nvrtc
+    assert devices == "cpu, emulator"
+    if not xp.about._driver_present():
+        info = xp.about.config_info()
+        if info["cupy"] != "not installed":
+            assert info["devices"] == "cpu, emulator, none (no NVIDIA driver (libcuda.so.1))"
+
 def test_kernel_loads_log_once_and_launches_do_not(caplog):
     x = np.arange(6, dtype=np.uint16)
     with xp.backend("emulate"):

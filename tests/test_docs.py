@@ -115,3 +115,39 @@ def test_no_development_log_wording(path):
             for n, line in enumerate(path.read_text().splitlines(), 1)
             if DEVELOPMENT_LOG.search(line)]
     assert not hits, "development-log wording:\n" + "\n".join(hits)
+
+
+def _top_level_imports(code: str) -> set[str]:
+    """Modules a piece of Python imports unconditionally (unindented import lines)."""
+    found = set()
+    for line in code.splitlines():
+        match = re.match(r"(?:from\s+([\w.]+)\s+import|import\s+([\w., ]+))", line)
+        if match:
+            names = match.group(1) or match.group(2)
+            found.update(n.split()[0].split(".")[0] for n in names.split(",") if n.strip())
+    return found
+
+
+def test_the_docs_extra_has_what_the_build_imports():
+    """``pip install -e ".[docs]"`` alone builds the docs (the README's command): every module
+    the Sphinx extensions and the executed notebooks import is the package's own, the
+    standard library's, or a requirement of the package or of its ``docs`` extra (the
+    reference documents ``infini_cupy.dask``, which needs Dask)."""
+    import json
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    provided = {re.split(r"[<>=\[ ;]", req)[0].lower().replace("-", "_")
+                for req in project["dependencies"] + project["optional-dependencies"]["docs"]}
+    modules = {"dask"}
+    for path in [DOCS / "conf.py", *sorted((DOCS / "_ext").glob("*.py"))]:
+        modules |= _top_level_imports(path.read_text())
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text())["cells"]
+        modules |= _top_level_imports("\n".join("".join(c["source"]) for c in cells
+                                                if c["cell_type"] == "code"))
+    modules -= set(sys.stdlib_module_names) | {"infini_cupy", "__future__", "_ext"}
+    names = {"pydata_sphinx_theme": "pydata_sphinx_theme", "myst_nb": "myst_nb",
+             "sphinx_design": "sphinx_design", "array_api_compat": "array_api_compat"}
+    missing = {m for m in modules if names.get(m, m) not in provided}
+    assert not missing, f"the docs extra lacks {sorted(missing)}"

@@ -44,3 +44,13 @@ def test_exactly_two_set_up_commands_and_ci_runs_the_second():
     ]
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert setups[1] in ci, ".ci/run must run the README's test command verbatim"
+
+
+def test_the_test_log_opens_with_the_versions_installed():
+    """CI installs the newest releases: the header of its pytest run lists what it installed."""
+    import numpy as np
+
+    from tests.conftest import pytest_report_header
+
+    (line,) = pytest_report_header(None)
+    assert line.startswith("installed (") and f"numpy=={np.__version__}" in line

@@ -46,7 +46,7 @@ def _families() -> list[tuple[str, str, str, list[str]]]:
          [n for n in public if n in elementwise_functions.__all__]),
         ("data_movement", "Data movement and rearrange",
          "Copies run our strided-copy kernel; views stay views. See :doc:`/user/rearrange`.",
-         [n for n in public if n in data_movement.__all__ or n == "rearrange_"]),
+         [n for n in public if n in data_movement.__all__ or n in ("rearrange_", "PatternError")]),
         ("package", "Fusion, backends and configuration",
          "Beyond the standard: one kernel for a whole expression, the backend switch, and "
          "the report for bug reports. See :doc:`/user/fusion` and :doc:`/user/backends`.",

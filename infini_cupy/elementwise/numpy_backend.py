@@ -9,7 +9,10 @@ What it adds to the bare ufunc call, so that ``cpu`` answers as the kernels do:
 - floating-point warnings are silent (``np.errstate(all="ignore")``), as on the GPU and in
   CuPy;
 - the standard's special-case values where NumPy deviates: ``floor_divide`` with one
-  infinite operand (``inf // 2`` is ``inf``, ``-1 // inf`` is ``-0``), complex ``expm1``
+  infinite operand (``inf // 2`` is ``inf``, ``-1 // inf`` is ``-0``; bfloat16 too),
+  ``nextafter(x, x)`` is ``x2`` (float16: signed zeros), bfloat16's ``sign(-0)`` is ``+0``,
+  ``maximum``/``minimum`` order ``-0`` below ``+0`` (the standard leaves it open; the kernels'
+  order), complex ``expm1``
   with an infinite real part or a zero imaginary part, complex ``tanh`` at infinite real
   parts;
 - integer ``pow`` with a negative exponent gives what the kernels give (0, or 1 and -1 for
@@ -30,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import is_writeable
+from ..dtypes import is_bfloat16
 from .resolution import operand_type, resolve
 from .ops import OPS
 
@@ -150,13 +154,51 @@ def _pow(args, loop):
 
 def _floor_divide(args, loop):
     result = np.floor_divide(*args)
-    if result.dtype.kind != "f":
+    if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
         return result
     a, b = (np.asarray(v, result.dtype) for v in args)
     one_infinite = np.isinf(a) != np.isinf(b)  # the standard's +-inf and +-0 (NumPy: nan, -1)
     if one_infinite.any():
         result = np.where(one_infinite, np.true_divide(a, b), result)
     return result
+
+
+def _sign(args, loop):
+    """bfloat16's sign of -0 is +0, as every other dtype's and the kernels' (ml_dtypes: -0)."""
+    (x,) = args
+    result = np.sign(x)
+    if is_bfloat16(result.dtype):
+        result = np.where(x == 0, np.zeros((), result.dtype), result)
+    return result
+
+
+def _nextafter(args, loop):
+    """Where ``x1 == x2`` the result is ``x2`` (the standard; NumPy's float16 gives ``x1``:
+    ``nextafter(0, -0)`` is +0 there, -0 here and in the kernels)."""
+    a, b = (np.asarray(v, loop.dtype) for v in args)
+    result = np.nextafter(a, b)
+    equal = a == b
+    return np.where(equal, b, result) if equal.any() else result
+
+
+def _extremum(ufunc, negative_wins: bool):
+    """``maximum``/``minimum`` with +0 larger than -0 (the kernels' order, IEEE 754-2019's;
+    the standard leaves it to the library, NumPy returns the second operand). Zeros are looked
+    for after NumPy's pass, so a call without a zero result costs one comparison more."""
+
+    def extremum(args, loop):
+        result = ufunc(*args)
+        if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
+            return result
+        zero = result == 0
+        if not zero.any():
+            return result
+        a, b = (np.signbit(np.asarray(v, result.dtype)) for v in args)
+        negative = (a | b) if negative_wins else (a & b)
+        return np.where(zero, np.where(negative, -np.zeros((), result.dtype),
+                                       np.zeros((), result.dtype)), result)
+
+    return extremum
 
 
 def _complex(re, im, dtype):
@@ -201,6 +243,8 @@ def _tanh(args, loop):
 
 
 _SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow": _pow,
-            "floor_divide": _floor_divide, "expm1": _expm1}
+            "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
+            "nextafter": _nextafter, "maximum": _extremum(np.maximum, False),
+            "minimum": _extremum(np.minimum, True)}
 _UFUNCS = {name: getattr(np, op.numpy_name) for name, op in OPS.items()
            if name not in _SPECIAL and name != "clip"}

@@ -1,13 +1,15 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
-``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``nbytes``, ``itemsize``. Each is the
+``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``view``, ``base``, ``nbytes``,
+``itemsize``. Each is the
 namespace's function where it has one (our kernels where the function runs them), so a
 method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
 ``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
-``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``; NumPy's
+``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``,
+``x.view`` and ``x.base``; NumPy's
 testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
@@ -22,6 +24,7 @@ import operator
 
 import numpy as np
 
+from .. import dtypes
 from .array import Array, check_same_device, wrap
 
 _public: dict = {}
@@ -246,6 +249,33 @@ def tolist(self):
     return self._a.tolist()
 
 
+def view(self, dtype=None, type=None) -> Array:
+    """A new Array over the same memory; ``dtype`` reinterprets its bytes as NumPy's
+    ``x.view(dtype)`` does (the same item size keeps the shape; another one rescales the last
+    axis, which must then be contiguous). NumPy's ``type=`` (a subclass) is not taken.
+
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1.0, -2.0], dtype=xp.float32, device="cpu")
+    >>> x.view(xp.int32)
+    Array([ 1065353216, -1073741824], dtype=int32, device='cpu')
+    """
+    if type is not None:
+        raise TypeError("x.view(type=...): an Array is viewed as an Array, not as a subclass")
+    if dtype is None:
+        return wrap(self._a.view(), self._b)
+    dt = np.dtype(dtype)
+    if dt not in dtypes.DTYPE_TABLE:
+        raise TypeError(f"x.view({dt}): {dt} is not one of the namespace's dtypes")
+    return wrap(self._a.view(dt), self._b)
+
+
+def _base(self):
+    """NumPy's ``x.base``: None where ``x`` owns its memory, else what does (as an Array
+    where that is an array)."""
+    base = self._a.base
+    return wrap(base, self._b) if isinstance(base, type(self._a)) else base
+
+
 def _nbytes(self) -> int:
     return self._a.nbytes
 
@@ -257,8 +287,10 @@ def _itemsize(self) -> int:
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
            "any": any, "sum": sum, "max": max, "min": min, "nonzero": nonzero,
-           "compress": compress}
+           "compress": compress, "view": view}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
+              "base": (_base, "NumPy's ``x.base``: None where ``x`` owns its memory, else "
+                              "the array (an Array) or object whose memory it views."),
               "itemsize": (_itemsize, "Bytes of one element.")}
 
 

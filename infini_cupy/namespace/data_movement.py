@@ -13,6 +13,7 @@ dtype('float32')
 
 from __future__ import annotations
 
+import contextlib
 import math
 import operator
 import warnings
@@ -207,10 +208,15 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         dtypes.check_bfloat16_on_cupy(dtypes.dtype_or_none(dtype))
     try:
         result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError) as e:
         if dtype is None and isinstance(obj, (list, tuple)):  # CuPy refuses strings its way
-            _check_numeric(obj, np.asarray(obj).dtype)
-        raise
+            with contextlib.suppress(TypeError, ValueError):  # ragged: the error below
+                _check_numeric(obj, np.asarray(obj).dtype)
+        if str(e).startswith("asarray"):
+            raise
+        # the library's message (a ragged list, a value out of range), named as ours are
+        kind = next(k for k in (TypeError, OverflowError, ValueError) if isinstance(e, k))
+        raise kind(f"asarray: {e}") from e
     _check_numeric(obj, result.dtype)
     return result
 

@@ -29,7 +29,20 @@ ELLIPSIS = "..."
 
 
 class PatternError(ValueError):
-    """A malformed pattern, or a pattern that does not fit the input shape or axis lengths."""
+    """A malformed pattern, or a pattern that does not fit the input shape or axis lengths.
+
+    Raised by :func:`infini_cupy.rearrange`; a ``ValueError``, so code that catches the
+    standard's errors catches it too. The message names the pattern and what is wrong.
+
+    Examples
+    --------
+    >>> import numpy as np, infini_cupy as xp
+    >>> try:
+    ...     xp.rearrange(np.zeros((2, 3)), "h w -> w")
+    ... except xp.PatternError as e:
+    ...     print(e)
+    rearrange pattern 'h w -> w': every axis must appear on both sides: h only on the left
+    """
 
 
 @dataclass(frozen=True)

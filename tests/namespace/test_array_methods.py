@@ -89,6 +89,32 @@ def test_copy_is_independent_and_ravel_is_a_view_when_it_can(on, to_host):
     assert to_host(x)[0, 1] == 7.0
 
 
+
+@pytest.mark.parametrize("dtype", [None, np.int32, np.uint32, np.int16, np.float64, np.uint8])
+def test_view_reinterprets_as_numpy_does(on, to_host, dtype):
+    h = rng.standard_normal((3, 8)).astype(np.float32)
+    x = on(h)
+    got, expected = (x.view(), h.view()) if dtype is None else (x.view(dtype), h.view(dtype))
+    same(got, expected, to_host)
+    got[0, 0] = 1  # the same memory
+    expected[0, 0] = 1
+    np.testing.assert_array_equal(to_host(x), h)
+    with pytest.raises(ValueError):  # as NumPy: the last axis must be contiguous to rescale
+        x.T.view(np.float64)
+    with pytest.raises(TypeError, match="not one of the namespace's dtypes"):
+        x.view(np.dtype("U1"))
+    with pytest.raises(TypeError, match="subclass"):
+        x.view(type=np.ndarray)
+
+
+def test_base_is_what_the_memory_belongs_to(on, to_host):
+    h = np.arange(12.0).reshape(3, 4)
+    x = on(h)
+    v = x[1:, ::2]
+    assert type(v.base) is xp.Array and v.base.shape == to_host(v.base).shape
+    owner = xp.asarray(np.arange(4.0), device=x.device, copy=True)
+    assert owner.base is None
+
 def test_copies_run_our_kernels(backend_name, arr, to_host):
     if backend_name == "numpy":
         pytest.skip("our kernels run on emulator and GPU Arrays")

@@ -320,6 +320,14 @@ row("asarray of strings", TypeError, r"dtype <U3")(
     lambda c: (lambda: xp.asarray(["yes", "no"]), None))
 row("asarray of objects", TypeError, r"dtype object")(
     lambda c: (lambda: xp.asarray(np.array([1, None], dtype=object)), None))
+row("asarray of a ragged list", ValueError, r"^asarray: .*inhomogeneous")(
+    lambda c: (lambda: xp.asarray([[1, 2], [3]]), None))
+row("asarray of a ragged list on the emulator", ValueError, r"^asarray: .*inhomogeneous")(
+    lambda c: (lambda: xp.asarray([[1.0], [2.0, 3.0]], device="emulator"), None))
+row("asarray int out of range", OverflowError, r"^asarray: .*300 out of bounds for int8")(
+    lambda c: (lambda: xp.asarray([1, 300], dtype=xp.int8), None))
+row("rearrange bad pattern is a PatternError", xp.PatternError, r"'h w -> w'.*h only on the left")(
+    lambda c: (lambda: xp.rearrange(c.ones((2, 3)), "h w -> w"), None))
 row("stack no arrays", ValueError, "at least one")(lambda c: (lambda: xp.stack([]), None))
 row("stack shapes differ", ValueError, r"\(3, 4\), \(2, 4\)")(
     lambda c: (lambda: xp.stack([c.ones((3, 4)), c.ones((2, 4))]), None))
