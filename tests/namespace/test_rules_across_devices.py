@@ -230,6 +230,15 @@ def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
         to_host(xp.floor_divide(x, 0.0))
         to_host(xp.remainder(x, 0.0))
         to_host(xp.reciprocal(xp.asarray(np.int8([0, 1]), device=device)))
+        specials = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 3.5])
+        for source in FLOATS + (np.dtype(np.complex64),):
+            with np.errstate(all="ignore"):
+                x = xp.asarray(specials.astype(source), device=device)
+            for target in dtypes.ALL_DTYPES:  # casts, NaN and overflow included
+                to_host(xp.astype(x, target))
+        y = xp.zeros(3, dtype=xp.float16, device=device)
+        y[0] = 1e300  # x[k] = v rounds to inf, silently
+        y[1:] = xp.asarray([10**6, -(10**6)], dtype=xp.int64, device=device)  # past float16
 
 
 def _clip_outcome(device, x, lo, hi, size):
