@@ -142,6 +142,7 @@ _REDUCTION = "x, /, axis=None, dtype=None, keepdims=False"
 _EXTREMUM = "x, /, axis=None, keepdims=False"
 _CUMULATIVE = "x, /, axis=None, dtype=None"
 _SPREAD = "x, /, axis=None, dtype=None, ddof=0, keepdims=False"
+_QUANTILE = "x, /, q, axis=None, method='linear', keepdims=False"
 _LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
     "cumsum": (_CUMULATIVE, "Cumulative sum along ``axis`` (None: of the flattened array).",
                "cumsum(np.array([1.0, 2.0, 4.0])) -> array([1., 3., 7.])"),
@@ -171,6 +172,10 @@ _LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
     "median": (_EXTREMUM, "Median along ``axis``.",
                "median(np.array([1.0, 2.0, 4.0])) -> array(2.)"),
     "nanmedian": (_EXTREMUM, "Median ignoring NaN.", "nanmedian(a, axis=0) -> array([2., 4.])"),
+    "quantile": (_QUANTILE, "The ``q``-th quantiles along ``axis`` (``q`` in [0, 1]; NumPy's "
+                 "``method``s).", "quantile(np.array([1.0, 2.0, 4.0]), 0.5) -> array(2.)"),
+    "nanquantile": (_QUANTILE, "The ``q``-th quantiles along ``axis``, ignoring NaN.",
+                    "nanquantile(a, 0.5, axis=0) -> array([2., 4.])"),
 }
 for _name, (_params, _doc, _example) in _LIBRARY_FUNCTIONS.items():
     globals()[_name] = _numpy_function(_name, _doc, _example)
@@ -315,7 +320,8 @@ FUNCTIONS = {
     "pad": ("x, /, pad_width, mode='constant', **kwargs", "x"),
     "einsum": ("subscripts, /, *operands, **kwargs", "*operands"),
     "sliding_window_view": ("x, /, window_shape, axis=None, **kwargs", "x"),
-    **{name: (entry[0], "x") for name, entry in _LIBRARY_FUNCTIONS.items()},
+    **{name: (entry[0], "x q" if "quantile" in name else "x")
+       for name, entry in _LIBRARY_FUNCTIONS.items()},
 }
 KEYWORDS = {
     "mean": ("x, /, *, axis=None, keepdims=False, dtype=None", "x"),

@@ -70,6 +70,11 @@ CASES = [
     ("zeros_like-shape", lambda m, a: m.zeros_like(a, shape=(4,), dtype=np.int16)),
     ("ones_like-shape", lambda m, a: m.ones_like(a, shape=5)),
     ("median", lambda m, a: m.median(a, axis=1)),
+    ("quantile", lambda m, a: m.quantile(a, 0.25, axis=1)),
+    ("quantile-q-array-keepdims", lambda m, a: m.quantile(
+        a, xp.asarray([0.1, 0.5, 0.95], device=a.device) if m is xp else np.asarray([0.1, 0.5, 0.95]),
+        axis=(0, 2), keepdims=True)),
+    ("quantile-method", lambda m, a: m.quantile(a, 0.3, method="nearest")),
 ]
 NAN_CASES = [
     (name, lambda m, a, name=name: getattr(m, name)(a, axis=1))
@@ -78,6 +83,7 @@ NAN_CASES = [
 ] + [
     ("nanvar-ddof-keepdims", lambda m, a: m.nanvar(a, axis=0, ddof=1, keepdims=True)),
     ("nansum-all", lambda m, a: m.nansum(a)),
+    ("nanquantile", lambda m, a: m.nanquantile(a, 0.75, axis=2)),
 ]
 
 
