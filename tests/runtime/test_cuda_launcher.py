@@ -384,3 +384,25 @@ def test_a_second_gpu_of_one_architecture_loads_the_same_binary_and_opts_in(tmp_
             assert second.max_dynamic_shared_size_bytes == cupy_standin.OPTIN_LIMIT
         assert first is second and len(side.loaded_paths) == 1
         assert sorted(d for _, d in side.module_loads) == [0, 1]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"path": Path("/no/such.cubin")},  # a Path is not a str to CuPy's Cython signature
+    {"path": "/no/such.cubin", "options": ["-O3"]},  # a list is not a tuple
+    {"path": "/no/such.cubin", "flags": 1},  # no **kwargs
+    {"path": "/no/such.cubin", "name_expressions": ["k"]},  # names need code
+    {"code": "", "path": "x"},
+    {},
+], ids=["Path", "options-list", "unknown-keyword", "names-without-code", "both", "neither"])
+def test_the_stand_in_s_raw_module_refuses_what_cupy_refuses(kwargs):
+    """The stand-in's RawModule takes exactly what CuPy 14's does: a launcher change to
+    ``RawModule(path=Path(...))`` fails here as it would on every GPU."""
+    import cupy
+
+    ends = []
+    for module in (cupy.RawModule, cupy_standin.RawModule):
+        with pytest.raises((TypeError, ValueError)) as refused:
+            module(**kwargs)
+        # Python names the method by its qualified name, Cython by its own: the same words
+        ends.append((refused.type, str(refused.value).replace("RawModule.__init__", "__init__")))
+    assert ends[0] == ends[1]

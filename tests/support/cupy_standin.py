@@ -227,13 +227,31 @@ class _MemoryPointer:
 
 
 # ---------------------------------------------------------------- modules and kernels
-class RawModule:
-    """``cupy.RawModule``, for binaries our launcher compiled (``path=``) only."""
+def _cython_typed(name: str, value, expected: type) -> None:
+    """A Cython-typed argument (``str path=None``): None or exactly that type, else the
+    TypeError Cython raises (a ``pathlib.Path`` is not a ``str``, a list is not a tuple)."""
+    if value is not None and not isinstance(value, expected):
+        raise TypeError(f"Argument '{name}' has incorrect type (expected {expected.__name__}, "
+                        f"got {type(value).__name__})")
 
-    def __init__(self, *, code: str | None = None, path: str | None = None, options=(),
-                 name_expressions=None, **kwargs):
+
+class RawModule:
+    """``cupy.RawModule``, for binaries our launcher compiled (``path=``) only. The signature
+    is CuPy 14's (``cupy/_core/raw.pyx``): keyword-only, Cython-typed (``str code``, ``str
+    path``, ``tuple options``), nothing else taken."""
+
+    def __init__(self, *, code=None, path=None, options=(), backend="nvrtc",
+                 translate_cucomplex=False, enable_cooperative_groups=False,
+                 name_expressions=None, jitify=False):
+        for name, value, expected in (("code", code, str), ("path", path, str),
+                                      ("options", options, tuple), ("backend", backend, str)):
+            _cython_typed(name, value, expected)
         if (code is None) == (path is None):
             raise TypeError("Exactly one of `code` and `path` keyword arguments must be given.")
+        if name_expressions is not None and code is None:
+            raise ValueError("need CUDA C++ code for the requested kernels")
+        if jitify and code is None:
+            raise ValueError("Jitify does not support precompiled objects")
         if code is not None:
             raise NotImplementedError("the stand-in loads binaries (path=) only")
         refuse_in_capture(f"RawModule(path={path!r})")
