@@ -2,15 +2,14 @@
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
 ``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``view``, ``base``, ``nbytes``,
-``itemsize``. Each is the
-namespace's function where it has one (our kernels where the function runs them), so a
-method and its function give the same answer on every device.
+``itemsize``. Each is the namespace's function where it has one (our kernels where the
+function runs them), so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
 ``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
 ``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``,
-``x.view`` and ``x.base``; NumPy's
-testing ``x.all()`` (``assert_allclose`` given an Array tolerance, as SciPy's tests do).
+``x.view`` and ``x.base``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
+tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
