@@ -1,7 +1,8 @@
 // Staged copy ("tiled transpose"): dst[i] = src[i] over one shape, a tile at a time through
 // shared memory, so that reads walk the source's contiguous dim and writes the destination's.
-// The host planner (infini_cupy/tile_planner.py) picks the two tiled dims, the tile extents and
-// the vector widths; its TilePlan docstring states the semantics this kernel implements.
+// The host planner (infini_cupy/strided/tile_planner.py) picks the two tiled dims, the tile
+// extents and the vector widths; its TilePlan docstring states the semantics this kernel
+// implements.
 //
 // A tile is a box of two dims, dim 0 and dim 1 (dim 1 contiguous in dst), plus up to four batch
 // dims taken whole by the block index. Phase 1 reads the tile from src into shared memory along
@@ -64,6 +65,33 @@ struct TileLayout {
 template <typename T, int V>
 struct alignas(sizeof(T) * V) Vec {
     T v[V];
+};
+
+// How a walk's warp step takes its rows (TilePass::locate):
+enum class Grouping {
+    NONE,            // items g * 32 + lane of the rows laid end to end (R == 1), or 4 rows (R == 4)
+    ROWS,            // short rows of one lead, 32 / vl of them `spread` apart (spread_rows)
+    ROWS_IN_CHUNKS,  // K rows `spread` apart, vl = 32 / K items of each: rows of any lead in
+                     // chunks of vl items (group_rows; short rows are one chunk)
+};
+
+// A pass's phase in its kernel variant (tiled_copy), fixed per instantiation of tile_pass.
+template <bool Load, bool Stacked, bool GroupedVariant>
+struct Phase {
+    static constexpr bool LOAD = Load;        // phase 1, global -> shared; else phase 2
+    static constexpr bool STACKED = Stacked;  // a Stacked variant: `count` tiles per block
+    static constexpr bool GROUPED_VARIANT = GroupedVariant;  // a Grouped variant (its walks)
+};
+
+// A walk of a pass (tile_walk, word_walk, TilePass::locate): its phase P and how its rows lie,
+// fixed per instantiation so that a hot loop carries none of the other cases' arithmetic
+// (tile_pass picks one per pass).
+template <typename P, bool Chained, bool Uniform, bool Descending, Grouping How = Grouping::NONE>
+struct Walk : P {
+    static constexpr bool CHAINED = Chained;        // the rows are one run (TilePass::chained)
+    static constexpr bool UNIFORM = Uniform;        // every row's lead is lead0
+    static constexpr bool DESCENDING = Descending;  // units in descending memory order (V == 1)
+    static constexpr Grouping GROUPING = How;
 };
 
 // Work items a thread takes per round of a pass: all their global loads are issued before
@@ -244,17 +272,18 @@ struct TilePass {
     }
 
     // Lane `lane` of warp step g: false when idle, else the global address of its unit and its
-    // first slot. The flags are the pass's own, fixed per instantiation of the walk so that
-    // a hot loop carries none of the other cases' arithmetic.
-    template <bool CHAINED, bool UNIFORM, bool DESCENDING, int GROUPED = 0>
+    // first slot. W (a Walk) holds the pass's own flags, fixed per instantiation of the walk
+    // so that a hot loop carries none of the other cases' arithmetic.
+    template <typename W>
     __device__ __forceinline__ bool locate(unsigned g, unsigned lane, char *&address,
                                            Elem *&slot) const {
+        constexpr bool CHAINED = W::CHAINED, UNIFORM = W::UNIFORM, DESCENDING = W::DESCENDING;
         unsigned r, q;
         bool inside;
-        if (GROUPED) {  // group_rows: step g is chunk c of row group G (2: rows in chunks)
+        if (W::GROUPING != Grouping::NONE) {  // step g is chunk c of row group G
             const unsigned low_steps = (1u << spread_shift) - 1;
             unsigned c = 0, G = g;
-            if (GROUPED == 2) G = per_chunk.div(g, c);
+            if (W::GROUPING == Grouping::ROWS_IN_CHUNKS) G = per_chunk.div(g, c);
             q = (c << vl_shift) + (lane & ((1u << vl_shift) - 1));
             r = ((G >> spread_shift) << (spread_shift + k_shift)) +
                 ((lane >> vl_shift) << spread_shift) + (G & low_steps);
@@ -289,9 +318,10 @@ struct TilePass {
     // WORDS: lane `lane` of warp step g takes word q of row r's virtual row, whose first unit
     // is unit p0 of the run (p0 < 0 or p0 + IU > units at the run's ends); false when none
     // of its units is in the run.
-    template <bool CHAINED, bool UNIFORM>
+    template <typename W>
     __device__ __forceinline__ bool locate_word(unsigned g, unsigned lane, char *&address,
                                                 int &p0, int &row) const {
+        constexpr bool CHAINED = W::CHAINED, UNIFORM = W::UNIFORM;
         const unsigned i = g * 32 + lane;
         unsigned r = 0, q = i;
         if (!CHAINED) r = per_row.div(i, q);
@@ -303,10 +333,10 @@ struct TilePass {
     }
 
     // The shared slot of unit p of row `row`'s run.
-    template <bool CHAINED, bool DESCENDING>
+    template <typename W>
     __device__ __forceinline__ Elem *word_slot(int row, int p) const {
-        int a = DESCENDING ? run - 1 - p : p;
-        if (CHAINED) {
+        int a = W::DESCENDING ? run - 1 - p : p;
+        if (W::CHAINED) {
             unsigned rest;
             row = static_cast<int>(per_len.div(static_cast<unsigned>(a), rest));
             a = static_cast<int>(rest);
@@ -323,10 +353,11 @@ struct TilePass {
 // instruction does not touch anyway. On the GPU that is how STAND_IN loads go with no
 // predicate (below); in emulation every walk does it, so that the trace numbers the
 // accesses of all lanes alike, which is how the profiler recognizes one warp instruction.
-template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int GROUPED,
-          bool GROUPS, int Unit, int V, int R, int S, typename Elem>
+// W (a Walk) fixes the pass's phase and how its rows lie (tile_pass picks it).
+template <typename W, int Unit, int V, int R, int S, typename Elem>
 __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     typedef Vec<Elem, V> vec_t;
+    constexpr bool LOAD = W::LOAD, STACKED = W::STACKED;
     // Single units of 4 bytes or more go global -> shared asynchronously (cp_async): every
     // round's copies are issued without waiting on the last, the phase's loads all in flight.
     constexpr bool ASYNC = LOAD && V == 1 && sizeof(Elem) >= 4;
@@ -337,9 +368,10 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
     // registers until its shared store, and short of them the compiler issues each load
     // just before its store, one in flight. Narrower plain loads keep theirs in flight
     // without (kernel_costs.json).
-    constexpr bool STAND_IN = LOAD && !ASYNC && R == 1 && (V * sizeof(Elem) == 4 || GROUPS);
+    constexpr bool STAND_IN =
+        LOAD && !ASYNC && R == 1 && (V * sizeof(Elem) == 4 || W::GROUPED_VARIANT);
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    const unsigned steps = GROUPED ? pass.group_steps : pass.steps;
+    const unsigned steps = W::GROUPING != Grouping::NONE ? pass.group_steps : pass.steps;
     for (unsigned first = warp; first < steps; first += warps * TILE_ITEMS) {
         char *address[TILE_ITEMS];
         Elem *slot[TILE_ITEMS];
@@ -347,7 +379,7 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
             const unsigned g = first + it * warps;
-            active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
+            active[it] = pass.template locate<W>(
                 g, lane, address[it], slot[it]);
             if constexpr (STAND_IN) {  // the unit of the lane an idle one repeats
                 const unsigned mask = __ballot_sync(0xffffffffu, active[it]);
@@ -366,7 +398,7 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
                 // (lanes of its own phase of the shared access first: repeated_lane)
                 constexpr unsigned PHASE = phase_lanes(sizeof(Elem));
                 for (unsigned k = 0; !active[it] && k < 32; ++k) {
-                    active[it] = pass.template locate<CHAINED, UNIFORM, DESCENDING, GROUPED>(
+                    active[it] = pass.template locate<W>(
                         g, (lane / PHASE * PHASE + k) % 32, address[it], slot[it]);
                 }
 #endif
@@ -445,9 +477,9 @@ __device__ __forceinline__ void tile_walk(const TilePass<Unit, V, R, S, Elem> &p
 // branch: read whole inside the source's bytes, else (and when written) unit by unit. Lanes
 // skip accesses in the middle of a round, so every access goes through load_if / store_if,
 // which keep the emulator's trace in step.
-template <bool CHAINED, bool UNIFORM, bool DESCENDING, bool LOAD, bool STACKED, int Unit,
-          int R, int S, typename Elem>
+template <typename W, int Unit, int R, int S, typename Elem>
 __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &pass) {
+    constexpr bool LOAD = W::LOAD, STACKED = W::STACKED;
     constexpr int IU = TilePass<Unit, 1, R, S, Elem>::IU;
     constexpr int BITS = 8 * Unit;
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
@@ -458,8 +490,8 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
         bool edge = false;
 #pragma unroll
         for (int it = 0; it < TILE_ITEMS; ++it) {
-            active[it] = pass.template locate_word<CHAINED, UNIFORM>(first + it * warps, lane,
-                                                                     address[it], p0[it], row[it]);
+            active[it] = pass.template locate_word<W>(first + it * warps, lane, address[it],
+                                                      p0[it], row[it]);
             whole[it] = active[it] && p0[it] >= 0 && p0[it] + IU <= pass.units;
             edge = edge || (active[it] && !whole[it]);
         }
@@ -480,7 +512,7 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
 #pragma unroll
                     for (int k = 0; k < IU; ++k) {
                         store_if<true>(whole[it],
-                                       pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                       pass.template word_slot<W>(row[it], p0[it] + k) + sh_moved,
                                        static_cast<Elem>(word[it] >> (BITS * k)));
                     }
                 }
@@ -499,7 +531,7 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
                             load_if<false>(unit && !inside,
                                            reinterpret_cast<const Elem *>(at + k * Unit), value);
                             store_if<true>(unit,
-                                           pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                           pass.template word_slot<W>(row[it], p0[it] + k) + sh_moved,
                                            value);
                         }
                     }
@@ -512,7 +544,7 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
                     for (int k = 0; k < IU; ++k) {
                         Elem unit = 0;
                         load_if<true>(whole[it],
-                                      pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                      pass.template word_slot<W>(row[it], p0[it] + k) + sh_moved,
                                       unit);
                         word[it] |= static_cast<unsigned>(unit) << (BITS * k);
                     }
@@ -528,7 +560,7 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
                                                   static_cast<unsigned>(pass.units);
                             Elem value = 0;
                             load_if<true>(unit,
-                                          pass.template word_slot<CHAINED, DESCENDING>(row[it], p0[it] + k) + sh_moved,
+                                          pass.template word_slot<W>(row[it], p0[it] + k) + sh_moved,
                                           value);
                             store_if<false>(unit, reinterpret_cast<Elem *>(address[it] + moved + k * Unit),
                                             value);
@@ -540,47 +572,46 @@ __device__ __forceinline__ void word_walk(const TilePass<Unit, 1, R, S, Elem> &p
     }
 }
 
-// A pass's walk for its case: chained (one run), rows sharing their lead, descending.
-template <bool LOAD, bool STACKED, bool GROUPS, int Unit, int V, int R, int S, typename Elem>
-__device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
+// Runs walk W of a pass: byte words (WORDS) or units of V elements.
+template <typename W, int Unit, int V, int R, int S, typename Elem>
+__device__ __forceinline__ void walk(const TilePass<Unit, V, R, S, Elem> &pass) {
     if constexpr (TilePass<Unit, V, R, S, Elem>::WORDS) {
-        if (pass.descending) {
-            if (pass.chained) {
-                word_walk<true, true, true, LOAD, STACKED>(pass);
-            } else if (pass.uniform) {
-                word_walk<false, true, true, LOAD, STACKED>(pass);
-            } else {
-                word_walk<false, false, true, LOAD, STACKED>(pass);
-            }
-        } else if (pass.chained) {
-            word_walk<true, true, false, LOAD, STACKED>(pass);
-        } else if (pass.uniform) {
-            word_walk<false, true, false, LOAD, STACKED>(pass);
-        } else {
-            word_walk<false, false, false, LOAD, STACKED>(pass);
-        }
-    } else if (V == 1 && pass.descending) {
-        if (pass.chained) {
-            tile_walk<R == 1, true, V == 1, LOAD, STACKED, false, GROUPS>(pass);
-        } else if (pass.uniform) {
-            tile_walk<false, true, V == 1, LOAD, STACKED, false, GROUPS>(pass);
-        } else {
-            tile_walk<false, false, V == 1, LOAD, STACKED, false, GROUPS>(pass);
-        }
-    } else if (pass.chained) {
-        tile_walk<R == 1, true, false, LOAD, STACKED, false, GROUPS>(pass);
-    } else if (GROUPS && R == 1 && pass.grouped) {
+        word_walk<W>(pass);
+    } else {
+        tile_walk<W>(pass);
+    }
+}
+
+// The walk of a pass in phase P whose units lie in ascending or descending memory order, for
+// how its rows lie: one chained run (R == 1 only: its rows then walk as one row), the Grouped
+// variants' rows per warp step, rows sharing their lead, rows each with its own.
+template <typename P, bool Descending, int Unit, int V, int R, int S, typename Elem>
+__device__ __forceinline__ void walk_rows(const TilePass<Unit, V, R, S, Elem> &pass) {
+    constexpr bool WORDS = TilePass<Unit, V, R, S, Elem>::WORDS;
+    if (pass.chained) {
+        walk<Walk<P, R == 1, true, Descending>>(pass);
+    } else if (P::GROUPED_VARIANT && R == 1 && !WORDS && !Descending && pass.grouped) {
         // Phase 1 groups rows of any lead in chunks (K rows per step, or short rows); phase 2
         // only short rows of one lead, one chunk each.
-        if (LOAD) {
-            tile_walk<false, false, false, LOAD, STACKED, GROUPS && R == 1 ? 2 : 0, GROUPS>(pass);
+        if constexpr (P::LOAD) {
+            walk<Walk<P, false, false, false, Grouping::ROWS_IN_CHUNKS>>(pass);
         } else {
-            tile_walk<false, true, false, LOAD, STACKED, GROUPS && R == 1 ? 1 : 0, GROUPS>(pass);
+            walk<Walk<P, false, true, false, Grouping::ROWS>>(pass);
         }
     } else if (pass.uniform) {
-        tile_walk<false, true, false, LOAD, STACKED, false, GROUPS>(pass);
+        walk<Walk<P, false, true, Descending>>(pass);
     } else {
-        tile_walk<false, false, false, LOAD, STACKED, false, GROUPS>(pass);
+        walk<Walk<P, false, false, Descending>>(pass);
+    }
+}
+
+// A pass's walk in phase P (a Phase): descending units come one at a time (V == 1).
+template <typename P, int Unit, int V, int R, int S, typename Elem>
+__device__ __forceinline__ void tile_pass(const TilePass<Unit, V, R, S, Elem> &pass) {
+    if (V == 1 && pass.descending) {
+        walk_rows<P, true>(pass);
+    } else {
+        walk_rows<P, false>(pass);
     }
 }
 
@@ -653,7 +684,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
 
         const int sh_step = static_cast<int>(t.stack_slots);
         if (t.read_along == 0) {  // rows of dim 1, each along dim 0: shared column by column
-            ic::tile_pass<true, Stacked != 0, Grouped != 0>(
+            ic::tile_pass<ic::Phase<true, Stacked != 0, Grouped != 0>>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, 1, elem_t>(
                     src_tile, t.src_stride0, t.src_stride1, n1, n0, t.read_chained != 0,
                     t.read_uniform != 0, tile, 1, pitch, t.read_len_magic)
@@ -661,7 +692,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                     .bounded(src_lo, src_hi)
                     .template group_rows<Grouped != 0>(t.read_rows, t.read_spread));
         } else {  // rows of dim 0, each along dim 1
-            ic::tile_pass<true, Stacked != 0, Grouped != 0>(
+            ic::tile_pass<ic::Phase<true, Stacked != 0, Grouped != 0>>(
                 ic::TilePass<Unit, ReadVector, READ_ROWS, SPREAD, elem_t>(
                     src_tile, t.src_stride1, t.src_stride0, n0, n1, t.read_chained != 0,
                     t.read_uniform != 0, tile, pitch, 1, t.read_len_magic)
@@ -670,7 +701,7 @@ __global__ void tiled_copy(void *__restrict__ dst, const void *__restrict__ src,
                     .template group_rows<Grouped != 0>(t.read_rows, t.read_spread));
         }
         __syncthreads();
-        ic::tile_pass<false, Stacked != 0, Grouped != 0>(
+        ic::tile_pass<ic::Phase<false, Stacked != 0, Grouped != 0>>(
             ic::TilePass<Unit, WriteVector, WRITE_ROWS, SPREAD, elem_t>(
                 dst_tile, t.dst_stride1, t.dst_stride0, n0, n1, t.write_chained != 0,
                 t.write_uniform != 0, tile, pitch, 1, t.write_len_magic)

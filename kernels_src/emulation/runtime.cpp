@@ -30,7 +30,8 @@ __thread uint3 blockIdx EMU_TLS_MODEL;
 dim3 blockDim;
 dim3 gridDim;
 
-// ---- shared with Python (emulator.py mirrors these layouts)
+// ---- shared with Python (infini_cupy/runtime/emulate/launcher.py mirrors these layouts:
+// _FAULT_KINDS, the (lo, hi, writable) buffer rows, _Fault, TRACE_DTYPE, _THREAD_ORDERS)
 enum FaultKind : int32_t {
     NO_FAULT = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, BARRIER_DEADLOCK = 4,
     SHARED_OVERRUN = 5  // a write past either end of the launch's dynamic shared memory
