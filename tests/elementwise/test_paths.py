@@ -14,7 +14,7 @@ from infini_cupy.elementwise import short_path
 from infini_cupy.namespace import elementwise_functions as F
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
-from infini_cupy.tools import profiler
+from infini_cupy.readers import coalescing as profiler
 from tests.support.elementwise_cases import kernels_launched, prepare
 
 

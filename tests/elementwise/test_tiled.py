@@ -12,8 +12,9 @@ import pytest
 
 from infini_cupy import arrays, config
 from infini_cupy.elementwise.ops import OPS
+from infini_cupy.elementwise.resolution import loop_dtypes
 from infini_cupy.namespace import elementwise_functions as F
-from infini_cupy.tools import profiler
+from infini_cupy.readers import coalescing as profiler
 from infini_cupy.tools.cases import aligned_alloc
 from tests.support.elementwise_cases import (
     assert_matches,
@@ -24,7 +25,7 @@ from tests.support.elementwise_cases import (
     random_array,
 )
 
-OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in op.input_dtypes()]
+OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in loop_dtypes(op.name)]
 
 
 def _layouts(op_name, dtype, rng):

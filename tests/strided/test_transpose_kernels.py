@@ -6,7 +6,7 @@ edges: odd sizes, thin and chained tiles, batch dims, negative strides, broadcas
 misaligned rows, a grid smaller than the tiles. Each case is a pair of host buffers at chosen
 offsets from a 256-byte boundary and the views to copy between; the buffers move to the
 device (keeping those offsets) and the same views are carved there. The coalescing each
-achieves is measured from the emulator's traces (``infini_cupy.profiler``): emulation only.
+achieves is measured from the emulator's traces (``infini_cupy.readers.coalescing``): emulation only.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from hypothesis import strategies as st
 from infini_cupy import arrays, config
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import launch
-from infini_cupy.strided import kernel_costs, planner
+from infini_cupy.strided import planner
+from infini_cupy.perf import kernel_costs, limits
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
-from infini_cupy.tools import bank_conflicts, profiler
+from infini_cupy.readers import bank_conflicts
+from infini_cupy.readers import coalescing as profiler
 from tests.support import dtype_cases
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
@@ -292,7 +294,7 @@ def test_traced_word_copies_keep_each_warp_access_one_width(case, emulation_only
 def test_every_variant_fits_its_block_in_registers():
     """A block's threads x registers (sm_90 code, kernel_costs.json, allocated 8 at a time)
     within the 64 K registers of an SM, at the most threads the planner launches it with."""
-    from infini_cupy.strided.kernel_costs import _kernels
+    from infini_cupy.perf.kernel_costs import _kernels
     from infini_cupy.strided.tile_planner import max_block_threads
 
     checked = 0
@@ -398,8 +400,8 @@ def test_small_tiles_keep_their_rows_per_step_plain(emulation_only):
     # The same plan with 2 rows per step (pitch 6: conflict-free) by the model's costs:
     grouped = dataclasses.replace(plan, read_rows=2, pitch=6,
                                   kernel="tiled_copy<4, 1, 1, 1, 0, 1>")
-    assert kernel_costs.predicted_fraction(plan, (1.0, 1.0), y.nbytes) > \
-        kernel_costs.predicted_fraction(grouped, (1.0, 1.0), y.nbytes)
+    assert limits.predicted_fraction(plan, (1.0, 1.0), y.nbytes) > \
+        limits.predicted_fraction(grouped, (1.0, 1.0), y.nbytes)
 
 
 def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose(emulation_only):

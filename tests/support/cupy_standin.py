@@ -45,7 +45,8 @@ from pathlib import Path
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
-from infini_cupy.runtime import cubin, cuda, nvrtc
+from infini_cupy.runtime import cuda, nvrtc
+from infini_cupy.runtime import elf as cubin
 from infini_cupy.runtime.emulate import launcher as emulator
 from tests.support.ptx import ptx_parameters, static_shared_bytes
 
