@@ -82,11 +82,12 @@ def waves_limit(blocks: int, device: Device = H100) -> float:
     return per_sm / math.ceil(per_sm)
 
 
-
-def tile_bytes(plan, nbytes: int) -> int:
+def tile_bytes(plan, nbytes: int, *, seed_blocks: bool = True) -> int:
     """Bytes a block copies per iteration of its loop over tiles (a staged copy's tiles, the
-    seed kernels' blocks of the plan), over which the kernel's per-tile instructions spread."""
-    tiles = getattr(plan, "tiles", 0) or getattr(plan, "grid_blocks", 0)
+    seed kernels' blocks of the plan), over which the kernel's per-tile instructions spread.
+    ``seed_blocks=False`` counts staged and packed tiles only (0 for a seed plan), as the
+    planners weigh plans: their recorded per-tile costs are those of the tile loops."""
+    tiles = getattr(plan, "tiles", 0) or (getattr(plan, "grid_blocks", 0) if seed_blocks else 0)
     return nbytes // tiles if tiles else 0
 
 
@@ -204,15 +205,15 @@ def limits(plan, efficiency: tuple[float, float], nbytes: int,
            device: Device = H100) -> dict[str, float]:
     """The sector, issue, latency and waves limits of ``plan`` copying ``nbytes`` bytes with
     ``(reads, writes)`` sector ``efficiency``, each a fraction of a device-to-device copy:
-    :func:`predict` of the plan's launch with its recorded costs (no shared-memory limit: the
-    planners' plans stage conflict-free)."""
-    tiles = getattr(plan, "tiles", 0)
+    :func:`predict` of the plan's launch with its recorded costs (all but the shared-memory
+    limit: the planners' bank models, :mod:`infini_cupy.strided.tile_banks` and
+    :mod:`infini_cupy.strided.packed_banks`, weigh bank conflicts on their own)."""
     prediction = predict(
         sector=tuple(efficiency), shared_wavefronts_per_byte=0.0,
         kernel=_RecordedKernel(kernel_cost(plan.kernel)),
         grid_blocks=getattr(plan, "launch_blocks", 0) or plan.grid_blocks,
         block_threads=plan.block_threads, dynamic_shared=getattr(plan, "shared_bytes", 0),
-        tile_bytes=nbytes // tiles if tiles else 0, device=device)
+        tile_bytes=tile_bytes(plan, nbytes, seed_blocks=False), device=device)
     return {name: prediction.limits.get(name, 1.0)
             for name in ("sector", "issue", "latency", "waves")}
 

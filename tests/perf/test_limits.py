@@ -5,8 +5,8 @@ import math
 import pytest
 
 from infini_cupy.perf import devices
-from infini_cupy.perf import limits as gpu_model
-from infini_cupy.perf.limits import H100
+from infini_cupy.perf import limits
+from infini_cupy.perf.devices import H100
 
 
 @pytest.mark.parametrize("registers, shared, threads, expected", [
@@ -39,52 +39,52 @@ def test_asynchronous_copies_count_the_whole_tile_in_flight():
     # round of loads: 256 threads over a 32 KiB tile have 128 bytes each
     common = dict(sector=1.0, shared_wavefronts_per_byte=0.0, grid_blocks=132 * 40,
                   block_threads=256, tile_bytes=32768)
-    rounds = gpu_model.predict(kernel=Kernel(1.0, 4), **common)
-    copies = gpu_model.predict(kernel=Kernel(1.0, 4, asynchronous=True), **common)
+    rounds = limits.predict(kernel=Kernel(1.0, 4), **common)
+    copies = limits.predict(kernel=Kernel(1.0, 4, asynchronous=True), **common)
     assert copies.bytes_in_flight_per_sm == 32 * rounds.bytes_in_flight_per_sm
     assert copies.limits["latency"] > rounds.limits["latency"]
-    assert gpu_model.thread_in_flight(16, True, 256, 32768) == 128
-    assert gpu_model.thread_in_flight(16, False, 256, 32768) == 16
-    assert gpu_model.thread_in_flight(16, True, 256, 0) == 16  # no tile: the loop's own
+    assert limits.thread_in_flight(16, True, 256, 32768) == 128
+    assert limits.thread_in_flight(16, False, 256, 32768) == 16
+    assert limits.thread_in_flight(16, True, 256, 0) == 16  # no tile: the loop's own
 
 
 def test_each_limit():
-    ideal = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0,
+    ideal = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0,
                               kernel=Kernel(1.0, 16), grid_blocks=132 * 8 * 10, block_threads=256)
     assert ideal.fraction == 1.0 and ideal.blocks_per_sm == 8 and ideal.waves == 10
     assert ideal.bytes_in_flight_per_sm == 16 * 2048
     # sectors: reads at 0.125 cost 8x their bytes, writes at 1.0: 2 / 9
-    assert gpu_model.sector_limit((0.125, 100), (1.0, 100)) == pytest.approx(2 / 9)
+    assert limits.sector_limit((0.125, 100), (1.0, 100)) == pytest.approx(2 / 9)
     # issue: twice the bound's instructions per byte -> 0.45
     bound = devices.issue_bound(0.9)
-    slow = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0,
+    slow = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0,
                              kernel=Kernel(2 * bound, 16), grid_blocks=1320, block_threads=256)
     assert slow.limits["issue"] == pytest.approx(0.45) and slow.limiter == "issue"
     # latency: 1 byte per thread in flight, 2048 threads, half the bytes are reads
-    thin = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=Kernel(1.0, 1),
+    thin = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=Kernel(1.0, 1),
                              grid_blocks=1320, block_threads=256)
     assert thin.limits["latency"] == pytest.approx(2048 / (H100.little_bytes / 2))
     # waves: 133 blocks on 132 SMs -> one SM runs two
-    tail = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=None,
+    tail = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=None,
                              grid_blocks=133, block_threads=256)
     assert tail.limits["waves"] == pytest.approx(133 / 132 / 2)
     # shared: one wavefront per byte at 132 x 1.98e9 per second
-    banks = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=1.0, kernel=None,
+    banks = limits.predict(sector=1.0, shared_wavefronts_per_byte=1.0, kernel=None,
                               grid_blocks=1320, block_threads=256)
     assert banks.limits["shared"] == pytest.approx(132 * 1.98e9 / 3.35e12)
 
 
 def test_per_tile_instructions_spread_over_the_tile():
     code = Kernel(4.0, 16, per_block=512)
-    p = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=code,
+    p = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=code,
                           grid_blocks=1320, block_threads=256, tile_bytes=16384)
     assert p.instructions_per_byte == pytest.approx(4.0 + 512 * 256 / (2 * 16384))
 
 
 def test_launches_in_sequence_add_their_times():
-    a = gpu_model.predict(sector=0.5, shared_wavefronts_per_byte=0.0, kernel=None,
+    a = limits.predict(sector=0.5, shared_wavefronts_per_byte=0.0, kernel=None,
                           grid_blocks=1320, block_threads=256)
-    b = gpu_model.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=None,
+    b = limits.predict(sector=1.0, shared_wavefronts_per_byte=0.0, kernel=None,
                           grid_blocks=1320, block_threads=256)
-    assert gpu_model.combined_fraction([a, b], [100, 300]) == pytest.approx(400 / 500, abs=1e-3)
+    assert limits.combined_fraction([a, b], [100, 300]) == pytest.approx(400 / 500, abs=1e-3)
     assert math.isclose(a.fraction, 0.5)

@@ -16,8 +16,7 @@ import pytest
 pytest.importorskip("cupy")  # NVRTC
 
 from infini_cupy import config  # noqa: E402
-from infini_cupy.runtime import cuda  # noqa: E402
-from infini_cupy.runtime import elf as cubin
+from infini_cupy.runtime import cuda, elf  # noqa: E402
 from infini_cupy.runtime.nvrtc import NVRTC_OPTIONS, compile_program, nvrtc_version  # noqa: E402
 from infini_cupy.runtime.sources import expanded_source  # noqa: E402
 from tests.runtime.test_cuda_launcher import COPY, _launch_copy  # noqa: E402
@@ -54,7 +53,7 @@ def test_every_cubin_written_is_a_whole_elf_file(written):
     assert len(written) == len(SAMPLE)
     for path in written:
         binary = path.read_bytes()
-        assert cubin.problem(binary, "sm_90") is None, path
+        assert elf.problem(binary, "sm_90") is None, path
         # the program header table is the file's last part: its end is the file's size
         phoff, phentsize, phnum = (int.from_bytes(binary[o:o + n], "little")
                                    for o, n in ((32, 8), (54, 2), (56, 2)))
@@ -71,7 +70,7 @@ def test_nvdisasm_reads_a_written_cubin_and_refuses_it_one_byte_short(written, t
     short.write_bytes(sample.read_bytes()[:-1])  # what CuPy's getCUBIN returns
     done = subprocess.run([str(tool), str(short)], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
-    assert "truncated: its program header table ends" in cubin.problem(short.read_bytes())
+    assert "truncated: its program header table ends" in elf.problem(short.read_bytes())
 
 
 def test_the_stand_in_refuses_a_truncated_or_foreign_cubin(tmp_path):
@@ -127,7 +126,7 @@ def test_a_damaged_entry_is_compiled_again(side, tmp_path):
     cuda.forget_kernels()
     src, dst = _launch_copy(side)
     np.testing.assert_array_equal(dst, src)
-    assert cubin.problem(path.read_bytes(), "sm_90") is None
+    assert elf.problem(path.read_bytes(), "sm_90") is None
     assert cuda.counts == {"hits": 0, "compiles": 2}
 
 

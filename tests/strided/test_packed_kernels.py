@@ -34,7 +34,7 @@ from infini_cupy.strided.planner import plan_rearrange
 from infini_cupy.strided.seed_planner import GeneralRearrangePlan, RearrangePlan
 from infini_cupy.strided.plan_cache import coalescing_plans, pack, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan
-from infini_cupy.readers import coalescing as profiler
+from infini_cupy.readers import coalescing
 from infini_cupy.readers.sampled_launches import launch_plan
 from infini_cupy.tools.plan import describe_plan
 from tests.strided.test_transpose_kernels import aligned_empty, random_fill
@@ -179,7 +179,7 @@ def test_wide_units_pad_slots_every_few_indices_where_that_spreads_the_banks():
     y, x = permutation((8, 4, 7, 7, 11, 2, 7), (0, 3, 4, 6, 2, 1, 5), np.float32,
                        np.random.default_rng(5))
     plan = plan_for(y, x).plan  # the model's choice (the bench's)
-    _, launches = profiler.profile(rearrange_, y, x)
+    _, launches = coalescing.profile(rearrange_, y, x)
     np.testing.assert_array_equal(y, x)
     assert isinstance(plan, PackedPlan) and plan.kernel.startswith("packed_copy<4,")
     assert any(plan.read.group_pad) or any(plan.write.group_pad)
@@ -301,12 +301,12 @@ def test_the_issue_layouts_reach_their_sector_limit(name, shape, perm, dtype, lo
     # less but issue fewer instructions (test_planner, test_kernel_costs).
     y, x = permutation(shape, perm, dtype, np.random.default_rng(3))
     with coalescing_plans():
-        _, launches = profiler.profile(rearrange_, y, x)
+        _, launches = coalescing.profile(rearrange_, y, x)
         plan = plan_for(y, x).plan
     np.testing.assert_array_equal(y, x)
-    reads, writes = profiler.total(launches)
-    ratios = (reads.efficiency / profiler.best_efficiency(x),
-              writes.efficiency / profiler.best_efficiency(y))
+    reads, writes = coalescing.total(launches)
+    ratios = (reads.efficiency / coalescing.best_efficiency(x),
+              writes.efficiency / coalescing.best_efficiency(y))
     assert min(ratios) >= lowest, ratios
     if isinstance(plan, PackedPlan):  # the sector model predicted what the GPU sees
         # exactly, but for the words cut by the ends of the source's memory (at most two),
@@ -337,7 +337,7 @@ def test_the_sector_model_of_staged_transposes_matches_the_emulator(shape, perm,
     assert isinstance(plan, TilePlan)
     trace, _ = launch_plan(plan, y, x)
     np.testing.assert_array_equal(y, x)
-    reads, writes = profiler.total([profiler.profile_launch(trace)])
+    reads, writes = coalescing.total([coalescing.profile_launch(trace)])
     predicted = sector_model.tile_plan_sectors(plan, data_pointer(y) % 32, data_pointer(x) % 32)
     if perm is None:
         # Rows 4 bytes apart share a sector, which one warp access may touch for both: the

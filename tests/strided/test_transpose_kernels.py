@@ -31,7 +31,7 @@ from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
 from infini_cupy.readers import bank_conflicts
-from infini_cupy.readers import coalescing as profiler
+from infini_cupy.readers import coalescing
 from tests.support import dtype_cases
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
@@ -256,7 +256,7 @@ def test_words_at_the_ends_of_the_source_are_read_unit_by_unit(dtype, cols, trac
     x_base = random_fill(aligned_empty((rows * cols + 2,), dtype, offset=2 - itemsize), rng)
     assert x_base[1:].ctypes.data % 4 == 2 and (2 + rows * cols * itemsize) % 4 != 0
     y_base = random_fill(aligned_empty((cols, rows + 3), dtype, offset=itemsize), rng)
-    with profiler.emulator.tracing() if traced else contextlib.nullcontext():
+    with coalescing.emulator.tracing() if traced else contextlib.nullcontext():
         plan = copy_and_check(y_base, x_base, lambda b: b[:, 1:rows + 1],
                               lambda b: b[1:rows * cols + 1].reshape(rows, cols).T,
                               to_device, to_host)
@@ -279,12 +279,12 @@ def test_traced_word_copies_keep_each_warp_access_one_width(case, emulation_only
     y = aligned_empty(x.shape, x.dtype, 1 if x.itemsize == 1 else 0)
     plan = plan_for(y, x).plan
     assert isinstance(plan, TilePlan) and 1 in (plan.read_vector, plan.write_vector)
-    with profiler.emulator.tracing() as trace:
+    with coalescing.emulator.tracing() as trace:
         rearrange_(y, x)
     np.testing.assert_array_equal(y, x)
     (launch,) = trace.launches
     for records in (launch.accesses, launch.shared):
-        rank = profiler.emulator.direction_ranks(records)
+        rank = coalescing.emulator.direction_ranks(records)
         key = ((records["block"].astype(np.int64) * 64 + records["thread"] // 32) * (rank.max() + 1)
                + rank) * 2 + records["is_write"]
         widths = np.unique(np.stack([key, records["bytes"]]), axis=1)
@@ -332,9 +332,9 @@ def emulation_only(backend_name):
 def efficiency(y, x, **plan_options):
     with_tiles = plan_options.get("tiles", True)
     with contextlib.nullcontext() if with_tiles else seed_plans_only():
-        _, launches = profiler.profile(rearrange_, y, x)
+        _, launches = coalescing.profile(rearrange_, y, x)
     np.testing.assert_array_equal(y, x)
-    return profiler.total(launches)
+    return coalescing.total(launches)
 
 
 # Transposes whose rows start anywhere in a sector on both sides (odd lengths): the planner
@@ -351,7 +351,7 @@ def test_transposes_of_rows_starting_anywhere_are_free_of_bank_conflicts(shape, 
                                                                          emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(sum(shape)))
     y = aligned_empty(shape[::-1], dtype)
-    _, launches = profiler.profile(rearrange_, y, x.T)
+    _, launches = coalescing.profile(rearrange_, y, x.T)
     np.testing.assert_array_equal(y, x.T)
     plan = plan_for(y, x.T).plan
     assert isinstance(plan, TilePlan) and not (plan.read_uniform or plan.write_uniform)
@@ -380,7 +380,7 @@ def test_transposes_beside_short_chained_rows_are_free_of_bank_conflicts(shape, 
                                                                          rows, emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(sum(shape)))
     y = aligned_empty(tuple(shape[p] for p in perm), dtype)
-    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    _, launches = coalescing.profile(rearrange_, y, x.transpose(perm))
     np.testing.assert_array_equal(y, x.transpose(perm))
     plan = plan_for(y, x.transpose(perm)).plan
     assert isinstance(plan, TilePlan) and plan.read_rows == rows, plan
@@ -591,11 +591,11 @@ def test_short_rows_spread_apart_are_free_of_bank_conflicts(shape, perm, dtype, 
                                                             no_packing, emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(3))
     y = aligned_empty(tuple(shape[p] for p in perm), dtype)
-    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    _, launches = coalescing.profile(rearrange_, y, x.transpose(perm))
     np.testing.assert_array_equal(y, x.transpose(perm))
     assert [p.kernel for p in launches] == [plan_for(y, x.transpose(perm)).kernel]
     assert launches[0].shared.ratio == 1.0
-    reads, writes = profiler.total(launches)
+    reads, writes = coalescing.total(launches)
     assert reads.efficiency == writes.efficiency == 1.0
 
 
@@ -608,7 +608,7 @@ def test_short_rows_of_2_byte_units_moved_by_plain_loads_are_spread_apart(no_pac
     y = aligned_empty((16, 35, 16), np.float16)
     plan = plan_for(y, x.transpose(2, 1, 0)).plan
     assert plan.kernel == "tiled_copy<2, 2, 2, 0, 0, 1>" and plan.write_spread > 1, plan
-    with config.backend("emulate"), profiler.emulator.tracing() as trace:
+    with config.backend("emulate"), coalescing.emulator.tracing() as trace:
         rearrange_(y, x.transpose(2, 1, 0))
     np.testing.assert_array_equal(y, x.transpose(2, 1, 0))
     assert bank_conflicts.count_launch(trace.launches[0]).ratio == 1.0

@@ -21,8 +21,8 @@ import infini_cupy as xp  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
 from infini_cupy.runtime import availability, launch  # noqa: E402
 from infini_cupy.tools.gpu_check import bench_step as gpu_bench  # noqa: E402
-from infini_cupy.tools.gpu_check import command as gpu_check
-from infini_cupy.tools.gpu_check import smoke as gpu_smoke
+from infini_cupy.tools.gpu_check import command as gpu_check  # noqa: E402
+from infini_cupy.tools.gpu_check import smoke as gpu_smoke  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 
 STEP_NAMES = list(gpu_check.STEPS)
