@@ -1,6 +1,6 @@
 """The limits and the predicted fraction: what fraction of a device-to-device copy's bandwidth
 a launch can reach on an H100, predicted without a GPU from what limits a memory-bound kernel
-there. One implementation: the bench and gpu-check call :func:`predict_profile` on traced
+there. One implementation: the bench and the plan command call :func:`predict_profile` on traced
 launches and their SASS, the planners :func:`predicted_fraction` on a plan and the recorded
 costs (:mod:`.kernel_costs`).
 
