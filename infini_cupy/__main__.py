@@ -1,6 +1,6 @@
 """Command line: ``python -m infini_cupy {demo,bench,plan,warmup,gpu-check} ...``.
 
-Each command is a module of :mod:`infini_cupy.tools` with ``HELP``, ``add_arguments(parser)``
+Each command is a module of :mod:`infini_cupy.tools` (``tools/plan.py``, ``tools/bench/command.py``, ...) with ``HELP``, ``add_arguments(parser)``
 and ``run(args) -> int``; this file only dispatches.
 """
 
@@ -10,7 +10,10 @@ import argparse
 import sys
 
 from .about import package_version
-from .tools import bench, demo, gpu_check, plan, warmup
+from .tools import demo, plan
+from .tools.bench import command as bench
+from .tools.gpu_check import command as gpu_check
+from .tools.warmup import command as warmup
 
 COMMANDS = {"demo": demo, "bench": bench, "plan": plan, "warmup": warmup, "gpu-check": gpu_check}
 

@@ -13,7 +13,7 @@ from .elementwise import kernels as elementwise_kernels
 from .strided.packed_planner import all_packed_kernel_names
 from .strided.plan_cache import PACKED_SOURCE, TILED_SOURCE
 from .strided.plan_cache import SOURCE as REARRANGE_SOURCE
-from .strided.planner import all_kernel_names
+from .strided.seed_planner import all_kernel_names
 from .strided.tile_planner import all_tiled_kernel_names
 
 

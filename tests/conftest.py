@@ -168,3 +168,16 @@ def to_host():
         return np.asarray(a)
 
     return convert
+
+
+@pytest.fixture(scope="module")
+def sass_tools():
+    """Skip unless NVRTC and nvdisasm are at hand (the test extra installs both)."""
+    from infini_cupy.readers import sass
+    from infini_cupy.runtime.nvrtc import load_nvrtc
+
+    try:
+        sass.nvdisasm()
+        load_nvrtc()
+    except RuntimeError as e:  # pragma: no cover - the test extra installs both
+        pytest.skip(str(e))

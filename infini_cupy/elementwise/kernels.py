@@ -26,6 +26,7 @@ import functools
 
 from .. import dtypes
 from .ops import CAST_FUNCTOR, OPS
+from .resolution import loop_dtypes, result_of_loop
 
 SOURCE = "elementwise.cu"
 STRIDED_NDIMS = (2, 3)
@@ -67,8 +68,8 @@ def layout_names(functor: str, out_ctype: str, in_ctype: str, arity: int = 1) ->
 def op_signatures(op_name: str) -> tuple[tuple[str, str, str], ...]:
     """(functor, out ctype, in ctype) for every input dtype the op accepts."""
     op = OPS[op_name]
-    return tuple((op.functor, dtypes.ctype(op.result_dtype(dt)), dtypes.ctype(dt))
-                 for dt in op.input_dtypes())
+    return tuple((op.functor, dtypes.ctype(result_of_loop(op.name, dt)), dtypes.ctype(dt))
+                 for dt in loop_dtypes(op.name))
 
 
 def cast_signatures() -> tuple[tuple[str, str, str], ...]:

@@ -4,13 +4,13 @@ One table drives the namespace functions (``namespace.elementwise_functions``), 
 variants (``elementwise.kernels``) and the tests: a row names the function, its arity, the dtype group
 its inputs must belong to, how the result dtype follows from the promoted input dtype, the
 C++ functor in ``kernels_src/elementwise.cu`` and the NumPy function used as the oracle.
+The dtypes a row's loops take and give are :mod:`.resolution`'s (``loop_dtypes``,
+``result_of_loop``), which reads this table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from .. import dtypes
 
@@ -28,18 +28,6 @@ class ElementwiseOp:
     functor: str  # C++ functor in kernels_src/elementwise.cu
     numpy_name: str  # the NumPy function with the same meaning (oracle and numpy backend)
     summary: str  # one line for __doc__
-
-    def result_dtype(self, dtype: np.dtype) -> np.dtype:
-        """The result dtype of this function's loop on ``dtype`` (one of ``input_dtypes``)."""
-        from .resolution import result_of_loop
-
-        return result_of_loop(self.name, np.dtype(dtype))
-
-    def input_dtypes(self) -> tuple[np.dtype, ...]:
-        """Every loop dtype of this function (the kernel instantiations): NumPy's loops."""
-        from .resolution import loop_dtypes
-
-        return loop_dtypes(self.name)
 
 
 def _op(name, arity, group, result, summary, numpy_name=None, functor=None):

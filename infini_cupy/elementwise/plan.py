@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..runtime import recent, structs
-from ..strided.device_model import H100
+from ..perf.devices import H100
 from . import kernels as ek
 from .tiled_plan import BLOCK as TILED_BLOCK
 from .tiled_plan import plan_tiled

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..elementwise.ops import OPS, ElementwiseOp
+from ..elementwise.resolution import result_of_loop
 from .array import Array, wrap
 from .operators import BINARY, COMPARISONS, UNARY
 
@@ -83,7 +84,7 @@ def _example(op: ElementwiseOp) -> list[str]:
         # a Python scalar is weak: it takes the array's dtype (int8 stays int8)
         lines += [">>> a = xp.asarray([1, 2], dtype=xp.int8)",
                   f">>> xp.{op.name}(a, 1).dtype",
-                  repr(op.result_dtype(np.dtype(np.int8)))]
+                  repr(result_of_loop(op.name, np.dtype(np.int8)))]
     return lines
 
 

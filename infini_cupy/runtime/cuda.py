@@ -46,12 +46,11 @@ import numpy as np
 
 from .. import config
 from ..arrays import require_cupy
-from . import cubin
+from ..perf.devices import STATIC_SHARED_BYTES as STATIC_SHARED_LIMIT  # without opting in
+from . import elf
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
 from .structs import dim3
-
-STATIC_SHARED_LIMIT = 49152  # dynamic shared memory a kernel gets without opting in
 
 _kernels: dict[tuple[int, str, str], object] = {}  # (device id, source, name) -> RawKernel
 _functions: dict[tuple[int, str, str], object] = {}  # ... -> its Function on that device
@@ -182,7 +181,7 @@ def _cached_entry(source: str, name: str, arch: str,
             binary = (folder / f"{stem}.bin").read_bytes()
         except (OSError, ValueError, KeyError):
             continue
-        if arch.startswith("sm_") and cubin.problem(binary, arch):
+        if arch.startswith("sm_") and elf.problem(binary, arch):
             continue  # damaged, or not for this architecture: compiled again
         return about, folder / f"{stem}.bin"
     return None

@@ -16,7 +16,7 @@ import functools
 from dataclasses import dataclass
 
 from ..errors import KernelCompileError
-from . import cubin
+from . import elf
 from .sources import expanded_source, numbered
 
 # What the GPU computes must be what the emulator computes (g++, IEEE float without FMA
@@ -139,9 +139,9 @@ def compile_program(source: str, names, arch: str = "sm_90", extra_options=()) -
         ptx = nvrtc.getPTX(prog)
         ptx_bytes = ptx if isinstance(ptx, bytes) else ptx.encode()
         binary = cubin_of(prog) if arch.startswith("sm_") else ptx_bytes
-        if arch.startswith("sm_") and cubin.problem(binary, arch):
+        if arch.startswith("sm_") and elf.problem(binary, arch):
             raise RuntimeError(f"NVRTC's cubin for {', '.join(names)} ({arch}) is "
-                               f"{cubin.problem(binary, arch)}")
+                               f"{elf.problem(binary, arch)}")
         return CompiledProgram(source, arch, lowered, ptx_bytes.decode().rstrip("\0"), binary)
     finally:
         nvrtc.destroyProgram(prog)

@@ -2,7 +2,7 @@
 destination that overlaps itself, drop length-1 dims, sort and merge dims, and choose the
 vector width (the unit) every stride and both addresses allow.
 
-Pure Python, like the planners that build on it (:mod:`.planner`, :mod:`.tile_planner`).
+Pure Python, like the planners that build on it (:mod:`.seed_planner`, :mod:`.tile_planner`, :mod:`.packed_planner`).
 Strides are in BYTES, as NumPy/CuPy ``.strides`` report them.
 
 >>> normalize_layout((3, 4), (4, 12), (16, 4), 4).shape     # a transpose keeps both dims

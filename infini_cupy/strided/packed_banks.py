@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-SECTOR = 32
-BANKS = 32
+from ..perf.devices import BANKS, SECTOR
+
 SAMPLED_UNITS = 4096  # units of each phase the estimate walks (the pattern repeats)
 WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
 

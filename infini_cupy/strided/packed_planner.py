@@ -3,9 +3,9 @@ most one more dim per side, cuTT's "packed-split"), for permutations whose conti
 are short.
 
 Pure Python, like :mod:`.tile_planner`; :mod:`.planner` calls :func:`plan_packed` on its
-normalized layout and takes the packed plan when the :mod:`.sector_model` predicts it
+normalized layout and takes the packed plan when the sector model (:mod:`infini_cupy.perf.sectors`) predicts it
 coalesces better than the staged-copy or seed plan it would launch otherwise, and
-:mod:`.kernel_costs` predicts it faster (its table-driven walk issues about 8 instructions
+:mod:`infini_cupy.perf.limits` predicts it faster (its table-driven walk issues about 8 instructions
 per byte for 1-byte elements, 7 for 2-byte ones, 6 for 4-byte ones; 1- and 2-byte plans
 only where both phases move words, :func:`words_on_both`).
 
@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from . import sector_model as sm
+from ..perf import sectors as sm
 from .layout import LaunchPlan, NormalizedLayout
 from .packed_banks import WORD_BYTES, padded_stride, units_per_item, wavefront_ratio
 
@@ -58,8 +58,8 @@ DIM_BUCKETS = (4, 8)  # template D: tile dims the kernel's loops unroll to
 TILE_DIMS = DIM_BUCKETS[-1]  # PACKED_TILE_DIMS in packed.cu
 OUTER_DIMS = 12  # PACKED_OUTER_DIMS in packed.cu
 # Shared memory per block, bytes: PACKED_COMPACT_BYTES and PACKED_WIDE_BYTES in packed.cu.
-COMPACT_BYTES = 8192
-WIDE_BYTES = 49152
+PACKED_COMPACT_BYTES = 8192
+PACKED_WIDE_BYTES = 49152
 DYNAMIC = 2  # Wide of the variant whose tile is the launch's dynamic shared memory
 # Larger tiles (dynamic shared memory) are tried in steps of this many bytes, the smallest
 # reaching LARGE_TARGET of the sector limit on both sides taken (fewer bytes: more blocks
@@ -134,7 +134,7 @@ class PackedPlan(LaunchPlan):
 
     unit: bytes per element (1, 2, 4, 8 or 16).
     dims: the template's tile-dim bucket (4 or 8), at least the tile's dims.
-    wide: 0 for the variant with COMPACT_BYTES of shared memory, 1 for WIDE_BYTES, 2
+    wide: 0 for the variant with PACKED_COMPACT_BYTES of shared memory, 1 for PACKED_WIDE_BYTES, 2
         (DYNAMIC) for ``shared_bytes`` of dynamic shared memory.
     read, write: the walks of phase 1 (source order) and phase 2 (destination order).
     outer_len, outer_src_stride, outer_dst_stride: the dims the blocks walk (a split dim's
@@ -183,7 +183,7 @@ class PackedPlan(LaunchPlan):
         """Bytes of shared memory the variant has."""
         if self.wide == DYNAMIC:
             return self.shared_bytes
-        return WIDE_BYTES if self.wide else COMPACT_BYTES
+        return PACKED_WIDE_BYTES if self.wide else PACKED_COMPACT_BYTES
 
     @property
     def footprint(self) -> int:
@@ -266,7 +266,7 @@ class _Search:
     """Every tile the two chains suggest, scored by the sector model."""
 
     def __init__(self, layout: NormalizedLayout, dst_residue: int, src_residue: int,
-                 capacity_bytes: int = WIDE_BYTES):
+                 capacity_bytes: int = PACKED_WIDE_BYTES):
         shape, unit = layout.shape, layout.unit
         self.shape, self.unit = shape, unit
         ndim = len(shape)
@@ -457,7 +457,7 @@ def _walk(side: sm.Side, tile: dict[int, int], slot_of: dict[int, int], split_of
 
 
 def plan_packed(layout: NormalizedLayout, dst_residue: int, src_residue: int, max_threads: int,
-                rival: tuple[float, float] | None = None, capacity_bytes: int = WIDE_BYTES,
+                rival: tuple[float, float] | None = None, capacity_bytes: int = PACKED_WIDE_BYTES,
                 ) -> PackedPlan | None:
     """The best :class:`PackedPlan` for a normalized layout, or None.
 
@@ -465,7 +465,7 @@ def plan_packed(layout: NormalizedLayout, dst_residue: int, src_residue: int, ma
     ``rival``: the (reads, writes) efficiency (bytes / 32 x sectors) the plan launched
     otherwise would reach; None returns the best packed plan whatever it predicts. With a
     rival, a packed plan is returned only when the sector model predicts it beats the rival.
-    ``capacity_bytes``: the most shared memory a tile may take (beyond WIDE_BYTES, the tile
+    ``capacity_bytes``: the most shared memory a tile may take (beyond PACKED_WIDE_BYTES, the tile
     lives in dynamic shared memory).
     """
     if layout.unit == 32:
@@ -508,12 +508,12 @@ def plan_large(layout: NormalizedLayout, dst_residue: int, src_residue: int, max
         layout = _widen(layout)
     if layout.unit not in PACKED_UNITS or layout.total == 0 or not layout.shape:
         return None
-    if layout.total * layout.unit <= WIDE_BYTES:
+    if layout.total * layout.unit <= PACKED_WIDE_BYTES:
         return None  # one static tile holds the whole copy
     if _rival_ratio(_Search(layout, dst_residue, src_residue), layout, rival) >= LARGE_TARGET:
         return None  # more blocks per SM are worth more than the last sectors
     best = None
-    for capacity in range(WIDE_BYTES + LARGE_STEP, budget_bytes + 1, LARGE_STEP):
+    for capacity in range(PACKED_WIDE_BYTES + LARGE_STEP, budget_bytes + 1, LARGE_STEP):
         search = _Search(layout, dst_residue, src_residue, capacity)
         search.run()
         chosen = search.choice()
@@ -617,7 +617,7 @@ def _build(search: _Search, layout, tile, predicted, max_threads) -> PackedPlan:
     work = -(-max(read_items, write_items) // ITEMS_PER_THREAD)
     threads = min(budget, max(32, -(-work // 32) * 32))
     needed = rows_at + tables
-    wide = DYNAMIC if needed > WIDE_BYTES else int(needed > COMPACT_BYTES)
+    wide = DYNAMIC if needed > PACKED_WIDE_BYTES else int(needed > PACKED_COMPACT_BYTES)
     dims = next(b for b in DIM_BUCKETS if b >= len(tile))
     return PackedPlan(
         unit, dims, wide, read, write,

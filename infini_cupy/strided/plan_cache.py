@@ -20,13 +20,8 @@ from ..runtime import recent
 from ..runtime.cuda import max_dynamic_shared
 from ..runtime.launch import prepare
 from ..runtime.structs import CONSTRAINT, array_struct
-from .planner import (
-    GeneralRearrangePlan,
-    RearrangePlan,
-    all_kernel_names,
-    fast_divisor,
-    plan_rearrange,
-)
+from .planner import plan_rearrange
+from .seed_planner import GeneralRearrangePlan, RearrangePlan, all_kernel_names, fast_divisor
 from .packed_planner import (
     LARGE_MAX_BYTES,
     OUTER_DIMS,

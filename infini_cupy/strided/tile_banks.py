@@ -23,7 +23,7 @@ fill them all, whatever each row's lead.
 step on the transposing side (and, for a chained pass of rows that are whole sectors, its
 rows walked one by one) for the fewest wavefronts (then warp steps, then the smallest
 pitch), walking each pass's first warp steps as the kernel does (``TilePass::locate``) and
-counting wavefronts as the emulator's trace does (:mod:`infini_cupy.tools.bank_conflicts`:
+counting wavefronts as the emulator's trace does (:mod:`infini_cupy.readers.bank_conflicts`:
 32 banks of 4 bytes, 8-byte accesses per half warp, 16-byte ones per quarter warp).
 
 >>> side = TilePass(rows=16, row_len=16, vector=1, rows_per_step=1, fixed_spread=1,
@@ -53,8 +53,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-SECTOR = 32
-BANKS = 32
+from ..perf.devices import BANKS, SECTOR
+
 SPREADS = (1, 2, 4, 8, 16)  # row spacings a short-row pass may take (powers of 2)
 SAMPLED_STEPS = 16  # warp steps of a pass the estimate walks (the pattern repeats)
 # Pitches tried past the first conflict-free one whose spreads idle some lanes (rows not a

@@ -74,19 +74,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernel_costs, tile_banks
+from ..perf import limits
+from ..perf.devices import H100, SECTOR, WARP_SIZE
+from ..perf.kernel_costs import kernel_cost
+from . import tile_banks
 from .layout import LaunchPlan
 
 TILE_UNITS = (1, 2, 4, 8, 16)  # element sizes the family instantiates, bytes
-SECTOR = 32  # bytes: the granule of global memory traffic
 MAX_BATCH_DIMS = 4  # TILE_BATCH_DIMS in transpose.cu
 # Shared memory per block, bytes: TILE_COMPACT_BYTES and TILE_WIDE_BYTES in transpose.cu.
-COMPACT_BYTES = 16896
-WIDE_BYTES = 49152
+TILE_COMPACT_BYTES = 16896
+TILE_WIDE_BYTES = 49152
 TILE_ITEMS = 4  # warp steps a warp takes per round of a pass (TILE_ITEMS in transpose.cu)
 COMPACT_THREADS = 256
 WIDE_THREADS = 512  # per wide block, where the variant's registers allow (max_block_threads)
-REGISTERS_PER_SM = 65536
 MISALIGNED_ROW_MIN_BYTES = 256  # shorter rows lose as much to their two ends as staging saves
 MISALIGNED_MAX_UNIT = 8  # 16-byte units already cover 16 of every 17 sectors they touch
 WORD_PITCH_MAX_ROWS = 128  # _word_pitch tries 4 alignments per row: more rows, more time
@@ -105,7 +106,7 @@ class TilePlan(LaunchPlan):
     read_vector, write_vector: elements per global access of phase 1 and phase 2: 16 bytes
         (or 4 for 1- and 2-byte elements) when every address of that side allows it, else 1
         (1-byte elements then move in aligned 4-byte words, see the module doc).
-    wide: the variant with WIDE_BYTES of shared memory (else COMPACT_BYTES).
+    wide: the variant with TILE_WIDE_BYTES of shared memory (else TILE_COMPACT_BYTES).
     len0, len1: lengths of the tiled dims; dim 1 is dst's contiguous dim.
     src_stride0, src_stride1, dst_stride0, dst_stride1: their byte strides.
     src_offset, dst_offset: bytes from each pointer to element 0 of the copy (dims whose stride
@@ -178,7 +179,7 @@ class TilePlan(LaunchPlan):
     @property
     def capacity(self) -> int:
         """Elements of shared memory the variant declares."""
-        return (WIDE_BYTES if self.wide else COMPACT_BYTES) // self.unit
+        return (TILE_WIDE_BYTES if self.wide else TILE_COMPACT_BYTES) // self.unit
 
 
 def tiled_kernel_name(unit: int, read_vector: int, write_vector: int, wide: bool,
@@ -217,11 +218,11 @@ def max_block_threads(unit: int, read_vector: int, write_vector: int, wide: bool
     if has_grouped_variant(unit, read_vector, write_vector, wide):
         names.append(tiled_kernel_name(unit, read_vector, write_vector, wide, grouped=True))
     try:
-        registers = max(kernel_costs.kernel_cost(name).registers for name in names)
+        registers = max(kernel_cost(name).registers for name in names)
     except KeyError:  # not recorded yet (a new variant): the most a thread may take
         registers = 255
     per_thread = -(-registers // 8) * 8  # allocated 8 at a time
-    fit = REGISTERS_PER_SM // per_thread // 32 * 32
+    fit = H100.registers_per_sm // per_thread // WARP_SIZE * WARP_SIZE
     words = unit == 1 and 1 in (read_vector, write_vector)
     return min(WIDE_THREADS if wide and not words else COMPACT_THREADS, fit)
 
@@ -494,7 +495,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
                split=1):
     """A :class:`TilePlan` for a normalized layout, or None when staging does not pay.
 
-    ``shape``/strides: the normalized layout (:func:`infini_cupy.planner.normalize_layout`:
+    ``shape``/strides: the normalized layout (:func:`infini_cupy.strided.layout.normalize_layout`:
     no length-1 dims, ordered by |dst stride| descending, unit-contiguous dims folded).
     ``dst_residue``/``src_residue``: the addresses modulo 32. ``max_threads``: thread budget.
     ``split``: tiles of at most ``1 / split`` of the variant's shared memory (more, smaller
@@ -555,7 +556,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         # Rows that disagree in alignment lose a partial sector at both ends of every run:
         # longer runs (wider tiles) make that a smaller part.
         wide = src_skew is None or dst_skew is None
-        capacity = (WIDE_BYTES if wide else COMPACT_BYTES) // unit // split
+        capacity = (TILE_WIDE_BYTES if wide else TILE_COMPACT_BYTES) // unit // split
         # Where rows share their alignment, tile edges fall on sector boundaries and rows are
         # whole warps of accesses (no warp straddles two rows: fewer bank conflicts).
         granule0 = max(sector_elems, warp_row(unit, read_vector)) if src_skew is not None else read_vector
@@ -566,7 +567,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         pitch = tile1 | 1  # or a wider one below, once the vectors are known
     else:
         wide = False
-        capacity = COMPACT_BYTES // unit // split
+        capacity = TILE_COMPACT_BYTES // unit // split
         # 16-byte accesses take 4 rows (4 // unit apart) per warp step: an odd pitch spreads
         # them over the banks, and a tile of that many rows keeps the lanes busy.
         odd = max(read_vector, write_vector) * unit == 16
@@ -621,7 +622,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         if batch and split == 1 and not wide:
             inner = batch[-1]
             stack = _stack(shape[inner], src_strides[inner], dst_strides[inner], count,
-                           COMPACT_BYTES // unit // (tile0 * pitch))
+                           TILE_COMPACT_BYTES // unit // (tile0 * pitch))
             count = count // shape[inner] * -(-shape[inner] // stack)
         return TilePlan(
             unit, read_vector, write_vector, wide,
@@ -644,7 +645,7 @@ def plan_tiles(unit, shape, dst_strides, src_strides, dst_residue, src_residue, 
         plain = launch(*_spread(unit, read_pass, write_pass, pitch, tile0, tile1, capacity,
                                 wide, read_chained, write_chained, row_groups=False))
         nbytes = math.prod(shape) * unit
-        if kernel_costs.predicted_fraction(plan, (1.0, 1.0), nbytes) < \
-                kernel_costs.predicted_fraction(plain, (1.0, 1.0), nbytes):
+        if limits.predicted_fraction(plan, (1.0, 1.0), nbytes) < \
+                limits.predicted_fraction(plain, (1.0, 1.0), nbytes):
             return plain
     return plan

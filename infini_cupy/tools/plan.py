@@ -4,7 +4,7 @@ Strides are given in ELEMENTS, comma-separated, or ``C`` / ``F`` for a contiguou
 (the convention of the bench's ``--case SHAPE:SRC_STRIDES:DST_STRIDES:DTYPE``); the planner
 works in bytes and so does the printout. The coalescing efficiency is measured in emulation
 (the CPU emulator traces every global access of the planned kernel; see
-:mod:`infini_cupy.tools.profiler`) over the first ``--profile-blocks`` blocks of the launch.
+:mod:`infini_cupy.readers.coalescing`) over the first ``--profile-blocks`` blocks of the launch.
 
 >>> from infini_cupy.__main__ import main
 >>> main(["plan", "--shape", "64,48", "--src-strides", "1,64", "--dtype", "float32",
@@ -21,26 +21,19 @@ from __future__ import annotations
 import shutil
 import textwrap
 
-import numpy as np
-
-from ..runtime.emulate import launcher as emulator
-from ..runtime.launch import launch
+from ..perf import limits
+from ..perf.devices import H100
+from ..readers import sass
+from ..readers.sampled_launches import PROFILE_BLOCKS, profile_plan
 from ..strided.layout import normalize_layout
-from ..strided.plan_cache import pack
 from ..strided.packed_planner import PackedPlan
-from ..strided.planner import (
-    SM_COUNT,
-    GeneralRearrangePlan,
-    RearrangePlan,
-    plan_rearrange,
-    units_per_thread,
-)
+from ..strided.plan_cache import pack
+from ..strided.planner import plan_rearrange
+from ..strided.seed_planner import GeneralRearrangePlan, RearrangePlan, units_per_thread
 from ..strided.tile_planner import TilePlan
-from . import bench_model, cubin, gpu_model, profiler
 from .cases import CaseSyntaxError, parse_layout, split_case
 
 HELP = "print the plan (normalized dims, unit, block/grid split, kernel) of a strided copy"
-PROFILE_BLOCKS = 64
 LABEL = 12  # width of the section labels on the left
 WIDTH = 100  # columns of the printout
 
@@ -221,20 +214,20 @@ def describe_launch(plan, layout) -> list[str]:
     per_block = f"{per_block:,.0f}" if per_block >= 10 else f"{per_block:.3g}"
     lines = [f"{blocks} x {plan.block_threads} threads, {per_block} units per block"]
     if isinstance(plan, (RearrangePlan, GeneralRearrangePlan)) and plan.grid_blocks:
-        lines.append(f"launched as {plan.launch_blocks} blocks (sized for {SM_COUNT} SMs), "
+        lines.append(f"launched as {plan.launch_blocks} blocks (sized for {H100.sms} SMs), "
                      f"{units_per_thread(plan.unit)} units per thread per trip, "
                      f"{plan.kernel.rsplit(', ', 1)[1][:-1]} index arithmetic")
     return lines
 
 
 def describe_model(plan, layout, profile) -> list[str]:
-    """The H100 model's lines (:mod:`.gpu_model`): the kernel's SASS figures, its limits and
+    """The H100 model's lines (:mod:`infini_cupy.perf.limits`): the kernel's SASS figures, its limits and
     the predicted fraction of a device-to-device copy."""
     source, grid, _, _, shared_mem = pack(plan)  # the launched grid
-    code = bench_model.kernel_sass(source, plan.kernel)
+    code = sass.kernel_sass(source, plan.kernel)
     lines = []
     if code is None:
-        lines.append(f"no SASS read ({cubin.NVDISASM_HINT}); issue and latency limits left out")
+        lines.append(f"no SASS read ({sass.NVDISASM_HINT}); issue and latency limits left out")
     else:
         lines.append(
             f"sm_90: {code.registers} registers, {code.shared_bytes + shared_mem} bytes of "
@@ -245,10 +238,10 @@ def describe_model(plan, layout, profile) -> list[str]:
             f"{code.widest_access} bytes)"
             + (f"; 64-bit division helpers in hot loops: {', '.join(code.helper_calls)}"
                if code.helper_calls else ""))
-    p = gpu_model.predict_profile(
+    p = limits.predict_profile(
         profile, kernel=code, grid_blocks=grid, block_threads=plan.block_threads,
         dynamic_shared=shared_mem,
-        tile_bytes=bench_model.tile_bytes(plan, layout.total * layout.unit))
+        tile_bytes=limits.tile_bytes(plan, layout.total * layout.unit))
     device = p.device
     lines.append(
         f"{p.blocks_per_sm} blocks per SM (limited by {p.occupancy_limiter}), "
@@ -261,65 +254,6 @@ def describe_model(plan, layout, profile) -> list[str]:
     lines.append(f"predicted {p.fraction:.2f} of an {device.name} copy "
                  f"({device.dram_bytes_per_s / 1e12:.2f} TB/s), limited by {p.limiter}")
     return lines
-
-
-# ---------------------------------------------------------------- profiling in emulation
-def _strided_buffer(shape, strides, dtype, residue: int) -> np.ndarray:
-    """An uninitialised array of ``shape``/byte ``strides`` whose element 0 sits ``residue``
-    bytes past a 32-byte boundary. Pages the kernel never touches are never committed, so a
-    large layout profiled over a few blocks costs little memory."""
-    lo = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
-    hi = sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0) + dtype.itemsize
-    base = np.empty(hi - lo + 64, np.uint8)
-    offset = -lo + (residue - (base.ctypes.data - lo)) % 32
-    return np.ndarray(shape, dtype, buffer=base, offset=offset, strides=strides)
-
-
-def _sampled_args(plan, struct_args, blocks: int) -> tuple:
-    """The launch's struct arguments with the work cut to its first ``blocks`` blocks (the
-    kernels loop over blocks up to a count passed by value: the last argument, or the tile
-    layout's ``tiles``, or the packed plan's outer ``tiles``)."""
-    args = list(struct_args)
-    if isinstance(plan, TilePlan):
-        layout = np.array(args[0])
-        layout["tiles"] = blocks
-        args[0] = layout[()]
-    elif isinstance(plan, PackedPlan):
-        outer = np.array(args[-1])
-        outer["tiles"] = blocks
-        args[-1] = outer[()]
-    elif isinstance(plan, GeneralRearrangePlan):
-        args[-1] = np.int64(min(plan.total, blocks * plan.block_threads))
-    else:
-        args[-1] = np.int64(blocks)
-    return tuple(args)
-
-
-def launch_plan(plan, dst, src, *, max_blocks=None):
-    """Run ``plan`` in the emulator, copying NumPy array ``src`` into ``dst`` (the layout it was
-    planned for) under tracing, over all its blocks or its first ``max_blocks``; returns
-    ``(emulator.LaunchTrace, blocks run)``. The way to see a plan ``rearrange_`` would not
-    choose (``tiles=False``) at work."""
-    source, _, block, struct_args, shared_mem = pack(plan)
-    blocks = plan.grid_blocks if max_blocks is None else max(1, min(plan.grid_blocks, max_blocks))
-    if blocks < plan.grid_blocks:
-        struct_args = _sampled_args(plan, struct_args, blocks)
-    with emulator.tracing() as trace:
-        launch(source, plan.kernel, blocks, block, (dst, src, *struct_args), backend="emulate",
-               shared_mem=shared_mem)
-    return trace.launches[0], blocks
-
-
-def profile_plan(plan, shape, dst_strides, src_strides, dtype, *, dst_address=0, src_address=0,
-                 max_blocks=PROFILE_BLOCKS):
-    """The coalescing of ``plan`` (for byte strides ``dst_strides``/``src_strides``, element 0
-    at the given addresses modulo 32) over its first ``max_blocks`` blocks, on uninitialised
-    buffers; returns ``(profiler.LaunchProfile, blocks run)``."""
-    dtype = np.dtype(dtype)
-    dst = _strided_buffer(shape, dst_strides, dtype, dst_address)
-    src = _strided_buffer(shape, src_strides, dtype, src_address)
-    launch_trace, blocks = launch_plan(plan, dst, src, max_blocks=max_blocks)
-    return profiler.profile_launch(launch_trace), blocks
 
 
 def _layout_args(args):

@@ -14,6 +14,7 @@ import pytest
 
 from infini_cupy import dtypes
 from infini_cupy.elementwise.ops import OPS
+from infini_cupy.elementwise.resolution import loop_dtypes
 from infini_cupy.namespace import elementwise_functions as F
 from tests.support.elementwise_cases import (
     assert_matches,
@@ -23,7 +24,7 @@ from tests.support.elementwise_cases import (
     random_array,
 )
 
-OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in op.input_dtypes()]
+OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in loop_dtypes(op.name)]
 
 
 def _unary_layouts(op_name, dtype, rng):
@@ -95,7 +96,7 @@ def test_matches_numpy(op_name, dtype, backend_name, to_device, to_host):
 def test_out_layouts(op_name, backend_name, to_device, to_host):
     """out= C-contiguous, transposed, and overlapping an input (NumPy's answer)."""
     prepare(backend_name, op_name, "cast")
-    dtype = OPS[op_name].input_dtypes()[-1 if op_name.startswith(("bitwise", "logical")) else 0]
+    dtype = loop_dtypes(OPS[op_name].name)[-1 if op_name.startswith(("bitwise", "logical")) else 0]
     if OPS[op_name].group in ("real floating-point", "floating-point"):
         dtype = np.dtype(np.float32)
     rng = np.random.default_rng(7)

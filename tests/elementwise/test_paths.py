@@ -14,7 +14,7 @@ from infini_cupy.elementwise import short_path
 from infini_cupy.namespace import elementwise_functions as F
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
-from infini_cupy.tools import profiler
+from infini_cupy.readers import coalescing
 from tests.support.elementwise_cases import kernels_launched, prepare
 
 
@@ -137,8 +137,8 @@ def test_short_path_scalars_and_backends(backend_name, to_device, to_host):
 
 def _efficiency(fn):
     with config.backend("emulate"):
-        _, launches = profiler.profile(fn)
-    reads, writes = profiler.total(launches)
+        _, launches = coalescing.profile(fn)
+    reads, writes = coalescing.total(launches)
     return reads.efficiency, writes.efficiency, [p.kernel.split("<")[0] for p in launches]
 
 

@@ -12,8 +12,9 @@ import pytest
 
 from infini_cupy import arrays, config
 from infini_cupy.elementwise.ops import OPS
+from infini_cupy.elementwise.resolution import loop_dtypes
 from infini_cupy.namespace import elementwise_functions as F
-from infini_cupy.tools import profiler
+from infini_cupy.readers import coalescing
 from infini_cupy.tools.cases import aligned_alloc
 from tests.support.elementwise_cases import (
     assert_matches,
@@ -24,7 +25,7 @@ from tests.support.elementwise_cases import (
     random_array,
 )
 
-OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in op.input_dtypes()]
+OP_DTYPES = [(name, str(dt)) for name, op in OPS.items() for dt in loop_dtypes(op.name)]
 
 
 def _layouts(op_name, dtype, rng):
@@ -148,7 +149,7 @@ def test_no_bank_conflicts_for_any_element_size(dtype, staged, stage_small, back
     args = {1: (a, b), 0: (b, a), -1: (b, b)}[staged]  # -1: the output through the tile
     # outputs aligned as CuPy allocates them: whole sectors per warp access
     with config.backend("emulate"), arrays.outputs_from(aligned_alloc):
-        _, launches = profiler.profile(lambda: F.add(*args))
+        _, launches = coalescing.profile(lambda: F.add(*args))
     (launch,) = launches
     assert launch.kernel.endswith(f", {staged}>") or staged < 0 and "_out<" in launch.kernel
     assert launch.shared.wavefronts == launch.shared.ideal > 0

@@ -18,8 +18,9 @@ import pytest
 from infini_cupy import dtypes, variants
 from infini_cupy.elementwise import kernels as ek
 from infini_cupy.elementwise.ops import OPS
+from infini_cupy.elementwise.resolution import loop_dtypes, result_of_loop
 from infini_cupy.strided.packed_planner import all_packed_kernel_names
-from infini_cupy.strided.planner import rearrange_kernel_name
+from infini_cupy.strided.seed_planner import rearrange_kernel_name
 from infini_cupy.strided.tile_planner import all_tiled_kernel_names
 
 pytest.importorskip("cupy")
@@ -49,8 +50,8 @@ def _contiguous_sample() -> dict[str, tuple[int, int]]:
     for dtype in dtypes.ALL_DTYPES:
         for op_name in ("add", "logical_and", "less", "exp", "abs"):
             op = OPS[op_name]
-            if dtype in op.input_dtypes():
-                out = op.result_dtype(dtype)
+            if dtype in loop_dtypes(op.name):
+                out = result_of_loop(op.name, dtype)
                 name = ek.contig_name(op.functor, dtypes.ctype(out), dtypes.ctype(dtype))
                 sample[name] = (np.dtype(dtype).itemsize, np.dtype(out).itemsize)
                 break
@@ -88,8 +89,8 @@ def _heaviest_variants() -> dict[str, list[str]]:
 
     elementwise = []
     for op in OPS.values():
-        dtype = max(op.input_dtypes(), key=lambda d: (np.dtype(d).itemsize, np.dtype(d).kind == "c"))
-        elementwise += every_layout(op.functor, dtypes.ctype(op.result_dtype(dtype)), dtypes.ctype(dtype))
+        dtype = max(loop_dtypes(op.name), key=lambda d: (np.dtype(d).itemsize, np.dtype(d).kind == "c"))
+        elementwise += every_layout(op.functor, dtypes.ctype(result_of_loop(op.name, dtype)), dtypes.ctype(dtype))
     for src in ("complex128", "float64", "int64"):
         elementwise += every_layout(ek.CAST_FUNCTOR, "int8_t", dtypes.ctype(src))
     elementwise = list(dict.fromkeys(elementwise))

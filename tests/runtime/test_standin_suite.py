@@ -28,9 +28,9 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
            "--ignore=tests/elementwise/test_fusion_nvrtc.py",
            "--ignore=tests/namespace/test_conformance.py",
            # the performance model: SASS reading and emulator traces only
-           "--ignore=tests/tools/test_sass.py", "--ignore=tests/tools/test_cubin.py",
-           "--ignore=tests/tools/test_gpu_model.py", "--ignore=tests/tools/test_bench_model.py",
-           "--ignore=tests/tools/test_bank_conflicts.py",
+           "--ignore=tests/readers/test_sass.py", "--ignore=tests/runtime/test_elf.py",
+           "--ignore=tests/perf/test_limits.py", "--ignore=tests/tools/test_bench_model.py",
+           "--ignore=tests/readers/test_bank_conflicts.py",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_variant",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_bfloat16_variant"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"

@@ -26,8 +26,9 @@ from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
 from infini_cupy.strided import plan_cache as strided_copy
 from infini_cupy.strided import planner as strided_planner
+from infini_cupy.strided import seed_planner
 from infini_cupy.strided.packed_planner import PackedPlan
-from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan
+from infini_cupy.strided.seed_planner import GeneralRearrangePlan, RearrangePlan
 from infini_cupy.strided.tile_planner import TilePlan
 
 G = 2**31
@@ -158,7 +159,7 @@ def test_seed_kernels_index_in_32_bits_just_up_to_the_limit(margin, index, huge,
     """A layout whose offsets end just inside the 32-bit limit runs the int kernels, one just
     past it the long long ones; both copy exactly, the int one without overflowing."""
     shape = (3, 5)
-    stride = (strided_planner.INDEX_32_LIMIT + margin - 5 * 8) // 3 // 4 * 4
+    stride = (seed_planner.INDEX_32_LIMIT + margin - 5 * 8) // 3 // 4 * 4
     values = _values(shape)
     x = huge.view(64, shape, (stride, 8), values=values)
     y = to_device(np.zeros(shape, np.float32))

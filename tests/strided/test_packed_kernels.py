@@ -5,7 +5,7 @@ Every variant of the family is launched; then random permutations of rank 2 to 8
 through the best packed plan of their layout whatever the planner would pick. Each staged and
 seed kernel runs with the block's threads in forward, reversed and shuffled order, so a
 missing barrier cannot pass. The coalescing of the issue's layouts is measured from the
-emulator's traces (``infini_cupy.tools.profiler``) and matched against the sector model.
+emulator's traces (``infini_cupy.readers.coalescing``) and matched against the sector model.
 """
 
 from __future__ import annotations
@@ -20,21 +20,23 @@ from infini_cupy import config
 from infini_cupy.arrays import data_pointer
 from infini_cupy.runtime.launch import launch
 from infini_cupy.strided import plan_cache
-from infini_cupy.strided import sector_model
+from infini_cupy.perf import sectors as sector_model
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.layout import normalize_layout
 from infini_cupy.strided.packed_planner import (
     LARGE_MAX_BYTES,
-    WIDE_BYTES,
+    PACKED_WIDE_BYTES,
     PackedPlan,
     all_packed_kernel_names,
     plan_packed,
 )
-from infini_cupy.strided.planner import GeneralRearrangePlan, RearrangePlan, plan_rearrange
+from infini_cupy.strided.planner import plan_rearrange
+from infini_cupy.strided.seed_planner import GeneralRearrangePlan, RearrangePlan
 from infini_cupy.strided.plan_cache import coalescing_plans, pack, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan
-from infini_cupy.tools import profiler
-from infini_cupy.tools.plan import describe_plan, launch_plan
+from infini_cupy.readers import coalescing
+from infini_cupy.readers.sampled_launches import launch_plan
+from infini_cupy.tools.plan import describe_plan
 from tests.strided.test_transpose_kernels import aligned_empty, random_fill
 from tests.support import dtype_cases
 
@@ -69,7 +71,7 @@ def copy_and_check(y, x):
     return plan_for(y, x).plan
 
 
-def packed_plan(y, x, max_threads=1024, capacity_bytes=WIDE_BYTES) -> PackedPlan:
+def packed_plan(y, x, max_threads=1024, capacity_bytes=PACKED_WIDE_BYTES) -> PackedPlan:
     """The best packed plan of ``rearrange_(y, x)``'s layout, whatever the planner picks, with
     tiles of at most ``capacity_bytes`` (beyond 48 KiB: in dynamic shared memory)."""
     layout = normalize_layout(x.shape, y.strides, x.strides, x.itemsize,
@@ -78,7 +80,7 @@ def packed_plan(y, x, max_threads=1024, capacity_bytes=WIDE_BYTES) -> PackedPlan
                        capacity_bytes=capacity_bytes)
 
 
-def packed_copy_and_check(y, x, max_threads=1024, grid=None, capacity_bytes=WIDE_BYTES):
+def packed_copy_and_check(y, x, max_threads=1024, grid=None, capacity_bytes=PACKED_WIDE_BYTES):
     """Copies x into y through the best packed plan: bit for bit NumPy's copy, and no byte
     outside y written."""
     plan = packed_plan(y, x, max_threads, capacity_bytes)
@@ -116,7 +118,7 @@ def layout_for_every_variant():
               ((2, 3, 2, 3, 2, 3), (1, 3, 5, 0, 2, 4)), ((3, 3, 3, 3, 3), (4, 3, 2, 1, 0)),
               ((301, 257), (1, 0)), ((9, 7, 5, 6, 9, 5), (5, 4, 3, 2, 1, 0))]
     for capacity, unit, (shape, perm) in itertools.product(
-            (WIDE_BYTES, LARGE_MAX_BYTES), DTYPE_OF_UNIT, shapes):
+            (PACKED_WIDE_BYTES, LARGE_MAX_BYTES), DTYPE_OF_UNIT, shapes):
         dtype = DTYPE_OF_UNIT[unit]
         y = aligned_empty(tuple(shape[p] for p in perm), dtype)
         x = aligned_empty(shape, dtype).transpose(perm)
@@ -138,7 +140,7 @@ def test_every_variant_copies_exactly(name):
     y, x = permutation(shape, perm, dtype, np.random.default_rng(len(name)))
     plan = packed_copy_and_check(y, x, capacity_bytes=capacity)
     assert plan.kernel == name
-    assert (plan.shared_bytes > WIDE_BYTES) == name.endswith(", 2>")
+    assert (plan.shared_bytes > PACKED_WIDE_BYTES) == name.endswith(", 2>")
 
 
 # --- the walks of 1- and 2-byte units --------------------------------------------------
@@ -177,7 +179,7 @@ def test_wide_units_pad_slots_every_few_indices_where_that_spreads_the_banks():
     y, x = permutation((8, 4, 7, 7, 11, 2, 7), (0, 3, 4, 6, 2, 1, 5), np.float32,
                        np.random.default_rng(5))
     plan = plan_for(y, x).plan  # the model's choice (the bench's)
-    _, launches = profiler.profile(rearrange_, y, x)
+    _, launches = coalescing.profile(rearrange_, y, x)
     np.testing.assert_array_equal(y, x)
     assert isinstance(plan, PackedPlan) and plan.kernel.startswith("packed_copy<4,")
     assert any(plan.read.group_pad) or any(plan.write.group_pad)
@@ -230,7 +232,7 @@ def test_random_permutations_copy_exactly(seed, monkeypatch):
     monkeypatch.setenv(config.THREAD_ORDER_VAR, ORDERS[seed // 3 % 3])  # no barrier missed
     y, x = random_layout(seed)
     plan = packed_copy_and_check(y, x, max_threads=(1024, 256, 32)[seed % 3],
-                                 capacity_bytes=(WIDE_BYTES, LARGE_MAX_BYTES)[seed % 2])
+                                 capacity_bytes=(PACKED_WIDE_BYTES, LARGE_MAX_BYTES)[seed % 2])
     assert isinstance(plan, PackedPlan)
     copy_and_check(y, x)  # and through whichever plan the planner picks
 
@@ -273,7 +275,7 @@ def test_every_kernel_copies_exactly_in_every_thread_order(order, monkeypatch):
     packed_copy_and_check(y, x)
     y, x = permutation((501, 501), (1, 0), np.float16, np.random.default_rng(3))
     with coalescing_plans():
-        assert copy_and_check(y, x).shared_bytes > WIDE_BYTES  # a tile in dynamic shared memory
+        assert copy_and_check(y, x).shared_bytes > PACKED_WIDE_BYTES  # a tile in dynamic shared memory
 
 
 # --- coalescing, measured from the emulator's traces --------------------------------------
@@ -299,12 +301,12 @@ def test_the_issue_layouts_reach_their_sector_limit(name, shape, perm, dtype, lo
     # less but issue fewer instructions (test_planner, test_kernel_costs).
     y, x = permutation(shape, perm, dtype, np.random.default_rng(3))
     with coalescing_plans():
-        _, launches = profiler.profile(rearrange_, y, x)
+        _, launches = coalescing.profile(rearrange_, y, x)
         plan = plan_for(y, x).plan
     np.testing.assert_array_equal(y, x)
-    reads, writes = profiler.total(launches)
-    ratios = (reads.efficiency / profiler.sector_limit(x),
-              writes.efficiency / profiler.sector_limit(y))
+    reads, writes = coalescing.total(launches)
+    ratios = (reads.efficiency / coalescing.best_efficiency(x),
+              writes.efficiency / coalescing.best_efficiency(y))
     assert min(ratios) >= lowest, ratios
     if isinstance(plan, PackedPlan):  # the sector model predicted what the GPU sees
         # exactly, but for the words cut by the ends of the source's memory (at most two),
@@ -331,11 +333,11 @@ def test_the_sector_model_of_staged_transposes_matches_the_emulator(shape, perm,
     # Within 48 KiB (the 1- and 2-byte ones otherwise take larger packed tiles).
     plan = plan_rearrange(x.shape, y.strides, x.strides, x.itemsize,
                           dst_address=data_pointer(y) % 32, src_address=data_pointer(x) % 32,
-                          max_shared_bytes=WIDE_BYTES)
+                          max_shared_bytes=PACKED_WIDE_BYTES)
     assert isinstance(plan, TilePlan)
     trace, _ = launch_plan(plan, y, x)
     np.testing.assert_array_equal(y, x)
-    reads, writes = profiler.total([profiler.profile_launch(trace)])
+    reads, writes = coalescing.total([coalescing.profile_launch(trace)])
     predicted = sector_model.tile_plan_sectors(plan, data_pointer(y) % 32, data_pointer(x) % 32)
     if perm is None:
         # Rows 4 bytes apart share a sector, which one warp access may touch for both: the

@@ -16,14 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infini_cupy.strided import sector_model as sm
+from infini_cupy.perf import sectors as sm
 from infini_cupy.strided.layout import normalize_layout
 from infini_cupy.strided.packed_planner import (
     DYNAMIC,
     LARGE_MAX_BYTES,
     LARGE_STEP,
     MARGIN,
-    WIDE_BYTES,
+    PACKED_WIDE_BYTES,
     PackedPlan,
     all_packed_kernel_names,
     packed_kernel_name,
@@ -167,7 +167,7 @@ def test_layouts_bound_by_shared_memory_take_dynamic_tiles(name, layout, itemsiz
                       LARGE_MAX_BYTES)
     assert isinstance(plan, PackedPlan) and plan.wide == DYNAMIC, plan.kernel
     assert min(plan.predicted) >= 0.9
-    assert WIDE_BYTES < plan.shared_bytes <= LARGE_MAX_BYTES
+    assert PACKED_WIDE_BYTES < plan.shared_bytes <= LARGE_MAX_BYTES
     smaller = plan_packed(normalize_layout(*layout, itemsize), 0, 0, 1024,
                           capacity_bytes=plan.shared_bytes - LARGE_STEP)
     assert min(smaller.predicted) < 0.9  # the smallest step that reaches the target
@@ -179,7 +179,7 @@ def test_layouts_bound_by_shared_memory_take_dynamic_tiles(name, layout, itemsiz
     chosen = plan_rearrange(*layout, itemsize)
     if chosen.kernel != plan.kernel:
         assert predicted_fraction(plan, normalized) <= predicted_fraction(chosen, normalized) + MARGIN
-    assert plan_rearrange(*layout, itemsize, max_shared_bytes=WIDE_BYTES).kernel != plan.kernel
+    assert plan_rearrange(*layout, itemsize, max_shared_bytes=PACKED_WIDE_BYTES).kernel != plan.kernel
 
 
 def test_plans_near_their_limit_keep_static_tiles():

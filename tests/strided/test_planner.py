@@ -1,7 +1,7 @@
 """Tests of the rearrange planner.
 
 The kernels are simulated in Python (NumPy, vectorized): every thread of every block computes
-its offsets exactly as the kernel semantics in ``infini_cupy.planner`` say, and the bytes the
+its offsets exactly as the kernel semantics in ``infini_cupy.strided.seed_planner`` say, and the bytes the
 plan copies are compared with NumPy index arithmetic (for every multi-index and every byte of
 the element: dst byte <- src byte). Each destination byte must be written exactly once, from
 the right source byte, with vector accesses aligned to the unit.
@@ -23,18 +23,10 @@ from infini_cupy.strided.layout import (
     alignment_class,
     normalize_layout,
 )
-from infini_cupy.strided.planner import (
-    Constraint,
-    GeneralRearrangePlan,
-    RearrangePlan,
-    all_kernel_names,
-    fast_divisor,
-    general_kernel_name,
-    index_type,
-    plan_rearrange,
-    rearrange_kernel_name,
-)
-from infini_cupy.strided import kernel_costs, planner
+from infini_cupy.strided.planner import plan_rearrange
+from infini_cupy.strided.seed_planner import Constraint, GeneralRearrangePlan, RearrangePlan, all_kernel_names, fast_divisor, general_kernel_name, index_type, rearrange_kernel_name
+from infini_cupy.strided import planner
+from infini_cupy.perf import limits
 from infini_cupy.strided.tile_planner import (
     TilePlan,
     all_tiled_kernel_names,
@@ -485,7 +477,7 @@ def test_staged_transposes_split_their_tiles_to_fill_the_sms():
     layout = normalize_layout(shape, dst, src, 4)
     whole = plan_tiles(4, layout.shape, layout.dst_strides, layout.src_strides, 0, 0, 1024)
     assert isinstance(plan, TilePlan) and plan.tiles > 2 * whole.tiles
-    assert kernel_costs.waves_limit(whole.grid_blocks) < planner.FILL_WAVES_GOOD
+    assert limits.waves_limit(whole.grid_blocks) < planner.FILL_WAVES_GOOD
     assert predicted_fraction(plan, layout) > predicted_fraction(whole, layout) + 0.1
     # A copy of less than FILL_MIN_BYTES keeps its tiles: launch latency dominates it.
     small = (2, 224, 224, 3)

@@ -17,13 +17,7 @@ from infini_cupy.runtime.launch import launch
 from infini_cupy.runtime.structs import CONSTRAINT, array_struct
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.plan_cache import general_args
-from infini_cupy.strided.planner import (
-    INDEX_TYPES,
-    GeneralRearrangePlan,
-    all_kernel_names,
-    general_kernel_name,
-    rearrange_kernel_name,
-)
+from infini_cupy.strided.seed_planner import INDEX_TYPES, GeneralRearrangePlan, all_kernel_names, general_kernel_name, rearrange_kernel_name
 
 UNITS = (1, 2, 4, 8, 16, 32)
 MATRIX = [(u, b, g, c) for u in UNITS for b in range(1, 6) for g in range(1, 6) for c in range(3)]

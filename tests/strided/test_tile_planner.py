@@ -1,4 +1,4 @@
-"""Tests of the staged-copy planner (``infini_cupy.tile_planner``) through ``plan_rearrange``.
+"""Tests of the staged-copy planner (``infini_cupy.strided.tile_planner``) through ``plan_rearrange``.
 
 Every plan is checked by the Python simulation of the kernel (tests/tile_simulation.py): each
 destination byte copied once from the right source byte, accesses aligned to their vector
@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from infini_cupy import variants
 from infini_cupy.strided import tile_planner
-from infini_cupy.strided.planner import RearrangePlan, plan_rearrange
+from infini_cupy.strided.planner import plan_rearrange
+from infini_cupy.strided.seed_planner import RearrangePlan
 from infini_cupy.strided.tile_planner import (
-    COMPACT_BYTES,
-    WIDE_BYTES,
+    TILE_COMPACT_BYTES,
+    TILE_WIDE_BYTES,
     TilePlan,
     all_tiled_kernel_names,
     plan_tiles,
@@ -85,7 +86,7 @@ def test_odd_pitches_get_wide_tiles_of_balanced_extents():
     plan = plan_rearrange(shape, dst, src, 4)
     assert plan.wide and plan.kernel == "tiled_copy<4, 1, 1, 1, 0>"
     assert plan.tile0 == plan.tile1 == 106 and plan.tiles0 == plan.tiles1 == 19  # 19 x 106 >= 2001
-    assert plan.tile0 * plan.pitch * 4 <= WIDE_BYTES
+    assert plan.tile0 * plan.pitch * 4 <= TILE_WIDE_BYTES
     shape, dst, src = transpose_layout(301, 257, 2)
     check_copies_exactly(shape, dst, src, 2)
 
@@ -174,8 +175,8 @@ def test_the_host_mirrors_the_kernel_source():
     from infini_cupy.strided.plan_cache import TILE_LAYOUT
 
     text = read_source("transpose.cu")
-    assert f"TILE_COMPACT_BYTES = {COMPACT_BYTES};" in text
-    assert f"TILE_WIDE_BYTES = {WIDE_BYTES};" in text
+    assert f"TILE_COMPACT_BYTES = {TILE_COMPACT_BYTES};" in text
+    assert f"TILE_WIDE_BYTES = {TILE_WIDE_BYTES};" in text
     assert f"TILE_ITEMS = {tile_planner.TILE_ITEMS};" in text
     # ic::TileLayout, field by field, is the struct strided_copy packs
     body = text.split("struct TileLayout {")[1].split("};")[0]

@@ -6,7 +6,7 @@ edges: odd sizes, thin and chained tiles, batch dims, negative strides, broadcas
 misaligned rows, a grid smaller than the tiles. Each case is a pair of host buffers at chosen
 offsets from a 256-byte boundary and the views to copy between; the buffers move to the
 device (keeping those offsets) and the same views are carved there. The coalescing each
-achieves is measured from the emulator's traces (``infini_cupy.profiler``): emulation only.
+achieves is measured from the emulator's traces (``infini_cupy.readers.coalescing``): emulation only.
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from hypothesis import strategies as st
 from infini_cupy import arrays, config
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import launch
-from infini_cupy.strided import kernel_costs, planner
+from infini_cupy.strided import planner
+from infini_cupy.perf import kernel_costs, limits
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.copy import rearrange_
 from infini_cupy.strided.plan_cache import coalescing_plans, plan_for, seed_plans_only
 from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
-from infini_cupy.tools import bank_conflicts, profiler
+from infini_cupy.readers import bank_conflicts
+from infini_cupy.readers import coalescing
 from tests.support import dtype_cases
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
@@ -254,7 +256,7 @@ def test_words_at_the_ends_of_the_source_are_read_unit_by_unit(dtype, cols, trac
     x_base = random_fill(aligned_empty((rows * cols + 2,), dtype, offset=2 - itemsize), rng)
     assert x_base[1:].ctypes.data % 4 == 2 and (2 + rows * cols * itemsize) % 4 != 0
     y_base = random_fill(aligned_empty((cols, rows + 3), dtype, offset=itemsize), rng)
-    with profiler.emulator.tracing() if traced else contextlib.nullcontext():
+    with coalescing.emulator.tracing() if traced else contextlib.nullcontext():
         plan = copy_and_check(y_base, x_base, lambda b: b[:, 1:rows + 1],
                               lambda b: b[1:rows * cols + 1].reshape(rows, cols).T,
                               to_device, to_host)
@@ -277,12 +279,12 @@ def test_traced_word_copies_keep_each_warp_access_one_width(case, emulation_only
     y = aligned_empty(x.shape, x.dtype, 1 if x.itemsize == 1 else 0)
     plan = plan_for(y, x).plan
     assert isinstance(plan, TilePlan) and 1 in (plan.read_vector, plan.write_vector)
-    with profiler.emulator.tracing() as trace:
+    with coalescing.emulator.tracing() as trace:
         rearrange_(y, x)
     np.testing.assert_array_equal(y, x)
     (launch,) = trace.launches
     for records in (launch.accesses, launch.shared):
-        rank = profiler.emulator.direction_ranks(records)
+        rank = coalescing.emulator.direction_ranks(records)
         key = ((records["block"].astype(np.int64) * 64 + records["thread"] // 32) * (rank.max() + 1)
                + rank) * 2 + records["is_write"]
         widths = np.unique(np.stack([key, records["bytes"]]), axis=1)
@@ -292,7 +294,7 @@ def test_traced_word_copies_keep_each_warp_access_one_width(case, emulation_only
 def test_every_variant_fits_its_block_in_registers():
     """A block's threads x registers (sm_90 code, kernel_costs.json, allocated 8 at a time)
     within the 64 K registers of an SM, at the most threads the planner launches it with."""
-    from infini_cupy.strided.kernel_costs import _kernels
+    from infini_cupy.perf.kernel_costs import _kernels
     from infini_cupy.strided.tile_planner import max_block_threads
 
     checked = 0
@@ -330,9 +332,9 @@ def emulation_only(backend_name):
 def efficiency(y, x, **plan_options):
     with_tiles = plan_options.get("tiles", True)
     with contextlib.nullcontext() if with_tiles else seed_plans_only():
-        _, launches = profiler.profile(rearrange_, y, x)
+        _, launches = coalescing.profile(rearrange_, y, x)
     np.testing.assert_array_equal(y, x)
-    return profiler.total(launches)
+    return coalescing.total(launches)
 
 
 # Transposes whose rows start anywhere in a sector on both sides (odd lengths): the planner
@@ -349,7 +351,7 @@ def test_transposes_of_rows_starting_anywhere_are_free_of_bank_conflicts(shape, 
                                                                          emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(sum(shape)))
     y = aligned_empty(shape[::-1], dtype)
-    _, launches = profiler.profile(rearrange_, y, x.T)
+    _, launches = coalescing.profile(rearrange_, y, x.T)
     np.testing.assert_array_equal(y, x.T)
     plan = plan_for(y, x.T).plan
     assert isinstance(plan, TilePlan) and not (plan.read_uniform or plan.write_uniform)
@@ -378,7 +380,7 @@ def test_transposes_beside_short_chained_rows_are_free_of_bank_conflicts(shape, 
                                                                          rows, emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(sum(shape)))
     y = aligned_empty(tuple(shape[p] for p in perm), dtype)
-    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    _, launches = coalescing.profile(rearrange_, y, x.transpose(perm))
     np.testing.assert_array_equal(y, x.transpose(perm))
     plan = plan_for(y, x.transpose(perm)).plan
     assert isinstance(plan, TilePlan) and plan.read_rows == rows, plan
@@ -398,8 +400,8 @@ def test_small_tiles_keep_their_rows_per_step_plain(emulation_only):
     # The same plan with 2 rows per step (pitch 6: conflict-free) by the model's costs:
     grouped = dataclasses.replace(plan, read_rows=2, pitch=6,
                                   kernel="tiled_copy<4, 1, 1, 1, 0, 1>")
-    assert kernel_costs.predicted_fraction(plan, (1.0, 1.0), y.nbytes) > \
-        kernel_costs.predicted_fraction(grouped, (1.0, 1.0), y.nbytes)
+    assert limits.predicted_fraction(plan, (1.0, 1.0), y.nbytes) > \
+        limits.predicted_fraction(grouped, (1.0, 1.0), y.nbytes)
 
 
 def test_seed_kernel_reads_an_eighth_of_each_sector_on_an_fp32_transpose(emulation_only):
@@ -589,11 +591,11 @@ def test_short_rows_spread_apart_are_free_of_bank_conflicts(shape, perm, dtype, 
                                                             no_packing, emulation_only):
     x = random_fill(aligned_empty(shape, dtype), np.random.default_rng(3))
     y = aligned_empty(tuple(shape[p] for p in perm), dtype)
-    _, launches = profiler.profile(rearrange_, y, x.transpose(perm))
+    _, launches = coalescing.profile(rearrange_, y, x.transpose(perm))
     np.testing.assert_array_equal(y, x.transpose(perm))
     assert [p.kernel for p in launches] == [plan_for(y, x.transpose(perm)).kernel]
     assert launches[0].shared.ratio == 1.0
-    reads, writes = profiler.total(launches)
+    reads, writes = coalescing.total(launches)
     assert reads.efficiency == writes.efficiency == 1.0
 
 
@@ -606,7 +608,7 @@ def test_short_rows_of_2_byte_units_moved_by_plain_loads_are_spread_apart(no_pac
     y = aligned_empty((16, 35, 16), np.float16)
     plan = plan_for(y, x.transpose(2, 1, 0)).plan
     assert plan.kernel == "tiled_copy<2, 2, 2, 0, 0, 1>" and plan.write_spread > 1, plan
-    with config.backend("emulate"), profiler.emulator.tracing() as trace:
+    with config.backend("emulate"), coalescing.emulator.tracing() as trace:
         rearrange_(y, x.transpose(2, 1, 0))
     np.testing.assert_array_equal(y, x.transpose(2, 1, 0))
     assert bank_conflicts.count_launch(trace.launches[0]).ratio == 1.0

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
-from infini_cupy.runtime import cubin, cuda, nvrtc
+from infini_cupy.runtime import cuda, elf, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
 from tests.support.ptx import ptx_parameters, static_shared_bytes
 
@@ -285,10 +285,10 @@ class RawModule:
         """``cuModuleLoad``: a cubin must be whole and for the device's architecture."""
         if not self.binary.startswith(b"\x7fELF"):
             return
-        wrong = cubin.problem(self.binary)
+        wrong = elf.problem(self.binary)
         if wrong:
             raise CUDADriverError(CUDA_ERROR_INVALID_IMAGE, f"cuModuleLoad({self.path}): {wrong}")
-        wrong = cubin.problem(self.binary, "sm_" + Device().compute_capability)
+        wrong = elf.problem(self.binary, "sm_" + Device().compute_capability)
         if wrong:
             raise CUDADriverError(CUDA_ERROR_NO_BINARY_FOR_GPU,
                                   f"cuModuleLoad({self.path}): {wrong}")

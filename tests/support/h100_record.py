@@ -34,7 +34,8 @@ def cases_of(bench_records) -> list[dict]:
 
 def main(argv) -> int:
     from infini_cupy.runtime.nvrtc import nvrtc_version
-    from infini_cupy.tools import bench, bench_model
+    from infini_cupy.tools.bench import command as bench
+    from infini_cupy.tools.bench import model_columns as bench_model
 
     bench_path, machine = argv[0], (argv[1] if len(argv) > 1 else "")
     date = argv[2] if len(argv) > 2 else datetime.date.today().isoformat()  # of the run

@@ -18,9 +18,9 @@ def skip_unless_recorded_by_this_nvrtc(recorded: str, what: str) -> None:
 
 def skip_without_nvdisasm() -> None:
     """Skip where nvdisasm is missing: the figures compared are read from SASS."""
-    from infini_cupy.tools import cubin
+    from infini_cupy.readers import sass
 
     try:
-        cubin.nvdisasm()
+        sass.nvdisasm()
     except RuntimeError as e:  # pragma: no cover - the test extra installs it
         pytest.skip(str(e))

@@ -1,13 +1,14 @@
-"""The planner's performance model (infini_cupy.strided.kernel_costs) of one plan, for tests
+"""The planner's performance model (infini_cupy.perf.kernel_costs) of one plan, for tests
 that check the planner took the plan the model predicts fastest."""
 
 from __future__ import annotations
 
-from infini_cupy.strided import kernel_costs, planner
+from infini_cupy.strided import planner
+from infini_cupy.perf import limits
 
 
 def predicted_fraction(plan, layout, dst_residue=0, src_residue=0) -> float:
     """The fraction of a device-to-device copy the model predicts for ``plan`` of a
     normalized ``layout`` at those sector offsets."""
     efficiency = planner._efficiency(plan, layout, dst_residue, src_residue)
-    return kernel_costs.predicted_fraction(plan, efficiency, layout.total * layout.unit)
+    return limits.predicted_fraction(plan, efficiency, layout.total * layout.unit)

@@ -70,19 +70,19 @@ def main(argv) -> int:
 
     with cupy_standin.installed(), xp.backend("emulate"), \
             launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()):
-        if module == "infini_cupy.tools.gpu_smoke":
-            from infini_cupy.tools import gpu_smoke
+        if module == "infini_cupy.tools.gpu_check.smoke":
+            from infini_cupy.tools.gpu_check import smoke as gpu_smoke
 
             records = gpu_smoke.run_cases(lambda a: a, np.asarray, only=args)
             for record in records:
                 print(json.dumps(record), flush=True)
             return 0 if all(r["ok"] for r in records) else 1
-        if module == "infini_cupy.tools.gpu_bench":
-            from infini_cupy.tools import gpu_bench
+        if module == "infini_cupy.tools.gpu_check.bench_step":
+            from infini_cupy.tools.gpu_check import bench_step as gpu_bench
 
             return gpu_bench.main(args, kit=StandinKit())
-        if module == "infini_cupy.tools.gpu_profile":
-            from infini_cupy.tools import gpu_profile
+        if module == "infini_cupy.tools.gpu_check.nsight_profile":
+            from infini_cupy.tools.gpu_check import nsight_profile as gpu_profile
 
             kit = StandinKit()
             gpu_profile.run_cases(args, kit.alloc, kit.shape, lambda: None)

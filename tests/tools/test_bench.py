@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from infini_cupy.__main__ import main
-from infini_cupy.tools import bench
+from infini_cupy.tools.bench import command as bench
 from infini_cupy.tools import cases as bench_cases
 
 REQUIRED = {"case", "shape", "dtype", "kernel", "read_efficiency", "write_efficiency", "host_us"}
@@ -119,7 +119,7 @@ def test_permutation_sets():
     """The TTC set (57 = 19 permutations x 3 shapes, no fusable indices) and the random set
     (ranks 2-8, never the identity): each case copies a permuted C-contiguous array into a
     C-contiguous one of the shape it names."""
-    from infini_cupy.tools.permutation_cases import TTC_PERMUTATIONS, random_cases, ttc_cases
+    from infini_cupy.tools.bench.permutation_cases import TTC_PERMUTATIONS, random_cases, ttc_cases
 
     ttc = ttc_cases()
     assert len(ttc) == 57 and sum(map(len, TTC_PERMUTATIONS)) == 19
@@ -135,14 +135,14 @@ def test_permutation_sets():
         assert x.base is not None and x.base.flags.c_contiguous and not x.flags.c_contiguous
 
 
-def test_sector_limit_counts_distinct_sectors():
-    from infini_cupy.tools.profiler import sector_limit
+def test_best_efficiency_counts_distinct_sectors():
+    from infini_cupy.readers.coalescing import best_efficiency
 
     buffer = bench_cases.aligned_alloc((64, 64), "float32")  # 256-byte aligned, like CuPy's
-    assert sector_limit(buffer) == 1.0
-    assert sector_limit(buffer[:, 1:]) == 252 / 256  # each row: 252 bytes in 8 sectors
-    assert sector_limit(buffer[:, ::8]) == 4 / 32  # one element per sector
-    assert sector_limit(np.broadcast_to(buffer[0], (5, 64))) == 1.0  # distinct elements once
+    assert best_efficiency(buffer) == 1.0
+    assert best_efficiency(buffer[:, 1:]) == 252 / 256  # each row: 252 bytes in 8 sectors
+    assert best_efficiency(buffer[:, ::8]) == 4 / 32  # one element per sector
+    assert best_efficiency(np.broadcast_to(buffer[0], (5, 64))) == 1.0  # distinct elements once
 
 
 def test_cli_measures_the_array_wrapper(tmp_path, capsys):
@@ -169,7 +169,7 @@ def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, cap
         assert r["fused_us"] > 0 and r["unfused_us"] > r["fused_us"]
     assert "fusion (emulated" in capsys.readouterr().out
     # what warmup compiles ahead for the suite is what it launches
-    from infini_cupy.tools import bench_fusion
+    from infini_cupy.tools.bench import fusion_suite as bench_fusion
 
     assert bench_fusion.kernel_names() == [r["kernel"] for r in records]
 
@@ -184,9 +184,9 @@ def test_no_trace_records_the_launched_kernels_beside_the_throughput(monkeypatch
     # The GPU-only path, run in emulation: NumPy arrays for CuPy's, a fixed throughput.
     if backend_name != "emulate":
         pytest.skip("the stand-in for CuPy's allocator is NumPy: emulation only")
-    from infini_cupy.tools import bench_gpu
+    from infini_cupy.tools.bench import gbps as bench_gpu
 
-    monkeypatch.setattr(bench, "_cupy_alloc", bench_cases.aligned_alloc)
+    monkeypatch.setattr(bench, "cupy_alloc", bench_cases.aligned_alloc)
     monkeypatch.setattr(bench_gpu, "throughput",
                         lambda case, operands, call: {"gbps": 1500.0, "copy_gbps": 3000.0})
     case = dataclasses.replace(bench_cases.parse_case("2001,2001:1,2001:C:float32"),
@@ -202,6 +202,6 @@ def test_torch_is_not_timed_on_negative_strides():
     # torch's from_dlpack aborts the process on a negative stride (seen on an H100 run).
     x = np.zeros((4, 5), np.float32)[::-1]
     case = bench_cases.parse_case("4,5:5,1:C:float32")
-    from infini_cupy.tools import bench_gpu
+    from infini_cupy.tools.bench import gbps as bench_gpu
 
-    assert bench_gpu._torch_call(case, (np.zeros((4, 5), np.float32), x)) is None
+    assert bench_gpu.torch_equivalent(case, (np.zeros((4, 5), np.float32), x)) is None

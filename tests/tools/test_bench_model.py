@@ -1,4 +1,4 @@
-"""The model on the bench's cases (infini_cupy/tools/bench_model.py), computed cheaply as CI
+"""The model on the bench's cases (infini_cupy/tools/bench/model_columns.py), computed cheaply as CI
 can afford (rearrange cases planned at full shape and traced over their first blocks,
 elementwise cases at a quarter of their emulated shape):
 
@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infini_cupy.tools import bench_model
+from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
-from infini_cupy.tools.permutation_cases import random_cases, ttc_cases
+from infini_cupy.tools.bench.permutation_cases import random_cases, ttc_cases
 from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 
 CASES = bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE

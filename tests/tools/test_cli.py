@@ -11,8 +11,8 @@ import pytest
 
 from infini_cupy.__main__ import main
 from infini_cupy.strided.planner import plan_rearrange
-from infini_cupy.tools import plan as plan_cli
-from infini_cupy.tools import warmup
+from infini_cupy.readers import sampled_launches
+from infini_cupy.tools.warmup import command as warmup
 
 needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="emulation needs g++")
 
@@ -117,10 +117,10 @@ def test_sampled_profile_matches_the_full_launch_on_a_small_layout(tiles):
     shape, itemsize = (96, 80), 4
     dst, src = (320, 4), (4, 384)
     plan = plan_rearrange(shape, dst, src, itemsize, tiles=tiles)
-    full, blocks = plan_cli.profile_plan(plan, shape, dst, src, np.float32,
+    full, blocks = sampled_launches.profile_plan(plan, shape, dst, src, np.float32,
                                          max_blocks=plan.grid_blocks)
     assert blocks == plan.grid_blocks
-    sampled, blocks = plan_cli.profile_plan(plan, shape, dst, src, np.float32, max_blocks=1)
+    sampled, blocks = sampled_launches.profile_plan(plan, shape, dst, src, np.float32, max_blocks=1)
     assert blocks == 1
     assert 0 < sampled.reads.requests < full.reads.requests
     if tiles:

@@ -20,7 +20,9 @@ pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 import infini_cupy as xp  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
 from infini_cupy.runtime import availability, launch  # noqa: E402
-from infini_cupy.tools import gpu_bench, gpu_check, gpu_smoke  # noqa: E402
+from infini_cupy.tools.gpu_check import bench_step as gpu_bench  # noqa: E402
+from infini_cupy.tools.gpu_check import command as gpu_check  # noqa: E402
+from infini_cupy.tools.gpu_check import smoke as gpu_smoke  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 
 STEP_NAMES = list(gpu_check.STEPS)
@@ -93,7 +95,7 @@ sys.exit(run.returncode)
 
 
 def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
-    from infini_cupy.tools import gpu_profile
+    from infini_cupy.tools.gpu_check import nsight_profile as gpu_profile
 
     csv_text = ('ran a case\n"ID","Kernel Name","Block Size","Grid Size","Metric Name",'
                 '"Metric Unit","Metric Value"\n'
@@ -118,7 +120,7 @@ def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
 
 
 def test_the_profile_step_is_skipped_without_ncu_or_its_counters(monkeypatch, tmp_path):
-    from infini_cupy.tools import gpu_profile
+    from infini_cupy.tools.gpu_check import nsight_profile as gpu_profile
 
     monkeypatch.setattr(gpu_profile, "ncu_path", lambda: None)
     result = gpu_check._profile(None, tmp_path / "r.json", 10)
@@ -277,7 +279,7 @@ def test_failures_are_written_as_they_happen(tmp_path):
     failures = tmp_path / "failures.log"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
-         "infini_cupy.tools.gpu_failures", str(tmp_path / "test_some.py")],
+         "infini_cupy.tools.gpu_check.failures", str(tmp_path / "test_some.py")],
         cwd=tmp_path, capture_output=True, text=True,
         env=dict(os.environ, INFINI_CUPY_FAILURES=str(failures),
                  PYTHONPATH=os.pathsep.join([str(gpu_check.REPO), os.environ.get("PYTHONPATH", "")])))

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from infini_cupy.strided.plan_cache import plan_for
-from infini_cupy.tools import bench, bench_model
+from infini_cupy.tools.bench import command as bench
+from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
 from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 

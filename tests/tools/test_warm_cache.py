@@ -13,7 +13,7 @@ pytest.importorskip("cupy")  # NVRTC
 from infini_cupy import config  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
 from infini_cupy.runtime import cuda  # noqa: E402
-from infini_cupy.tools import warm_cache  # noqa: E402
+from infini_cupy.tools.warmup import warm_cache  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 
 

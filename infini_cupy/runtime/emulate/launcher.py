@@ -30,6 +30,7 @@ import numpy as np
 from ... import config
 from ...arrays import byte_extent, is_writeable, numpy_data_pointer
 from ...errors import KernelFault
+from ...perf.devices import MAX_DYNAMIC_SHARED  # the H100's cudaDevAttrMaxSharedMemoryPerBlockOptin
 from ..structs import argument_bytes, dim3, pack_arguments
 from . import build as emulator_build
 
@@ -46,8 +47,6 @@ TRACE_DTYPE = np.dtype({
 
 _FAULT_KINDS = {1: "out-of-bounds", 2: "misaligned", 3: "read-only", 4: "barrier deadlock",
                 5: "shared-memory overrun"}
-# Dynamic shared memory a block may opt in to: the H100's (cudaDevAttrMaxSharedMemoryPerBlockOptin).
-MAX_DYNAMIC_SHARED = 232448
 _THREAD_ORDERS = {"forward": 0, "reverse": 1, "shuffle": 2}  # runtime.cpp: ThreadOrder
 _launch_count = itertools.count()  # seeds shuffles: each launch its own permutations
 

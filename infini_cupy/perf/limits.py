@@ -1,0 +1,232 @@
+"""The limits and the predicted fraction: what fraction of a device-to-device copy's bandwidth
+a launch can reach on an H100, predicted without a GPU from what limits a memory-bound kernel
+there. One implementation: the bench and the plan command call :func:`predict_profile` on traced
+launches and their SASS, the planners :func:`predicted_fraction` on a plan and the recorded
+costs (:mod:`.kernel_costs`).
+
+A copy of R bytes read and W written takes ``(R + W) / 3.35 TB/s`` at best. Five limits,
+each a fraction of that best (1.0: not limiting), and the prediction is the lowest:
+
+- **sector**: DRAM moves 32-byte sectors; a side whose warp accesses use a fraction ``e`` of
+  the sectors they touch moves ``1 / e`` times its bytes (the emulator's sector counts);
+- **shared**: shared memory serves one wavefront per clock per SM; bank conflicts multiply
+  the wavefronts (the emulator's trace of ``lds``/``sts``,
+  :mod:`infini_cupy.readers.bank_conflicts`);
+- **issue**: an SM issues 4 warp instructions per clock; a kernel whose hot loops spend ``i``
+  instructions per byte moved needs ``i / 32`` warp instructions per byte
+  (:mod:`infini_cupy.readers.sass`; a staged copy's per-tile instructions spread over the tile's bytes), against
+  ``3.35 TB/s / (132 SMs x 1.98 GHz x 4)`` = 3.2 bytes per warp instruction: above ~10
+  instructions per byte a copy cannot keep up;
+- **latency**: Little's law: to sustain 3.35 TB/s with ~0.7 us of DRAM latency an SM must
+  have ~18 KiB in flight, of which the reads' share (half, for a copy: ~9 KiB) is loads a
+  thread waits for; a thread has the bytes of the global loads it issues before using one
+  (:mod:`infini_cupy.readers.sass`) in flight, times the threads resident on an SM (occupancy from registers,
+  shared memory, threads and blocks per SM);
+- **waves**: the blocks of a grid spread over 132 SMs; the SM with the most blocks sets the
+  time: ``(blocks / 132) / ceil(blocks / 132)``.
+
+These are estimates from first principles; ``bench`` on a GPU prints the measured GB/s (and
+``measured_fraction``) beside them, which calibrates the model.
+
+>>> limits = predict(sector=(1.0, 1.0), shared_wavefronts_per_byte=0.0,
+...                  kernel=None, grid_blocks=4096, block_threads=256)
+>>> round(limits.fraction, 3), limits.limiter
+(0.97, 'waves')
+>>> round(sector_limit((0.5, 1), (1.0, 1)), 3)   # reads at half their sectors' bytes
+0.667
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .devices import H100, Device, issue_limit, latency_limit, occupancy, resident_threads
+from .kernel_costs import kernel_cost
+
+
+def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
+                       tile_bytes: int) -> float:
+    """Instructions per byte once a staged copy's per-tile instructions are spread over the
+    bytes a thread moves per tile (``2 * tile_bytes / block_threads``, read and written)."""
+    if per_tile and tile_bytes:
+        per_byte += per_tile * block_threads / (2 * tile_bytes)
+    return per_byte
+
+
+def thread_in_flight(bytes_in_flight: int, asynchronous: bool, block_threads: int,
+                     tile_bytes: int) -> int:
+    """Load bytes a thread has in flight at once: those its load loop issues before using one,
+    or for a loop of asynchronous copies (cp.async, nothing waits on them until the phase
+    ends) its share of the whole tile."""
+    if asynchronous and tile_bytes and block_threads:
+        return max(bytes_in_flight, tile_bytes // block_threads)
+    return bytes_in_flight
+
+
+def sector_limit(read: tuple[float, int], write: tuple[float, int] | None = None) -> float:
+    """Bytes asked for over bytes DRAM moves, over both sides' ``(efficiency, bytes)``
+    (efficiency: bytes over 32 x sectors)."""
+    sides = [s for s in (read, write) if s is not None]
+    asked = sum(n for _, n in sides)
+    moved = sum(n / e for e, n in sides if e > 0)
+    return asked / moved if moved else 1.0
+
+
+def waves_limit(blocks: int, device: Device = H100) -> float:
+    """The SM with the most of a grid's blocks sets its time:
+    ``(blocks / SMs) / ceil(blocks / SMs)`` (1.0 for an empty grid)."""
+    if blocks <= 0:
+        return 1.0
+    per_sm = blocks / device.sms
+    return per_sm / math.ceil(per_sm)
+
+
+def tile_bytes(plan, nbytes: int, *, seed_blocks: bool = True) -> int:
+    """Bytes a block copies per iteration of its loop over tiles (a staged copy's tiles, the
+    seed kernels' blocks of the plan), over which the kernel's per-tile instructions spread.
+    ``seed_blocks=False`` counts staged and packed tiles only (0 for a seed plan), as the
+    planners weigh plans: their recorded per-tile costs are those of the tile loops."""
+    tiles = getattr(plan, "tiles", 0) or (getattr(plan, "grid_blocks", 0) if seed_blocks else 0)
+    return nbytes // tiles if tiles else 0
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The limits of one launch (fractions of a device-to-device copy) and the numbers behind
+    them."""
+
+    limits: dict  # name -> fraction
+    instructions_per_byte: float
+    bytes_in_flight_per_sm: float
+    blocks_per_sm: int
+    occupancy_limiter: str
+    waves: float  # grid blocks over the blocks all SMs hold at once
+    device: Device = H100
+
+    @property
+    def fraction(self) -> float:
+        return min(self.limits.values())
+
+    @property
+    def limiter(self) -> str:
+        return min(self.limits, key=self.limits.get)
+
+    def record(self) -> dict:
+        """JSON-ready figures."""
+        return {"predicted_fraction": round(self.fraction, 3), "limiter": self.limiter,
+                **{f"{k}_limit": round(v, 3) for k, v in self.limits.items()},
+                "instructions_per_byte": (round(self.instructions_per_byte, 2)
+                                          if math.isfinite(self.instructions_per_byte) else None),
+                "bytes_in_flight_per_sm": round(self.bytes_in_flight_per_sm),
+                "blocks_per_sm": self.blocks_per_sm, "waves": round(self.waves, 2)}
+
+
+def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_threads,
+            dynamic_shared=0, tile_bytes=0, read_share=0.5, device: Device = H100) -> Prediction:
+    """The limits of one launch.
+
+    sector: ``(read efficiency, write efficiency)`` (equal byte counts), or a fraction.
+    shared_wavefronts_per_byte: shared-memory wavefronts per global byte moved.
+    kernel: the :class:`~infini_cupy.readers.sass.KernelSass` of the launched variant, or None
+        (then no issue or latency limit and no register or shared-memory occupancy limit).
+    tile_bytes: bytes a block copies per iteration of its loop over tiles (a staged copy's
+        tile), over which the kernel's per-tile instructions are spread; 0: none.
+    read_share: the reads' share of the bytes moved (Little's law covers loads: a thread
+        does not wait for its stores).
+    """
+    if isinstance(sector, tuple):
+        sector = sector_limit(*((e, 1) for e in sector))
+    copy_s_per_byte = 1 / device.dram_bytes_per_s
+    limits = {"sector": sector}
+    shared_s = shared_wavefronts_per_byte / (device.sms * device.clock_hz)
+    limits["shared"] = min(1.0, copy_s_per_byte / shared_s) if shared_s else 1.0
+    registers = kernel.registers if kernel else 0
+    shared_bytes = (kernel.shared_bytes if kernel else 0) + dynamic_shared
+    blocks_per_sm, limiter = occupancy(registers, shared_bytes, block_threads, device)
+    ipb = kernel.instructions_per_byte if kernel else 0.0  # inf: no hot loop found
+    if kernel:
+        ipb = with_tile_overhead(ipb, kernel.per_block_instructions, block_threads, tile_bytes)
+    if kernel and math.isfinite(ipb) and ipb > 0:
+        limits["issue"] = issue_limit(ipb, device)
+    resident = resident_threads(blocks_per_sm, grid_blocks, block_threads, device)
+    per_thread = thread_in_flight(kernel.bytes_in_flight, kernel.asynchronous, block_threads,
+                                  tile_bytes) if kernel else 0
+    in_flight = per_thread * resident
+    if per_thread:  # 0: no load loop found, nothing to say
+        limits["latency"] = latency_limit(in_flight, read_share, device)
+    limits["waves"] = waves_limit(grid_blocks, device)
+    waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)
+    return Prediction(limits, ipb, in_flight, blocks_per_sm, limiter, waves, device)
+
+
+def predict_profile(profile, *, kernel=None, grid_blocks=None, block_threads=None,
+                    dynamic_shared=0, tile_bytes=0, device: Device = H100) -> Prediction:
+    """:func:`predict` for a traced launch (a :class:`~infini_cupy.readers.coalescing.LaunchProfile`:
+    its sector efficiencies and shared-memory wavefronts), on ``grid_blocks`` x
+    ``block_threads`` (default: the traced launch's)."""
+    reads, writes = profile.reads, profile.writes
+    moved = reads.bytes + writes.bytes
+    sides = [(s.efficiency, s.bytes) for s in (reads, writes) if s.bytes]
+    return predict(sector=sector_limit(*sides) if sides else 1.0,
+                   shared_wavefronts_per_byte=profile.shared.wavefronts / moved if moved else 0.0,
+                   kernel=kernel, grid_blocks=grid_blocks or math.prod(profile.grid),
+                   block_threads=block_threads or math.prod(profile.block),
+                   dynamic_shared=dynamic_shared, tile_bytes=tile_bytes,
+                   read_share=reads.bytes / moved if moved else 0.5, device=device)
+
+
+def combined_fraction(predictions, moved, credited: int | None = None) -> float:
+    """The fraction of several launches run one after another, moving ``moved`` bytes each:
+    ``credited`` bytes (default: all they move) over the time a copy would take for them. A
+    call that stages an operand first is credited with its own inputs and output only, as a
+    GPU measures it: its staging pass costs time and earns nothing.
+
+    >>> full = Prediction({"sector": 1.0}, 4.0, 65536, 4, "registers", 4.0)
+    >>> combined_fraction([full, full], [200, 300]), combined_fraction([full, full], [200, 300], 300)
+    (1.0, 0.6)
+    """
+    total = sum(moved) if credited is None else credited
+    time = sum(n / p.fraction for p, n in zip(predictions, moved) if p.fraction > 0)
+    return round(total / time, 3) if time else 1.0
+
+
+class _RecordedKernel:
+    """A variant's recorded :class:`~.kernel_costs.Cost` in the shape :func:`predict` reads a
+    kernel's SASS figures."""
+
+    def __init__(self, cost):
+        self.registers, self.shared_bytes = cost.registers, cost.shared_bytes
+        self.instructions_per_byte, self.per_block_instructions = cost.per_byte, cost.per_tile
+        self.bytes_in_flight, self.asynchronous = cost.bytes_in_flight, cost.asynchronous
+
+
+def limits(plan, efficiency: tuple[float, float], nbytes: int,
+           device: Device = H100) -> dict[str, float]:
+    """The sector, issue, latency and waves limits of ``plan`` copying ``nbytes`` bytes with
+    ``(reads, writes)`` sector ``efficiency``, each a fraction of a device-to-device copy:
+    :func:`predict` of the plan's launch with its recorded costs (all but the shared-memory
+    limit: the planners' bank models, :mod:`infini_cupy.strided.tile_banks` and
+    :mod:`infini_cupy.strided.packed_banks`, weigh bank conflicts on their own)."""
+    prediction = predict(
+        sector=tuple(efficiency), shared_wavefronts_per_byte=0.0,
+        kernel=_RecordedKernel(kernel_cost(plan.kernel)),
+        grid_blocks=getattr(plan, "launch_blocks", 0) or plan.grid_blocks,
+        block_threads=plan.block_threads, dynamic_shared=getattr(plan, "shared_bytes", 0),
+        tile_bytes=tile_bytes(plan, nbytes, seed_blocks=False), device=device)
+    return {name: prediction.limits.get(name, 1.0)
+            for name in ("sector", "issue", "latency", "waves")}
+
+
+def predicted_fraction(plan, efficiency: tuple[float, float], nbytes: int,
+                       device: Device = H100) -> float:
+    """The fraction of a device-to-device copy ``plan`` is predicted to reach: the lowest of
+    its :func:`limits`.
+
+    >>> from collections import namedtuple
+    >>> Plan = namedtuple("Plan", "kernel block_threads grid_blocks tiles shared_bytes")
+    >>> plan = Plan("tiled_copy<4, 1, 1, 0, 0>", 256, 4096, 4096, 0)
+    >>> round(predicted_fraction(plan, (1.0, 1.0), 4096 * 16896), 3)
+    0.97
+    """
+    return min(limits(plan, efficiency, nbytes, device).values())

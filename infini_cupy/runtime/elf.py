@@ -1,0 +1,96 @@
+"""The one ELF reader of cubins: what a cubin must be before the driver gets it (a complete
+CUDA ELF file, for the architecture it is loaded on), and the sections and ``.nv.info``
+attributes the SASS reader (:mod:`infini_cupy.readers.sass`) takes its figures from.
+
+Pure Python (no CUDA, nothing else of the package): the launchers (:mod:`.nvrtc`,
+:mod:`.cuda`) check every cubin with :func:`problem`.
+
+A cubin ends with its program header table, so a file one byte short (what CuPy's
+``nvrtc.getCUBIN`` returns: it strips a "trailing NUL" as for PTX, and a cubin has none) is
+refused by ``nvdisasm`` and may be by the driver. :func:`problem` says what is wrong with a
+binary, or None; the launcher checks every cubin it writes and every one it loads from disk.
+
+>>> problem(b"\\x7fELF" + bytes(60))
+'not a 64-bit little-endian ELF file'
+"""
+
+from __future__ import annotations
+
+import struct
+
+EM_CUDA = 190  # ELF e_machine of NVIDIA GPU code
+_HEADER = struct.Struct("<HHIQQQIHHHHHH")  # e_type .. e_shstrndx, after the 16-byte e_ident
+_SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+SHT_NOBITS = 8
+EIATTR_FRAME_SIZE, EIATTR_REGCOUNT = 0x11, 0x2F  # .nv.info attributes: stack bytes, registers
+
+
+def problem(binary: bytes, arch: str | None = None) -> str | None:
+    """Why ``binary`` is not a complete cubin (for ``sm_XX`` ``arch``, when given), or None.
+
+    Complete: the ELF header, the program and section header tables and every section with
+    contents lie within the file; the machine is a CUDA GPU; for ELF ABI version 8 (CUDA 12.8
+    and later), the architecture in ``e_flags`` is ``arch``'s.
+    """
+    size = len(binary)
+    if size < 16 + _HEADER.size or binary[:4] != b"\x7fELF":
+        return "not an ELF file" if binary[:4] != b"\x7fELF" else f"{size} bytes: no ELF header"
+    if binary[4] != 2 or binary[5] != 1:
+        return "not a 64-bit little-endian ELF file"
+    (_, machine, _, _, phoff, shoff, flags, _, phentsize, phnum, shentsize, shnum,
+     _) = _HEADER.unpack_from(binary, 16)
+    if machine != EM_CUDA:
+        return f"ELF machine {machine}, not a CUDA GPU ({EM_CUDA})"
+    for what, offset, count, entry in (("program", phoff, phnum, phentsize),
+                                       ("section", shoff, shnum, shentsize)):
+        if count and offset + count * entry > size:
+            return (f"truncated: its {what} header table ends at byte {offset + count * entry}, "
+                    f"the file has {size}")
+    for index in range(shnum if shentsize == _SECTION.size else 0):
+        fields = _SECTION.unpack_from(binary, shoff + index * shentsize)
+        kind, offset, length = fields[1], fields[4], fields[5]
+        if kind != SHT_NOBITS and offset + length > size:
+            return f"truncated: section {index} ends at byte {offset + length}, the file has {size}"
+    if arch is not None and arch.startswith("sm_") and binary[8] == 8:
+        built = (flags >> 8) & 0xFF
+        wanted = int(arch.split("_")[1].rstrip("af"))
+        if built != wanted:
+            return f"built for sm_{built}, not {arch}"
+    return None
+
+
+def _section_headers(binary: bytes) -> list[tuple]:
+    """Every Elf64_Shdr of ``binary``, as :data:`_SECTION` unpacks it."""
+    (*_, shoff, _flags, _ehsize, _phentsize, _phnum, shentsize, shnum,
+     _shstrndx) = _HEADER.unpack_from(binary, 16)
+    return [_SECTION.unpack_from(binary, shoff + k * shentsize) for k in range(shnum)]
+
+
+def sections(binary: bytes) -> dict[str, tuple[int, int, int, int]]:
+    """name -> (type, offset, size, info) of every section of a cubin."""
+    headers = _section_headers(binary)
+    shstrndx = _HEADER.unpack_from(binary, 16)[-1]
+    names_at = headers[shstrndx][4]
+    out = {}
+    for name, kind, _flags, _addr, offset, size, _link, info, _align, _entsize in headers:
+        end = binary.index(b"\0", names_at + name)
+        out[binary[names_at + name:end].decode()] = (kind, offset, size, info)
+    return out
+
+
+def info_values(binary: bytes, found: dict, attribute: int) -> list[int]:
+    """The values of one (symbol, value) attribute of the .nv.info section: stack bytes
+    (EIATTR_FRAME_SIZE) or registers (EIATTR_REGCOUNT) per function."""
+    if ".nv.info" not in found:
+        return []
+    _, offset, size, _ = found[".nv.info"]
+    at, end, values = offset, offset + size, []
+    while at + 4 <= end:
+        fmt, attr, length = struct.unpack_from("<BBH", binary, at)
+        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
+            if attr == attribute and length >= 8:
+                values.append(struct.unpack_from("<I", binary, at + 8)[0])
+            at += 4 + length
+        else:
+            at += 4
+    return values

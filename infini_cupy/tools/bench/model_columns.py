@@ -1,0 +1,170 @@
+"""The bench's performance model columns: for each case, the H100 limits of
+:mod:`infini_cupy.perf.limits` from the emulated launches' sector and bank counts, the
+launched kernels' SASS (:mod:`infini_cupy.readers.sass`) and the launch the case gets at its full size.
+
+A rearrange case is planned again at its full shape on layout-only stand-ins (no memory);
+an elementwise launch's grid is the emulated one scaled to the full element count, capped as
+the elementwise planner caps it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...elementwise.plan import MAX_GRID as ELEMENTWISE_MAX_GRID
+from ...perf import limits
+from ...perf.limits import tile_bytes
+from ...readers import coalescing
+from ...readers.sampled_launches import profile_plan
+from ...readers.sass import NVDISASM_HINT, kernel_sass
+from ...strided.plan_cache import pack, plan_for
+from .. import cases as bench_cases
+from .gbps import moved_bytes
+
+
+def _full_launches(case, launches, emulated_shape):
+    """(source, kernel, grid blocks, block threads, dynamic shared bytes, tile bytes) per
+    traced launch, at the case's full shape."""
+    if not case.elementwise:
+        y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
+        plan = plan_for(y, x).plan
+        if plan.empty:
+            return []
+        source, grid, block, _, shared = pack(plan)
+        return [(source, plan.kernel, grid, block, shared, tile_bytes(plan, y.nbytes))] * len(launches)
+    scale = math.prod(case.shape) / max(1, math.prod(emulated_shape))
+    out = []
+    for p in launches:
+        grid = math.prod(p.grid)
+        if grid < ELEMENTWISE_MAX_GRID:
+            grid = min(ELEMENTWISE_MAX_GRID, math.ceil(grid * scale))
+        out.append((p.source, p.kernel, grid, math.prod(p.block), 0, 0))
+    return out
+
+
+def model_record(case, launches, emulated_shape) -> dict:
+    """The model's figures of one case, JSON-ready."""
+    if not launches:
+        return {}
+    predictions, moved, figures = [], [], {}
+    for p, (source, kernel, grid, block, shared, tile) in zip(
+            launches, _full_launches(case, launches, emulated_shape)):
+        code = kernel_sass(source, kernel)
+        predictions.append(limits.predict_profile(
+            p, kernel=code, grid_blocks=grid, block_threads=block, dynamic_shared=shared,
+            tile_bytes=tile))
+        moved.append(p.reads.bytes + p.writes.bytes)
+        if code is not None:
+            figures[kernel] = sass_figures(code)
+    wavefronts = sum(p.shared.wavefronts for p in launches)
+    ideal = sum(p.shared.ideal for p in launches)
+    # The figures of the launch furthest below a copy; the fraction of all of them.
+    worst = min(predictions, key=lambda p: p.fraction)
+    credited = _credited_bytes(case, emulated_shape) if len(launches) > 1 else None
+    record = {"bank_conflicts": round(wavefronts / ideal, 3) if ideal else 1.0,
+              **worst.record(),
+              "predicted_fraction": limits.combined_fraction(predictions, moved, credited)}
+    if record["predicted_fraction"] < round(worst.fraction, 3):  # a staging pass costs more
+        record["limiter"] = "passes"
+    if figures:
+        record["sass"] = figures
+    else:
+        record["sass_missing"] = f"no SASS read (NVRTC or nvdisasm missing: {NVDISASM_HINT})"
+    return record
+
+
+def _credited_bytes(case, emulated_shape) -> int:
+    """The bytes the case's call is credited with at the emulated shape (what the traced
+    launches moved is counted there too): :func:`.gbps.moved_bytes`."""
+    with bench_cases.unfilled():
+        operands = case.build(bench_cases.aligned_alloc, emulated_shape, case.dtype)
+    with np.errstate(all="ignore"):  # unfilled operands: the output's size is what counts
+        return moved_bytes(case, operands)
+
+
+def sass_figures(code) -> dict:
+    """One kernel variant's SASS figures, JSON-ready."""
+    return {"registers": code.registers, "shared_bytes": code.shared_bytes,
+            "local_bytes": code.local_bytes, "spills": code.spills,
+            "instructions_per_byte": (round(code.instructions_per_byte, 2)
+                                      if math.isfinite(code.instructions_per_byte) else None),
+            "per_tile_instructions": code.per_block_instructions,
+            "bytes_in_flight_per_thread": code.bytes_in_flight,
+            "widest_access": code.widest_access,
+            "division_helper_calls": list(code.helper_calls),
+            "hot_loops": len(code.loops)}
+
+
+HEADER = f"{'banks':>5s} {'i/B':>5s} {'KiB/SM':>6s} {'waves':>5s} {'pred':>5s} {'limit':7s}"
+
+
+def columns(r: dict) -> str:
+    """The model's columns of a bench row."""
+    if "predicted_fraction" not in r:
+        return f"{'-':>5s} {'-':>5s} {'-':>6s} {'-':>5s} {'-':>5s} {'':7s}"
+    ipb = r.get("instructions_per_byte")
+    ipb = f"{ipb:5.1f}" if ipb else f"{'-':>5s}"
+    return (f"{r['bank_conflicts']:5.2f} {ipb} {r['bytes_in_flight_per_sm'] / 1024:6.1f} "
+            f"{r['waves']:5.1f} {r['predicted_fraction']:5.2f} {r['limiter'][:7]:7s}")
+
+
+def print_summary(records) -> None:
+    """Per suite: cases the model predicts below 0.9 of a copy, and why."""
+    by_suite: dict[str, list] = {}
+    for r in records:
+        if "predicted_fraction" in r:
+            by_suite.setdefault(r["suite"], []).append(r)
+    for suite, rows in by_suite.items():
+        below = [r for r in rows if r["predicted_fraction"] < 0.9]
+        line = (f"{suite}: predicted >= 0.9 of an H100 copy on {len(rows) - len(below)} of "
+                f"{len(rows)} cases")
+        if below:
+            line += "; below: " + ", ".join(
+                f"{r['case']} {r['predicted_fraction']:.2f} ({r['limiter']})" for r in below)
+        print(line)
+        measured = [r for r in rows if "measured_fraction" in r]
+        if measured:  # on a GPU: the model against the measurement
+            print(f"{suite}: measured / predicted fraction of a copy: " + ", ".join(
+                f"{r['case']} {r['measured_fraction']:.2f} / {r['predicted_fraction']:.2f}"
+                for r in measured))
+
+
+def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
+    """:func:`model_record` of a case at a fraction of the bench's cost: a rearrange case is
+    planned at its full shape and traced over its first ``max_blocks`` blocks (on buffers
+    whose untouched pages are never committed); an elementwise case runs traced at its
+    emulated shape (or ``elementwise_shape``)."""
+    if case.elementwise:
+        import infini_cupy as xp
+
+        from ...arrays import outputs_from
+        from ... import config
+
+        shape = elementwise_shape or case.emulated_shape or case.shape
+        operands = case.build(bench_cases.aligned_alloc, shape, case.dtype)
+        op, inputs, keywords = bench_cases.call_parts(operands)
+        with config.backend("emulate"), outputs_from(bench_cases.aligned_alloc):
+            _, launches = coalescing.profile(getattr(xp, op), *inputs, **keywords)
+        return model_record(case, launches, shape)
+    y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
+    prepared = plan_for(y, x)
+    plan = prepared.plan
+    profile, _ = profile_plan(plan, y.shape, y.strides, x.strides, y.dtype,
+                              dst_address=_address(y), src_address=_address(x),
+                              max_blocks=max_blocks)
+    return model_record(case, [profile], case.shape)
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] % 32
+
+
+def quick_record(case) -> dict:
+    """What CI checks and ``tests/tools/model_baseline.json`` records for a case:
+    :func:`sampled_record` over 4 blocks, elementwise cases at a quarter of their emulated
+    shape per dim."""
+    shape = (tuple(max(1, n // 4) for n in case.emulated_shape)
+             if case.elementwise and case.emulated_shape else None)
+    return sampled_record(case, max_blocks=4, elementwise_shape=shape)
