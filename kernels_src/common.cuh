@@ -96,7 +96,7 @@ __device__ __forceinline__ void sts(T *p, const T &v) {
 }
 
 // Lanes shared memory serves together for an access of `bytes` (a phase): the warp up to 4
-// bytes, half of it for 8, a quarter for 16 (tools/bank_conflicts.py).
+// bytes, half of it for 8, a quarter for 16 (readers/bank_conflicts.py).
 __host__ __device__ constexpr unsigned phase_lanes(unsigned bytes) {
     return bytes >= 16 ? 8u : bytes >= 8 ? 16u : 32u;
 }
@@ -117,7 +117,7 @@ __device__ inline int repeated_lane(unsigned mask) {
 // An access some lanes of a warp make and others skip (`on`): on the GPU a predicated
 // access. In emulation, while the profiler traces, a lane that skips repeats a taking-part
 // lane's access (its address, and for a store its value; `repeated_lane`), so that the k-th
-// access of every lane stays one warp instruction in the trace (tools/profiler.py); a
+// access of every lane stays one warp instruction in the trace (readers/coalescing.py); a
 // repeated store writes what is written there anyway.
 template <bool SHARED, typename T>
 __device__ __forceinline__ void load_if(bool on, const T *p, T &out) {

@@ -1,5 +1,5 @@
 // Strided copy ("rearrange"): dst[i] = src[i] for every multi-index i of one shape, with any
-// byte strides on both sides. The host planner (infini_cupy/strided/planner.py) merges dims,
+// byte strides on both sides. The host planner (infini_cupy/strided/seed_planner.py) merges dims,
 // picks the copy unit and splits the dims into block dims (threads) and grid dims (blocks).
 //
 // Both kernels take an Index type: int when the host has checked that every byte offset of
