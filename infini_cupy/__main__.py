@@ -1,7 +1,8 @@
 """Command line: ``python -m infini_cupy {demo,bench,plan,warmup,gpu-check} ...``.
 
-Each command is a module of :mod:`infini_cupy.tools` (``tools/plan.py``, ``tools/bench/command.py``, ...) with ``HELP``, ``add_arguments(parser)``
-and ``run(args) -> int``; this file only dispatches.
+Each command is a module of :mod:`infini_cupy.tools` (``tools/plan_command.py``,
+``tools/bench/command.py``, ...) with ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int``; this file only dispatches.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ import argparse
 import sys
 
 from .about import package_version
-from .tools import demo, plan
+from .tools import demo
+from .tools import plan_command as plan
 from .tools.bench import command as bench
 from .tools.gpu_check import command as gpu_check
 from .tools.warmup import command as warmup

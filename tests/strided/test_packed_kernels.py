@@ -36,7 +36,7 @@ from infini_cupy.strided.plan_cache import coalescing_plans, pack, plan_for, see
 from infini_cupy.strided.tile_planner import TilePlan
 from infini_cupy.readers import coalescing
 from infini_cupy.readers.sampled_launches import launch_plan
-from infini_cupy.tools.plan import describe_plan
+from infini_cupy.tools.plan_command import describe_plan
 from tests.strided.test_transpose_kernels import aligned_empty, random_fill
 from tests.support import dtype_cases
 
