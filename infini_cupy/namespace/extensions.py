@@ -172,8 +172,8 @@ _LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
     "median": (_EXTREMUM, "Median along ``axis``.",
                "median(np.array([1.0, 2.0, 4.0])) -> array(2.)"),
     "nanmedian": (_EXTREMUM, "Median ignoring NaN.", "nanmedian(a, axis=0) -> array([2., 4.])"),
-    "quantile": (_QUANTILE, "The ``q``-th quantiles along ``axis`` (``q`` in [0, 1]; NumPy's "
-                 "``method``s).", "quantile(np.array([1.0, 2.0, 4.0]), 0.5) -> array(2.)"),
+    "quantile": (_QUANTILE, "The ``q``-th quantiles along ``axis`` (``q`` in [0, 1]; "
+                 "``method=`` as NumPy's).", "quantile(np.array([1.0, 2.0, 4.0]), 0.5) -> array(2.)"),
     "nanquantile": (_QUANTILE, "The ``q``-th quantiles along ``axis``, ignoring NaN.",
                     "nanquantile(a, 0.5, axis=0) -> array([2., 4.])"),
 }
