@@ -320,7 +320,7 @@ FUNCTIONS = {
     "pad": ("x, /, pad_width, mode='constant', **kwargs", "x"),
     "einsum": ("subscripts, /, *operands, **kwargs", "*operands"),
     "sliding_window_view": ("x, /, window_shape, axis=None, **kwargs", "x"),
-    **{name: (entry[0], "x q" if "quantile" in name else "x")
+    **{name: (entry[0], "x q" if entry[0] == _QUANTILE else "x")  # q may be an Array
        for name, entry in _LIBRARY_FUNCTIONS.items()},
 }
 KEYWORDS = {

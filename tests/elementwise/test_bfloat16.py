@@ -322,10 +322,14 @@ def test_without_ml_dtypes_bfloat16_is_absent_with_a_hint():
         "with xp.backend('emulate'):\n"
         "    assert xp.rearrange(np.arange(6.0).reshape(2, 3).T).shape == (3, 2)\n"
     )
+    assert "pip install 'ml_dtypes>=0.7'" in _printed_by(code)
+
+
+def _printed_by(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (which must exit cleanly)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
-    assert "pip install 'ml_dtypes>=0.7'" in out.stdout
-
+    return out.stdout
 
 
 def test_an_ml_dtypes_that_rounds_twice_leaves_bfloat16_out():
@@ -339,9 +343,7 @@ def test_an_ml_dtypes_that_rounds_twice_leaves_bfloat16_out():
         "assert dtypes.BFLOAT16 is None and 'bfloat16' not in xp.__all__\n"
         "try:\n    xp.bfloat16\nexcept AttributeError as e:\n    print(e)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    assert out.returncode == 0, out.stderr
-    assert "ml_dtypes >= 0.7 (installed: 0.6.0" in out.stdout
+    assert "ml_dtypes >= 0.7 (installed: 0.6.0" in _printed_by(code)
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     extras = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
     listed = [req for reqs in extras["project"]["optional-dependencies"].values()
