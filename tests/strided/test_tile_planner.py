@@ -351,12 +351,15 @@ def test_short_rows_spread_apart_copy_exactly(layout, spread_short_rows):
 
 
 def test_stacking_needs_sector_steps_on_both_sides(stack_small_copies):
-    # (7, 5, 8) float32 -> its (1, 0, 2) permutation padded to rows of 9: the batch step of
-    # 36 bytes in dst moves rows within their sectors, so no stacking; rows of 16 stack.
-    for pad, stacked in ((9, False), (16, True)):
-        shape = (5, 7, 8)
-        dst = (7 * pad * 4, pad * 4, 4)
-        src = (32, 5 * 32, 4)  # x[7, 5, 8] read as x.transpose(1, 0, 2)
-        plan = plan_tiles(4, shape, dst, src, 0, 0, 1024)
-        if plan is not None:
-            assert (plan.stack > 1) == stacked
+    # (7, 5, 64) float32 -> its (1, 0, 2) permutation, src 4 bytes into a sector (misaligned
+    # rows of 256 bytes: staged, never wide). One side's rows padded to 65: its batch step
+    # moves rows within their sectors, so no stacking; padded to 72 (whole sectors), they
+    # stack.
+    shape = (5, 7, 64)
+    for pad, stacked in ((65, False), (72, True)):
+        padded = (7 * pad * 4, pad * 4, 4)  # dst[5, 7, pad][..., :64]
+        src_padded = (pad * 4, 5 * pad * 4, 4)  # x[7, 5, pad][..., :64].transpose(1, 0, 2)
+        for dst, src in ((padded, (256, 5 * 256, 4)), (c_strides(shape, 4), src_padded)):
+            plan = plan_tiles(4, shape, dst, src, 0, 4, 1024)
+            assert plan is not None and not plan.wide, (pad, dst, src)
+            assert (plan.stack > 1) == stacked, (pad, dst, src, plan.stack)
