@@ -172,12 +172,7 @@ def to_host():
 
 @pytest.fixture(scope="module")
 def sass_tools():
-    """Skip unless NVRTC and nvdisasm are at hand (the test extra installs both)."""
-    from infini_cupy.readers import sass
-    from infini_cupy.runtime.nvrtc import load_nvrtc
+    """Skip unless NVRTC and nvdisasm are at hand (the test extra installs both; CI fails)."""
+    from tests.support.nvrtc_records import skip_without_nvdisasm
 
-    try:
-        sass.nvdisasm()
-        load_nvrtc()
-    except RuntimeError as e:  # pragma: no cover - the test extra installs both
-        pytest.skip(str(e))
+    skip_without_nvdisasm()

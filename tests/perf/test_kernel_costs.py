@@ -1,7 +1,7 @@
 """The instruction costs the planner weighs (infini_cupy/perf/kernel_costs.json) against the
 sm_90 code NVRTC makes now (NVRTC and nvdisasm run; no GPU): every variant the planners can
-return has a cost, a sample of the record matches the SASS, and the seed kernels' heaviest
-variant bounds the others."""
+return has a cost, a sample of the record matches the SASS (of the NVRTC that made it, or within
+wider bounds of another 13.x), and the seed kernels' heaviest variant bounds the others."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from infini_cupy.strided.seed_planner import all_kernel_names
 from infini_cupy.strided.tile_planner import all_tiled_kernel_names
 from infini_cupy.readers import sass
 from infini_cupy.tools.warmup.record_costs import recorded_kernels
-from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc
+from tests.support.nvrtc_records import recorded_here
 
 SOURCE = {"rearrange": "rearrange.cu", "rearrange_general": "rearrange.cu",
           "tiled_copy": "transpose.cu", "packed_copy": "packed.cu"}
@@ -29,6 +29,12 @@ SAMPLE = ([f"packed_copy<{u}, 4, 1>" for u in (1, 2, 4, 8, 16)]
           + [f"rearrange<{u}, 5, 5, 2, int>" for u in (1, 4, 32)]
           + [f"rearrange_general<{u}, int>" for u in (1, 4)])
 TOLERANCE = 0.15  # relative: NVRTC releases move a few instructions; decisions need less
+# Against another NVRTC 13.x than the record's: the sample's instructions per byte moved up to
+# 16% between 13.0, 13.2 and 13.5 (tiled_copy<16, 1, 1, 1, 0>: 1.30 against 1.12), per tile
+# 12%; 13.0 keeps a quarter of 13.5's bytes in flight in two variants (packed_copy<2, 4, 1>,
+# tiled_copy<2, 8, 8, 0, 0>).
+OTHER_NVRTC_TOLERANCE = 0.25
+OTHER_NVRTC_IN_FLIGHT_FACTOR = 4
 
 
 def _source(name):
@@ -51,17 +57,21 @@ def test_every_variant_the_planners_return_has_a_cost():
 
 @pytest.mark.parametrize("name", SAMPLE)
 def test_the_record_matches_the_sm_90_code(name):
-    skip_unless_recorded_by_this_nvrtc(json.loads(kernel_costs.TABLE.read_text())["nvrtc"],
-                                       kernel_costs.TABLE.name)
+    same = recorded_here(json.loads(kernel_costs.TABLE.read_text())["nvrtc"])
+    tolerance = TOLERANCE if same else OTHER_NVRTC_TOLERANCE
     code = sass.read_kernel(_source(name), name)
     cost = kernel_costs.kernel_cost(name)
-    assert cost.per_byte == pytest.approx(code.instructions_per_byte, rel=TOLERANCE), (
+    assert cost.per_byte == pytest.approx(code.instructions_per_byte, rel=tolerance), (
         f"{name}: recorded {cost.per_byte}, the code issues {code.instructions_per_byte:.2f} "
         "instructions per byte: python -m infini_cupy.tools.warmup.record_costs records it again")
-    assert cost.per_tile == pytest.approx(code.per_block_instructions, rel=TOLERANCE, abs=8)
-    assert cost.registers == pytest.approx(code.registers, rel=TOLERANCE, abs=4)
+    assert cost.per_tile == pytest.approx(code.per_block_instructions, rel=tolerance, abs=8)
+    assert cost.registers == pytest.approx(code.registers, rel=tolerance, abs=4)
     assert cost.shared_bytes == code.shared_bytes
-    assert cost.bytes_in_flight == code.bytes_in_flight
+    if same:
+        assert cost.bytes_in_flight == code.bytes_in_flight
+    else:
+        factor = OTHER_NVRTC_IN_FLIGHT_FACTOR
+        assert cost.bytes_in_flight / factor <= code.bytes_in_flight <= cost.bytes_in_flight * factor
 
 
 def test_grouped_variants_keep_the_plain_variants_loads_in_flight():

@@ -6,7 +6,8 @@ elementwise cases at a quarter of their emulated shape):
   the TTC and random suites' included, but 4 small random permutations whose conflicts no
   layout the kernels take removes at no cost (each bounded, shared memory not their limit);
 - a predicted fraction of an H100 copy >= 0.9 on every case of 64 MB or more (TTC's too);
-- no case predicted below its recorded fraction (tests/tools/model_baseline.json).
+- no case predicted below its recorded fraction (tests/tools/model_baseline.json), by more
+  than OTHER_NVRTC_MARGIN where another NVRTC 13.x than the record's compiles.
 
 Cases a kernel rework in progress is to fix are marked ``xfail(strict=True)``: the mark goes
 when the rework lands (and the baseline then records the new fraction)."""
@@ -23,12 +24,16 @@ import pytest
 from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
 from infini_cupy.tools.bench.permutation_cases import random_cases, ttc_cases
-from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
+from tests.support.nvrtc_records import recorded_here, skip_without_nvdisasm
 
 CASES = bench_cases.REARRANGE_SUITE + bench_cases.ELEMENTWISE_SUITE
 TTC_CASES = ttc_cases()  # the 57 TTC/HPTT/cuTT transpositions: bank conflicts and the large ones
 BASELINE = json.loads((Path(__file__).with_name("model_baseline.json")).read_text())
 LARGE = 64e6  # bytes of the result: the cases the >= 0.9 target is for
+# Another NVRTC 13.x than the record's issues more instructions in a few issue-bound cases:
+# "add transposed fp16" 0.899 under NVRTC 13.0, 0.913 under 13.2 (13.5: 0.999), "interior
+# slice fp16" 0.900 under both (0.927); 13.4 gives every recorded figure.
+OTHER_NVRTC_MARGIN = 0.12
 
 RANDOM_CASES = random_cases()  # 28 small permutations of rank 2 to 8
 # case -> the kernel family whose rework is to fix it
@@ -93,9 +98,11 @@ def test_large_cases_predicted_at_least_0_9_of_a_copy(case, records):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_no_case_predicted_below_its_recorded_fraction(case, records):
-    skip_unless_recorded_by_this_nvrtc(BASELINE["nvrtc"], "model_baseline.json")
+    predicted = records(case)["predicted_fraction"]
+    margin = 0.01 if recorded_here(BASELINE["nvrtc"]) else OTHER_NVRTC_MARGIN
     recorded = BASELINE["predicted_fraction"][case.name]
-    assert records(case)["predicted_fraction"] >= recorded - 0.01
+    assert predicted >= recorded - margin, (
+        f"{case.name}: predicted {predicted}, recorded {recorded} (NVRTC {BASELINE['nvrtc']})")
 
 
 def test_the_record_carries_the_models_figures(records):
