@@ -18,6 +18,6 @@ def in_ci() -> bool:
 def skip_outside_ci(reason: str):
     """Skip the test with ``reason``; in CI fail it with ``reason``: CI installs what it needs."""
     if in_ci():
-        pytest.fail(f"{reason}; CI (CI=true) has it installed, so this test must run there, "
-                    "not skip", pytrace=False)
+        pytest.fail(f"{reason}; under CI=true this fails instead of skipping: CI provides "
+                    "it (pip install -e '.[test]', ../shared beside the checkout)", pytrace=False)
     pytest.skip(reason)
