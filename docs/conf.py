@@ -31,6 +31,7 @@ extensions = [
     "numpydoc",
     "apigen",
     "notebooks",
+    "accuracy",
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]

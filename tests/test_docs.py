@@ -148,6 +148,7 @@ def test_the_docs_extra_has_what_the_build_imports():
                                                 if c["cell_type"] == "code"))
     modules -= set(sys.stdlib_module_names) | {"infini_cupy", "__future__", "_ext"}
     names = {"pydata_sphinx_theme": "pydata_sphinx_theme", "myst_nb": "myst_nb",
-             "sphinx_design": "sphinx_design", "array_api_compat": "array_api_compat"}
+             "sphinx_design": "sphinx_design", "array_api_compat": "array_api_compat",
+             "docutils": "sphinx"}  # docutils: a requirement of Sphinx
     missing = {m for m in modules if names.get(m, m) not in provided}
     assert not missing, f"the docs extra lacks {sorted(missing)}"
