@@ -256,6 +256,27 @@ def test_documented_bounds_hold_and_are_tight(measured, device):
     assert not wrong, "docs/user/accuracy.json is wrong on " + device + ":\n" + "\n".join(wrong)
 
 
+@pytest.mark.gpu
+def test_the_gpu_stays_within_cudas_table():
+    """On a GPU, the ``cuda`` column (CUDA's documented bounds, not a measurement) holds on
+    the same inputs: a bound only, CUDA's figures are maxima over its own tests."""
+    functions = table()["functions"]
+    wrong = []
+    for name in functions:
+        for dtype in DTYPES:
+            documented = functions[name]["cuda"][dtype]
+            if documented is None:
+                continue
+            error, args, got = measure(name, "cuda", dtype)
+            found = classify(error, dtype)
+            ok = (found == "exact" or documented != "exact") and (
+                found in ("exact", "cr") or (isinstance(documented, int) and found <= documented))
+            if not ok:
+                wrong.append(f"{name} {dtype}: CUDA's table {documented!r}, measured {found!r} "
+                             f"({error:.3g} ulp at {name}{args} = {got!r})")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_float32_exp_of_one_differs_by_one_ulp_between_cpu_and_emulator():
     """The known case the table explains: NumPy's SIMD expf and glibc's differ at x = 1."""
     one = np.ones(1, dtype=np.float32)
