@@ -2,7 +2,9 @@
 
 Nothing here needs the network: no intersphinx. The API reference pages are written at build
 time from ``infini_cupy.__all__`` (``_ext/apigen.py``), so a new public name appears without
-editing the docs. The notebooks are copied in from ``../notebooks``: from
+editing the docs; the Performance pages' charts are drawn from the records (``_ext/perf_charts.py``,
+matplotlib) and the elementwise accuracy table rendered from ``user/accuracy.json``
+(``_ext/accuracy.py``). The notebooks are copied in from ``../notebooks``: from
 ``$INFINI_CUPY_DOCS_NOTEBOOKS`` when it names a folder of executed copies (the test suite
 executes them once and hands them over), else executed here (myst-nb, in emulation).
 """
@@ -31,6 +33,8 @@ extensions = [
     "numpydoc",
     "apigen",
     "notebooks",
+    "accuracy",
+    "perf_charts",
 ]
 
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]

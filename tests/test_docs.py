@@ -7,6 +7,7 @@ The build renders the notebooks executed once for ``tests/test_notebooks.py``
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -93,6 +94,52 @@ def test_the_notebooks_are_rendered_with_outputs(site):
     assert "using emulator" in page or "using cuda" in page
 
 
+def test_the_built_pages_have_the_accuracy_table_and_the_charts(site):
+    page = (site / "user" / "elementwise.html").read_text()
+    assert "accuracy-table" in page and "emulator float32" in page
+    for chart in ("h100_libraries.png", "h100_model.png"):
+        assert (site / "_images" / chart).is_file(), chart
+        assert chart in (site / "performance" / "h100.html").read_text()
+
+
+def _extension(name: str):
+    """A module of docs/_ext, imported from its file."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"_ext_{name}", DOCS / "_ext" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_performance_charts_are_drawn_from_the_records(tmp_path):
+    """The charts' data is the H100 page's table and the JSON records: every row of the
+    table, its "ours" the recorded measurement where the case is recorded."""
+    pytest.importorskip("matplotlib")
+    charts = _extension("perf_charts")
+    rows = charts.library_rows()
+    table = (DOCS / "performance" / "h100.md").read_text().split("## The bench's cases")[1]
+    assert len(rows) == table.split("\n## ")[0].count("\n| ") - 2  # less the header and rule
+    measured = {c["case"]: c["measured_fraction"] for c in json.loads(
+        charts.MEASURED.read_text())["cases"]}
+    for case, ours, *_ in rows:
+        if case in measured:
+            assert ours == pytest.approx(measured[case], abs=0.006), case
+    points = charts.model_points()
+    assert points and all(0 < p[2] and 0 < p[4] <= 1.0 for p in points)
+    for path in charts.write_charts(tmp_path):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
+
+
+def test_the_accuracy_table_renders_every_function():
+    accuracy = _extension("accuracy")
+    table = json.loads(accuracy.TABLE.read_text())
+    lines = accuracy.markdown_table(table)
+    assert len(lines) == 2 + len(table["functions"])
+    assert "| `exp` | ≤ 2 | CR* | ≤ 2 |" in "\n".join(lines)  # float32: cpu, emulator, cuda
+    assert accuracy.cell("add", "cr") == "CR" and accuracy.cell("logaddexp", None) == "—"
+
+
 # Development-log wording has no place in user-facing pages: budgets of past work, commit
 # comparisons, the machine a figure came from (figures live on the Performance page, each with
 # its command, machine and date). gpu-check's own time budget (``--budget``) is a user's word.
@@ -133,7 +180,6 @@ def test_the_docs_extra_has_what_the_build_imports():
     the Sphinx extensions and the executed notebooks import is the package's own, the
     standard library's, or a requirement of the package or of its ``docs`` extra (the
     reference documents ``infini_cupy.dask``, which needs Dask)."""
-    import json
     import tomllib
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -148,6 +194,7 @@ def test_the_docs_extra_has_what_the_build_imports():
                                                 if c["cell_type"] == "code"))
     modules -= set(sys.stdlib_module_names) | {"infini_cupy", "__future__", "_ext"}
     names = {"pydata_sphinx_theme": "pydata_sphinx_theme", "myst_nb": "myst_nb",
-             "sphinx_design": "sphinx_design", "array_api_compat": "array_api_compat"}
+             "sphinx_design": "sphinx_design", "array_api_compat": "array_api_compat",
+             "docutils": "sphinx"}  # docutils: a requirement of Sphinx
     missing = {m for m in modules if names.get(m, m) not in provided}
     assert not missing, f"the docs extra lacks {sorted(missing)}"

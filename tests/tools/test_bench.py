@@ -205,3 +205,37 @@ def test_torch_is_not_timed_on_negative_strides():
     from infini_cupy.tools.bench import gbps as bench_gpu
 
     assert bench_gpu.torch_equivalent(case, (np.zeros((4, 5), np.float32), x)) is None
+
+
+def test_help_names_the_quick_suites_with_their_durations(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    out = capsys.readouterr().out
+    for suite in ("array", "fusion", "signatures", "elementwise"):
+        assert f"--suite {suite}" in out, suite
+    assert "--backend emulate" in out and " s" in out
+
+
+def test_predicting_without_nvdisasm_says_so_once(monkeypatch, capsys):
+    from infini_cupy.readers import sass
+    from infini_cupy.tools.bench import model_columns
+
+    def no_nvdisasm():
+        raise RuntimeError(f"reading SASS needs nvdisasm: {sass.NVDISASM_HINT}")
+
+    monkeypatch.setattr(model_columns, "kernel_sass", lambda source, name: None)  # as read_kernel
+    monkeypatch.setattr(sass, "nvdisasm", no_nvdisasm)
+    assert main(["bench", "--case", "64,64:1,64:C:float32", "--case", "70,70:1,70:C:float16",
+                 "--backend", "emulate", "--no-compile"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "without SASS" in line]
+    assert lines == ["predicted without SASS (nvdisasm not found) on 2 of 2 cases: install "
+                     "nvidia-cuda-nvdisasm for the docs' figures"]
+
+
+def test_no_sass_line_when_every_case_had_its_sass():
+    from infini_cupy.tools.bench import model_columns
+
+    records = [{"case": "a", "predicted_fraction": 0.9, "sass": {}}, {"case": "b"}]
+    assert model_columns.sass_note(records) is None
+    records[0] = {"case": "a", "predicted_fraction": 0.9, "sass_missing": "no SASS read"}
+    assert model_columns.sass_note(records).startswith("predicted without SASS (")

@@ -30,6 +30,7 @@ Emulated cases run at their ``emulated_shape`` (scaled so the suites take minute
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import statistics
@@ -71,9 +72,24 @@ PROFILE_MAX_ELEMENTS = 1 << 23  # beyond, only the first blocks' accesses are tr
 HOST_REPEATS = 7
 HOST_SECONDS = 0.02  # per repeat
 NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
+# How long each suite takes with --backend emulate on 2 CPU cores, caches warm (the emulator's
+# libraries and the SASS read; cold, signatures took 18 s instead of 9). Measured 2026-12.
+EPILOG = """\
+quick suites, with --backend emulate on 2 CPU cores and warm caches (a first run
+compiles and takes about twice as long):
+  --suite array         about 5 s   the Array wrapper's cost per call
+  --suite fusion        about 5 s   xp.fuse against unfused calls
+  --suite signatures    about 10 s  host cost of each kind of elementwise signature
+  --suite elementwise   about 25 s  elementwise layouts
+  --suite rearrange     about 2 min deep-learning layouts
+ttc, random and all (the default without --case) take longer. One line says when the
+model predicted without SASS (nvdisasm missing): its figures then differ from the docs'.
+"""
 
 
 def add_arguments(parser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # EPILOG's columns
+    parser.epilog = EPILOG
     parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "fusion", "all"),
                         help="suites to run, repeatable: rearrange (deep-learning layouts), "
                              "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "

@@ -18,6 +18,7 @@ from ...perf import limits
 from ...perf.limits import tile_bytes
 from ...readers import coalescing
 from ...readers.sampled_launches import profile_plan
+from ...readers import sass
 from ...readers.sass import NVDISASM_HINT, kernel_sass
 from ...strided.plan_cache import pack, plan_for
 from .. import cases as bench_cases
@@ -110,8 +111,50 @@ def columns(r: dict) -> str:
             f"{r['waves']:5.1f} {r['predicted_fraction']:5.2f} {r['limiter'][:7]:7s}")
 
 
+def why_no_sass() -> tuple[str, str]:
+    """(what keeps the SASS from being read, the wheel that brings it): nvdisasm missing,
+    NVRTC missing, or neither (a kernel that failed to compile or disassemble)."""
+    try:
+        sass.nvdisasm()
+    except RuntimeError:
+        return "nvdisasm not found", "nvidia-cuda-nvdisasm"
+    try:
+        sass.nvrtc_version()
+    except Exception:  # no NVRTC library: whatever its loader raises
+        return "NVRTC not found", "nvidia-cuda-nvrtc"
+    return "SASS not read", "nvidia-cuda-nvdisasm and nvidia-cuda-nvrtc"
+
+
+def sass_note(records) -> str | None:
+    """One line where some case was predicted without its kernels' SASS, else None.
+
+    Without SASS the model leaves out the limits the SASS sets (instructions per byte,
+    registers and shared memory per block, bytes in flight), so its predictions differ from
+    the figures of the docs, which were read with it.
+
+    Parameters
+    ----------
+    records : list of dict
+        The bench's records; a predicted case without SASS has ``"sass_missing"``.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"predicted without SASS (nvdisasm not found) on 11 of 11 cases: install
+        nvidia-cuda-nvdisasm for the docs' figures"``.
+    """
+    predicted = [r for r in records if "predicted_fraction" in r]
+    missing = [r for r in predicted if "sass_missing" in r]
+    if not missing:
+        return None
+    reason, wheel = why_no_sass()
+    return (f"predicted without SASS ({reason}) on {len(missing)} of {len(predicted)} cases: "
+            f"install {wheel} for the docs' figures")
+
+
 def print_summary(records) -> None:
-    """Per suite: cases the model predicts below 0.9 of a copy, and why."""
+    """Per suite: cases the model predicts below 0.9 of a copy, and why; then
+    :func:`sass_note`'s line where some prediction had no SASS."""
     by_suite: dict[str, list] = {}
     for r in records:
         if "predicted_fraction" in r:
@@ -129,6 +172,9 @@ def print_summary(records) -> None:
             print(f"{suite}: measured / predicted fraction of a copy: " + ", ".join(
                 f"{r['case']} {r['measured_fraction']:.2f} / {r['predicted_fraction']:.2f}"
                 for r in measured))
+    note = sass_note(records)
+    if note:
+        print(note)
 
 
 def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
