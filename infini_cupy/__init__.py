@@ -31,6 +31,7 @@ from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
 )
 from .namespace.device import Device
 from .namespace.fusion import FusionWarning, fuse
+from .namespace.lazy import lazy
 from .namespace.patterns import PatternError
 
 # Every function, compiled around its implementation on native arrays: the standard's
@@ -61,6 +62,7 @@ __all__ = list(dict.fromkeys([
     "Device",
     "fuse",
     "FusionWarning",
+    "lazy",
     "PatternError",
     "show_config",
 ]))

@@ -1,0 +1,172 @@
+"""``infini_cupy.lazy``: elementwise calls on Arrays deferred, and run as one fused kernel per
+chain when their value is needed.
+
+A call inside ``lazy()`` makes every check of the eager call (devices, dtypes, broadcasting,
+scalar values), so it raises what the eager call raises, where it raises it; only the kernel
+waits. The deferred Array knows its dtype, shape and device; its pending expression
+(:mod:`.pending`) runs when the value is read. ``out=`` and in-place operators are writes:
+they evaluate everything pending, then run at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from .. import config, dtypes
+from ..elementwise.launcher import resolve
+from ..elementwise.ops import OPS
+from . import pending
+from .array import Array, check_same_device
+
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+_NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+_KERNEL_BACKENDS = ("emulate", "cuda")
+_new = object.__new__
+
+
+@contextlib.contextmanager
+def lazy(enabled: bool = True):
+    """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
+
+    Inside the block, the elementwise functions and operators on Arrays of the ``emulator``
+    and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
+    raised there, as the eager call raises it), the kernel later. A deferred Array is
+    computed when its value is needed (its data read, a non-elementwise function, a write
+    into any Array, the end of the block): every pending Array still referenced then runs
+    in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
+    eager calls), and intermediates nothing references are never allocated. Arrays on the
+    ``cpu`` device run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
+
+    Parameters
+    ----------
+    enabled : bool, default True
+        False runs the block's calls eagerly (inside an enclosing ``lazy()`` block too).
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    Exception
+        Nothing of its own; a call in the block raises what its eager call raises.
+
+    See Also
+    --------
+    fuse : one kernel for a function of arrays, traced once per signature.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> from infini_cupy.runtime.launch import recording
+    >>> x = xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="emulator")
+    >>> mu, var = xp.mean(x, axis=1, keepdims=True), xp.var(x, axis=1, keepdims=True)
+    >>> with recording() as launches, xp.lazy():
+    ...     y = (x - mu) / xp.sqrt(var + 1e-5) * 2.0 + 1.0
+    >>> len(launches), y
+    (1, Array([[-0.99998   ,  2.99998   ],
+           [-0.99999500,  2.999995  ]], device='emulator'))
+    """
+    token = config.enter_lazy(enabled)
+    try:
+        yield
+    finally:
+        config.exit_lazy(token)
+    if pending.expressions:  # not on an exception: what is pending runs when read
+        pending.evaluate_all("end of lazy()")
+
+
+def defer(name: str, args) -> Array | None:
+    """A deferred Array for ``name(*args)`` (an op-table function; Arrays, Python and NumPy
+    scalars, an Array among them), after every check of the eager call; None where the
+    call runs now (the cpu device, a native array among the arguments, a comparison whose
+    answer NumPy decides from a scalar out of range)."""
+    backend = device = None
+    stands = []
+    for a in args:
+        kind = type(a)
+        if kind is Array:
+            b = a._b
+            if backend is None:
+                backend = b
+            elif b != backend:
+                check_same_device(backend, b)  # the eager call's ValueError
+            p = a._p
+            stands.append(p if p is not None else a._a)
+        elif kind in _PYTHON_SCALARS or kind in _NUMPY_SCALARS:
+            stands.append(a)
+        else:
+            return None
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    if backend == "cuda":
+        devices = {s.device if type(s) is pending.PendingExpression else s.device.id
+                   for s in stands if type(s) not in _PYTHON_SCALARS and hasattr(s, "shape")
+                   and not isinstance(s, np.generic)}
+        if len(devices) != 1:
+            return None  # arrays on several GPUs: the eager call says what happens
+        device = devices.pop()
+    if name in _COMPARISONS and len(args) == 2 and _out_of_range(stands):
+        return None
+    op = OPS[name]
+    dtype_in, dtype_out, shape = resolve(op, tuple(stands))  # the eager call's errors
+    for s in stands:
+        if type(s) in _PYTHON_SCALARS:
+            dtypes.scalar_value(s, dtype_in)  # OverflowError as the eager call
+    nodes, inputs, scalars = _size(stands)
+    if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
+            or scalars > pending.MAX_SCALARS):
+        pending.evaluate_all(f"{name}(): expression past the kernel's limits")
+        stands = [a._a if type(a) is Array else a for a in args]
+        nodes, inputs, scalars = _size(stands)
+    operands = tuple(a._p if type(a) is Array and a._p is not None else a for a in args)
+    expression = pending.PendingExpression(name, operands, dtype_out, shape, backend, device,
+                                           nodes, inputs, scalars)
+    result = _new(Array)
+    result._b = backend
+    result._p = expression
+    pending.register(expression, result)
+    return result
+
+
+def _size(stands) -> tuple:
+    """(nodes, inputs, scalars) of a call on these operands, uses counted each."""
+    nodes, inputs, scalars = 1, 0, 0
+    for s in stands:
+        if type(s) is pending.PendingExpression:
+            nodes += s.nodes
+            inputs += s.inputs
+            scalars += s.scalars
+        elif type(s) in _PYTHON_SCALARS or isinstance(s, np.generic):
+            nodes += 1
+            scalars += 1
+        else:
+            nodes += 1
+            inputs += 1
+    return nodes, inputs, scalars
+
+
+def _out_of_range(stands) -> bool:
+    """An integer array compared with a Python int outside its range: the eager call answers
+    without the comparison (``launcher._out_of_range_comparison``)."""
+    for k in (0, 1):
+        value, array = stands[1 - k], stands[k]
+        if (type(value) is int and type(array) not in _PYTHON_SCALARS
+                and array.dtype.kind in "iu" and not dtypes.scalar_fits(value, array.dtype)):
+            return True
+    return False
+
+
+def call(name: str, eager, args, out):
+    """An elementwise call on Arrays while lazy: deferred, or ``eager()`` now (after
+    evaluating everything pending when it writes into ``out``)."""
+    if out is None:
+        result = defer(name, args)
+        if result is not None:
+            return result
+    elif pending.expressions:
+        pending.evaluate_all(f"{name}(out=...)")
+    return eager()
