@@ -62,13 +62,15 @@ def lazy(enabled: bool = True):
     --------
     >>> import infini_cupy as xp
     >>> from infini_cupy.runtime.launch import recording
-    >>> x = xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="emulator")
+    >>> x = xp.asarray([[1.0, 3.0], [2.0, 6.0]], device="emulator")
     >>> mu, var = xp.mean(x, axis=1, keepdims=True), xp.var(x, axis=1, keepdims=True)
     >>> with recording() as launches, xp.lazy():
-    ...     y = (x - mu) / xp.sqrt(var + 1e-5) * 2.0 + 1.0
-    >>> len(launches), y
-    (1, Array([[-0.99998   ,  2.99998   ],
-           [-0.99999500,  2.999995  ]], device='emulator'))
+    ...     y = (x - mu) / xp.sqrt(var) * 2.0 + 1.0  # deferred: no kernel yet
+    ...     y.shape, len(launches)
+    ((2, 2), 0)
+    >>> len(launches), y  # the end of the block ran the chain: one kernel
+    (1, Array([[-1.,  3.],
+           [-1.,  3.]], device='emulator'))
     """
     token = config.enter_lazy(enabled)
     try:

@@ -16,6 +16,8 @@ import logging
 import threading
 import weakref
 
+import numpy as np
+
 from .. import config
 
 _log = logging.getLogger("infini_cupy")
@@ -29,7 +31,10 @@ MAX_SCALARS = 64
 
 expressions: list = []  # weakref of every PendingExpression not yet evaluated, in call order
 _lock = threading.RLock()
-_fused: dict = {}  # (steps, outputs, leaf count) -> FusedFunction of the replay
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+# group of (expression, deferred Array) -> None: computes each and sets the Array's ``_a``;
+# set by lazy_kernels.install (it needs fuse, which this module may not import)
+evaluate_group = None
 
 
 class PendingExpression:
@@ -75,7 +80,7 @@ def evaluate_all(reason: str) -> None:
         kernels = 0
         try:
             for group in _groups(live):
-                _evaluate(group)
+                evaluate_group(group)
                 kernels += 1
         except BaseException:
             expressions.extend(weakref.ref(e) for e, _ in live if e.result is None)
@@ -108,34 +113,10 @@ def _groups(live):
     return [members for _, members in groups]
 
 
-def _evaluate(group) -> None:
-    """One fused kernel computing the group's Arrays (run unfused where fuse cannot)."""
-    from .fusion import FusedFunction
-
-    steps, outputs, leaves = _program([e for e, _ in group])
-    key = (steps, outputs, len(leaves))
-    fused = _fused.get(key)
-    if fused is None:
-        if len(_fused) >= 1024:
-            _fused.clear()
-        fused = _fused[key] = FusedFunction(_replay(steps, outputs), strict=True)
-    try:
-        results = fused(*leaves)
-    except TypeError:  # cannot fuse (strict): the calls themselves, one kernel each
-        results = fused.function(*leaves)
-    for (expression, owner), result in zip(group, results):
-        owner._a = result._a
-        owner._p = None
-        expression.result = owner
-        expression.args = ()  # its inputs may go now
-
-
-def _program(outputs):
+def program(outputs):
     """(steps, output step indices, leaves): the expressions as a list of calls, each
     ``(name, refs)`` with a ref ``(0, k)`` to leaf k (an evaluated Array or a scalar, the
     fused function's arguments) or ``(1, j)`` to step j's result."""
-    from .array import Array
-
     steps, step_of, leaves, leaf_of = [], {}, [], {}
 
     def ref(arg):
@@ -149,31 +130,14 @@ def _program(outputs):
                     j = step_of[id(arg)] = len(steps)
                     steps.append((arg.name, refs))
                 return (1, j)
-        if type(arg) is Array:  # one kernel input per Array, however many uses
-            k = leaf_of.get(id(arg))
-            if k is None:
-                k = leaf_of[id(arg)] = len(leaves)
-                leaves.append(arg)
-            return (0, k)
-        leaves.append(arg)  # a scalar: a slot per use (1 and 1.0 and True are equal)
-        return (0, len(leaves) - 1)
+        if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic):
+            leaves.append(arg)  # a scalar: a slot per use (1 and 1.0 and True are equal)
+            return (0, len(leaves) - 1)
+        k = leaf_of.get(id(arg))  # an Array: one kernel input however many uses
+        if k is None:
+            k = leaf_of[id(arg)] = len(leaves)
+            leaves.append(arg)
+        return (0, k)
 
     outputs = tuple(ref(e)[1] for e in outputs)
     return tuple(steps), outputs, leaves
-
-
-def _replay(steps, outputs):
-    """The function of the leaves that makes the calls again: traced by fuse, or run."""
-    import infini_cupy
-
-    functions = [getattr(infini_cupy, name) for name, _ in steps]
-    calls = [(f, refs) for f, (_, refs) in zip(functions, steps)]
-
-    def replay(*leaves):
-        values = []
-        for function, refs in calls:
-            values.append(function(*(values[k] if step else leaves[k] for step, k in refs)))
-        return tuple(values[j] for j in outputs)
-
-    replay.__name__ = replay.__qualname__ = "lazy"
-    return replay
