@@ -28,6 +28,10 @@ _log = logging.getLogger("infini_cupy")
 MAX_NODES = 128
 MAX_INPUTS = 16
 MAX_SCALARS = 64
+MAX_OUTPUTS = 8  # Arrays one kernel writes
+# Past this many registered expressions the dead ones are dropped, and past half of it live
+# ones are evaluated: code that defers in a loop and never reads stays bounded.
+MAX_REGISTERED = 1024
 
 expressions: list = []  # weakref of every PendingExpression not yet evaluated, in call order
 _lock = threading.RLock()
@@ -61,6 +65,17 @@ def register(expression: PendingExpression, array) -> None:
     expression.owner = weakref.ref(array)
     with _lock:
         expressions.append(weakref.ref(expression))
+        if len(expressions) < MAX_REGISTERED:
+            return
+        expressions[:] = [ref for ref in expressions if _referenced(ref())]
+        crowded = len(expressions) >= MAX_REGISTERED // 2
+    if crowded:
+        evaluate_all(f"{len(expressions)} pending arrays")
+
+
+def _referenced(expression) -> bool:
+    return (expression is not None and expression.result is None
+            and expression.owner() is not None)
 
 
 def evaluate_all(reason: str) -> None:
@@ -69,9 +84,9 @@ def evaluate_all(reason: str) -> None:
         live = []
         for ref in expressions:
             expression = ref()
-            if expression is not None and expression.result is None:
+            if _referenced(expression):
                 owner = expression.owner()
-                if owner is not None:
+                if owner is not None:  # (alive a moment ago; checked again as it is held)
                     live.append((expression, owner))
         expressions.clear()
         if not live:
@@ -101,7 +116,8 @@ def _groups(live):
         if group is not None:
             nodes, inputs, scalars = group[0]
             if (nodes + expression.nodes > MAX_NODES or inputs + expression.inputs > MAX_INPUTS
-                    or scalars + expression.scalars > MAX_SCALARS):
+                    or scalars + expression.scalars > MAX_SCALARS
+                    or len(group[1]) == MAX_OUTPUTS):
                 group = None
         if group is None:
             group = open_groups[key] = [(0, 0, 0), []]

@@ -26,7 +26,9 @@ BINARY = ["add", "subtract", "multiply", "divide", "maximum", "less", "equal", "
           "pow", "bitwise_and", "logical_or"]
 OPERATORS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
              "<": operator.lt, "**": operator.pow, "&": operator.and_}
-SCALARS = [2, -1, 0.5, True, 300, -1.5]  # 300: past int8/uint8, an OverflowError at the call
+UNARY_OPERATORS = {"-": operator.neg, "abs()": abs, "~": operator.invert}
+# 300: past int8/uint8, an OverflowError at the call; NumPy scalars are typed
+SCALARS = [2, -1, 0.5, True, 300, -1.5, np.float32(0.5), np.int16(3)]
 ERRORS = (TypeError, ValueError, OverflowError)
 
 
@@ -46,12 +48,18 @@ def _step(draw):
     index = st.integers(0, 63)  # taken modulo the values existing at the step
     operand = st.one_of(index, index, st.sampled_from(SCALARS).map(lambda s: ("scalar", s)))
     return draw(st.one_of(
-        st.tuples(st.just("unary"), st.sampled_from(UNARY), index, st.booleans()),
+        st.tuples(st.just("unary"), st.sampled_from(UNARY + list(UNARY_OPERATORS)), index,
+                  st.booleans()),
         st.tuples(st.just("binary"), st.sampled_from(BINARY + list(OPERATORS)), index, operand,
                   st.booleans()),
         st.tuples(st.just("inplace"), st.sampled_from(["+=", "*="]), index, operand),
         st.tuples(st.just("setitem"), index, operand),
-        st.tuples(st.just("view"), index)))
+        st.tuples(st.just("view"), index),
+        # eager inside lazy(): they evaluate what they read
+        st.tuples(st.just("eager"), st.sampled_from(["where", "clip", "astype", "sum"]), index,
+                  operand),
+        st.tuples(st.just("out"), st.sampled_from(["add", "multiply"]), index, operand, index),
+        st.tuples(st.just("rearrange_"), index, index)))
 
 
 @st.composite
@@ -76,7 +84,8 @@ def _apply(step, pool):
     kind = step[0]
     if kind == "unary":
         _, name, i, keep = step
-        result = getattr(xp, name)(pool[i % len(pool)])
+        x = pool[i % len(pool)]
+        result = UNARY_OPERATORS[name](x) if name in UNARY_OPERATORS else getattr(xp, name)(x)
     elif kind == "binary":
         _, name, i, operand, keep = step
         x1, x2 = pool[i % len(pool)], _operand(pool, operand)
@@ -92,6 +101,26 @@ def _apply(step, pool):
     elif kind == "setitem":
         _, i, operand = step
         pool[i % len(pool)][...] = _operand(pool, operand)
+        return
+    elif kind == "eager":
+        _, name, i, operand = step
+        x, other = pool[i % len(pool)], _operand(pool, operand)
+        if name == "where":
+            pool.append(xp.where(x > 0, x, other))
+        elif name == "clip":
+            pool.append(xp.clip(x, -1, 2))
+        elif name == "astype":
+            pool.append(xp.astype(x, getattr(other, "dtype", xp.float32)))
+        else:
+            pool.append(xp.sum(x))
+        return
+    elif kind == "out":
+        _, name, i, operand, j = step
+        getattr(xp, name)(pool[i % len(pool)], _operand(pool, operand), out=pool[j % len(pool)])
+        return
+    elif kind == "rearrange_":
+        _, i, j = step
+        xp.rearrange_(pool[j % len(pool)], pool[i % len(pool)])
         return
     else:  # a view of the value, kept: writes through it reach the value
         x = pool[step[1] % len(pool)]
@@ -133,7 +162,7 @@ _HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
 # derandomized: each new expression is a new kernel (g++), kept in the disk cache for reruns
-@settings(max_examples=40, derandomize=True, database=None, deadline=None,
+@settings(max_examples=50, derandomize=True, database=None, deadline=None,
           suppress_health_check=_HEALTH)
 @given(program=programs())
 def test_random_programs_lazy_equal_eager_bit_for_bit(program):
@@ -271,3 +300,14 @@ def test_the_log_names_each_evaluation(caplog):
     assert any("lazy: 2 pending array(s) evaluated by 1 fused kernel(s): end of lazy()"
                in r.getMessage() for r in caplog.records)
     np.testing.assert_array_equal(np.asarray(z), [4.0])
+
+
+def test_deferring_in_a_loop_stays_bounded():
+    x = xp.asarray([1.0, 2.0], device="emulator")
+    with xp.lazy():
+        kept = [x * k for k in range(pending.MAX_REGISTERED // 2 + 1)]  # all referenced
+        assert len(pending.expressions) < pending.MAX_REGISTERED
+        for k in range(2 * pending.MAX_REGISTERED):
+            dropped = x + k  # noqa: F841  each one unreferenced at the next
+        assert len(pending.expressions) < pending.MAX_REGISTERED
+    np.testing.assert_array_equal(np.asarray(kept[3]), [3.0, 6.0])
