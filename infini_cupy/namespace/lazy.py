@@ -24,6 +24,10 @@ _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 _KERNEL_BACKENDS = ("emulate", "cuda")
+# (name, per operand: dtype and shape, or a Python scalar's type) -> what resolve gave: a
+# signature seen before skips the resolution (its checks passed for it then)
+_resolved: dict = {}
+_MAX_RESOLVED = 4096
 _new = object.__new__
 
 
@@ -87,7 +91,7 @@ def defer(name: str, args) -> Array | None:
     call runs now (the cpu device, a native array among the arguments, a comparison whose
     answer NumPy decides from a scalar out of range)."""
     backend = device = None
-    stands = []
+    stands, key = [], [name]
     for a in args:
         kind = type(a)
         if kind is Array:
@@ -97,24 +101,36 @@ def defer(name: str, args) -> Array | None:
             elif b != backend:
                 check_same_device(backend, b)  # the eager call's ValueError
             p = a._p
-            stands.append(p if p is not None else a._a)
-        elif kind in _PYTHON_SCALARS or kind in _NUMPY_SCALARS:
+            stand = p if p is not None else a._a
+            stands.append(stand)
+            key += (stand.dtype, stand.shape)
+        elif kind in _PYTHON_SCALARS:
             stands.append(a)
+            key.append(kind)
+        elif kind in _NUMPY_SCALARS:
+            stands.append(a)
+            key += (a.dtype, ())
         else:
             return None
     if backend not in _KERNEL_BACKENDS:
         return None
     if backend == "cuda":
         devices = {s.device if type(s) is pending.PendingExpression else s.device.id
-                   for s in stands if type(s) not in _PYTHON_SCALARS and hasattr(s, "shape")
+                   for s in stands if type(s) not in _PYTHON_SCALARS
                    and not isinstance(s, np.generic)}
         if len(devices) != 1:
             return None  # arrays on several GPUs: the eager call says what happens
         device = devices.pop()
     if name in _COMPARISONS and len(args) == 2 and _out_of_range(stands):
         return None
-    op = OPS[name]
-    dtype_in, dtype_out, shape = resolve(op, tuple(stands))  # the eager call's errors
+    key = tuple(key)
+    resolved = _resolved.get(key)
+    if resolved is None:  # dtypes and broadcast shape: the eager call's errors
+        resolved = resolve(OPS[name], tuple(stands))
+        if len(_resolved) >= _MAX_RESOLVED:
+            _resolved.clear()
+        _resolved[key] = resolved
+    dtype_in, dtype_out, shape = resolved
     for s in stands:
         if type(s) in _PYTHON_SCALARS:
             dtypes.scalar_value(s, dtype_in)  # OverflowError as the eager call
@@ -124,7 +140,7 @@ def defer(name: str, args) -> Array | None:
         pending.evaluate_all(f"{name}(): expression past the kernel's limits")
         stands = [a._a if type(a) is Array else a for a in args]
         nodes, inputs, scalars = _size(stands)
-    operands = tuple(a._p if type(a) is Array and a._p is not None else a for a in args)
+    operands = tuple([a._p if type(a) is Array and a._p is not None else a for a in args])
     expression = pending.PendingExpression(name, operands, dtype_out, shape, backend, device,
                                            nodes, inputs, scalars)
     result = _new(Array)

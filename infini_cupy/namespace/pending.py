@@ -142,7 +142,7 @@ def program(outputs):
             else:
                 j = step_of.get(id(arg))
                 if j is None:
-                    refs = tuple(ref(a) for a in arg.args)
+                    refs = tuple([ref(a) for a in arg.args])
                     j = step_of[id(arg)] = len(steps)
                     steps.append((arg.name, refs))
                 return (1, j)
