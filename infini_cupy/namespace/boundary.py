@@ -399,6 +399,7 @@ def public_namespace() -> dict:
             continue
         public[name] = compile_function(name, params, arrays, _implementation(name),
                                         creation=name in signatures.CREATION)
+    public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
     _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)

@@ -11,6 +11,7 @@ they evaluate everything pending, then run at once.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from .array import Array, check_same_device
 
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+# casts the trace makes exactly as the cast kernel (bfloat16 goes through ml_dtypes eagerly)
+_CAST_DTYPES = frozenset(dt for dt in dtypes.ALL_DTYPES if not dtypes.is_bfloat16(dt))
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 _KERNEL_BACKENDS = ("emulate", "cuda")
 # (name, per operand: dtype and shape, or a Python scalar's type) -> what resolve gave: a
@@ -35,14 +38,14 @@ _new = object.__new__
 def lazy(enabled: bool = True):
     """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
 
-    Inside the block, the elementwise functions and operators on Arrays of the ``emulator``
-    and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
+    Inside the block, the elementwise functions, operators and casts (``astype``) on Arrays
+    of the ``emulator`` and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
     raised there, as the eager call raises it), the kernel later. A deferred Array is
     computed when its value is needed (its data read, a non-elementwise function, a write
     into any Array, the end of the block): every pending Array still referenced then runs
     in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
     eager calls), and intermediates nothing references are never allocated. Arrays on the
-    ``cpu`` device run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
+    ``cpu`` device, ``where`` and ``clip`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
 
     Parameters
     ----------
@@ -143,6 +146,49 @@ def defer(name: str, args) -> Array | None:
     operands = tuple([a._p if type(a) is Array and a._p is not None else a for a in args])
     expression = pending.PendingExpression(name, operands, dtype_out, shape, backend, device,
                                            nodes, inputs, scalars)
+    result = _new(Array)
+    result._b = backend
+    result._p = expression
+    pending.register(expression, result)
+    return result
+
+
+def deferring_astype(astype):
+    """The public ``astype``, deferred inside ``lazy()`` for a cast between two of the
+    kernels' dtypes (the eager call refuses none of them); else the call itself."""
+    @functools.wraps(astype)
+    def deferred(x, dtype, /, *, copy=True, device=None):
+        if type(x) is Array and device is None and config.lazy_enabled():
+            result = _defer_cast(x, dtype)
+            if result is not None:
+                return result
+        return astype(x, dtype, copy=copy, device=device)
+
+    return deferred
+
+
+def _defer_cast(x, dtype) -> Array | None:
+    backend = x._b
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    try:
+        dtype = np.dtype(dtype)  # as the eager call reads it
+    except TypeError:
+        return None  # the eager call raises
+    p = x._p
+    stand = p if p is not None else x._a
+    if dtype not in _CAST_DTYPES or stand.dtype not in _CAST_DTYPES or dtype == stand.dtype:
+        return None  # the same dtype is a copy (or x itself): now
+    device = None
+    if backend == "cuda":
+        device = p.device if p is not None else stand.device.id
+    nodes, inputs, scalars = _size([stand])
+    if nodes > pending.MAX_NODES:
+        pending.evaluate_all("astype(): expression past the kernel's limits")
+        p, nodes, inputs, scalars = None, 2, 1, 0
+    expression = pending.PendingExpression("astype", (p if p is not None else x,), dtype,
+                                           stand.shape, backend, device, nodes, inputs,
+                                           scalars, constants=(dtype,))
     result = _new(Array)
     result._b = backend
     result._p = expression

@@ -43,12 +43,13 @@ def evaluate_group(group) -> None:
 
 def _replay(steps, outputs):
     """The function of the leaves that makes the calls again: traced by fuse, or run."""
-    calls = [(_public[name], refs) for name, refs in steps]
+    calls = [(_public[name], constants, refs) for name, constants, refs in steps]
 
     def replay(*leaves):
         values = []
-        for function, refs in calls:
-            values.append(function(*(values[k] if step else leaves[k] for step, k in refs)))
+        for function, constants, refs in calls:
+            values.append(function(*[values[k] if step else leaves[k] for step, k in refs],
+                                   *constants))
         return tuple(values[j] for j in outputs)
 
     replay.__name__ = replay.__qualname__ = "lazy"

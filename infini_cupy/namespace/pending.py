@@ -42,20 +42,23 @@ evaluate_group = None
 
 
 class PendingExpression:
-    """``name(*args)`` not yet computed: what a deferred Array will hold.
+    """``name(*args, *constants)`` not yet computed: what a deferred Array will hold.
 
     args: a PendingExpression (a deferred argument), an evaluated Array, or a scalar.
+    constants: arguments of the call that are part of the kernel (astype's dtype).
     dtype, shape: the result's, resolved at the call. backend, device: the Array's (device:
     the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
     size (uses of a shared subexpression counted each). owner: weakref to the deferred
     Array (dead once nothing references it: an intermediate). result: the evaluated Array.
     """
 
-    __slots__ = ("name", "args", "dtype", "shape", "backend", "device", "nodes", "inputs",
-                 "scalars", "owner", "result", "__weakref__")
+    __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
+                 "inputs", "scalars", "owner", "result", "__weakref__")
 
-    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars):
-        self.name, self.args, self.dtype, self.shape = name, args, dtype, shape
+    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars,
+                 constants=()):
+        self.name, self.args, self.constants = name, args, constants
+        self.dtype, self.shape = dtype, shape
         self.backend, self.device = backend, device
         self.nodes, self.inputs, self.scalars = nodes, inputs, scalars
         self.owner = self.result = None
@@ -131,7 +134,7 @@ def _groups(live):
 
 def program(outputs):
     """(steps, output step indices, leaves): the expressions as a list of calls, each
-    ``(name, refs)`` with a ref ``(0, k)`` to leaf k (an evaluated Array or a scalar, the
+    ``(name, constants, refs)`` with a ref ``(0, k)`` to leaf k (an evaluated Array or a scalar, the
     fused function's arguments) or ``(1, j)`` to step j's result."""
     steps, step_of, leaves, leaf_of = [], {}, [], {}
 
@@ -144,7 +147,7 @@ def program(outputs):
                 if j is None:
                     refs = tuple([ref(a) for a in arg.args])
                     j = step_of[id(arg)] = len(steps)
-                    steps.append((arg.name, refs))
+                    steps.append((arg.name, arg.constants, refs))
                 return (1, j)
         if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic):
             leaves.append(arg)  # a scalar: a slot per use (1 and 1.0 and True are equal)

@@ -55,6 +55,8 @@ def _step(draw):
         st.tuples(st.just("inplace"), st.sampled_from(["+=", "*="]), index, operand),
         st.tuples(st.just("setitem"), index, operand),
         st.tuples(st.just("view"), index),
+        st.tuples(st.just("cast"), st.sampled_from(DTYPES + ["complex64"]), index,
+                  st.booleans()),
         # eager inside lazy(): they evaluate what they read
         st.tuples(st.just("eager"), st.sampled_from(["where", "clip", "astype", "sum"]), index,
                   operand),
@@ -90,6 +92,9 @@ def _apply(step, pool):
         _, name, i, operand, keep = step
         x1, x2 = pool[i % len(pool)], _operand(pool, operand)
         result = OPERATORS[name](x1, x2) if name in OPERATORS else getattr(xp, name)(x1, x2)
+    elif kind == "cast":  # deferred: a cast node of the kernel
+        _, dtype, i, keep = step
+        result = xp.astype(pool[i % len(pool)], dtype)
     elif kind == "inplace":
         _, name, i, operand = step
         target = pool[i % len(pool)]
