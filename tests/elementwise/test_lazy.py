@@ -7,6 +7,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import operator
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -137,9 +140,11 @@ def _apply(step, pool):
         pool[i % len(pool)] = result
 
 
-def _run(bases, steps, lazy):
-    """(per step: None or the error raised, the values at the end, read after the block)."""
-    pool = [xp.asarray(b.copy(), device="emulator") for b in bases]
+def _run(bases, steps, lazy, to_device=lambda a: a, to_host=np.asarray):
+    """(per step: None or the error raised, the values at the end, read after the block), on
+    the suite's device (the emulator, or the GPU with ``--backend cuda``)."""
+    pool = [xp.asarray(to_device(b.copy())) for b in bases]
+    assert all(x.device != "cpu" for x in pool)  # devices whose calls lazy() defers
     outcomes = []
     with np.errstate(all="ignore"), (xp.lazy() if lazy else contextlib.nullcontext()):
         for step in steps:
@@ -148,7 +153,7 @@ def _run(bases, steps, lazy):
                 outcomes.append(None)
             except ERRORS as e:
                 outcomes.append((type(e), str(e)))
-    return outcomes, [np.asarray(x) for x in pool]
+    return outcomes, [to_host(x) for x in pool]
 
 
 def _same_bits(got, expected):
@@ -163,17 +168,18 @@ def _same_bits(got, expected):
     np.testing.assert_array_equal(got[~nan].view(bits), expected[~nan].view(bits))
 
 
-_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large]
+_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large,
+           HealthCheck.function_scoped_fixture]  # to_device and to_host: the same each example
 
 
 # derandomized: each new expression is a new kernel (g++), kept in the disk cache for reruns
 @settings(max_examples=50, derandomize=True, database=None, deadline=None,
           suppress_health_check=_HEALTH)
 @given(program=programs())
-def test_random_programs_lazy_equal_eager_bit_for_bit(program):
+def test_random_programs_lazy_equal_eager_bit_for_bit(program, to_device, to_host):
     bases, steps = program
-    eager_outcomes, eager_values = _run(bases, steps, lazy=False)
-    lazy_outcomes, lazy_values = _run(bases, steps, lazy=True)
+    eager_outcomes, eager_values = _run(bases, steps, False, to_device, to_host)
+    lazy_outcomes, lazy_values = _run(bases, steps, True, to_device, to_host)
     assert lazy_outcomes == eager_outcomes  # the same error, raised by the same step
     assert len(lazy_values) == len(eager_values)
     for got, expected in zip(lazy_values, eager_values):
@@ -316,3 +322,15 @@ def test_deferring_in_a_loop_stays_bounded():
             dropped = x + k  # noqa: F841  each one unreferenced at the next
         assert len(pending.expressions) < pending.MAX_REGISTERED
     np.testing.assert_array_equal(np.asarray(kept[3]), [3.0, 6.0])
+
+
+def test_the_environment_variable_turns_it_on_everywhere():
+    script = ("import infini_cupy as xp\n"
+              "x = xp.asarray([1.0, 2.0], device='emulator')\n"
+              "y = x * 2 + 1\n"
+              "assert y._p is not None and y.shape == (2,)\n"
+              "assert y.tolist() == [3.0, 5.0] and y._p is None\n")
+    env = {**os.environ, config.LAZY_VAR: "1"}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
