@@ -400,6 +400,7 @@ def public_namespace() -> dict:
         public[name] = compile_function(name, params, arrays, _implementation(name),
                                         creation=name in signatures.CREATION)
     public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
+    public["clip"] = _lazy.deferring_clip(public["clip"])
     _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)

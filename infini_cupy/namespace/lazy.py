@@ -16,7 +16,7 @@ import functools
 import numpy as np
 
 from .. import config, dtypes
-from ..elementwise.launcher import resolve
+from ..elementwise.launcher import check_clip_bounds, resolve, scalar_clip_bound
 from ..elementwise.ops import OPS
 from . import pending
 from .array import Array, check_same_device
@@ -25,6 +25,7 @@ _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 # casts the trace makes exactly as the cast kernel (bfloat16 goes through ml_dtypes eagerly)
 _CAST_DTYPES = frozenset(dt for dt in dtypes.ALL_DTYPES if not dtypes.is_bfloat16(dt))
+_CLIP_BOUNDS = frozenset({type(None), bool, int, float})  # complex: the eager TypeError
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 _KERNEL_BACKENDS = ("emulate", "cuda")
 # (name, per operand: dtype and shape, or a Python scalar's type) -> what resolve gave: a
@@ -38,14 +39,14 @@ _new = object.__new__
 def lazy(enabled: bool = True):
     """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
 
-    Inside the block, the elementwise functions, operators and casts (``astype``) on Arrays
-    of the ``emulator`` and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
+    Inside the block, the elementwise functions, operators, casts (``astype``) and ``clip``
+    by scalars on Arrays of the ``emulator`` and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
     raised there, as the eager call raises it), the kernel later. A deferred Array is
     computed when its value is needed (its data read, a non-elementwise function, a write
     into any Array, the end of the block): every pending Array still referenced then runs
     in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
     eager calls), and intermediates nothing references are never allocated. Arrays on the
-    ``cpu`` device, ``where`` and ``clip`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
+    ``cpu`` device and ``where`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
 
     Parameters
     ----------
@@ -196,6 +197,52 @@ def _defer_cast(x, dtype) -> Array | None:
     return result
 
 
+def deferring_clip(clip):
+    """The public ``clip``, deferred inside ``lazy()`` for an Array clipped by Python scalars
+    or None (array bounds, out=: the call itself)."""
+    @functools.wraps(clip)
+    def deferred(x, /, min=None, max=None, *, out=None):  # noqa: A002  the standard's names
+        if (type(x) is Array and out is None and config.lazy_enabled()
+                and type(min) in _CLIP_BOUNDS and type(max) in _CLIP_BOUNDS):
+            result = _defer_clip(x, min, max)
+            if result is not None:
+                return result
+        return clip(x, min, max, out=out)
+
+    return deferred
+
+
+def _defer_clip(x, lo, hi) -> Array | None:
+    backend = x._b
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    p = x._p
+    stand = p if p is not None else x._a
+    dtype = stand.dtype
+    if dtypes.is_bfloat16(dtype):
+        return None
+    # the eager call's checks, in its order; then its conversion of each bound
+    dtypes.check_group("clip", OPS["clip"].group, dtype)
+    check_clip_bounds(dtype, (lo, hi))
+    for bound, is_min in ((lo, True), (hi, False)):
+        dtypes.scalar_value(scalar_clip_bound(dtype, bound, is_min), dtype)
+    device = None
+    if backend == "cuda":
+        device = p.device if p is not None else stand.device.id
+    operands = [p if p is not None else x, lo, hi]
+    nodes, inputs, scalars = _size([stand, lo, hi])
+    if nodes > pending.MAX_NODES or scalars > pending.MAX_SCALARS:
+        pending.evaluate_all("clip(): expression past the kernel's limits")
+        operands[0], (nodes, inputs, scalars) = x, _size([x._a, lo, hi])
+    expression = pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
+                                           backend, device, nodes, inputs, scalars)
+    result = _new(Array)
+    result._b = backend
+    result._p = expression
+    pending.register(expression, result)
+    return result
+
+
 def _size(stands) -> tuple:
     """(nodes, inputs, scalars) of a call on these operands, uses counted each."""
     nodes, inputs, scalars = 1, 0, 0
@@ -204,8 +251,8 @@ def _size(stands) -> tuple:
             nodes += s.nodes
             inputs += s.inputs
             scalars += s.scalars
-        elif type(s) in _PYTHON_SCALARS or isinstance(s, np.generic):
-            nodes += 1
+        elif type(s) in _PYTHON_SCALARS or isinstance(s, np.generic) or s is None:
+            nodes += 1  # (a None bound of clip: a constant slot of the kernel)
             scalars += 1
         else:
             nodes += 1

@@ -149,7 +149,7 @@ def program(outputs):
                     j = step_of[id(arg)] = len(steps)
                     steps.append((arg.name, arg.constants, refs))
                 return (1, j)
-        if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic):
+        if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic) or arg is None:
             leaves.append(arg)  # a scalar: a slot per use (1 and 1.0 and True are equal)
             return (0, len(leaves) - 1)
         k = leaf_of.get(id(arg))  # an Array: one kernel input however many uses

@@ -33,6 +33,7 @@ UNARY_OPERATORS = {"-": operator.neg, "abs()": abs, "~": operator.invert}
 # 300: past int8/uint8, an OverflowError at the call; NumPy scalars are typed
 SCALARS = [2, -1, 0.5, True, 300, -1.5, np.float32(0.5), np.int16(3)]
 ERRORS = (TypeError, ValueError, OverflowError)
+CLIP_BOUNDS = [None, -1, 0.5, 2, True, 300, -1e300, 1j]  # 0.5 with integers, 1j: TypeError
 
 
 def _values(dtype, shape, rng):
@@ -60,6 +61,8 @@ def _step(draw):
         st.tuples(st.just("view"), index),
         st.tuples(st.just("cast"), st.sampled_from(DTYPES + ["complex64"]), index,
                   st.booleans()),
+        st.tuples(st.just("clip"), index, st.sampled_from(CLIP_BOUNDS),
+                  st.sampled_from(CLIP_BOUNDS), st.booleans()),
         # eager inside lazy(): they evaluate what they read
         st.tuples(st.just("eager"), st.sampled_from(["where", "clip", "astype", "sum"]), index,
                   operand),
@@ -98,6 +101,9 @@ def _apply(step, pool):
     elif kind == "cast":  # deferred: a cast node of the kernel
         _, dtype, i, keep = step
         result = xp.astype(pool[i % len(pool)], dtype)
+    elif kind == "clip":  # deferred with scalar bounds
+        _, i, lo, hi, keep = step
+        result = xp.clip(pool[i % len(pool)], lo, hi)
     elif kind == "inplace":
         _, name, i, operand = step
         target = pool[i % len(pool)]
