@@ -40,13 +40,15 @@ def lazy(enabled: bool = True):
     """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
 
     Inside the block, the elementwise functions, operators, casts (``astype``) and ``clip``
-    by scalars on Arrays of the ``emulator`` and ``cuda`` devices return deferred Arrays: every check runs at the call (an error is
-    raised there, as the eager call raises it), the kernel later. A deferred Array is
+    by scalars on Arrays of the ``emulator`` and ``cuda`` devices return deferred Arrays:
+    every check runs at the call (an error is raised there, as the eager call raises it),
+    the kernel later. A deferred Array is
     computed when its value is needed (its data read, a non-elementwise function, a write
     into any Array, the end of the block): every pending Array still referenced then runs
     in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
     eager calls), and intermediates nothing references are never allocated. Arrays on the
-    ``cpu`` device and ``where`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere.
+    ``cpu`` device and ``where`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on
+    everywhere. See the user guide's page on lazy evaluation.
 
     Parameters
     ----------
@@ -59,8 +61,9 @@ def lazy(enabled: bool = True):
 
     Raises
     ------
-    Exception
-        Nothing of its own; a call in the block raises what its eager call raises.
+    TypeError, ValueError, OverflowError
+        At a call in the block, what its eager call raises (dtypes, shapes, devices, scalar
+        values), never later at the evaluation.
 
     See Also
     --------
@@ -145,13 +148,8 @@ def defer(name: str, args) -> Array | None:
         stands = [a._a if type(a) is Array else a for a in args]
         nodes, inputs, scalars = _size(stands)
     operands = tuple([a._p if type(a) is Array and a._p is not None else a for a in args])
-    expression = pending.PendingExpression(name, operands, dtype_out, shape, backend, device,
-                                           nodes, inputs, scalars)
-    result = _new(Array)
-    result._b = backend
-    result._p = expression
-    pending.register(expression, result)
-    return result
+    return _deferred(pending.PendingExpression(name, operands, dtype_out, shape, backend,
+                                               device, nodes, inputs, scalars))
 
 
 def deferring_astype(astype):
@@ -187,14 +185,9 @@ def _defer_cast(x, dtype) -> Array | None:
     if nodes > pending.MAX_NODES:
         pending.evaluate_all("astype(): expression past the kernel's limits")
         p, nodes, inputs, scalars = None, 2, 1, 0
-    expression = pending.PendingExpression("astype", (p if p is not None else x,), dtype,
-                                           stand.shape, backend, device, nodes, inputs,
-                                           scalars, constants=(dtype,))
-    result = _new(Array)
-    result._b = backend
-    result._p = expression
-    pending.register(expression, result)
-    return result
+    return _deferred(pending.PendingExpression("astype", (p if p is not None else x,), dtype,
+                                               stand.shape, backend, device, nodes, inputs,
+                                               scalars, constants=(dtype,)))
 
 
 def deferring_clip(clip):
@@ -234,10 +227,14 @@ def _defer_clip(x, lo, hi) -> Array | None:
     if nodes > pending.MAX_NODES or scalars > pending.MAX_SCALARS:
         pending.evaluate_all("clip(): expression past the kernel's limits")
         operands[0], (nodes, inputs, scalars) = x, _size([x._a, lo, hi])
-    expression = pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
-                                           backend, device, nodes, inputs, scalars)
+    return _deferred(pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
+                                               backend, device, nodes, inputs, scalars))
+
+
+def _deferred(expression) -> Array:
+    """A deferred Array holding ``expression``: its ``_a`` unset until evaluated."""
     result = _new(Array)
-    result._b = backend
+    result._b = expression.backend
     result._p = expression
     pending.register(expression, result)
     return result
