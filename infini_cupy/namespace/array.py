@@ -60,22 +60,11 @@ class Array:
            [3., 5.]], device='emulator')
     """
 
-    # _a: the native array (unset while deferred, see __getattr__); _b: the backend;
-    # _p: the pending expression of a deferred Array (infini_cupy.lazy), else None
+    # _a: the native array (unset while deferred: pending.py's __getattr__ computes it on
+    # first read); _b: the backend; _p: the pending expression of a deferred Array
+    # (infini_cupy.lazy), else None
     __slots__ = ("_a", "_b", "_p", "__weakref__")  # weakref: infini_cupy.lazy's owners
     __module__ = "infini_cupy"
-
-    def __getattr__(self, name):
-        # Only reached when a slot is unset: a deferred Array's ``_a`` is computed on first
-        # read, so no code path can read an unevaluated buffer.
-        if name == "_a":
-            pending = self._p
-            if pending is not None:
-                _pending.evaluate_all(f"a {pending.name}() result read")
-                return self._a
-        elif name == "_p":
-            return None  # an Array made without wrap()
-        return object.__getattribute__(self, name)  # the attribute's own AttributeError
 
     def __init__(self, *args, **kwargs):
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "

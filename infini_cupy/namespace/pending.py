@@ -7,7 +7,8 @@ Any evaluation evaluates every pending Array still referenced: so a write into m
 ``out=``, ``x[key] = v``, ``rearrange_``, a buffer handed out through ``__array__`` or
 DLPack) calls :func:`evaluate_all` first, and no pending expression reads memory changed
 after its call. A deferred Array's pending expression is its ``_p``; its ``_a`` is unset
-until evaluated (``Array.__getattr__`` evaluates on the first read).
+until evaluated: while any is, ``Array.__getattr__`` (:func:`_read_pending`) evaluates on
+the first read.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class PendingExpression:
 def register(expression: PendingExpression, array) -> None:
     expression.owner = weakref.ref(array)
     with _lock:
+        if not expressions:
+            _deferred_class[0] = cls = type(array)
+            cls.__getattr__ = _read_pending
         expressions.append(weakref.ref(expression))
         if len(expressions) < MAX_REGISTERED:
             return
@@ -74,6 +78,32 @@ def register(expression: PendingExpression, array) -> None:
         crowded = len(expressions) >= MAX_REGISTERED // 2
     if crowded:
         evaluate_all(f"{len(expressions)} pending arrays")
+
+
+# The Array class, whose __getattr__ is _read_pending while any deferred Array may be
+# unevaluated: then reading an unset ``_a`` evaluates, and at no other time does a failed
+# attribute lookup on an Array go through Python (NumPy probes two at every np.asarray).
+_deferred_class: list = [None]
+
+
+def _read_pending(array, name):
+    """``Array.__getattr__`` while Arrays are deferred: ``_a`` of a deferred Array is
+    computed on first read, so no code path reads an unevaluated buffer."""
+    if name == "_a":
+        expression = array._p
+        if expression is not None:
+            evaluate_all(f"a {expression.name}() result read")
+            return array._a
+    elif name in type(array).__dict__:
+        return object.__getattribute__(array, name)  # a property's own AttributeError
+    raise AttributeError(f"'{type(array).__name__}' object has no attribute {name!r}")
+
+
+def _release_class() -> None:
+    """Nothing deferred is left: Array's lookups are plain again."""
+    cls = _deferred_class[0]
+    if cls is not None and not expressions and "__getattr__" in cls.__dict__:
+        del cls.__getattr__
 
 
 def _referenced(expression) -> bool:
@@ -93,6 +123,7 @@ def evaluate_all(reason: str) -> None:
                     live.append((expression, owner))
         expressions.clear()
         if not live:
+            _release_class()
             return
         token = config.enter_lazy(False)  # the evaluation's own calls run now
         kernels = 0
@@ -105,6 +136,7 @@ def evaluate_all(reason: str) -> None:
             raise
         finally:
             config.exit_lazy(token)
+        _release_class()
     _log.debug("lazy: %d pending array(s) evaluated by %d fused kernel(s): %s",
                len(live), kernels, reason)
 
