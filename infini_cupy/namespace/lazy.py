@@ -32,6 +32,7 @@ _KERNEL_BACKENDS = ("emulate", "cuda")
 # signature seen before skips the resolution (its checks passed for it then)
 _resolved: dict = {}
 _MAX_RESOLVED = 4096
+_int_bounds: dict = {}  # dtype -> (low, high): a Python int between converts without a check
 _new = object.__new__
 
 
@@ -139,8 +140,11 @@ def defer(name: str, args) -> Array | None:
         _resolved[key] = resolved
     dtype_in, dtype_out, shape = resolved
     for s in stands:
-        if type(s) in _PYTHON_SCALARS:
-            dtypes.scalar_value(s, dtype_in)  # OverflowError as the eager call
+        if type(s) is int:  # only an int can fail its conversion (OverflowError as eager)
+            bounds = _int_bounds.get(dtype_in) or _int_bounds.setdefault(
+                dtype_in, dtypes.plain_scalar_bounds(dtype_in) or (0, -1))
+            if not bounds[0] <= s <= bounds[1]:
+                dtypes.scalar_value(s, dtype_in)
     nodes, inputs, scalars = _size(stands)
     if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
             or scalars > pending.MAX_SCALARS):
