@@ -297,6 +297,19 @@ def test_writes_evaluate_what_reads_the_memory_first():
     np.testing.assert_array_equal(np.asarray(plus), [11.0, 11.0, 11.0])
 
 
+def test_handing_a_buffer_out_evaluates_what_reads_it_first():
+    x = xp.asarray([1.0, 2.0], device="emulator")
+    y = xp.asarray([5.0, 6.0], device="emulator")
+    with xp.lazy():
+        doubled = x * 2
+        np.asarray(x)[0] = 100.0      # written through NumPy: doubled read x before
+        moved = y + 1
+        xp.rearrange_(y[::-1], x)     # a strided copy into y, reversed
+    np.testing.assert_array_equal(np.asarray(doubled), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(moved), [6.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(y), [2.0, 100.0])
+
+
 def test_long_chains_split_at_the_kernel_limits():
     x = xp.asarray(np.linspace(0, 1, 5), device="emulator")
     eager = x
