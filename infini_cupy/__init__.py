@@ -17,8 +17,8 @@ from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
 from .namespace import (array_methods, boundary, data_movement, delegated, docstrings,
-                        elementwise_functions, extension_dtypes, extensions, numpy_protocols,
-                        operators)
+                        elementwise_functions, extension_dtypes, extensions, lazy_kernels,
+                        numpy_protocols, operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
     __array_api_version__,
@@ -31,6 +31,7 @@ from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
 )
 from .namespace.device import Device
 from .namespace.fusion import FusionWarning, fuse
+from .namespace.lazy import lazy
 from .namespace.patterns import PatternError
 
 # Every function, compiled around its implementation on native arrays: the standard's
@@ -42,6 +43,7 @@ globals().update({_name: getattr(delegated, _name) for _name in delegated.DTYPE_
 globals().update({_name: getattr(extension_dtypes, _name)
                   for _name in extension_dtypes.EXTENSION_DTYPE_NAMES})
 operators.install(_public)
+lazy_kernels.install(_public)  # lazy()'s pending expressions replayed with these functions
 numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
 array_methods.install(_public)  # x.reshape, x.ravel, x.round, ...: NumPy's methods, ours
 docstrings.install(_public, delegated.__all__)  # numpydoc docstrings from the op table
@@ -61,11 +63,12 @@ __all__ = list(dict.fromkeys([
     "Device",
     "fuse",
     "FusionWarning",
+    "lazy",
     "PatternError",
     "show_config",
 ]))
 del (array_methods, data_movement, delegated, docstrings, elementwise_functions,
-     extension_dtypes, extensions, boundary, operators, numpy_protocols, _public)
+     extension_dtypes, extensions, boundary, lazy_kernels, operators, numpy_protocols, _public)
 
 
 def __dir__():

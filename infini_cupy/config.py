@@ -6,6 +6,7 @@
 | ``INFINI_CUPY_CACHE_DIR``             | compiled kernels: cubins, emulator libraries              | ``~/.cache/infini_cupy`` |
 | ``INFINI_CUPY_EMULATOR_THREADS``      | worker threads of the emulator                            | the CPUs available       |
 | ``INFINI_CUPY_EMULATOR_THREAD_ORDER`` | emulator's thread order: forward, reverse, shuffle[:SEED] | ``forward``              |
+| ``INFINI_CUPY_LAZY``                  | ``1``: elementwise calls deferred everywhere (read at import) | ``0`` (off)            |
 
 Backends:
 
@@ -37,11 +38,36 @@ CACHE_DIR_VAR = "INFINI_CUPY_CACHE_DIR"
 EMULATOR_THREADS_VAR = "INFINI_CUPY_EMULATOR_THREADS"
 THREAD_ORDER_VAR = "INFINI_CUPY_EMULATOR_THREAD_ORDER"
 THREAD_ORDERS = ("forward", "reverse", "shuffle")
+LAZY_VAR = "INFINI_CUPY_LAZY"
 
 # None: no override in force, fall back to the environment variable.
 _override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "infini_cupy_backend", default=None
 )
+
+
+def _lazy_default() -> bool:
+    env = os.environ.get(LAZY_VAR, "").strip().lower()
+    if env not in ("", "0", "1", "false", "true", "off", "on"):
+        raise ValueError(f"{LAZY_VAR}={env!r}: expected 1 (on) or 0 (off)")
+    return env in ("1", "true", "on")
+
+
+# Deferred elementwise calls (infini_cupy.lazy): off unless $INFINI_CUPY_LAZY says on; read
+# once, at import, since every Array call asks.
+_lazy: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "infini_cupy_lazy", default=_lazy_default()
+)
+lazy_enabled = _lazy.get  # () -> bool: are elementwise calls on Arrays deferred here?
+
+
+def enter_lazy(enabled: bool):
+    """Defer (or not) elementwise calls until :func:`exit_lazy` with the returned token."""
+    return _lazy.set(bool(enabled))
+
+
+def exit_lazy(token) -> None:
+    _lazy.reset(token)
 
 
 def _check_name(name: str) -> str:

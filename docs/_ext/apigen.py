@@ -15,7 +15,7 @@ import infini_cupy.dask
 from infini_cupy.namespace import data_movement, delegated, elementwise_functions, extension_dtypes
 
 CONSTANTS = ["e", "inf", "nan", "newaxis", "pi", "__array_api_version__"]
-PACKAGE = ["fuse", "FusionWarning", "backend", "get_backend", "show_config"]
+PACKAGE = ["fuse", "FusionWarning", "lazy", "backend", "get_backend", "show_config"]
 ARRAY_MEMBERS = [  # the Array's non-operator members, in reading order
     "dtype", "shape", "ndim", "size", "device", "T", "mT", "to_device", "__array_namespace__",
     "__getitem__", "__setitem__", "__array__", "__dlpack__", "__dlpack_device__",
@@ -48,8 +48,9 @@ def _families() -> list[tuple[str, str, str, list[str]]]:
          "Copies run our strided-copy kernel; views stay views. See :doc:`/user/rearrange`.",
          [n for n in public if n in data_movement.__all__ or n in ("rearrange_", "PatternError")]),
         ("package", "Fusion, backends and configuration",
-         "Beyond the standard: one kernel for a whole expression, the backend switch, and "
-         "the report for bug reports. See :doc:`/user/fusion` and :doc:`/user/backends`.",
+         "Beyond the standard: one kernel for a whole expression (``fuse``, ``lazy``), the "
+         "backend switch, and the report for bug reports. See :doc:`/user/fusion`, "
+         ":doc:`/user/lazy` and :doc:`/user/backends`.",
          [n for n in PACKAGE if n in public]),
         ("delegated", "Other functions of the standard (delegated)",
          "Creation, reductions, searching, sorting, sets, linear algebra and the rest of the "

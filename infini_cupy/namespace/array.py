@@ -22,6 +22,7 @@ called on Arrays dispatch to the namespace (:mod:`.numpy_protocols`).
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -30,6 +31,7 @@ from .. import dtypes
 from ..config import enter_backend, exit_backend
 from ..strided.copy import rearrange_
 from . import device as devices
+from . import pending as _pending
 from . import versions
 from .data_movement import astype
 from .delegated import to_device as _native_to_device
@@ -58,7 +60,10 @@ class Array:
            [3., 5.]], device='emulator')
     """
 
-    __slots__ = ("_a", "_b")
+    # _a: the native array (unset while deferred: pending.py's __getattr__ computes it on
+    # first read); _b: the backend; _p: the pending expression of a deferred Array
+    # (infini_cupy.lazy), else None
+    __slots__ = ("_a", "_b", "_p", "__weakref__")  # weakref: infini_cupy.lazy's owners
     __module__ = "infini_cupy"
 
     def __init__(self, *args, **kwargs):
@@ -69,22 +74,26 @@ class Array:
     @property
     def dtype(self):
         """The data type (a ``numpy.dtype``)."""
-        return self._a.dtype
+        pending = self._p
+        return self._a.dtype if pending is None else pending.dtype
 
     @property
     def shape(self) -> tuple:
         """The shape, a tuple of ints."""
-        return self._a.shape
+        pending = self._p
+        return self._a.shape if pending is None else pending.shape
 
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return self._a.ndim
+        pending = self._p
+        return self._a.ndim if pending is None else len(pending.shape)
 
     @property
     def size(self) -> int:
         """The number of elements."""
-        return self._a.size
+        pending = self._p
+        return self._a.size if pending is None else math.prod(pending.shape)
 
     @property
     def device(self) -> devices.Device:
@@ -94,7 +103,8 @@ class Array:
             return devices.CPU
         if b == "emulate":
             return devices.EMULATOR
-        return devices.cuda(self._a.device.id)
+        pending = self._p
+        return devices.cuda(self._a.device.id if pending is None else pending.device)
 
     @property
     def T(self) -> Array:
@@ -170,12 +180,16 @@ class Array:
         return int(self._a)
 
     def __array__(self, dtype=None, copy=None):
+        if _pending.expressions:  # the buffer leaves our control: nothing may read it late
+            _pending.evaluate_all("__array__")
         if self._b == "cuda":
             raise TypeError(f"an Array on {self.device} does not convert to NumPy implicitly "
                             "(a silent device-to-host copy); use x.to_device('cpu')")
         return np.array(self._a, dtype=dtype, copy=copy)
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if _pending.expressions:
+            _pending.evaluate_all("__dlpack__")
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
         return self._a.__dlpack__(**kwargs)
@@ -187,6 +201,8 @@ class Array:
     def __cuda_array_interface__(self) -> dict:
         if self._b != "cuda":
             raise AttributeError(f"an Array on {self.device} has no __cuda_array_interface__")
+        if _pending.expressions:
+            _pending.evaluate_all("__cuda_array_interface__")
         return self._a.__cuda_array_interface__
 
     def __repr__(self) -> str:
@@ -282,6 +298,8 @@ class Array:
         Array([[0., 7., 0.],
                [0., 8., 0.]], device='emulator')
         """
+        if _pending.expressions:  # a write: pending expressions read the memory as it was
+            _pending.evaluate_all("x[key] = value")
         key = _native_key(key, self._b)
         token = enter_backend(self._b)
         try:
@@ -305,6 +323,7 @@ def wrap(native, backend: str) -> Array:
     a = _new(Array)
     a._a = native
     a._b = backend
+    a._p = None
     return a
 
 

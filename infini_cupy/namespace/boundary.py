@@ -35,7 +35,10 @@ from ..strided.copy import rearrange_ as _native_rearrange_
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
                signatures)
 from . import device as devices
+from . import lazy as _lazy
+from . import pending as _pending
 from .array import Array, check_same_device, wrap, wrap_result
+from ..config import lazy_enabled
 
 _SPECIAL = (Array, np.generic)
 
@@ -72,7 +75,7 @@ def _device(device):
 _GLOBALS = {"_SPECIAL": _SPECIAL, "_nd": np.ndarray, "_type": type,  # finfo's "type" parameter
             "_check_plain": check_plain_buffer, "_Array": Array, "_take": _take, "_take_all": _take_all,
             "_device": _device, "_enter": enter_backend, "_exit": exit_backend,
-            "_wrap_result": wrap_result, "_get_backend": get_backend}
+            "_wrap_result": wrap_result, "_get_backend": get_backend, "_pending": _pending}
 
 
 def compile_function(name: str, params: str, arrays: str, impl, creation: bool = False):
@@ -103,7 +106,9 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
     lines = [f"def {name}({params}):", "    _b = None"]
     for a in names:
         if a == "out":
-            lines += ["    _out = out",
+            lines += ["    if out is not None and _pending.expressions: "
+                      f"_pending.evaluate_all({name + '(out=...)'!r})",
+                      "    _out = out",
                       "    if type(out) is _Array: out, _b = _take(out, _b)"]
         elif a[0] in "[*":
             lines.append(f"    {a.strip('[]*')}, _b = _take_all({a.strip('[]*')}, _b)")
@@ -233,8 +238,14 @@ def elementwise_operands(values):
 
 
 def _unary(impl):
+    name = impl.__name__
+
     def function(x, /, *, out=None):
+        if out is not None and _pending.expressions:  # a write: pending reads go first
+            _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
+            if lazy_enabled():
+                return _lazy.call(name, lambda: call_unary(impl, x, out), (x,), out)
             return call_unary(impl, x, out)
         return impl(x, out=out)
 
@@ -242,8 +253,14 @@ def _unary(impl):
 
 
 def _binary(impl):
+    name = impl.__name__
+
     def function(x1, x2, /, *, out=None):
+        if out is not None and _pending.expressions:  # a write: pending reads go first
+            _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
+            if lazy_enabled():
+                return _lazy.call(name, lambda: call_binary(impl, x1, x2, out), (x1, x2), out)
             return call_binary(impl, x1, x2, out)
         return impl(x1, x2, out=out)
 
@@ -293,6 +310,8 @@ def rearrange_(y, x):
            [2, 5],
            [3, 6]], device='emulator')
     """
+    if _pending.expressions:  # a write: pending expressions read the memory as it was
+        _pending.evaluate_all("rearrange_()")
     b = None
     if type(y) is Array:
         b = y._b
@@ -380,6 +399,8 @@ def public_namespace() -> dict:
             continue
         public[name] = compile_function(name, params, arrays, _implementation(name),
                                         creation=name in signatures.CREATION)
+    public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
+    public["clip"] = _lazy.deferring_clip(public["clip"])
     _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)

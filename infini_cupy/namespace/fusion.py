@@ -39,6 +39,7 @@ from ..elementwise.trace import ReadsNoArray, Untraceable, stopping_call, trace_
 from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
+from . import pending
 from .array import Array, check_same_device, wrap
 from .boundary import elementwise_operands
 from .fused_out import launch_into, write_out
@@ -109,6 +110,8 @@ class FusedFunction:
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
                                          or config.get_backend() == "emulate"):
                 return self._launch(prepared, args)
+        if out is not None and pending.expressions:  # a write: pending reads go first
+            pending.evaluate_all(f"fuse({self.__name__})(out=...)")
         return self._call(args, kwargs, out)
 
     # ------------------------------------------------------------ the cached path

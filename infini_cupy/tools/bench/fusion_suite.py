@@ -1,7 +1,8 @@
-"""The bench's fusion suite (``--suite fusion``): six expressions run fused (``xp.fuse``) and
-unfused (one call per function, on Arrays so operators are ours too), reporting launches per
-call, bytes moved and host microseconds per cached fused call; on a GPU, time and GB/s
-against ``cupy.fuse`` and unfused CuPy on the same expressions.
+"""The bench's fusion suite (``--suite fusion``): six expressions run fused (``xp.fuse``),
+lazily (the plain calls inside ``xp.lazy()``) and unfused (one call per function, on Arrays
+so operators are ours too), reporting launches per call, bytes moved and host microseconds
+per cached call; on a GPU, time and GB/s against ``cupy.fuse`` and unfused CuPy on the same
+expressions.
 
 Bytes moved come from the emulator's traces: per launch, the distinct bytes read plus the
 distinct bytes written (what DRAM moves when the caches catch reuse within a launch), summed
@@ -87,6 +88,18 @@ def _traced_bytes(function, *args) -> tuple[int, int]:
     return len(trace.launches), moved
 
 
+def _lazily(body):
+    """``body``'s plain calls inside ``xp.lazy()``: evaluated at the block's end."""
+    import infini_cupy as xp
+
+    def run(*arrays):
+        with xp.lazy():
+            result = body(xp, *arrays)
+        return result
+
+    return run
+
+
 def records(backend: str, time_call) -> list[dict]:
     """One record per expression; ``time_call(call)``: host microseconds, launches skipped."""
     import infini_cupy as xp
@@ -100,13 +113,17 @@ def records(backend: str, time_call) -> list[dict]:
             fused(*arrays)  # traced, planned, compiled
             launches, moved = _traced_bytes(fused, *arrays)
             unfused_launches, unfused_moved = _traced_bytes(lambda *a: body(xp, *a), *arrays)
+            lazy = _lazily(body)
+            lazy_launches, lazy_moved = _traced_bytes(lazy, *arrays)
             model = sum(a.nbytes for a in args) + int(np.prod(SHAPE)) * 4
             out.append({
                 "case": f"fusion: {name}", "suite": "fusion", "backend": "emulate",
                 "kernel": fused.kernel_name(*args),
                 "launches": launches, "unfused_launches": unfused_launches,
                 "bytes": moved, "unfused_bytes": unfused_moved, "inputs_plus_outputs": model,
+                "lazy_launches": lazy_launches, "lazy_bytes": lazy_moved,
                 "fused_us": round(time_call(lambda: fused(*arrays)), 2),
+                "lazy_us": round(time_call(lambda: lazy(*arrays)), 2),
                 "unfused_us": round(time_call(lambda: body(xp, *arrays)), 2),
                 "one_call_us": round(time_call(lambda: xp.add(arrays[-1], arrays[-1])), 2),
             })
@@ -140,6 +157,7 @@ def _gpu_times(body, args, nbytes) -> dict:
     theirs = cupy.fuse(expression)
     arrays = [xp.asarray(a) for a in args]
     times = {"gpu_fused_ms": timed(lambda: ours(*args)),
+             "gpu_lazy_ms": timed(lambda: _lazily(body)(*arrays)),
              "gpu_unfused_ms": timed(lambda: body(xp, *arrays)),
              "gpu_cupy_fuse_ms": timed(lambda: theirs(*args)),
              "gpu_cupy_ms": timed(lambda: body(cupy, *args))}
@@ -156,7 +174,10 @@ def print_records(rows) -> None:
         print(f"{r['case'][8:][:32]:32s} {r['launches']:>4d}/{r['unfused_launches']:<4d} "
               f"{r['bytes']:>9d}/{r['unfused_bytes']:<9d} {r['inputs_plus_outputs']:>7d} "
               f"{r['fused_us']:>6.2f}/{r['unfused_us']:>6.2f}/{r['one_call_us']:>5.2f}")
+        print(f"{'':32s} lazy: {r['lazy_launches']} launch(es), {r['lazy_bytes']} bytes moved, "
+              f"{r['lazy_us']:.2f} host us")
         if "gpu_fused_ms" in r:
-            print(f"{'':32s} GPU ms: fused {r['gpu_fused_ms']:.3f}, ours unfused "
+            print(f"{'':32s} GPU ms: fused {r['gpu_fused_ms']:.3f}, "
+                  f"lazy {r['gpu_lazy_ms']:.3f}, ours unfused "
                   f"{r['gpu_unfused_ms']:.3f}, cupy.fuse {r['gpu_cupy_fuse_ms']:.3f}, CuPy "
                   f"{r['gpu_cupy_ms']:.3f}; fused {r['gpu_fused_GBps']:.0f} GB/s")

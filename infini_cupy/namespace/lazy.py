@@ -1,0 +1,284 @@
+"""``infini_cupy.lazy``: elementwise calls on Arrays deferred, and run as one fused kernel per
+chain when their value is needed.
+
+A call inside ``lazy()`` makes every check of the eager call (devices, dtypes, broadcasting,
+scalar values), so it raises what the eager call raises, where it raises it; only the kernel
+waits. The deferred Array knows its dtype, shape and device; its pending expression
+(:mod:`.pending`) runs when the value is read. ``out=`` and in-place operators are writes:
+they evaluate everything pending, then run at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from .. import config, dtypes
+from ..elementwise.launcher import check_clip_bounds, resolve, scalar_clip_bound
+from ..elementwise.ops import OPS
+from . import pending
+from .array import Array, check_same_device
+
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+_NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+# casts the trace makes exactly as the cast kernel (bfloat16 goes through ml_dtypes eagerly)
+_CAST_DTYPES = frozenset(dt for dt in dtypes.ALL_DTYPES if not dtypes.is_bfloat16(dt))
+_CLIP_BOUNDS = frozenset({type(None), bool, int, float})  # complex: the eager TypeError
+_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+_KERNEL_BACKENDS = ("emulate", "cuda")
+# (name, per operand: dtype and shape, or a Python scalar's type) -> what resolve gave: a
+# signature seen before skips the resolution (its checks passed for it then)
+_resolved: dict = {}
+_MAX_RESOLVED = 4096
+_int_bounds: dict = {}  # dtype -> (low, high): a Python int between converts without a check
+_new = object.__new__
+
+
+@contextlib.contextmanager
+def lazy(enabled: bool = True):
+    """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
+
+    Inside the block, the elementwise functions, operators, casts (``astype``) and ``clip``
+    by scalars on Arrays of the ``emulator`` and ``cuda`` devices return deferred Arrays:
+    every check runs at the call (an error is raised there, as the eager call raises it),
+    the kernel later. A deferred Array is
+    computed when its value is needed (its data read, a non-elementwise function, a write
+    into any Array, the end of the block): every pending Array still referenced then runs
+    in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
+    eager calls), and intermediates nothing references are never allocated. Arrays on the
+    ``cpu`` device and ``where`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on
+    everywhere. See the user guide's page on lazy evaluation.
+
+    Parameters
+    ----------
+    enabled : bool, default True
+        False runs the block's calls eagerly (inside an enclosing ``lazy()`` block too).
+
+    Yields
+    ------
+    None
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError
+        At a call in the block, what its eager call raises (dtypes, shapes, devices, scalar
+        values), never later at the evaluation.
+
+    See Also
+    --------
+    fuse : one kernel for a function of arrays, traced once per signature.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> from infini_cupy.runtime.launch import recording
+    >>> x = xp.asarray([[1.0, 3.0], [2.0, 6.0]], device="emulator")
+    >>> mu, var = xp.mean(x, axis=1, keepdims=True), xp.var(x, axis=1, keepdims=True)
+    >>> with recording() as launches, xp.lazy():
+    ...     y = (x - mu) / xp.sqrt(var) * 2.0 + 1.0  # deferred: no kernel yet
+    ...     y.shape, len(launches)
+    ((2, 2), 0)
+    >>> len(launches), y  # the end of the block ran the chain: one kernel
+    (1, Array([[-1.,  3.],
+           [-1.,  3.]], device='emulator'))
+    """
+    token = config.enter_lazy(enabled)
+    try:
+        yield
+    finally:
+        config.exit_lazy(token)
+    if pending.expressions:  # not on an exception: what is pending runs when read
+        pending.evaluate_all("end of lazy()")
+
+
+def defer(name: str, args) -> Array | None:
+    """A deferred Array for ``name(*args)`` (an op-table function; Arrays, Python and NumPy
+    scalars, an Array among them), after every check of the eager call; None where the
+    call runs now (the cpu device, a native array among the arguments, a comparison whose
+    answer NumPy decides from a scalar out of range)."""
+    backend = device = None
+    stands, key = [], [name]
+    for a in args:
+        kind = type(a)
+        if kind is Array:
+            b = a._b
+            if backend is None:
+                backend = b
+            elif b != backend:
+                check_same_device(backend, b)  # the eager call's ValueError
+            p = a._p
+            stand = p if p is not None else a._a
+            stands.append(stand)
+            key += (stand.dtype, stand.shape)
+        elif kind in _PYTHON_SCALARS:
+            stands.append(a)
+            key.append(kind)
+        elif kind in _NUMPY_SCALARS:
+            stands.append(a)
+            key += (a.dtype, ())
+        else:
+            return None
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    if backend == "cuda":
+        devices = {s.device if type(s) is pending.PendingExpression else s.device.id
+                   for s in stands if type(s) not in _PYTHON_SCALARS
+                   and not isinstance(s, np.generic)}
+        if len(devices) != 1:
+            return None  # arrays on several GPUs: the eager call says what happens
+        device = devices.pop()
+    if name in _COMPARISONS and len(args) == 2 and _out_of_range(stands):
+        return None
+    key = tuple(key)
+    resolved = _resolved.get(key)
+    if resolved is None:  # dtypes and broadcast shape: the eager call's errors
+        resolved = resolve(OPS[name], tuple(stands))
+        if len(_resolved) >= _MAX_RESOLVED:
+            _resolved.clear()
+        _resolved[key] = resolved
+    dtype_in, dtype_out, shape = resolved
+    for s in stands:
+        if type(s) is int:  # only an int can fail its conversion (OverflowError as eager)
+            bounds = _int_bounds.get(dtype_in) or _int_bounds.setdefault(
+                dtype_in, dtypes.plain_scalar_bounds(dtype_in) or (0, -1))
+            if not bounds[0] <= s <= bounds[1]:
+                dtypes.scalar_value(s, dtype_in)
+    nodes, inputs, scalars = _size(stands)
+    if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
+            or scalars > pending.MAX_SCALARS):
+        pending.evaluate_all(f"{name}(): expression past the kernel's limits")
+        stands = [a._a if type(a) is Array else a for a in args]
+        nodes, inputs, scalars = _size(stands)
+    operands = tuple([a._p if type(a) is Array and a._p is not None else a for a in args])
+    return _deferred(pending.PendingExpression(name, operands, dtype_out, shape, backend,
+                                               device, nodes, inputs, scalars))
+
+
+def deferring_astype(astype):
+    """The public ``astype``, deferred inside ``lazy()`` for a cast between two of the
+    kernels' dtypes (the eager call refuses none of them); else the call itself."""
+    @functools.wraps(astype)
+    def deferred(x, dtype, /, *, copy=True, device=None):
+        if type(x) is Array and device is None and config.lazy_enabled():
+            result = _defer_cast(x, dtype)
+            if result is not None:
+                return result
+        return astype(x, dtype, copy=copy, device=device)
+
+    return deferred
+
+
+def _defer_cast(x, dtype) -> Array | None:
+    backend = x._b
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    try:
+        dtype = np.dtype(dtype)  # as the eager call reads it
+    except TypeError:
+        return None  # the eager call raises
+    p = x._p
+    stand = p if p is not None else x._a
+    if dtype not in _CAST_DTYPES or stand.dtype not in _CAST_DTYPES or dtype == stand.dtype:
+        return None  # the same dtype is a copy (or x itself): now
+    device = None
+    if backend == "cuda":
+        device = p.device if p is not None else stand.device.id
+    nodes, inputs, scalars = _size([stand])
+    if nodes > pending.MAX_NODES:
+        pending.evaluate_all("astype(): expression past the kernel's limits")
+        p, nodes, inputs, scalars = None, 2, 1, 0
+    return _deferred(pending.PendingExpression("astype", (p if p is not None else x,), dtype,
+                                               stand.shape, backend, device, nodes, inputs,
+                                               scalars, constants=(dtype,)))
+
+
+def deferring_clip(clip):
+    """The public ``clip``, deferred inside ``lazy()`` for an Array clipped by Python scalars
+    or None (array bounds, out=: the call itself)."""
+    @functools.wraps(clip)
+    def deferred(x, /, min=None, max=None, *, out=None):  # noqa: A002  the standard's names
+        if (type(x) is Array and out is None and config.lazy_enabled()
+                and type(min) in _CLIP_BOUNDS and type(max) in _CLIP_BOUNDS):
+            result = _defer_clip(x, min, max)
+            if result is not None:
+                return result
+        return clip(x, min, max, out=out)
+
+    return deferred
+
+
+def _defer_clip(x, lo, hi) -> Array | None:
+    backend = x._b
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    p = x._p
+    stand = p if p is not None else x._a
+    dtype = stand.dtype
+    if dtypes.is_bfloat16(dtype):
+        return None
+    # the eager call's checks, in its order; then its conversion of each bound
+    dtypes.check_group("clip", OPS["clip"].group, dtype)
+    check_clip_bounds(dtype, (lo, hi))
+    for bound, is_min in ((lo, True), (hi, False)):
+        dtypes.scalar_value(scalar_clip_bound(dtype, bound, is_min), dtype)
+    device = None
+    if backend == "cuda":
+        device = p.device if p is not None else stand.device.id
+    operands = [p if p is not None else x, lo, hi]
+    nodes, inputs, scalars = _size([stand, lo, hi])
+    if nodes > pending.MAX_NODES or scalars > pending.MAX_SCALARS:
+        pending.evaluate_all("clip(): expression past the kernel's limits")
+        operands[0], (nodes, inputs, scalars) = x, _size([x._a, lo, hi])
+    return _deferred(pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
+                                               backend, device, nodes, inputs, scalars))
+
+
+def _deferred(expression) -> Array:
+    """A deferred Array holding ``expression``: its ``_a`` unset until evaluated."""
+    result = _new(Array)
+    result._b = expression.backend
+    result._p = expression
+    pending.register(expression, result)
+    return result
+
+
+def _size(stands) -> tuple:
+    """(nodes, inputs, scalars) of a call on these operands, uses counted each."""
+    nodes, inputs, scalars = 1, 0, 0
+    for s in stands:
+        if type(s) is pending.PendingExpression:
+            nodes += s.nodes
+            inputs += s.inputs
+            scalars += s.scalars
+        elif type(s) in _PYTHON_SCALARS or isinstance(s, np.generic) or s is None:
+            nodes += 1  # (a None bound of clip: a constant slot of the kernel)
+            scalars += 1
+        else:
+            nodes += 1
+            inputs += 1
+    return nodes, inputs, scalars
+
+
+def _out_of_range(stands) -> bool:
+    """An integer array compared with a Python int outside its range: the eager call answers
+    without the comparison (``launcher._out_of_range_comparison``)."""
+    for k in (0, 1):
+        value, array = stands[1 - k], stands[k]
+        if (type(value) is int and type(array) not in _PYTHON_SCALARS
+                and array.dtype.kind in "iu" and not dtypes.scalar_fits(value, array.dtype)):
+            return True
+    return False
+
+
+def call(name: str, eager, args, out):
+    """An elementwise call on Arrays while lazy: deferred, or ``eager()`` now (after
+    evaluating everything pending when it writes into ``out``)."""
+    if out is None:
+        result = defer(name, args)
+        if result is not None:
+            return result
+    elif pending.expressions:
+        pending.evaluate_all(f"{name}(out=...)")
+    return eager()

@@ -1,0 +1,56 @@
+"""The fused kernels that compute ``infini_cupy.lazy``'s pending expressions: a group of
+pending Arrays (:mod:`.pending`) becomes a function of its leaves that makes the calls
+again, traced and launched by ``infini_cupy.fuse`` as one kernel (cached per expression
+structure, so a loop's repeated chain is traced once).
+"""
+
+from __future__ import annotations
+
+from . import pending
+from .fusion import FusedFunction
+
+_public: dict = {}  # the namespace's public functions, by name (install)
+_fused: dict = {}  # (steps, outputs, leaf count) -> FusedFunction of the replay
+_MAX_FUSED = 1024
+
+
+def install(public: dict) -> None:
+    """Compute pending expressions with ``public``'s functions (the namespace's own)."""
+    _public.update(public)
+    pending.evaluate_group = evaluate_group
+
+
+def evaluate_group(group) -> None:
+    """One fused kernel computing the group's deferred Arrays (the calls themselves where
+    fuse cannot fuse them: bit-identical either way)."""
+    steps, outputs, leaves = pending.program([e for e, _ in group])
+    key = (steps, outputs, len(leaves))
+    fused = _fused.get(key)
+    if fused is None:
+        if len(_fused) >= _MAX_FUSED:
+            _fused.clear()
+        fused = _fused[key] = FusedFunction(_replay(steps, outputs), strict=True)
+    try:
+        results = fused(*leaves)
+    except TypeError:  # cannot fuse (strict): the calls, one kernel each
+        results = fused.function(*leaves)
+    for (expression, owner), result in zip(group, results):
+        owner._a = result._a
+        owner._p = None
+        expression.result = owner
+        expression.args = ()  # its inputs may go now
+
+
+def _replay(steps, outputs):
+    """The function of the leaves that makes the calls again: traced by fuse, or run."""
+    calls = [(_public[name], constants, refs) for name, constants, refs in steps]
+
+    def replay(*leaves):
+        values = []
+        for function, constants, refs in calls:
+            values.append(function(*[values[k] if step else leaves[k] for step, k in refs],
+                                   *constants))
+        return tuple(values[j] for j in outputs)
+
+    replay.__name__ = replay.__qualname__ = "lazy"
+    return replay

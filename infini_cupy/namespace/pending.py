@@ -1,0 +1,194 @@
+"""The pending expressions of deferred Arrays (:func:`infini_cupy.lazy`) and their
+evaluation: one fused kernel (``infini_cupy.fuse``'s trace and plan) per group of pending
+Arrays of one device and shape, reading each input once and writing only the Arrays still
+referenced; intermediates nothing references live in registers, never in memory.
+
+Any evaluation evaluates every pending Array still referenced: so a write into memory (an
+``out=``, ``x[key] = v``, ``rearrange_``, a buffer handed out through ``__array__`` or
+DLPack) calls :func:`evaluate_all` first, and no pending expression reads memory changed
+after its call. A deferred Array's pending expression is its ``_p``; its ``_a`` is unset
+until evaluated: while any is, ``Array.__getattr__`` (:func:`_read_pending`) evaluates on
+the first read.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+
+import numpy as np
+
+from .. import config
+
+_log = logging.getLogger("infini_cupy")
+
+# Per expression (shared subexpressions counted once per use, as the fused C++ type copies
+# them): nodes (fuse's trace refuses more than 256), kernel inputs and scalar slots (the
+# kernel's parameters: 16 bytes a slot, within CUDA's 4 KiB with the layout structs).
+MAX_NODES = 128
+MAX_INPUTS = 16
+MAX_SCALARS = 64
+MAX_OUTPUTS = 8  # Arrays one kernel writes
+# Past this many registered expressions the dead ones are dropped, and past half of it live
+# ones are evaluated: code that defers in a loop and never reads stays bounded.
+MAX_REGISTERED = 1024
+
+expressions: list = []  # weakref of every PendingExpression not yet evaluated, in call order
+_lock = threading.RLock()
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
+# group of (expression, deferred Array) -> None: computes each and sets the Array's ``_a``;
+# set by lazy_kernels.install (it needs fuse, which this module may not import)
+evaluate_group = None
+
+
+class PendingExpression:
+    """``name(*args, *constants)`` not yet computed: what a deferred Array will hold.
+
+    args: a PendingExpression (a deferred argument), an evaluated Array, or a scalar.
+    constants: arguments of the call that are part of the kernel (astype's dtype).
+    dtype, shape: the result's, resolved at the call. backend, device: the Array's (device:
+    the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
+    size (uses of a shared subexpression counted each). owner: weakref to the deferred
+    Array (dead once nothing references it: an intermediate). result: the evaluated Array.
+    """
+
+    __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
+                 "inputs", "scalars", "owner", "result", "__weakref__")
+
+    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars,
+                 constants=()):
+        self.name, self.args, self.constants = name, args, constants
+        self.dtype, self.shape = dtype, shape
+        self.backend, self.device = backend, device
+        self.nodes, self.inputs, self.scalars = nodes, inputs, scalars
+        self.owner = self.result = None
+
+
+def register(expression: PendingExpression, array) -> None:
+    expression.owner = weakref.ref(array)
+    with _lock:
+        if not expressions:
+            _deferred_class[0] = cls = type(array)
+            cls.__getattr__ = _read_pending
+        expressions.append(weakref.ref(expression))
+        if len(expressions) < MAX_REGISTERED:
+            return
+        expressions[:] = [ref for ref in expressions if _referenced(ref())]
+        crowded = len(expressions) >= MAX_REGISTERED // 2
+    if crowded:
+        evaluate_all(f"{len(expressions)} pending arrays")
+
+
+# The Array class, whose __getattr__ is _read_pending while any deferred Array may be
+# unevaluated: then reading an unset ``_a`` evaluates, and at no other time does a failed
+# attribute lookup on an Array go through Python (NumPy probes two at every np.asarray).
+_deferred_class: list = [None]
+
+
+def _read_pending(array, name):
+    """``Array.__getattr__`` while Arrays are deferred: ``_a`` of a deferred Array is
+    computed on first read, so no code path reads an unevaluated buffer."""
+    if name == "_a":
+        expression = array._p
+        if expression is not None:
+            evaluate_all(f"a {expression.name}() result read")
+            return array._a
+    elif name in type(array).__dict__:
+        return object.__getattribute__(array, name)  # a property's own AttributeError
+    raise AttributeError(f"'{type(array).__name__}' object has no attribute {name!r}")
+
+
+def _release_class() -> None:
+    """Nothing deferred is left: Array's lookups are plain again."""
+    cls = _deferred_class[0]
+    if cls is not None and not expressions and "__getattr__" in cls.__dict__:
+        del cls.__getattr__
+
+
+def _referenced(expression) -> bool:
+    return (expression is not None and expression.result is None
+            and expression.owner() is not None)
+
+
+def evaluate_all(reason: str) -> None:
+    """Compute every pending Array still referenced (``reason``: what needs it, for the log)."""
+    with _lock:
+        live = []
+        for ref in expressions:
+            expression = ref()
+            if _referenced(expression):
+                owner = expression.owner()
+                if owner is not None:  # (alive a moment ago; checked again as it is held)
+                    live.append((expression, owner))
+        expressions.clear()
+        if not live:
+            _release_class()
+            return
+        token = config.enter_lazy(False)  # the evaluation's own calls run now
+        kernels = 0
+        try:
+            for group in _groups(live):
+                evaluate_group(group)
+                kernels += 1
+        except BaseException:
+            expressions.extend(weakref.ref(e) for e, _ in live if e.result is None)
+            raise
+        finally:
+            config.exit_lazy(token)
+        _release_class()
+    _log.debug("lazy: %d pending array(s) evaluated by %d fused kernel(s): %s",
+               len(live), kernels, reason)
+
+
+def _groups(live):
+    """Pending Arrays in groups that one kernel computes: one device and shape, within the
+    kernel's limits together."""
+    groups, open_groups = [], {}
+    for expression, owner in live:
+        key = (expression.backend, expression.device, expression.shape)
+        group = open_groups.get(key)
+        if group is not None:
+            nodes, inputs, scalars = group[0]
+            if (nodes + expression.nodes > MAX_NODES or inputs + expression.inputs > MAX_INPUTS
+                    or scalars + expression.scalars > MAX_SCALARS
+                    or len(group[1]) == MAX_OUTPUTS):
+                group = None
+        if group is None:
+            group = open_groups[key] = [(0, 0, 0), []]
+            groups.append(group)
+        nodes, inputs, scalars = group[0]
+        group[0] = (nodes + expression.nodes, inputs + expression.inputs,
+                    scalars + expression.scalars)
+        group[1].append((expression, owner))
+    return [members for _, members in groups]
+
+
+def program(outputs):
+    """(steps, output step indices, leaves): the expressions as a list of calls, each
+    ``(name, constants, refs)`` with a ref ``(0, k)`` to leaf k (an evaluated Array or a scalar, the
+    fused function's arguments) or ``(1, j)`` to step j's result."""
+    steps, step_of, leaves, leaf_of = [], {}, [], {}
+
+    def ref(arg):
+        if type(arg) is PendingExpression:
+            if arg.result is not None:
+                arg = arg.result
+            else:
+                j = step_of.get(id(arg))
+                if j is None:
+                    refs = tuple([ref(a) for a in arg.args])
+                    j = step_of[id(arg)] = len(steps)
+                    steps.append((arg.name, arg.constants, refs))
+                return (1, j)
+        if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic) or arg is None:
+            leaves.append(arg)  # a scalar: a slot per use (1 and 1.0 and True are equal)
+            return (0, len(leaves) - 1)
+        k = leaf_of.get(id(arg))  # an Array: one kernel input however many uses
+        if k is None:
+            k = leaf_of[id(arg)] = len(leaves)
+            leaves.append(arg)
+        return (0, k)
+
+    outputs = tuple(ref(e)[1] for e in outputs)
+    return tuple(steps), outputs, leaves
