@@ -210,8 +210,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
     except (TypeError, ValueError, OverflowError) as e:
         if dtype is None and isinstance(obj, (list, tuple)):  # CuPy refuses strings its way
+            host_dtype = None
             with contextlib.suppress(TypeError, ValueError):  # ragged: the error below
-                _check_numeric(obj, np.asarray(obj).dtype)
+                host_dtype = np.asarray(obj).dtype
+            if host_dtype is not None:  # outside the suppress: its TypeError is the answer
+                _check_numeric(obj, host_dtype)
         if str(e).startswith("asarray"):
             raise
         # the library's message (a ragged list, a value out of range), named as ours are

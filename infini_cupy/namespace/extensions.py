@@ -180,6 +180,49 @@ _LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
 for _name, (_params, _doc, _example) in _LIBRARY_FUNCTIONS.items():
     globals()[_name] = _numpy_function(_name, _doc, _example)
 del _name, _params, _doc, _example
+_NANQUANTILE_DOC = globals()["nanquantile"].__doc__.replace(
+    "computed by the array library.", "computed by the array library (on CuPy, which has no "
+    "``nanquantile``, by slices as NumPy computes it).")
+
+
+def _nanquantile_by_slices(lib, x, q, axis=None, method="linear", keepdims=False):
+    """NumPy's ``nanquantile`` for an array library that has none (CuPy 14.2), NumPy's own
+    way: the library's ``quantile`` of each 1-d slice along ``axis`` without its NaNs (NaN
+    where a slice is all NaN); the whole array at once where it holds no NaN.
+
+    >>> import numpy as np
+    >>> a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    >>> _nanquantile_by_slices(np, a, 0.5, axis=1)
+    array([2., 5.])
+    """
+    if x.dtype.kind not in "fc" or not bool(lib.isnan(x).any()):
+        return lib.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
+    axes = tuple(range(x.ndim)) if axis is None else tuple(
+        operator.index(a) % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    kept_axes = [a for a in range(x.ndim) if a not in axes]
+    rows = lib.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    rows = rows.reshape(-1, builtins.max(1, int(np.prod([x.shape[a] for a in axes]))))
+    q_shape = tuple(getattr(q, "shape", np.shape(q)))
+    results = []
+    for row in rows:
+        present = row[~lib.isnan(row)]
+        results.append(lib.quantile(present, q, method=method) if present.size else
+                       lib.full(q_shape, np.nan, x.dtype))
+    # the first slice's dtype, as NumPy's apply_along_axis gives (an all-NaN slice: x's)
+    out = lib.stack(results, axis=-1).astype(results[0].dtype, copy=False).reshape(q_shape + tuple(x.shape[a] for a in kept_axes))
+    if keepdims:
+        out = out.reshape(q_shape + tuple(1 if a in axes else x.shape[a] for a in range(x.ndim)))
+    return out
+
+
+def nanquantile(x, /, q, axis=None, method="linear", keepdims=False):
+    lib = _library(x)
+    if hasattr(lib, "nanquantile"):
+        return _zero_d(lib.nanquantile(x, q, axis=axis, method=method, keepdims=keepdims))
+    return _zero_d(_nanquantile_by_slices(lib, x, q, axis, method, keepdims))
+
+
+nanquantile.__doc__ = _NANQUANTILE_DOC
 
 
 # ---- the standard's functions with NumPy's extra keywords

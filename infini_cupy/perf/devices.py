@@ -15,7 +15,7 @@ are correct on any GPU: only their speed assumes these figures.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SECTOR = 32  # bytes: the granule of global memory traffic (a DRAM sector)
 BANKS = 32  # shared-memory banks, 4 bytes wide: one wavefront serves one word per bank
@@ -49,6 +49,12 @@ class Device:
 H100 = Device("H100 SXM", sms=132, dram_bytes_per_s=3.35e12, clock_hz=1.98e9,
               warp_issue_per_clock=4, dram_latency_s=0.7e-6, registers_per_sm=65536,
               register_unit=256, shared_per_sm=228 * 1024, threads_per_sm=2048, blocks_per_sm=32)
+# The H200 SXM is the H100's processor (sm_90: the same SMs, clock, registers and shared
+# memory, by NVIDIA's H200 datasheet) with 141 GB of HBM3e at 4.8 TB/s (the datasheet's
+# figure; a device-to-device copy measured 4.03-4.16 TB/s read + write on 2026-12-04,
+# docs/performance/h200.md). DRAM latency is taken as the H100's: not measured.
+H200 = replace(H100, name="H200 SXM", dram_bytes_per_s=4.8e12)
+DEVICES = {"h100": H100, "h200": H200}  # by the name of their measured records
 
 
 def issue_bound(fraction: float = 0.9, device: Device = H100) -> float:

@@ -12,6 +12,7 @@ from infini_cupy import dtypes, variants
 from infini_cupy.elementwise import kernels as ek
 from infini_cupy.elementwise.ops import CAST_FUNCTOR
 from tests.support import nvrtc_programs
+from tests.support.dtype_cases import require_bfloat16
 
 
 
@@ -60,7 +61,7 @@ def test_nvrtc_compiles_every_bfloat16_variant(arch):
     """The bfloat16 names alone, for both architectures (a subset of what
     tests/runtime/test_nvrtc.py compiles, quick to run on its own: ``-k bfloat16``): every op
     variant taking bfloat16 and every cast to and from it."""
-    pytest.importorskip("ml_dtypes")
+    require_bfloat16()
     names = _bfloat16_names()
     casts = [n for n in names if n.startswith(f"ew_contig<{CAST_FUNCTOR},")]
     assert len(casts) == 2 * (len(dtypes.ALL_DTYPES) - 1) + 1  # to and from every dtype

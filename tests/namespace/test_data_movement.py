@@ -466,3 +466,19 @@ def test_package_exports():
 
     assert boundary._implementation("asarray") is data_movement.asarray
     assert xp.asarray.__module__ == "infini_cupy"
+
+
+def test_strings_refused_by_the_library_its_way_still_give_our_type_error(monkeypatch):
+    """CuPy 14.2 refuses a list of strings with ``ValueError: Unsupported dtype <U3`` (seen on
+    an H200, 2026-12-04, where the emulator's NumPy gave our TypeError): the answer is the same
+    TypeError on every device."""
+    from infini_cupy.namespace import delegated
+
+    def refuses(obj, **kwargs):
+        raise ValueError("Unsupported dtype <U3")
+
+    monkeypatch.setattr(delegated, "asarray", refuses)
+    with pytest.raises(TypeError, match=r"^asarray: list input gives dtype <U3"):
+        xp.asarray(["yes", "no"])
+    with pytest.raises(ValueError, match=r"^asarray: Unsupported dtype"):  # numeric: theirs
+        xp.asarray([1.0, 2.0])

@@ -181,3 +181,34 @@ def test_extensions_are_listed_apart_from_the_standard():
     assert set(extensions.KEYWORDS) <= set(STANDARD_NAMES)  # keywords on the standard's own
     for name in extensions.__all__:
         assert name == "lib" or getattr(xp, name).__doc__, name
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+@pytest.mark.parametrize("shape", [(7,), (4, 5), (3, 4, 5)])
+def test_nanquantile_by_slices_is_numpys(dtype, shape):
+    """CuPy 14.2 has no ``nanquantile`` (seen on an H200, 2026-12-04): ours takes the library's
+    ``quantile`` slice by slice, as NumPy does. Against NumPy's own, NumPy as the library:
+    values, shape and dtype (which NumPy takes from the first slice: an all-NaN first slice
+    gives the input's dtype), every method family, axes and keepdims."""
+    import itertools
+
+    from infini_cupy.namespace.extensions import _nanquantile_by_slices
+
+    rng = np.random.default_rng(len(shape) * 10 + np.dtype(dtype).itemsize)
+    if np.dtype(dtype).kind == "f":
+        x = rng.standard_normal(shape).astype(dtype)
+        x[rng.random(shape) < 0.3] = np.nan
+        if len(shape) > 1:
+            x[0] = np.nan  # an all-NaN slice
+    else:
+        x = rng.integers(-9, 9, shape).astype(dtype)
+    axes = [None, *range(len(shape))] + ([(0, 2), (-1, 0)] if len(shape) == 3 else [])
+    for axis, method, keepdims, q in itertools.product(
+            axes, ["linear", "lower", "nearest", "median_unbiased", "inverted_cdf"],
+            [False, True], [0.3, [0.1, 0.9]]):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # All-NaN slice
+            expected = np.nanquantile(x, q, axis=axis, method=method, keepdims=keepdims)
+            got = _nanquantile_by_slices(np, x, q, axis, method, keepdims)
+        assert (got.shape, got.dtype) == (expected.shape, expected.dtype), (axis, method, q)
+        np.testing.assert_array_equal(got, expected)

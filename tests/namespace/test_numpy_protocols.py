@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 import infini_cupy as xp
+from infini_cupy import dtypes
 from infini_cupy.namespace import numpy_protocols
 from infini_cupy.runtime.launch import recording
+from tests.support.dtype_cases import require_bfloat16
 
 rng = np.random.default_rng(31)
 
@@ -173,7 +175,8 @@ def test_len_iter_format_str_repr(arr, host):
 
 
 def test_format_of_a_bfloat16_scalar(arr):
-    bfloat16 = pytest.importorskip("ml_dtypes").bfloat16
+    require_bfloat16()
+    bfloat16 = dtypes.BFLOAT16
     x = arr(np.array(1.5, dtype=bfloat16))
     assert f"{x:.2f}" == "1.50"
 

@@ -15,12 +15,13 @@ import pytest
 
 pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 
-from infini_cupy import config  # noqa: E402
+from infini_cupy import config, dtypes  # noqa: E402
 from infini_cupy.runtime import cuda  # noqa: E402
 from infini_cupy.runtime.structs import CONSTRAINT, array_struct  # noqa: E402
 from infini_cupy.strided.plan_cache import coalescing_plans  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 from tests.support.device import ALIGN, same_layout_on_gpu  # noqa: E402
+from tests.support.dtype_cases import require_bfloat16  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 COPY = "rearrange<4, 1, 1, 0>"  # 4-byte units, one block dim, one grid dim, no constraint
@@ -106,9 +107,9 @@ def test_bfloat16_inputs_reach_the_gpu_in_their_layout():
     makes a C-contiguous copy: bfloat16 layout tests tested contiguous inputs on a GPU. Now it
     keeps shape, strides and the address modulo 256 (checked here with NumPy as the array
     module: a plain asarray would return the input itself)."""
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    require_bfloat16()
     rng = np.random.default_rng(1)
-    base = rng.standard_normal((9, 14)).astype(ml_dtypes.bfloat16)
+    base = rng.standard_normal((9, 14)).astype(dtypes.BFLOAT16)
     for view in (base.T, base[1::2, ::-3], base[:, 3:]):
         moved = same_layout_on_gpu(view, xp=np)
         assert moved is not view and not np.shares_memory(moved, view)

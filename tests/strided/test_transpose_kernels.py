@@ -15,6 +15,8 @@ import contextlib
 import dataclasses
 import functools
 import itertools
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -119,7 +121,11 @@ def layout_for_every_variant():
     return found
 
 
-VARIANT_LAYOUTS = layout_for_every_variant()
+# The search above plans ~14,000 layouts (minutes): its result is kept beside this file, and
+# each test below fails, naming the kernel planned instead, if the planner maps a kept layout
+# elsewhere. Rewrite it with ``python -m tests.strided.test_transpose_kernels``.
+LAYOUTS_FILE = Path(__file__).with_name("tiled_variant_layouts.json")
+VARIANT_LAYOUTS = {name: tuple(args) for name, args in json.loads(LAYOUTS_FILE.read_text()).items()}
 
 
 def template_flags(name):
@@ -138,7 +144,9 @@ def test_the_layouts_reach_every_variant():
 def test_every_variant_copies_exactly(name, to_device, to_host):
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     case = transposed_case(*VARIANT_LAYOUTS[name], rng)
-    assert copy_and_check(*case, to_device, to_host).kernel == name
+    assert copy_and_check(*case, to_device, to_host).kernel == name, (
+        f"{LAYOUTS_FILE.name}'s layout for {name} plans otherwise now: rewrite it with "
+        "python -m tests.strided.test_transpose_kernels")
 
 
 @pytest.mark.parametrize("shape", [(2001, 33), (33, 2001), (1, 300), (300, 1), (3, 1000),
@@ -745,3 +753,10 @@ def test_random_permutations_of_short_rows_spread_apart(data, to_device, to_host
     y_base, y_view = padded_view(tuple(shape[p] for p in perm), dtype, 0, rng)
     copy_and_check(y_base, x_base, y_view, lambda b: x_view(b).transpose(perm), to_device,
                    to_host)
+
+
+if __name__ == "__main__":  # rewrite the kept layouts (after a planner change)
+    found = layout_for_every_variant()
+    LAYOUTS_FILE.write_text(json.dumps({k: list(v) for k, v in sorted(found.items())}, indent=1)
+                            + "\n")
+    print(f"{LAYOUTS_FILE}: {len(found)} variants")

@@ -9,6 +9,13 @@ import pytest
 
 from tests.support.ci import skip_outside_ci
 
+# Against another NVRTC 13.x than the record's: the sample's instructions per byte moved up to
+# 16% between 13.0, 13.2 and 13.5 (tiled_copy<16, 1, 1, 1, 0>: 1.30 against 1.12), per tile
+# 12%; 13.0 keeps a quarter of 13.5's bytes in flight in two variants (packed_copy<2, 4, 1>,
+# tiled_copy<2, 8, 8, 0, 0>).
+OTHER_NVRTC_TOLERANCE = 0.25
+OTHER_NVRTC_IN_FLIGHT_FACTOR = 4
+
 
 def recorded_here(recorded: str) -> bool:
     """Whether the NVRTC here is ``recorded`` (a record's ``"nvrtc"``, e.g. ``"13.5"``); False

@@ -51,6 +51,21 @@ def test_a_smoke_case_that_differs_from_numpy_fails(monkeypatch):
     assert {r["error"] for r in records} == {"differs from NumPy"}
 
 
+
+def test_without_bfloat16_its_case_is_not_run_rather_than_failed(monkeypatch):
+    """A GPU image with ml_dtypes 0.6 (an H200's, 2026-12-04) has no bfloat16 in infini_cupy:
+    the case says why it did not run, and the smoke passes on the cases that did."""
+    from infini_cupy import dtypes
+
+    monkeypatch.setattr(dtypes, "BFLOAT16", None)
+    with xp.backend("emulate"):
+        records = gpu_smoke.run_cases(lambda a: a, np.asarray, only=["bfloat16", "add float32"])
+    by_case = {r["case"]: r for r in records}
+    assert by_case["astype float32 -> bfloat16"]["ok"] is None
+    assert "ml_dtypes" in by_case["astype float32 -> bfloat16"]["not_run"]
+    assert by_case["add float32 broadcast"]["ok"] is True
+
+
 FAKE_SANITIZER = """#!/bin/sh
 # compute-sanitizer --tool TOOL --error-exitcode 3 COMMAND...: refuses the device for synccheck;
 # racecheck ends with its own summary line, as on an H100
@@ -101,6 +116,11 @@ def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
                 '"Metric Unit","Metric Value"\n'
                 '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","Duration","msecond","1.5"\n'
                 '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","DRAM Throughput","%","91.3"\n'
+                # the Memory Throughput of two sections: SpeedOfLight's %, MemoryWorkloadAnalysis's
+                # byte/s (ncu 2025.3, H200): the percentage is kept
+                '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","Memory Throughput","%","82.4"\n'
+                '"0","tiled_copy<4, 4, 4, 0, 0>","(256, 1, 1)","(9, 1, 1)","Memory Throughput",'
+                '"byte/s","3,964,649,183,572.49"\n'
                 '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
                 '"L2 Hit Rate","%","12.25"\n'
                 '"1","ew_contig<ic::OpAdd, float, float>","(256, 1, 1)","(3, 1, 1)",'
@@ -108,7 +128,7 @@ def test_ncu_details_are_read_per_launch_and_matched_to_their_cases():
     launches = gpu_profile.parse(csv_text)
     assert launches == [
         {"kernel": "tiled_copy<4, 4, 4, 0, 0>", "block": "(256, 1, 1)", "grid": "(9, 1, 1)",
-         "duration_us": 1500.0, "dram_pct": 91.3},
+         "duration_us": 1500.0, "dram_pct": 91.3, "memory_pct": 82.4},
         {"kernel": "ew_contig<ic::OpAdd, float, float>", "block": "(256, 1, 1)",
          "grid": "(3, 1, 1)", "l2_hit_pct": 12.25}]
     cases = gpu_profile.assign([{"profile_case": "a", "kernels": ["k0", "k1"]},

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...elementwise.plan import MAX_GRID as ELEMENTWISE_MAX_GRID
 from ...perf import limits
+from ...perf.devices import H100, Device
 from ...perf.limits import tile_bytes
 from ...readers import coalescing
 from ...readers.sampled_launches import profile_plan
@@ -45,8 +46,8 @@ def _full_launches(case, launches, emulated_shape):
     return out
 
 
-def model_record(case, launches, emulated_shape) -> dict:
-    """The model's figures of one case, JSON-ready."""
+def model_record(case, launches, emulated_shape, device: Device = H100) -> dict:
+    """The model's figures of one case on ``device``, JSON-ready."""
     if not launches:
         return {}
     predictions, moved, figures = [], [], {}
@@ -55,7 +56,7 @@ def model_record(case, launches, emulated_shape) -> dict:
         code = kernel_sass(source, kernel)
         predictions.append(limits.predict_profile(
             p, kernel=code, grid_blocks=grid, block_threads=block, dynamic_shared=shared,
-            tile_bytes=tile))
+            tile_bytes=tile, device=device))
         moved.append(p.reads.bytes + p.writes.bytes)
         if code is not None:
             figures[kernel] = sass_figures(code)
@@ -177,7 +178,8 @@ def print_summary(records) -> None:
         print(note)
 
 
-def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
+def sampled_record(case, max_blocks: int = 16, elementwise_shape=None,
+                   device: Device = H100) -> dict:
     """:func:`model_record` of a case at a fraction of the bench's cost: a rearrange case is
     planned at its full shape and traced over its first ``max_blocks`` blocks (on buffers
     whose untouched pages are never committed); an elementwise case runs traced at its
@@ -193,24 +195,24 @@ def sampled_record(case, max_blocks: int = 16, elementwise_shape=None) -> dict:
         op, inputs, keywords = bench_cases.call_parts(operands)
         with config.backend("emulate"), outputs_from(bench_cases.aligned_alloc):
             _, launches = coalescing.profile(getattr(xp, op), *inputs, **keywords)
-        return model_record(case, launches, shape)
+        return model_record(case, launches, shape, device)
     y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
     prepared = plan_for(y, x)
     plan = prepared.plan
     profile, _ = profile_plan(plan, y.shape, y.strides, x.strides, y.dtype,
                               dst_address=_address(y), src_address=_address(x),
                               max_blocks=max_blocks)
-    return model_record(case, [profile], case.shape)
+    return model_record(case, [profile], case.shape, device)
 
 
 def _address(a) -> int:
     return a.__array_interface__["data"][0] % 32
 
 
-def quick_record(case) -> dict:
+def quick_record(case, device: Device = H100) -> dict:
     """What CI checks and ``tests/tools/model_baseline.json`` records for a case:
     :func:`sampled_record` over 4 blocks, elementwise cases at a quarter of their emulated
     shape per dim."""
     shape = (tuple(max(1, n // 4) for n in case.emulated_shape)
              if case.elementwise and case.emulated_shape else None)
-    return sampled_record(case, max_blocks=4, elementwise_shape=shape)
+    return sampled_record(case, max_blocks=4, elementwise_shape=shape, device=device)

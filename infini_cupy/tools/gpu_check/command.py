@@ -199,8 +199,11 @@ def _records(output: str, start: str) -> list[dict]:
 def _smoke(args, report_path, limit) -> dict:
     result = run_command([*PYTHON, *SMOKE], limit, env={"CUDA_LAUNCH_BLOCKING": "1"})
     result["cases"] = _records(result["output_tail"], '{"case"')
-    passed = sum(r["ok"] for r in result["cases"])
-    result["summary"] = f"{passed} of {len(result['cases'])} cases match NumPy"
+    passed = sum(r["ok"] is True for r in result["cases"])
+    not_run = [r for r in result["cases"] if r["ok"] is None]
+    ran = len(result["cases"]) - len(not_run)
+    result["summary"] = f"{passed} of {ran} cases match NumPy" + "".join(
+        f"; not run: {r['case']} ({r['not_run']})" for r in not_run)
     return result
 
 

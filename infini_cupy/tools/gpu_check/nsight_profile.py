@@ -76,6 +76,8 @@ def parse(text: str) -> list[dict]:
         value = _number(row["Metric Value"])
         if key is None or value is None:
             continue
+        if key.endswith("_pct") and row["Metric Unit"] != "%":
+            continue  # MemoryWorkloadAnalysis's "Memory Throughput" in byte/s, beside the %
         if key == "duration_us":
             value *= _TO_US.get(row["Metric Unit"], 1.0)
         launch[key] = round(value, 2)

@@ -1,8 +1,10 @@
-"""``python -m tests.support.h100_record BENCH.json [MACHINE [DATE]]``: rewrite
-``tests/tools/h100_measured.json`` from a GPU run of ``python -m infini_cupy bench --suite
-rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
-BENCH.json``, with today's agreement count (what ``tests/tools/test_h100_measured.py``
-ratchets) and the cases the model predicts too low listed for a reason to be written in.
+"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]]``: rewrite
+``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
+:data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
+--suite rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
+BENCH.json``, with today's agreement count of the model priced for that device (what
+``tests/tools/test_measured_records.py`` ratchets) and the cases the model predicts too low
+listed for a reason to be written in.
 
 Broadcast copies are left out: their source is re-read from cache, which the model does not
 count (they measure above a copy).
@@ -15,8 +17,12 @@ import json
 import sys
 from pathlib import Path
 
-RECORD = Path(__file__).resolve().parents[1] / "tools" / "h100_measured.json"
+RECORDS = Path(__file__).resolve().parents[1] / "tools"
 AGREE = 0.1
+
+
+def record_path(device: str) -> Path:
+    return RECORDS / f"{device}_measured.json"
 
 
 def cases_of(bench_records) -> list[dict]:
@@ -33,19 +39,22 @@ def cases_of(bench_records) -> list[dict]:
 
 
 def main(argv) -> int:
+    from infini_cupy.perf.devices import DEVICES
     from infini_cupy.runtime.nvrtc import nvrtc_version
     from infini_cupy.tools.bench import command as bench
     from infini_cupy.tools.bench import model_columns as bench_model
 
-    bench_path, machine = argv[0], (argv[1] if len(argv) > 1 else "")
-    date = argv[2] if len(argv) > 2 else datetime.date.today().isoformat()  # of the run
-    previous = json.loads(RECORD.read_text()) if RECORD.exists() else {}
+    device, bench_path, machine = argv[0], argv[1], (argv[2] if len(argv) > 2 else "")
+    date = argv[3] if len(argv) > 3 else datetime.date.today().isoformat()  # of the run
+    record_file = record_path(device)
+    previous = json.loads(record_file.read_text()) if record_file.exists() else {}
     cases = cases_of(json.loads(Path(bench_path).read_text()))
     known = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
              for c in bench.SUITES[suite]()}
     agree, low = 0, {}
     for m in cases:
-        predicted = bench_model.quick_record(known[m["case"]])["predicted_fraction"]
+        predicted = bench_model.quick_record(known[m["case"]], DEVICES[device])[
+            "predicted_fraction"]
         agree += abs(predicted - m["measured_fraction"]) <= AGREE
         if m["measured_fraction"] - predicted > AGREE:
             low[m["case"]] = previous.get("below_expected", {}).get(
@@ -54,8 +63,8 @@ def main(argv) -> int:
               "nvrtc": ".".join(map(str, nvrtc_version())),
               "date": date, "agree_at_least": agree,
               "replanned_at_most": 0, "below_expected": low, "cases": cases}
-    RECORD.write_text(json.dumps(record, indent=1) + "\n")
-    print(f"{RECORD}: {len(cases)} cases, {agree} within {AGREE} of the model, "
+    record_file.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{record_file}: {len(cases)} cases, {agree} within {AGREE} of the model, "
           f"{len(low)} predicted too low")
     return 0
 

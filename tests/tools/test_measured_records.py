@@ -1,5 +1,6 @@
-"""The model against an H100's measurements (tests/tools/h100_measured.json: `bench --backend
-cuda --no-trace` on the rearrange, elementwise and TTC cases, docs/performance/h100.md).
+"""The model against each GPU's measurements (tests/tools/DEVICE_measured.json: `bench --backend
+cuda --no-trace` on the rearrange, elementwise and TTC cases; docs/performance/h100.md and
+h200.md), the model priced for that device (:data:`infini_cupy.perf.devices.DEVICES`).
 
 A measurement speaks for the plan that ran: cases the planner now plans otherwise (another
 kernel or block size) are left out, and said so. Of the rest, at least the recorded number
@@ -8,7 +9,7 @@ agrees with fewer cases fails; one that agrees with more raises the number), and
 model is far off, it must err on the high side but for the cases recorded with a reason.
 On 2026-11-25: 32 of 86 within 0.1; staged copies of 48 KiB tiles and the seed kernel's
 small copies are predicted too high (docs/performance/h100.md). A new GPU run rewrites the
-record: ``python -m tests.support.h100_record BENCH.json MACHINE DATE``."""
+record: ``python -m tests.support.measured_record DEVICE BENCH.json MACHINE DATE``."""
 
 from __future__ import annotations
 
@@ -17,13 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from infini_cupy.perf.devices import DEVICES
 from infini_cupy.strided.plan_cache import plan_for
 from infini_cupy.tools.bench import command as bench
 from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
+from tests.support.measured_record import record_path
 from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 
-MEASURED = json.loads(Path(__file__).with_name("h100_measured.json").read_text())
+RECORDED = sorted(p.name.removesuffix("_measured.json")
+                  for p in Path(__file__).parent.glob("*_measured.json"))
 AGREE = 0.1  # |predicted - measured|, fractions of a device-to-device copy
 CASES = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
          for c in bench.SUITES[suite]()}
@@ -55,35 +59,42 @@ def _elementwise_kernels(case) -> str:
     return ", ".join(r.name for r in launches)
 
 
-@pytest.fixture(scope="module")
-def compared():
+def test_every_record_is_of_a_device_in_the_table():
+    assert set(RECORDED) <= set(DEVICES) and {"h100", "h200"} <= set(RECORDED)
+
+
+@pytest.fixture(scope="module", params=RECORDED)
+def compared(request):
+    """(record, [(case, predicted, measured)], [replanned cases]) of one device's record."""
+    device = request.param
+    measured = json.loads(record_path(device).read_text())
     skip_without_nvdisasm()
     # the agreement counted is the model's as this NVRTC's code gives it
-    skip_unless_recorded_by_this_nvrtc(MEASURED["nvrtc"], "the model's agreement count")
+    skip_unless_recorded_by_this_nvrtc(measured["nvrtc"], "the model's agreement count")
     rows, replanned = [], []
-    for m in MEASURED["cases"]:
+    for m in measured["cases"]:
         case = CASES[m["case"]]
         plan = _plan(case)
         if plan != (m["kernel"], m["block_threads"] if plan[1] is not None else None):
             replanned.append(m["case"])
             continue
-        predicted = bench_model.quick_record(case)["predicted_fraction"]
+        predicted = bench_model.quick_record(case, DEVICES[device])["predicted_fraction"]
         rows.append((m["case"], predicted, m["measured_fraction"]))
-    return rows, replanned
+    return measured, rows, replanned
 
 
 def test_the_measurements_are_of_the_plans_the_planner_makes(compared):
-    rows, replanned = compared
-    assert len(replanned) <= MEASURED["replanned_at_most"], (
-        f"planned otherwise since the H100 run: {replanned}: measure them again "
-        "(docs/performance/h100.md) or raise replanned_at_most")
+    measured, rows, replanned = compared
+    assert len(replanned) <= measured["replanned_at_most"], (
+        f"planned otherwise since the {measured['machine']} run: {replanned}: measure them "
+        "again (docs/user/gpu_check.md) or raise replanned_at_most")
 
 
-def test_the_model_agrees_with_the_h100_on_the_recorded_number_of_cases(compared):
-    rows, _ = compared
+def test_the_model_agrees_with_the_gpu_on_the_recorded_number_of_cases(compared):
+    measured, rows, _ = compared
     agree = [name for name, p, m in rows if abs(p - m) <= AGREE]
     off = sorted((round(p - m, 2), name) for name, p, m in rows if abs(p - m) > AGREE)
-    assert len(agree) >= MEASURED["agree_at_least"], (
+    assert len(agree) >= measured["agree_at_least"], (
         f"{len(agree)} of {len(rows)} cases predicted within {AGREE}; off: {off}")
 
 
@@ -91,14 +102,14 @@ def test_where_the_model_is_off_it_is_too_high(compared):
     # Every limit the model takes is meant as an upper bound on what a kernel can do: a
     # prediction far below a measurement is a limit that does not hold (the recorded ones
     # say which and why).
-    rows, _ = compared
+    measured, rows, _ = compared
     low = [(name, p, m) for name, p, m in rows if m - p > AGREE]
-    unexplained = [r for r in low if r[0] not in MEASURED["below_expected"]]
-    assert not unexplained, f"predicted below the H100's measurement: {unexplained}"
+    unexplained = [r for r in low if r[0] not in measured["below_expected"]]
+    assert not unexplained, f"predicted below the {measured['machine']}'s measurement: {unexplained}"
 
 
 def test_the_record_keeps_what_the_model_can_be_held_to():
-    from tests.support.h100_record import cases_of
+    from tests.support.measured_record import cases_of
 
     run = [{"case": "broadcast row fp32", "suite": "rearrange", "kernel": "k", "gbps": 9.0,
             "copy_gbps": 3.0, "block_threads": [256], "measured_fraction": 3.0},
