@@ -260,9 +260,42 @@ template <typename T> struct compute_of { typedef T type; };
 template <> struct compute_of<half_t> { typedef float type; };
 
 // ---- conversions between any two of the supported types (NumPy casting semantics).
+#ifdef INFINI_EMULATION
+// Float -> integer as NVIDIA's conversion instructions give it, where C++ leaves NaN and
+// out-of-range values undefined (x86 gives its "integer indefinite"). Read off an H200
+// (2026-12-04, our kernels and CuPy's alike, docs/user/elementwise.md): integers of 32 bits
+// or fewer convert through a 32-bit cvt.rzi (saturating; NaN gives 0 from float, and from
+// double INT32_MIN signed or 2^31 unsigned), then keep their low bits; 64-bit integers
+// saturate, NaN giving INT64_MIN signed or 2^63 unsigned.
+template <typename I, typename F>
+__host__ __device__ I saturating_trunc(F x, I nan_value) {
+    if (x != x) return nan_value;
+    if (x <= (F)int_traits<I>::min) return int_traits<I>::min;
+    if (x >= (F)int_traits<I>::max) return int_traits<I>::max;  // max rounds up to 2^bits
+    return (I)x;
+}
+template <typename To, typename From>
+__host__ __device__ To float_to_int_as_cvt(From x) {
+    constexpr bool from_double = is_same<From, double>::value;
+    if constexpr (sizeof(To) == 8) {
+        return is_signed_int<To>() ? (To)saturating_trunc<int64_t>(x, int_traits<int64_t>::min)
+                                   : (To)saturating_trunc<uint64_t>(x, (uint64_t)1 << 63);
+    } else if constexpr (is_signed_int<To>()) {
+        return (To)saturating_trunc<int32_t>(x, from_double ? int_traits<int32_t>::min : 0);
+    } else {
+        return (To)saturating_trunc<uint32_t>(x, from_double ? 2147483648u : 0u);
+    }
+}
+#endif
+
 template <typename To, typename From>
 struct Convert {
-    __device__ static To run(From x) { return (To)x; }
+    __device__ static To run(From x) {
+#ifdef INFINI_EMULATION
+        if constexpr (is_float<From>() && is_int<To>()) return float_to_int_as_cvt<To>(x);
+#endif
+        return (To)x;
+    }
 };
 template <typename From>
 struct Convert<bool, From> {

@@ -58,10 +58,11 @@ def _test_files() -> list[str]:
     return found
 
 
-def run_on_arrays(targets: list[str]) -> list[str]:
-    """Run SciPy's array-API tests ``targets`` (``--pyargs`` names) on emulator Arrays; the
-    ids of those that fail."""
+def run_on_arrays(targets: list[str], lazy: bool = False) -> list[str]:
+    """Run SciPy's array-API tests ``targets`` (``--pyargs`` names) on emulator Arrays
+    (``lazy``: inside ``xp.lazy()`` throughout, by its switch); the ids of those that fail."""
     env = dict(os.environ, INFINI_CUPY_BACKEND="emulate", SCIPY_ARRAY_API='["array_api_strict"]',
+               INFINI_CUPY_LAZY="1" if lazy else "0",
                PYTHONPATH=os.pathsep.join([str(REPO / "tests" / "support" / "strict_standin"),
                                            str(REPO), os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", "-p", "array_api_strict", "-p", "scipy_unskip",
@@ -97,8 +98,9 @@ def test_the_quick_run_holds_every_known_failure():
         assert any(target.endswith(f"::{known}") for target in QUICK), known
 
 
-def test_scipy_known_failures_on_emulator_arrays(scipy_on_emulator):
-    check_known(run_on_arrays(QUICK))
+@pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
+def test_scipy_known_failures_on_emulator_arrays(scipy_on_emulator, lazy):
+    check_known(run_on_arrays(QUICK, lazy))
 
 
 @pytest.mark.slow
