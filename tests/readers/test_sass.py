@@ -15,6 +15,8 @@ from infini_cupy.perf import devices, kernel_costs
 from infini_cupy.readers import sass
 from tests.support.nvrtc_records import OTHER_NVRTC_TOLERANCE, recorded_here
 
+COSTS_NVRTC = json.loads(kernel_costs.TABLE.read_text())["nvrtc"]  # whose code the bounds hold for
+
 # A hand-made listing in nvdisasm's format: a loop over tiles (0x0010-0x0100) around a hot
 # loop (0x0040-0x00d0) that issues two loads before using them, and a division helper.
 LISTING = """
@@ -207,7 +209,7 @@ def test_instructions_per_byte_under_the_models_bound(source, name):
     bound = devices.issue_bound(0.9)
     # the bound holds for the code of the NVRTC the costs were recorded with; another 13.x
     # moves counts by up to its tolerance (13.0: ew_tiled half_t 11.10 where the bound is 11.10)
-    if not recorded_here(json.loads(kernel_costs.TABLE.read_text())["nvrtc"]):
+    if not recorded_here(COSTS_NVRTC):
         bound *= 1 + OTHER_NVRTC_TOLERANCE
     assert code.instructions_per_byte <= bound, (
         f"{name}: {code.instructions_per_byte:.1f} instructions per byte in its hot loops; "

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 RECORDS = Path(__file__).resolve().parents[1] / "tools"
-AGREE = 0.1
+AGREE = 0.1  # |predicted - measured|, fractions of a device-to-device copy
 
 
 def record_path(device: str) -> Path:

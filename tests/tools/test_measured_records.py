@@ -23,12 +23,11 @@ from infini_cupy.strided.plan_cache import plan_for
 from infini_cupy.tools.bench import command as bench
 from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
-from tests.support.measured_record import record_path
+from tests.support.measured_record import AGREE, record_path
 from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
 
 RECORDED = sorted(p.name.removesuffix("_measured.json")
                   for p in Path(__file__).parent.glob("*_measured.json"))
-AGREE = 0.1  # |predicted - measured|, fractions of a device-to-device copy
 CASES = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
          for c in bench.SUITES[suite]()}
 
