@@ -34,6 +34,7 @@ likewise written through a tile (``ew_tiled_out``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 
@@ -370,7 +371,7 @@ def plan_call(functor: str, out_ctype: str, in_ctype: str, out_itemsize: int, in
     kernel = (functor, out_ctype, in_ctype, out_itemsize, in_itemsize)
     staging = choose_staging(shape, out_strides, out_itemsize, inputs, in_itemsize)
     one_input = len(staging.inputs) == 1 and staging.output is None
-    if one_input or (not staging.inputs and staging.output is not None):
+    if _through_tiles[0] and (one_input or (not staging.inputs and staging.output is not None)):
         staged = staging.inputs[0][0] if one_input else -1
         launch = _tiled_launch(kernel, staging.order, shape, out_strides, inputs, staged)
         if launch is not None:  # the staged operand read or written in place, through a tile
@@ -438,3 +439,28 @@ def _staged_launch(kernel, staging, shape, out_strides, inputs, cast) -> Launch 
 
 
 recent.register_cache(plan_call.cache_clear)
+# False inside staged_copies_only(): no operand is read or written through a tile.
+_through_tiles = [True]
+
+
+@contextlib.contextmanager
+def staged_copies_only():
+    """Plan calls with their staged operands copied by ``rearrange_`` first (the plans before
+    ``ew_tiled``) inside the ``with`` block: how the performance model prices the plan a GPU
+    record ran (``tests/tools/h100_measured.json``'s ``add transposed`` cases); caches are
+    cleared on the way in and out.
+
+    >>> shape, out, a = (512, 512), (2048, 4), ((512, 512), (4, 2048))   # add(a.T, b)
+    >>> plan_call("ic::OpAdd", "float", "float", 4, 4, shape, out, (a, (shape, out))).launch.kernel
+    'ew_tiled<ic::OpAdd, float, float, 0>'
+    >>> with staged_copies_only():
+    ...     plan_call("ic::OpAdd", "float", "float", 4, 4, shape, out, (a, (shape, out))).launch.kernel
+    'ew_contig<ic::OpAdd, float, float>'
+    """
+    previous, _through_tiles[0] = _through_tiles[0], False
+    recent.forget_all()
+    try:
+        yield
+    finally:
+        _through_tiles[0] = previous
+        recent.forget_all()

@@ -25,8 +25,27 @@ each a fraction of that best (1.0: not limiting), and the prediction is the lowe
 - **waves**: the blocks of a grid spread over 132 SMs; the SM with the most blocks sets the
   time: ``(blocks / 132) / ceil(blocks / 132)``.
 
-These are estimates from first principles; ``bench`` on a GPU prints the measured GB/s (and
-``measured_fraction``) beside them, which calibrates the model.
+These are estimates from first principles. What they leave out, the measured record
+(``tests/tools/h100_measured.json``) prices as named terms (:func:`calibrated`, applied with
+``terms=True``: where the model is held to a GPU's measurements; the planners and the
+``>= 0.9`` targets of the bench cases weigh the limits alone, the bound a kernel can reach):
+
+- **issue efficiency** (:data:`ISSUE_EFFICIENCY`): Nsight Compute measured 83% of an SM's
+  issue slots used by a copy whose warps are never short of work (dependent instructions,
+  barrier and memory stalls leave the rest empty);
+- **wide-tile row work** (:data:`WIDE_ROW_WORK`): the wide-tile staged copies (``Wide = 1``,
+  rows that start anywhere in a sector: the odd transposes) compute each row's bounds and
+  skew outside the counted hot loop, 1.5-1.8x its instructions in their SASS;
+- **phases** (:data:`PHASE_LATENCIES`): a block that loops over tiles (a staged copy's
+  tiles, the seed kernel's blocks) drains its loads at the end of each (a barrier, or the
+  block's last warp): the next one's loads start from nothing, a DRAM latency the other
+  resident blocks' tiles cover only in part. The time lost per tile is this many latencies
+  over the read bytes the SM's resident blocks hold per tile;
+- **launch gap** (:data:`LAUNCH_GAP_S`): between two timed launches the GPU idles a few
+  microseconds, which a copy of a few MB does not hide.
+
+The constants are fitted to the H100 record (docs/performance/model.md: how, and how well
+they predict a suite they were not fitted on).
 
 >>> limits = predict(sector=(1.0, 1.0), shared_wavefronts_per_byte=0.0,
 ...                  kernel=None, grid_blocks=4096, block_threads=256)
@@ -43,6 +62,48 @@ from dataclasses import dataclass
 
 from .devices import H100, Device, issue_limit, latency_limit, occupancy, resident_threads
 from .kernel_costs import kernel_cost
+
+# The calibrated terms (module docstring; docs/performance/model.md). Measured: the share of
+# issue slots a copy uses (Nsight Compute on the H100). Fitted to the H100 record: the others.
+ISSUE_EFFICIENCY = 0.83
+WIDE_ROW_WORK = 1.8  # instructions per byte of a Wide staged copy over its hot loop's
+PHASE_LATENCIES = 0.5  # DRAM latencies lost per tile a block loops over
+LAUNCH_GAP_S = 3e-6  # idle seconds between two launches
+
+
+def is_wide(kernel_name: str) -> bool:
+    """Whether a name expression is a wide-tile staged copy (``tiled_copy<U, RV, WV, 1, S>``).
+
+    >>> is_wide("tiled_copy<1, 1, 1, 1, 0>"), is_wide("tiled_copy<4, 4, 4, 0, 0>")
+    (True, False)
+    """
+    if not kernel_name.startswith("tiled_copy<"):
+        return False
+    return kernel_name[len("tiled_copy<"):].split(",")[3].strip() == "1"
+
+
+def calibrated(fraction: float, *, resident_blocks: int, tile_bytes: int, moved_bytes: int,
+               read_share: float = 0.5, device: Device = H100) -> dict[str, float]:
+    """The factors (each <= 1) by which the phases and the launch gap lower a launch's
+    ``fraction`` of a copy: ``{"phases": ..., "launch": ...}``.
+
+    phases: ``1 / (1 + PHASE_LATENCIES x (reads a copy keeps in flight per SM) / (read bytes
+    the SM's resident blocks copy per tile))``, for a block looping over tiles of
+    ``tile_bytes`` (0: none). launch: a copy of ``moved_bytes`` (read + written; 0: not
+    counted) at ``fraction`` of the bandwidth, plus :data:`LAUNCH_GAP_S`.
+
+    >>> f = calibrated(1.0, resident_blocks=4, tile_bytes=16384, moved_bytes=512 << 20)
+    >>> round(f["phases"], 3), round(f["launch"], 3)
+    (0.937, 0.983)
+    """
+    factors = {"phases": 1.0, "launch": 1.0}
+    if tile_bytes and resident_blocks:
+        need = device.little_bytes * read_share
+        factors["phases"] = 1 / (1 + PHASE_LATENCIES * need / (resident_blocks * tile_bytes))
+    if moved_bytes and fraction > 0:
+        busy = moved_bytes / device.dram_bytes_per_s / (fraction * factors["phases"])
+        factors["launch"] = busy / (busy + LAUNCH_GAP_S)
+    return factors
 
 
 def with_tile_overhead(per_byte: float, per_tile: int, block_threads: int,
@@ -103,19 +164,23 @@ class Prediction:
     occupancy_limiter: str
     waves: float  # grid blocks over the blocks all SMs hold at once
     device: Device = H100
+    stalls: dict | None = None  # name -> factor (<= 1) on the lowest limit: calibrated()
 
     @property
     def fraction(self) -> float:
-        return min(self.limits.values())
+        return min(self.limits.values()) * math.prod((self.stalls or {}).values())
 
     @property
     def limiter(self) -> str:
-        return min(self.limits, key=self.limits.get)
+        """The lowest limit, or a calibrated stall lower than it."""
+        figures = {**self.limits, **(self.stalls or {})}
+        return min(figures, key=figures.get)
 
     def record(self) -> dict:
         """JSON-ready figures."""
         return {"predicted_fraction": round(self.fraction, 3), "limiter": self.limiter,
                 **{f"{k}_limit": round(v, 3) for k, v in self.limits.items()},
+                **{f"{k}_stall": round(v, 3) for k, v in (self.stalls or {}).items()},
                 "instructions_per_byte": (round(self.instructions_per_byte, 2)
                                           if math.isfinite(self.instructions_per_byte) else None),
                 "bytes_in_flight_per_sm": round(self.bytes_in_flight_per_sm),
@@ -123,7 +188,8 @@ class Prediction:
 
 
 def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_threads,
-            dynamic_shared=0, tile_bytes=0, read_share=0.5, device: Device = H100) -> Prediction:
+            dynamic_shared=0, tile_bytes=0, read_share=0.5, device: Device = H100,
+            terms: bool = False, kernel_name: str = "", moved_bytes: int = 0) -> Prediction:
     """The limits of one launch.
 
     sector: ``(read efficiency, write efficiency)`` (equal byte counts), or a fraction.
@@ -134,6 +200,9 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
         tile), over which the kernel's per-tile instructions are spread; 0: none.
     read_share: the reads' share of the bytes moved (Little's law covers loads: a thread
         does not wait for its stores).
+    terms: apply the calibrated terms (module docstring): issue efficiency, the row work of
+        a wide-tile ``kernel_name``, the phases and the launch gap of a launch moving
+        ``moved_bytes`` (read + written, at its full size; 0: no launch gap counted).
     """
     if isinstance(sector, tuple):
         sector = sector_limit(*((e, 1) for e in sector))
@@ -145,10 +214,12 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     shared_bytes = (kernel.shared_bytes if kernel else 0) + dynamic_shared
     blocks_per_sm, limiter = occupancy(registers, shared_bytes, block_threads, device)
     ipb = kernel.instructions_per_byte if kernel else 0.0  # inf: no hot loop found
+    if terms and is_wide(kernel_name):
+        ipb *= WIDE_ROW_WORK
     if kernel:
         ipb = with_tile_overhead(ipb, kernel.per_block_instructions, block_threads, tile_bytes)
     if kernel and math.isfinite(ipb) and ipb > 0:
-        limits["issue"] = issue_limit(ipb, device)
+        limits["issue"] = issue_limit(ipb / (ISSUE_EFFICIENCY if terms else 1.0), device)
     resident = resident_threads(blocks_per_sm, grid_blocks, block_threads, device)
     per_thread = thread_in_flight(kernel.bytes_in_flight, kernel.asynchronous, block_threads,
                                   tile_bytes) if kernel else 0
@@ -157,14 +228,21 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
         limits["latency"] = latency_limit(in_flight, read_share, device)
     limits["waves"] = waves_limit(grid_blocks, device)
     waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)
-    return Prediction(limits, ipb, in_flight, blocks_per_sm, limiter, waves, device)
+    stalls = None
+    if terms:
+        stalls = calibrated(min(limits.values()), tile_bytes=tile_bytes,
+                            resident_blocks=min(blocks_per_sm, -(-grid_blocks // device.sms)),
+                            moved_bytes=moved_bytes, read_share=read_share, device=device)
+    return Prediction(limits, ipb, in_flight, blocks_per_sm, limiter, waves, device, stalls)
 
 
 def predict_profile(profile, *, kernel=None, grid_blocks=None, block_threads=None,
-                    dynamic_shared=0, tile_bytes=0, device: Device = H100) -> Prediction:
+                    dynamic_shared=0, tile_bytes=0, device: Device = H100, kernel_name="",
+                    moved_bytes=0, terms: bool = False) -> Prediction:
     """:func:`predict` for a traced launch (a :class:`~infini_cupy.readers.coalescing.LaunchProfile`:
     its sector efficiencies and shared-memory wavefronts), on ``grid_blocks`` x
-    ``block_threads`` (default: the traced launch's)."""
+    ``block_threads`` (default: the traced launch's); ``terms``: with the calibrated terms of
+    kernel ``kernel_name`` moving ``moved_bytes`` at its full size."""
     reads, writes = profile.reads, profile.writes
     moved = reads.bytes + writes.bytes
     sides = [(s.efficiency, s.bytes) for s in (reads, writes) if s.bytes]
@@ -173,7 +251,8 @@ def predict_profile(profile, *, kernel=None, grid_blocks=None, block_threads=Non
                    kernel=kernel, grid_blocks=grid_blocks or math.prod(profile.grid),
                    block_threads=block_threads or math.prod(profile.block),
                    dynamic_shared=dynamic_shared, tile_bytes=tile_bytes,
-                   read_share=reads.bytes / moved if moved else 0.5, device=device)
+                   read_share=reads.bytes / moved if moved else 0.5, device=device,
+                   terms=terms, kernel_name=kernel_name, moved_bytes=moved_bytes)
 
 
 def combined_fraction(predictions, moved, credited: int | None = None) -> float:

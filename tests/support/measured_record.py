@@ -2,9 +2,10 @@
 ``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
 :data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
 --suite rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
-BENCH.json``, with today's agreement count of the model priced for that device (what
-``tests/tools/test_measured_records.py`` ratchets) and the cases the model predicts too low
-listed for a reason to be written in.
+BENCH.json``, with today's agreement count of the model priced for that device, each case priced as it
+ran (what ``tests/tools/test_measured_records.py`` ratchets), and the cases the model
+predicts too high or too low listed for a reason to be written in. The held-out fits
+(``leave_one_suite_out``) are kept from the previous record.
 
 Broadcast copies are left out: their source is re-read from cache, which the model does not
 count (they measure above a copy).
@@ -51,21 +52,25 @@ def main(argv) -> int:
     cases = cases_of(json.loads(Path(bench_path).read_text()))
     known = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
              for c in bench.SUITES[suite]()}
-    agree, low = 0, {}
-    for m in cases:
-        predicted = bench_model.quick_record(known[m["case"]], DEVICES[device])[
-            "predicted_fraction"]
+    agree, off = 0, {"above_expected": {}, "below_expected": {}}
+    for m in cases:  # priced as it ran: its kernel and block size
+        predicted = bench_model.quick_record(known[m["case"]], DEVICES[device], ran=(
+            m["kernel"], m["block_threads"]), calibrated=True)["predicted_fraction"]
         agree += abs(predicted - m["measured_fraction"]) <= AGREE
-        if m["measured_fraction"] - predicted > AGREE:
-            low[m["case"]] = previous.get("below_expected", {}).get(
+        side = ("below_expected" if m["measured_fraction"] - predicted > AGREE else
+                "above_expected" if predicted - m["measured_fraction"] > AGREE else None)
+        if side:
+            off[side][m["case"]] = previous.get(side, {}).get(
                 m["case"], f"TO EXPLAIN: predicted {predicted}, measured {m['measured_fraction']}")
     record = {"about": previous.get("about", ""), "machine": machine or previous.get("machine"),
               "nvrtc": ".".join(map(str, nvrtc_version())),
               "date": date, "agree_at_least": agree,
-              "replanned_at_most": 0, "below_expected": low, "cases": cases}
+              "replanned_at_most": 0, "replanned": {}, **off,
+              **({"leave_one_suite_out": previous["leave_one_suite_out"]}
+                 if "leave_one_suite_out" in previous else {}), "cases": cases}
     record_file.write_text(json.dumps(record, indent=1) + "\n")
     print(f"{record_file}: {len(cases)} cases, {agree} within {AGREE} of the model, "
-          f"{len(low)} predicted too low")
+          f"{len(off['above_expected'])} predicted too high, {len(off['below_expected'])} too low")
     return 0
 
 

@@ -9,6 +9,8 @@ the elementwise planner caps it.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 
 import numpy as np
@@ -21,17 +23,63 @@ from ...readers import coalescing
 from ...readers.sampled_launches import profile_plan
 from ...readers import sass
 from ...readers.sass import NVDISASM_HINT, kernel_sass
+from ...elementwise.plan import staged_copies_only
 from ...strided.plan_cache import pack, plan_for
+from ...strided.tile_planner import TilePlan
 from .. import cases as bench_cases
 from .gbps import moved_bytes
 
 
-def _full_launches(case, launches, emulated_shape):
+def as_ran(plan, ran=None):
+    """``plan`` as a GPU record ran it: ``ran`` is ``(kernel, block threads)`` of a measured
+    case (``tests/tools/DEVICE_measured.json``), None for the plan itself. A staged copy the
+    planner now gives another block size, or the variant that spreads short rows
+    (``tiled_copy<..., 1>``), is priced with the record's kernel and threads, its rows
+    unspread (the plain variant walks them consecutively); any other difference raises
+    ValueError (a plan the model cannot rebuild).
+
+    >>> from infini_cupy.strided.planner import plan_rearrange
+    >>> plan = plan_rearrange((2001, 2001), (2001, 1), (1, 2001), 1)   # odd int8 transpose
+    >>> plan.kernel, plan.block_threads
+    ('tiled_copy<1, 1, 1, 1, 0>', 256)
+    >>> as_ran(plan, ("tiled_copy<1, 1, 1, 1, 0>", 512)).block_threads
+    512
+    """
+    if ran is None or (plan.kernel, plan.block_threads) == tuple(ran):
+        return plan
+    kernel, threads = ran
+    if not (isinstance(plan, TilePlan) and _variant(kernel) == _variant(plan.kernel)):
+        raise ValueError(f"the planner gives {plan.kernel} x {plan.block_threads}: "
+                         f"{kernel} x {threads} cannot be rebuilt from it")
+    fields = {"kernel": kernel, "block_threads": threads}
+    if kernel.count(",") < 5:  # the plain variant: rows walked consecutively
+        fields.update(read_spread=1, write_spread=1, read_rows=1)
+    return dataclasses.replace(plan, **fields)
+
+
+def _variant(kernel: str) -> list[str]:
+    """A staged copy's template arguments but the last, optional one (Grouped)."""
+    return kernel.rstrip(">").split(",")[:5]
+
+
+def _ran_plan(case, ran=None):
+    y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
+    return y, x, as_ran(plan_for(y, x).plan, ran)
+
+
+def _as_ran_context(case, ran):
+    """The planning an elementwise case ran under: staged copies first where the record's
+    kernels are a ``rearrange_`` copy and ``ew_contig`` (before ``ew_tiled``)."""
+    if case.elementwise and ran is not None and "tiled_copy<" in ran[0]:
+        return staged_copies_only()
+    return contextlib.nullcontext()
+
+
+def _full_launches(case, launches, emulated_shape, ran=None):
     """(source, kernel, grid blocks, block threads, dynamic shared bytes, tile bytes) per
     traced launch, at the case's full shape."""
     if not case.elementwise:
-        y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
-        plan = plan_for(y, x).plan
+        y, x, plan = _ran_plan(case, ran)
         if plan.empty:
             return []
         source, grid, block, _, shared = pack(plan)
@@ -46,17 +94,30 @@ def _full_launches(case, launches, emulated_shape):
     return out
 
 
-def model_record(case, launches, emulated_shape, device: Device = H100) -> dict:
-    """The model's figures of one case on ``device``, JSON-ready."""
+def _full_moved(case, profile, emulated_shape) -> int:
+    """Bytes a launch reads and writes at the case's full size: a rearrange case's output
+    twice, an elementwise launch's traced bytes scaled to the full element count."""
+    if not case.elementwise:
+        return 2 * math.prod(case.shape) * np.dtype(case.dtype).itemsize
+    scale = math.prod(case.shape) / max(1, math.prod(emulated_shape))
+    return round((profile.reads.bytes + profile.writes.bytes) * scale)
+
+
+def model_record(case, launches, emulated_shape, device: Device = H100, ran=None,
+                 calibrated: bool = False) -> dict:
+    """The model's figures of one case on ``device``, JSON-ready (``ran``: :func:`as_ran`;
+    ``calibrated``: with the calibrated terms of :mod:`infini_cupy.perf.limits`, what a GPU
+    is predicted to measure, rather than the limits alone, the bound a kernel can reach)."""
     if not launches:
         return {}
     predictions, moved, figures = [], [], {}
     for p, (source, kernel, grid, block, shared, tile) in zip(
-            launches, _full_launches(case, launches, emulated_shape)):
+            launches, _full_launches(case, launches, emulated_shape, ran)):
         code = kernel_sass(source, kernel)
         predictions.append(limits.predict_profile(
             p, kernel=code, grid_blocks=grid, block_threads=block, dynamic_shared=shared,
-            tile_bytes=tile, device=device))
+            tile_bytes=tile, device=device, kernel_name=kernel,
+            moved_bytes=_full_moved(case, p, emulated_shape), terms=calibrated))
         moved.append(p.reads.bytes + p.writes.bytes)
         if code is not None:
             figures[kernel] = sass_figures(code)
@@ -179,11 +240,18 @@ def print_summary(records) -> None:
 
 
 def sampled_record(case, max_blocks: int = 16, elementwise_shape=None,
-                   device: Device = H100) -> dict:
+                   device: Device = H100, ran=None, calibrated: bool = False) -> dict:
     """:func:`model_record` of a case at a fraction of the bench's cost: a rearrange case is
     planned at its full shape and traced over its first ``max_blocks`` blocks (on buffers
     whose untouched pages are never committed); an elementwise case runs traced at its
-    emulated shape (or ``elementwise_shape``)."""
+    emulated shape (or ``elementwise_shape``). ``ran``: the ``(kernel, block threads)`` a
+    GPU record ran, to price that plan rather than today's (:func:`as_ran`); ``calibrated``:
+    :func:`model_record`'s."""
+    with _as_ran_context(case, ran):
+        return _sampled_record(case, max_blocks, elementwise_shape, device, ran, calibrated)
+
+
+def _sampled_record(case, max_blocks, elementwise_shape, device, ran, calibrated):
     if case.elementwise:
         import infini_cupy as xp
 
@@ -195,24 +263,24 @@ def sampled_record(case, max_blocks: int = 16, elementwise_shape=None,
         op, inputs, keywords = bench_cases.call_parts(operands)
         with config.backend("emulate"), outputs_from(bench_cases.aligned_alloc):
             _, launches = coalescing.profile(getattr(xp, op), *inputs, **keywords)
-        return model_record(case, launches, shape, device)
-    y, x = case.build(bench_cases.layout_only, case.shape, case.dtype)
-    prepared = plan_for(y, x)
-    plan = prepared.plan
+        return model_record(case, launches, shape, device, calibrated=calibrated)
+    y, x, plan = _ran_plan(case, ran)
     profile, _ = profile_plan(plan, y.shape, y.strides, x.strides, y.dtype,
                               dst_address=_address(y), src_address=_address(x),
                               max_blocks=max_blocks)
-    return model_record(case, [profile], case.shape, device)
+    return model_record(case, [profile], case.shape, device, ran, calibrated)
 
 
 def _address(a) -> int:
     return a.__array_interface__["data"][0] % 32
 
 
-def quick_record(case, device: Device = H100) -> dict:
+def quick_record(case, device: Device = H100, ran=None, calibrated: bool = False) -> dict:
     """What CI checks and ``tests/tools/model_baseline.json`` records for a case:
     :func:`sampled_record` over 4 blocks, elementwise cases at a quarter of their emulated
-    shape per dim."""
+    shape per dim (``ran``: price the plan a GPU record ran, :func:`as_ran`; ``calibrated``:
+    with the calibrated terms, as the measured records are held to)."""
     shape = (tuple(max(1, n // 4) for n in case.emulated_shape)
              if case.elementwise and case.emulated_shape else None)
-    return sampled_record(case, max_blocks=4, elementwise_shape=shape, device=device)
+    return sampled_record(case, max_blocks=4, elementwise_shape=shape, device=device, ran=ran,
+                          calibrated=calibrated)
