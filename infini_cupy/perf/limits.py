@@ -41,8 +41,14 @@ These are estimates from first principles. What they leave out, the measured rec
   block's last warp): the next one's loads start from nothing, a DRAM latency the other
   resident blocks' tiles cover only in part. The time lost per tile is this many latencies
   over the read bytes the SM's resident blocks hold per tile;
-- **launch gap** (:data:`LAUNCH_GAP_S`): between two timed launches the GPU idles a few
-  microseconds, which a copy of a few MB does not hide.
+- **launch gap** (:data:`LAUNCH_GAP_S`): a call of the package spends a few microseconds
+  more than the device-to-device copy its fraction is taken over, which a copy of a few MB
+  does not hide;
+- **load requests** (:data:`LOAD_REQUESTS`): an SM keeps a bounded number of warp load
+  requests in flight, not of bytes: a staged copy whose reading phase loads narrow elements
+  (32 lanes of ``Unit x ReadVector`` bytes, :func:`read_request_bytes`) has fewer bytes in
+  flight than Little's law asks for, however many threads wait (Nsight Compute: the odd
+  transposes saturated neither DRAM nor issue).
 
 The constants are fitted to the H100 record (docs/performance/model.md: how, and how well
 they predict a suite they were not fitted on).
@@ -66,9 +72,25 @@ from .kernel_costs import kernel_cost
 # The calibrated terms (module docstring; docs/performance/model.md). Measured: the share of
 # issue slots a copy uses (Nsight Compute on the H100). Fitted to the H100 record: the others.
 ISSUE_EFFICIENCY = 0.83
-WIDE_ROW_WORK = 1.8  # instructions per byte of a Wide staged copy over its hot loop's
-PHASE_LATENCIES = 0.5  # DRAM latencies lost per tile a block loops over
+# Instructions per byte of a Wide staged copy over its hot loop's: fitted to 1.0 (no effect)
+# once LOAD_REQUESTS holds the narrow reads of the same odd transposes.
+WIDE_ROW_WORK = 1.0
+PHASE_LATENCIES = 0.25  # DRAM latencies lost per tile a block loops over
 LAUNCH_GAP_S = 4e-6  # seconds a call spends beyond a copy's between launches
+LOAD_REQUESTS = 64  # warp load requests an SM keeps in flight (0: no such limit)
+
+
+def read_request_bytes(kernel_name: str) -> int:
+    """Bytes one warp load instruction of a staged copy's reading phase asks for (32 lanes
+    of ``Unit x ReadVector`` bytes), 0 for other kernels.
+
+    >>> read_request_bytes("tiled_copy<4, 1, 4, 0, 1>"), read_request_bytes("ew_contig<a, b, c>")
+    (128, 0)
+    """
+    if not kernel_name.startswith("tiled_copy<"):
+        return 0
+    unit, read_vector = (int(x) for x in kernel_name[len("tiled_copy<"):].split(",")[:2])
+    return 32 * unit * read_vector
 
 
 def is_wide(kernel_name: str) -> bool:
@@ -94,7 +116,7 @@ def calibrated(fraction: float, *, resident_blocks: int, tile_bytes: int, moved_
 
     >>> f = calibrated(1.0, resident_blocks=4, tile_bytes=16384, moved_bytes=512 << 20)
     >>> round(f["phases"], 3), round(f["launch"], 3)
-    (0.937, 0.977)
+    (0.967, 0.976)
     """
     factors = {"phases": 1.0, "launch": 1.0}
     if tile_bytes and resident_blocks:
@@ -226,6 +248,9 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     in_flight = per_thread * resident
     if per_thread:  # 0: no load loop found, nothing to say
         limits["latency"] = latency_limit(in_flight, read_share, device)
+    if terms and LOAD_REQUESTS and read_request_bytes(kernel_name):
+        limits["requests"] = latency_limit(LOAD_REQUESTS * read_request_bytes(kernel_name),
+                                           read_share, device)
     limits["waves"] = waves_limit(grid_blocks, device)
     waves = grid_blocks / (max(1, blocks_per_sm) * device.sms)
     stalls = None

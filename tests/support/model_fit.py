@@ -1,6 +1,6 @@
 """``python -m tests.support.model_fit [--write]``: fit the performance model's calibrated
 constants (:mod:`infini_cupy.perf.limits`: ``PHASE_LATENCIES``, ``LAUNCH_GAP_S``,
-``WIDE_ROW_WORK``; ``ISSUE_EFFICIENCY`` is measured, not fitted) to the H100 record
+``WIDE_ROW_WORK``, ``LOAD_REQUESTS``; ``ISSUE_EFFICIENCY`` is measured, not fitted) to the H100 record
 (``tests/tools/h100_measured.json``) by a grid search, each case priced as it ran; print the
 in-sample agreement, the agreement of each suite predicted by the constants fitted on the
 other two (leave one suite out), and the H200 record's agreement with the H100's constants.
@@ -25,8 +25,9 @@ SUITES = ("rearrange", "elementwise", "ttc")
 GRID = {
     "PHASE_LATENCIES": (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0),
     "LAUNCH_GAP_S": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6),
-    # within what Nsight Compute counted over the SASS reader's hot loop (docs/performance/h100.md)
-    "WIDE_ROW_WORK": (1.5, 1.65, 1.8),
+    # 1 (none) or within what Nsight Compute counted over the SASS reader's hot loop
+    "WIDE_ROW_WORK": (1.0, 1.5, 1.65, 1.8),
+    "LOAD_REQUESTS": (0, 64, 72, 80, 88, 96),  # 0: no such limit
 }
 
 
