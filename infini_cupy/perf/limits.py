@@ -235,6 +235,10 @@ def predict(*, sector, shared_wavefronts_per_byte, kernel, grid_blocks, block_th
     registers = kernel.registers if kernel else 0
     shared_bytes = (kernel.shared_bytes if kernel else 0) + dynamic_shared
     blocks_per_sm, limiter = occupancy(registers, shared_bytes, block_threads, device)
+    if terms and not blocks_per_sm:
+        # A launch priced as it ran had a block resident: the SASS read here holds more
+        # registers than the GPU's compile of it did (its register cap), not fewer blocks.
+        blocks_per_sm = 1
     ipb = kernel.instructions_per_byte if kernel else 0.0  # inf: no hot loop found
     if terms and is_wide(kernel_name):
         ipb *= WIDE_ROW_WORK
