@@ -88,3 +88,56 @@ def test_launches_in_sequence_add_their_times():
                           grid_blocks=1320, block_threads=256)
     assert limits.combined_fraction([a, b], [100, 300]) == pytest.approx(400 / 500, abs=1e-3)
     assert math.isclose(a.fraction, 0.5)
+
+
+CALIBRATED = dict(sector=1.0, shared_wavefronts_per_byte=0.0, grid_blocks=132 * 40,
+                  block_threads=256, tile_bytes=16384, terms=True)
+
+
+def test_calibrated_terms_leave_the_limits_alone_unless_asked():
+    kernel = Kernel(1.5, 64, per_block=300)
+    plain = limits.predict(kernel=kernel, kernel_name="tiled_copy<1, 1, 1, 1, 0>",
+                           **{**CALIBRATED, "terms": False})
+    assert plain.stalls is None and "requests" not in plain.limits
+    assert plain.fraction == min(plain.limits.values())
+
+
+def test_the_phases_cost_a_latency_fraction_per_tile():
+    # 4 resident blocks (64 registers x 256 threads): a tile's drain costs PHASE_LATENCIES of
+    # the reads a copy keeps in flight, over the bytes the resident blocks copy per tile
+    kernel = Kernel(1.5, 64, registers=64)
+    small, large = (limits.predict(kernel=kernel, kernel_name="tiled_copy<4, 4, 4, 0, 0>",
+                                   **{**CALIBRATED, "tile_bytes": n}) for n in (4096, 65536))
+    need = H100.little_bytes * 0.5
+    assert small.stalls["phases"] == pytest.approx(
+        1 / (1 + limits.PHASE_LATENCIES * need / (4 * 4096)))
+    assert small.fraction < large.fraction <= 1.0
+
+
+def test_narrow_reads_are_held_by_the_requests_an_sm_keeps_in_flight():
+    # 32 lanes of 1 byte per request (odd int8 transpose) against 4 x 4 bytes: however many
+    # threads wait, LOAD_REQUESTS requests hold that many bytes
+    kernel = Kernel(1.5, 64)
+    narrow = limits.predict(kernel=kernel, kernel_name="tiled_copy<1, 1, 1, 1, 0>", **CALIBRATED)
+    wide = limits.predict(kernel=kernel, kernel_name="tiled_copy<4, 4, 4, 0, 0>", **CALIBRATED)
+    assert narrow.limits["requests"] == pytest.approx(
+        limits.LOAD_REQUESTS * 32 / (H100.little_bytes * 0.5))
+    assert narrow.limiter == "requests" and wide.limits["requests"] == 1.0
+
+
+def test_the_launch_gap_weighs_on_small_copies_only():
+    kernel = Kernel(1.5, 64, registers=64)
+    small, large = (limits.predict(kernel=kernel, kernel_name="tiled_copy<4, 4, 4, 0, 0>",
+                                   moved_bytes=n, **CALIBRATED) for n in (8 << 20, 1 << 30))
+    busy = (8 << 20) / H100.dram_bytes_per_s / min(small.limits.values()) / small.stalls["phases"]
+    assert small.stalls["launch"] == pytest.approx(busy / (busy + limits.LAUNCH_GAP_S))
+    assert small.stalls["launch"] < 0.9 < large.stalls["launch"]
+
+
+def test_issue_counts_the_measured_share_of_the_slots():
+    ipb = devices.issue_bound(1.0) * 0.9  # 0.9 of the issue bound: not limiting at full issue
+    kernel = Kernel(ipb, 64)
+    plain = limits.predict(kernel=kernel, **{**CALIBRATED, "terms": False, "tile_bytes": 0})
+    calibrated = limits.predict(kernel=kernel, **{**CALIBRATED, "tile_bytes": 0})
+    assert plain.limits["issue"] == 1.0
+    assert calibrated.limits["issue"] == pytest.approx(limits.ISSUE_EFFICIENCY / 0.9)

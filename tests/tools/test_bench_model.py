@@ -162,3 +162,15 @@ def test_layout_only_stand_ins_have_the_cases_layouts(case):
         assert stand_in.shape == real.shape and stand_in.strides == real.strides
         assert bench_model._address(stand_in) == bench_model._address(real)
         assert not stand_in.flags.writeable
+
+
+def test_a_plan_priced_as_it_ran_is_the_recorded_one_or_refused():
+    from infini_cupy.strided.planner import plan_rearrange
+
+    # the odd fp16 transpose: the planner's staged copy, rebuilt at the record's 512 threads
+    plan = plan_rearrange((2001, 2001), (4002, 2), (2, 4002), 2)
+    ran = bench_model.as_ran(plan, (plan.kernel, 512))
+    assert (ran.kernel, ran.block_threads) == (plan.kernel, 512) and ran.tiles == plan.tiles
+    assert bench_model.as_ran(plan, None) is plan
+    with pytest.raises(ValueError, match="cannot be rebuilt"):
+        bench_model.as_ran(plan, ("rearrange<2, 2, 2, 2, int>", 1024))
