@@ -133,8 +133,8 @@ def array_module(backend: str):
 
 # ---- pointers
 
-_DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # after ob_refcnt and ob_type
-_read_pointer = ctypes.c_void_p.from_address
+DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # after ob_refcnt and ob_type
+read_address = ctypes.c_void_p.from_address
 
 
 def _interface_pointer(a: np.ndarray) -> int:
@@ -142,7 +142,7 @@ def _interface_pointer(a: np.ndarray) -> int:
 
 
 def _field_pointer(a: np.ndarray) -> int:
-    return _read_pointer(id(a) + _DATA_FIELD_OFFSET).value or 0
+    return read_address(id(a) + DATA_FIELD_OFFSET).value or 0
 
 
 def _field_layout_holds() -> bool:
@@ -158,6 +158,8 @@ def _field_layout_holds() -> bool:
 
 # Address of element 0 of a NumPy array (with negative strides, not the lowest address).
 numpy_data_pointer = _field_pointer if _field_layout_holds() else _interface_pointer
+# The hot path inlines _field_pointer where it holds: read_address(id(a) + DATA_FIELD_OFFSET).
+FIELD_POINTERS = numpy_data_pointer is _field_pointer
 
 
 def cupy_data_pointer(a) -> int:
