@@ -273,8 +273,10 @@ def hot_call(name: str, backend: str, args):
             operands[k] = out  # a pointer the kernel does not read
         packed = (out, *operands, *(out,) * pad, *values, *known.after_values,
                   tails[not misaligned][-1])
+    elif pad == 1:  # two inputs, the third pointer unused
+        packed = (out, args[0], args[1], out) + tails[not misaligned]
     else:
-        packed = (out, *args, *(out,) * pad) + tails[not misaligned]
+        packed = (out, args[0], out, out) + tails[not misaligned]
     launch(ek.SOURCE, kernel, grid, block, packed, backend="emulate")
     return out
 
