@@ -263,7 +263,16 @@ def hot_call(name: str, backend: str, args):
     out = empty("emulate", shape, dtype_out)
     if out_mask:
         misaligned |= numpy_data_pointer(out) & out_mask
-    if known.scalars:
+    scalars = known.scalars
+    if scalars and pad == 1 and len(scalars) == 1:  # an array and a scalar, by value
+        value = _value(known, args[scalars[0]])
+        if value is None:
+            return None
+        zero = known.values[2]
+        packed = ((out, args[0], out, out, zero, value, zero) if scalars[0] == 1
+                  else (out, out, args[1], out, value, zero, zero))
+        packed += tails[not misaligned][3:]  # the scalar mask, the layouts, the flag
+    elif scalars:
         values = known.values[:]
         operands = list(args)
         for k in known.scalars:

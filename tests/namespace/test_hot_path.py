@@ -56,14 +56,16 @@ LAYOUTS = ("contiguous", "transposed", "strided", "reversed", "offset")
        name=st.sampled_from(sorted(FUNCTIONS)), dtype=st.sampled_from(["float32", "int16",
                                                                          "float64", "uint8"]),
        layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
-       scalar=st.sampled_from([None, 3, 2.5, True]))
+       scalar=st.sampled_from([None, 3, 2.5, True]), scalar_first=st.booleans())
 def test_a_repeat_gives_the_first_calls_bits(arr, host, seed, rows, cols, name, dtype, layouts,
-                                             scalar):
+                                             scalar, scalar_first):
     rng = np.random.default_rng(seed)
     h1 = _layout(rng, (rng.standard_normal((rows, cols)) * 50).astype(dtype), layouts[0])
     h2 = _layout(rng, (rng.standard_normal((rows, cols)) * 50).astype(dtype), layouts[1])
     x1 = arr(h1)
     x2 = arr(h2) if scalar is None else scalar
+    if scalar is not None and scalar_first:
+        h1, h2, x1, x2 = scalar, h1, x2, x1
     public = getattr(xp, name)
     recent.forget_all()
     cold = host(public(x1, x2))
@@ -71,10 +73,10 @@ def test_a_repeat_gives_the_first_calls_bits(arr, host, seed, rows, cols, name, 
         warm = [host(public(x1, x2)) for _ in range(2)]
     assert all(_bits(w) == _bits(cold) for w in warm)
     with np.errstate(all="ignore"):
-        expected = FUNCTIONS[name](h1, h2 if scalar is None else scalar)
+        expected = FUNCTIONS[name](h1, h2 if scalar is None or scalar_first else scalar)
     np.testing.assert_array_equal(cold, expected)
-    if x1.device != "cpu":
-        assert launches  # our kernels, not NumPy
+    if (x1 if scalar is None or not scalar_first else x2).device != "cpu":
+        assert launches and short_path._hot  # our kernels, repeated by the hot path
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
