@@ -215,10 +215,10 @@ def is_writeable(a) -> bool:
     from ``flags.num``: asking views of ``broadcast_arrays`` for ``flags.writeable`` warns."""
     if not isinstance(a, np.ndarray):
         return True
-    return bool(a.flags.num & _NPY_ARRAY_WRITEABLE)
+    return bool(a.flags.num & NPY_ARRAY_WRITEABLE)
 
 
-_NPY_ARRAY_WRITEABLE = 0x0400  # numpy/ndarraytypes.h
+NPY_ARRAY_WRITEABLE = 0x0400  # numpy/ndarraytypes.h
 
 
 # ---- allocation

@@ -17,6 +17,9 @@ import numpy as np
 
 from .. import config, dtypes
 from ..arrays import (
+    DATA_FIELD_OFFSET,
+    FIELD_POINTERS,
+    NPY_ARRAY_WRITEABLE,
     backend_for,
     data_pointer,
     empty_on_device_of,
@@ -24,6 +27,7 @@ from ..arrays import (
     is_writeable,
     may_overlap,
     numpy_data_pointer,
+    read_address,
     same_layout,
 )
 from ..runtime.launch import launch
@@ -113,14 +117,25 @@ def short_rearrange_(y, x, backend=None) -> bool:
     """``rearrange_(y, x)`` when its layouts (and addresses mod 32) were planned by a full
     call and the two do not overlap: True, launched; else False, nothing done. ``backend``:
     the Arrays' backend, for the namespace's hot path (None: the one in force)."""
-    operands = _short_path_operands(y, x, backend)
-    if operands is None:
-        return False
-    backend, y_pointer, x_pointer = operands
+    if (backend == "emulate" and FIELD_POINTERS and type(y) is np.ndarray
+            and type(x) is np.ndarray):  # the Arrays' hot path: _short_path_operands inlined
+        if not y.flags.num & NPY_ARRAY_WRITEABLE:
+            return False
+        y_pointer = read_address(id(y) + DATA_FIELD_OFFSET).value or 0
+        x_pointer = read_address(id(x) + DATA_FIELD_OFFSET).value or 0
+    else:
+        operands = _short_path_operands(y, x, backend)
+        if operands is None:
+            return False
+        backend, y_pointer, x_pointer = operands
     prepared = _recent.get((y.dtype, x.dtype, y.shape, x.shape, y.strides, x.strides,
                             y_pointer & 31, x_pointer & 31))
-    if prepared is None or prepared.overlaps(y_pointer, x_pointer):
+    if prepared is None:
         return False
+    dst_lo, dst_hi = prepared.dst_extent
+    src_lo, src_hi = prepared.src_extent
+    if y_pointer + dst_lo < x_pointer + src_hi and x_pointer + src_lo < y_pointer + dst_hi:
+        return False  # overlapping (PreparedCopy.overlaps): the full call takes a snapshot
     launch(prepared.source, prepared.plan.kernel, prepared.grid, prepared.block,
            (y, x) + prepared.struct_args, backend=backend, shared_mem=prepared.shared_mem)
     return True
