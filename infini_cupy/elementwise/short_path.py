@@ -10,6 +10,11 @@ reading the pointers (alignment: off its C++ type's alignment an operand goes th
 their bits pick the 16-byte path), for ``out=`` whether it is writeable and overlaps an input
 (then the full call computes into a temporary), converting scalars, allocating and the
 launches. :func:`remember` is called by the launcher after a full call.
+
+Calls on Arrays come in one step earlier, at :func:`hot_call` (from
+:mod:`infini_cupy.namespace.boundary`): the same plans under a key that names the Arrays'
+backend, so the call needs no backend switch; on the emulator a one-launch call fills the
+pointers and the vector flag into an argument tuple built once (see ``docs/dev/hot_path.md``).
 """
 
 from __future__ import annotations
@@ -22,12 +27,12 @@ from .. import config, dtypes
 from ..arrays import (
     DATA_FIELD_OFFSET,
     FIELD_POINTERS,
-    read_address,
     cupy_data_pointer,
     empty,
     is_writeable,
     layout_extent,
     numpy_data_pointer,
+    read_address,
 )
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
@@ -144,9 +149,8 @@ def _fast_template(known) -> tuple:
     """What :func:`hot_call` reads of a one-launch call on the emulator: per input array
     (index, alignment mask, 16-byte mask), the output's shape, dtype and 16-byte mask, the
     kernel, grid and block, the number of unused pointer slots (the output again) and the
-    packed tail (scalar values,
-    scalar mask, layouts, the flag) for the flag off and on. Without vector masks the masks
-    are 0 and both tails carry the flag off."""
+    packed tail (scalar values, scalar mask, layouts, the flag) for the flag off and on.
+    Without vector masks the masks are 0 and both tails carry the flag off."""
     masks = dict(known.vector_masks[1]) if known.vector_masks is not None else {}
     out_mask = known.vector_masks[0] if known.vector_masks is not None else 0
     arrays = tuple((k, align_mask, masks.get(k, 0)) for k, align_mask in known.arrays)
