@@ -222,12 +222,12 @@ def short_call(name: str, args, out=None):
     if known is None:
         return None
     if known.on_gpu:
-        backend = "cuda"
-    elif config.get_backend() == "emulate":
-        backend = "emulate"
-    else:
+        return _run(known, args, out, "cuda")
+    if config.get_backend() != "emulate":
         return None  # the numpy backend asked for: apply says what happens
-    return _run(known, args, out, backend)
+    if out is None and known.fast is not None:
+        return _fast_call(known, args)
+    return _run(known, args, out, "emulate")
 
 
 def hot_call(name: str, backend: str, args):
@@ -252,12 +252,16 @@ def hot_call(name: str, backend: str, args):
     known = _hot.get(key)
     if known is None:
         return None
-    fast = known.fast
-    if fast is None or backend != "emulate":
+    if known.fast is None or backend != "emulate":
         return _run(known, args, None, backend)
-    # The emulator's one-launch call, _run's checks unrolled: inputs aligned for their C++
-    # type; the argument tuple is the template's with the pointers and the flag filled in.
-    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, tails = fast
+    return _fast_call(known, args)
+
+
+def _fast_call(known, args):
+    """``_run`` of a one-launch call on the emulator without ``out=``, its checks unrolled:
+    inputs aligned for their C++ type, scalars in range; the argument tuple is the
+    template's (``known.fast``) with the pointers and the vector flag filled in."""
+    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, tails = known.fast
     misaligned = 0
     for k, align_mask, vector_mask in arrays:
         address = read_address(id(args[k]) + DATA_FIELD_OFFSET).value or 0

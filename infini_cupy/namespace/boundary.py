@@ -263,8 +263,9 @@ def _binary(impl):
     name = impl.__name__
 
     def function(x1, x2, /, *, out=None):
-        if out is None and not lazy_enabled():  # the hot path: Arrays of one device, scalars
-            if type(x1) is Array:
+        # the hot path: Arrays of one device, or an Array and a scalar
+        if type(x1) is Array:
+            if out is None and not lazy_enabled():
                 b = x1._b
                 if type(x2) is Array:
                     r = _hot_call(name, b, (x1._a, x2._a)) if x2._b == b != "numpy" else None
@@ -273,11 +274,12 @@ def _binary(impl):
                         type(x2) in _HOT_SCALARS and b != "numpy") else None
                 if r is not None:
                     return wrap(r, b)
-            elif type(x2) is Array and type(x1) in _HOT_SCALARS and x2._b != "numpy":
-                b = x2._b
-                r = _hot_call(name, b, (x1, x2._a))
-                if r is not None:
-                    return wrap(r, b)
+        elif (type(x2) is Array and out is None and type(x1) in _HOT_SCALARS
+              and x2._b != "numpy" and not lazy_enabled()):
+            b = x2._b
+            r = _hot_call(name, b, (x1, x2._a))
+            if r is not None:
+                return wrap(r, b)
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
