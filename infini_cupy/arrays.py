@@ -133,8 +133,8 @@ def array_module(backend: str):
 
 # ---- pointers
 
-_DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # after ob_refcnt and ob_type
-_read_pointer = ctypes.c_void_p.from_address
+DATA_FIELD_OFFSET = 2 * ctypes.sizeof(ctypes.c_void_p)  # after ob_refcnt and ob_type
+read_address = ctypes.c_void_p.from_address
 
 
 def _interface_pointer(a: np.ndarray) -> int:
@@ -142,7 +142,7 @@ def _interface_pointer(a: np.ndarray) -> int:
 
 
 def _field_pointer(a: np.ndarray) -> int:
-    return _read_pointer(id(a) + _DATA_FIELD_OFFSET).value or 0
+    return read_address(id(a) + DATA_FIELD_OFFSET).value or 0
 
 
 def _field_layout_holds() -> bool:
@@ -158,6 +158,8 @@ def _field_layout_holds() -> bool:
 
 # Address of element 0 of a NumPy array (with negative strides, not the lowest address).
 numpy_data_pointer = _field_pointer if _field_layout_holds() else _interface_pointer
+# The hot path inlines _field_pointer where it holds: read_address(id(a) + DATA_FIELD_OFFSET).
+FIELD_POINTERS = numpy_data_pointer is _field_pointer
 
 
 def cupy_data_pointer(a) -> int:
@@ -213,10 +215,10 @@ def is_writeable(a) -> bool:
     from ``flags.num``: asking views of ``broadcast_arrays`` for ``flags.writeable`` warns."""
     if not isinstance(a, np.ndarray):
         return True
-    return bool(a.flags.num & _NPY_ARRAY_WRITEABLE)
+    return bool(a.flags.num & NPY_ARRAY_WRITEABLE)
 
 
-_NPY_ARRAY_WRITEABLE = 0x0400  # numpy/ndarraytypes.h
+NPY_ARRAY_WRITEABLE = 0x0400  # numpy/ndarraytypes.h
 
 
 # ---- allocation

@@ -10,6 +10,11 @@ reading the pointers (alignment: off its C++ type's alignment an operand goes th
 their bits pick the 16-byte path), for ``out=`` whether it is writeable and overlaps an input
 (then the full call computes into a temporary), converting scalars, allocating and the
 launches. :func:`remember` is called by the launcher after a full call.
+
+Calls on Arrays come in one step earlier, at :func:`hot_call` (from
+:mod:`infini_cupy.namespace.boundary`): the same plans under a key that names the Arrays'
+backend, so the call needs no backend switch; on the emulator a one-launch call fills the
+pointers and the vector flag into an argument tuple built once (see ``docs/dev/hot_path.md``).
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ import numpy as np
 
 from .. import config, dtypes
 from ..arrays import (
+    DATA_FIELD_OFFSET,
+    FIELD_POINTERS,
     cupy_data_pointer,
     empty,
     is_writeable,
     layout_extent,
     numpy_data_pointer,
+    read_address,
 )
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
@@ -35,9 +43,9 @@ from .plan import broadcast_strides
 # The kernels' last argument: 1 when every operand allows the 16-byte vector path.
 FLAG_ON, FLAG_OFF = np.int32(1), np.int32(0)
 NO_SCALARS = np.int32(0)  # the scalar-mask argument of a cast: its one input is an array
-_SCALAR_TYPES = frozenset({bool, int, float, complex})
+SCALAR_TYPES = frozenset({bool, int, float, complex})
 # NumPy scalars of the supported dtypes: typed, but passed by value like Python scalars.
-_SCALAR_TYPES |= frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+SCALAR_TYPES |= frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 
 
 class _Cast:
@@ -51,11 +59,13 @@ class _Known:
 
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
                  "bounds", "mask_arg", "arrays", "array_indices", "scalars", "casts", "pad",
-                 "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check")
+                 "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check", "fast")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
 _known = RecentCalls()
+# the same _Known under the hot path's key (see _hot_key): calls without out=
+_hot = RecentCalls()
 _array_types: set = {np.ndarray}
 
 
@@ -66,7 +76,7 @@ def _key(name, args, out=None):
         kind = type(a)
         if kind in _array_types:
             key += (kind, a.dtype, a.shape, a.strides)
-        elif kind in _SCALAR_TYPES:
+        elif kind in SCALAR_TYPES:
             key.append(kind)
         else:
             return None
@@ -126,7 +136,29 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.on_gpu = backend == "cuda"
     known.copies = {}
     known.bounds = dtypes.plain_scalar_bounds(dtype_in)
+    known.fast = None if (known.staged or known.casts or out is not None
+                          or not FIELD_POINTERS) else _fast_template(known)
     _known.remember(key, known)
+    if out is None:
+        hot_key = _hot_key(name, backend, args)
+        if hot_key is not None:
+            _hot.remember(hot_key, known)
+
+
+def _fast_template(known) -> tuple:
+    """What :func:`hot_call` reads of a one-launch call on the emulator: per input array
+    (index, alignment mask, 16-byte mask), the output's shape, dtype and 16-byte mask, the
+    kernel, grid and block, the number of unused pointer slots (the output again) and the
+    packed tail (scalar values, scalar mask, layouts, the flag) for the flag off and on.
+    Without vector masks the masks are 0 and both tails carry the flag off."""
+    masks = dict(known.vector_masks[1]) if known.vector_masks is not None else {}
+    out_mask = known.vector_masks[0] if known.vector_masks is not None else 0
+    arrays = tuple((k, align_mask, masks.get(k, 0)) for k, align_mask in known.arrays)
+    off = (*known.tail, FLAG_OFF)
+    tails = (off, off) if known.vector_masks is None else (off, (*known.tail, FLAG_ON))
+    kernel_launch = known.launch
+    return (arrays, known.shape, known.dtype_out, out_mask, kernel_launch.kernel,
+            kernel_launch.grid, kernel_launch.block, known.pad, tails)
 
 
 def _cast_step(x, cast_plan, dtype_in) -> _Cast:
@@ -189,9 +221,105 @@ def short_call(name: str, args, out=None):
     known = _known.get(_key(name, args, out))
     if known is None:
         return None
+    if known.on_gpu:
+        return _run(known, args, out, "cuda")
+    if config.get_backend() != "emulate":
+        return None  # the numpy backend asked for: apply says what happens
+    if out is None and known.fast is not None:
+        return _fast_call(known, args)
+    return _run(known, args, out, "emulate")
+
+
+def hot_call(name: str, backend: str, args):
+    """``name(*args)`` for the operands of Arrays on ``backend`` (natives and scalars, no
+    ``out=``: the namespace's hot path, see :mod:`infini_cupy.namespace.boundary`) when the
+    signature is remembered; None otherwise, having written nothing. The key is built
+    unrolled for one or two operands, as :func:`_hot_key` builds it."""
+    x1 = args[0]
+    t1 = type(x1)
+    if len(args) == 1:
+        key = (name, backend, t1, x1.dtype, x1.shape, x1.strides)
+    else:
+        x2 = args[1]
+        t2 = type(x2)
+        if t2 in SCALAR_TYPES:
+            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides, t2)
+        elif t1 in SCALAR_TYPES:
+            key = (name, backend, t1, t2, x2.dtype, x2.shape, x2.strides)
+        else:
+            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides,
+                   t2, x2.dtype, x2.shape, x2.strides)
+    known = _hot.get(key)
+    if known is None:
+        return None
+    if known.fast is None or backend != "emulate":
+        return _run(known, args, None, backend)
+    return _fast_call(known, args)
+
+
+def _fast_call(known, args):
+    """``_run`` of a one-launch call on the emulator without ``out=``, its checks unrolled:
+    inputs aligned for their C++ type, scalars in range; the argument tuple is the
+    template's (``known.fast``) with the pointers and the vector flag filled in."""
+    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, tails = known.fast
+    misaligned = 0
+    for k, align_mask, vector_mask in arrays:
+        address = read_address(id(args[k]) + DATA_FIELD_OFFSET).value or 0
+        if address & align_mask:
+            return None
+        misaligned |= address & vector_mask
+    out = empty("emulate", shape, dtype_out)
+    if out_mask:
+        misaligned |= numpy_data_pointer(out) & out_mask
+    scalars = known.scalars
+    if scalars and pad == 1 and len(scalars) == 1:  # an array and a scalar, by value
+        value = _value(known, args[scalars[0]])
+        if value is None:
+            return None
+        zero = known.values[2]
+        packed = ((out, args[0], out, out, zero, value, zero) if scalars[0] == 1
+                  else (out, out, args[1], out, value, zero, zero))
+        packed += tails[not misaligned][3:]  # the scalar mask, the layouts, the flag
+    elif scalars:
+        values = known.values[:]
+        operands = list(args)
+        for k in known.scalars:
+            value = values[k] = _value(known, args[k])
+            if value is None:
+                return None
+            operands[k] = out  # a pointer the kernel does not read
+        packed = (out, *operands, *(out,) * pad, *values, *known.after_values,
+                  tails[not misaligned][-1])
+    elif pad == 1:  # two inputs, the third pointer unused
+        packed = (out, args[0], args[1], out) + tails[not misaligned]
+    else:
+        packed = (out, args[0], out, out) + tails[not misaligned]
+    launch(ek.SOURCE, kernel, grid, block, packed, backend="emulate")
+    return out
+
+
+def _hot_key(name, backend, args):
+    """:func:`hot_call`'s key of a call ``name(*args)`` on ``backend``, or None."""
+    key = [name, backend]
+    for a in args:
+        kind = type(a)
+        if kind in _array_types:
+            key += (kind, a.dtype, a.shape, a.strides)
+        elif kind in SCALAR_TYPES:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+def _run(known, args, out, backend):
+    """The remembered call ``known`` of ``args`` on ``backend``: every per-call check (arrays
+    on the current GPU, aligned for their C++ type; ``out=`` writeable, aligned, overlapping no
+    input but in its very layout), then allocation, scalars, casts and the launches. None
+    (nothing written) when a check sends the call the full way."""
     # Every check before the first launch: a call that falls back has written nothing.
     addresses = [0, 0, 0]
-    if known.on_gpu:  # arrays on the current GPU (apply allocates on another one)
+    if backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
         device = _current_device()
         for k, align_mask in known.arrays:
             memory = args[k].data
@@ -200,27 +328,18 @@ def short_call(name: str, args, out=None):
                 return None
         if out is not None and out.data.device_id != device:
             return None
-        backend, pointer = "cuda", cupy_data_pointer
-    elif config.get_backend() == "emulate":
-        backend, pointer = "emulate", numpy_data_pointer
+        pointer = cupy_data_pointer
+    else:
+        pointer = numpy_data_pointer
         for k, align_mask in known.arrays:
             address = addresses[k] = pointer(args[k])
             if address & align_mask:
                 return None
-    else:
-        return None  # the numpy backend asked for: apply says what happens
     if out is None:
         out = empty(backend, known.shape, known.dtype_out)
     elif not _out_usable(known.out_check, out, pointer(out), addresses):
         return None
     operands = args
-    if known.casts:
-        operands = list(args)
-        for k, step in known.casts:
-            temp = operands[k] = empty(backend, step.shape, known.dtype_in)
-            temp_address = pointer(temp)
-            _launch_cast(step, temp, temp_address, args[k], addresses[k], backend)
-            addresses[k] = temp_address
     tail = known.tail  # the scalar values, the scalar mask, the packed layouts
     if known.scalars:
         values = known.values[:]
@@ -231,6 +350,13 @@ def short_call(name: str, args, out=None):
                 return None
             operands[k] = out  # a pointer the kernel does not read
         tail = (*values, *known.after_values)
+    if known.casts:  # after the scalars' checks: a call that falls back has launched nothing
+        operands = list(operands)
+        for k, step in known.casts:
+            temp = operands[k] = empty(backend, step.shape, known.dtype_in)
+            temp_address = pointer(temp)
+            _launch_cast(step, temp, temp_address, args[k], addresses[k], backend)
+            addresses[k] = temp_address
     if known.staged:
         return _short_staged(known, backend, pointer, out, list(operands), tail[:3])
     flag = FLAG_OFF

@@ -31,7 +31,7 @@ import numpy as np
 from ..arrays import check_plain_buffer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
-from ..strided.copy import rearrange_ as _native_rearrange_
+from ..strided.copy import rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
                signatures)
 from . import device as devices
@@ -39,6 +39,7 @@ from . import lazy as _lazy
 from . import pending as _pending
 from .array import Array, check_same_device, wrap, wrap_result
 from ..config import lazy_enabled
+from ..elementwise.short_path import SCALAR_TYPES as _HOT_SCALARS, hot_call as _hot_call
 
 _SPECIAL = (Array, np.generic)
 
@@ -241,6 +242,12 @@ def _unary(impl):
     name = impl.__name__
 
     def function(x, /, *, out=None):
+        if type(x) is Array and out is None and not lazy_enabled():  # the hot path
+            b = x._b
+            if b != "numpy":
+                r = _hot_call(name, b, (x._a,))
+                if r is not None:
+                    return wrap(r, b)
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
@@ -256,6 +263,23 @@ def _binary(impl):
     name = impl.__name__
 
     def function(x1, x2, /, *, out=None):
+        # the hot path: Arrays of one device, or an Array and a scalar
+        if type(x1) is Array:
+            if out is None and not lazy_enabled():
+                b = x1._b
+                if type(x2) is Array:
+                    r = _hot_call(name, b, (x1._a, x2._a)) if x2._b == b != "numpy" else None
+                else:
+                    r = _hot_call(name, b, (x1._a, x2)) if (
+                        type(x2) in _HOT_SCALARS and b != "numpy") else None
+                if r is not None:
+                    return wrap(r, b)
+        elif (type(x2) is Array and out is None and type(x1) in _HOT_SCALARS
+              and x2._b != "numpy" and not lazy_enabled()):
+            b = x2._b
+            r = _hot_call(name, b, (x1, x2._a))
+            if r is not None:
+                return wrap(r, b)
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
@@ -312,6 +336,10 @@ def rearrange_(y, x):
     """
     if _pending.expressions:  # a write: pending expressions read the memory as it was
         _pending.evaluate_all("rearrange_()")
+    if type(y) is Array and type(x) is Array:  # the hot path: a layout planned before
+        b = y._b
+        if x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
+            return y
     b = None
     if type(y) is Array:
         b = y._b

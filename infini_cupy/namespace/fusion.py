@@ -31,7 +31,8 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import empty, gpu_available, is_array, pointer_reader
+from ..arrays import (DATA_FIELD_OFFSET, FIELD_POINTERS, empty, gpu_available, is_array,
+                      numpy_data_pointer, pointer_reader, read_address)
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
 from ..elementwise.kernels import SOURCE
@@ -58,7 +59,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap")
+                 "wrap", "one")
 
 
 def _spec(value):
@@ -72,6 +73,22 @@ def _spec(value):
             and not is_array(value) and not isinstance(value, np.generic)):
         return ArraySpec(value.shape, value.dtype)  # jax.ShapeDtypeStruct and the like
     return value
+
+
+def _one_output_template(prepared):
+    """What ``_launch`` reads of a call on the emulator with one output and no per-call
+    scalar (None for any other): the input checks, the output's dtype and 16-byte mask, the
+    arguments before the flag (scalars, layouts), the kernel, grid and block, and the flag
+    for misaligned and aligned pointers."""
+    plan = prepared.plan
+    if (prepared.backend != "emulate" or not FIELD_POINTERS or plan is None
+            or prepared.arg_slots or prepared.returns != "one"
+            or len(prepared.output_checks) != 1):
+        return None
+    (dtype, out_mask), = prepared.output_checks
+    flags = (FLAG_OFF, FLAG_OFF if plan.vector_masks is None else FLAG_ON)
+    return (prepared.input_checks, dtype, out_mask, (prepared.scalars, *plan.layout_args),
+            plan.kernel, plan.grid, plan.block, flags)
 
 
 class _Nothing(str):
@@ -174,6 +191,22 @@ class FusedFunction:
     def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
         (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
+        one = prepared.one
+        if one is not None:  # the emulator, one output, no per-call scalars: written out
+            checks, dtype, out_mask, head, kernel, grid, block, flags = one
+            inputs, misaligned = [], 0
+            for k, unwrap, align_mask, vector_mask in checks:
+                x = args[k]._a if unwrap else args[k]
+                address = read_address(id(x) + DATA_FIELD_OFFSET).value or 0
+                if address & align_mask:
+                    return self._fallback(prepared, args, None)  # off its C++ type's alignment
+                misaligned |= address & vector_mask
+                inputs.append(x)
+            out = empty("emulate", prepared.shape, dtype)
+            misaligned |= numpy_data_pointer(out) & out_mask
+            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], out, *inputs),
+                   backend="emulate")
+            return out if prepared.wrap is None else wrap(out, "emulate")
         if prepared.on_gpu and not on_its_device:
             return self._on_gpu(prepared, args, None)
         pointer, inputs, misaligned = prepared.pointer, [], 0
@@ -295,6 +328,7 @@ class FusedFunction:
         prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
         prepared.scalars, prepared.arg_slots = scalar_slots(fx)
         prepared.scalar_bytes = prepared.scalars.tobytes()
+        prepared.one = _one_output_template(prepared)
         return prepared
 
     def _expression_plan(self, natives, keywords):

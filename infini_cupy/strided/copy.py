@@ -17,6 +17,9 @@ import numpy as np
 
 from .. import config, dtypes
 from ..arrays import (
+    DATA_FIELD_OFFSET,
+    FIELD_POINTERS,
+    NPY_ARRAY_WRITEABLE,
     backend_for,
     data_pointer,
     empty_on_device_of,
@@ -24,6 +27,7 @@ from ..arrays import (
     is_writeable,
     may_overlap,
     numpy_data_pointer,
+    read_address,
     same_layout,
 )
 from ..runtime.launch import launch
@@ -70,14 +74,15 @@ def _launch(prepared: PreparedCopy, y, x, backend: str) -> None:
 _recent = RecentCalls()
 
 
-def _short_path_operands(y, x):
+def _short_path_operands(y, x, backend=None):
     """(backend, y pointer, x pointer) when the short path applies, else None: two arrays of
-    one kind on one device, a writable NumPy y under the emulate backend or CuPy arrays."""
+    one kind on one device, a writable NumPy y under the emulate backend (``backend``: the
+    Arrays' backend, None: the one in force) or CuPy arrays."""
     kind = type(y)
     if kind is not type(x):
         return None
     if kind is np.ndarray:
-        if config.get_backend() != "emulate" or not is_writeable(y):
+        if (backend or config.get_backend()) != "emulate" or not is_writeable(y):
             return None
         return "emulate", numpy_data_pointer(y), numpy_data_pointer(x)
     cupy = sys.modules.get("cupy")
@@ -103,17 +108,37 @@ def rearrange_(y, x):
     >>> bool((y == x).all())
     True
     """
-    operands = _short_path_operands(y, x)
-    if operands is not None:
-        backend, y_pointer, x_pointer = operands
-        prepared = _recent.get((y.dtype, x.dtype, y.shape, x.shape, y.strides, x.strides,
-                                y_pointer & 31, x_pointer & 31))
-        if prepared is not None and not prepared.overlaps(y_pointer, x_pointer):
-            launch(prepared.source, prepared.plan.kernel, prepared.grid, prepared.block,
-                   (y, x) + prepared.struct_args, backend=backend,
-                   shared_mem=prepared.shared_mem)
-            return y
+    if short_rearrange_(y, x):
+        return y
     return _rearrange_checked(y, x)
+
+
+def short_rearrange_(y, x, backend=None) -> bool:
+    """``rearrange_(y, x)`` when its layouts (and addresses mod 32) were planned by a full
+    call and the two do not overlap: True, launched; else False, nothing done. ``backend``:
+    the Arrays' backend, for the namespace's hot path (None: the one in force)."""
+    if (backend == "emulate" and FIELD_POINTERS and type(y) is np.ndarray
+            and type(x) is np.ndarray):  # the Arrays' hot path: _short_path_operands inlined
+        if not y.flags.num & NPY_ARRAY_WRITEABLE:
+            return False
+        y_pointer = read_address(id(y) + DATA_FIELD_OFFSET).value or 0
+        x_pointer = read_address(id(x) + DATA_FIELD_OFFSET).value or 0
+    else:
+        operands = _short_path_operands(y, x, backend)
+        if operands is None:
+            return False
+        backend, y_pointer, x_pointer = operands
+    prepared = _recent.get((y.dtype, x.dtype, y.shape, x.shape, y.strides, x.strides,
+                            y_pointer & 31, x_pointer & 31))
+    if prepared is None:
+        return False
+    dst_lo, dst_hi = prepared.dst_extent
+    src_lo, src_hi = prepared.src_extent
+    if y_pointer + dst_lo < x_pointer + src_hi and x_pointer + src_lo < y_pointer + dst_hi:
+        return False  # overlapping (PreparedCopy.overlaps): the full call takes a snapshot
+    launch(prepared.source, prepared.plan.kernel, prepared.grid, prepared.block,
+           (y, x) + prepared.struct_args, backend=backend, shared_mem=prepared.shared_mem)
+    return True
 
 
 def _rearrange_checked(y, x):
@@ -150,4 +175,4 @@ def rearrange_copy(x):
     return rearrange_(y, x)
 
 
-__all__ = ["rearrange_", "rearrange_copy"]
+__all__ = ["rearrange_", "rearrange_copy", "short_rearrange_"]

@@ -150,10 +150,31 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
     assert main(["bench", "--suite", "array", "--backend", "emulate", "--json", str(path)]) == 0
     records = json.loads(path.read_text())
     assert records and all(r["suite"] == "array" for r in records)
+    ratios = [r for r in records if "ratio" in r]
     for r in records:
+        if r in ratios:
+            continue
         assert r["array_us"] > 0 and r["bare_us"] > 0
         assert r["overhead_us"] == pytest.approx(r["array_us"] - r["bare_us"], abs=2e-3)
-    assert "Array wrapper, per call" in capsys.readouterr().out
+    # the issue's six calls against np.add: a host call costs more than NumPy's cheapest
+    assert [r["case"][7:] for r in ratios if "layer" not in r["case"]] == [
+        "xp.add(x, x)", "x + y", "x * 2.0", "xp.exp(x)", "rearrange_(y, x.T) (cached)",
+        "fused exp(x*y+x)-y"]
+    layers = [r for r in ratios if "layer" in r["case"]]
+    assert len(layers) == 5 and all(r["ratio"] > 0 and r["host_us"] > 0 for r in ratios)
+    # the whole call costs more than its launch alone (the machine's noise is far smaller)
+    assert layers[-1]["host_us"] > layers[0]["host_us"]
+    out = capsys.readouterr().out
+    assert "Array wrapper, per call" in out and "x np.add" in out
+
+
+def test_host_ratio_measures_the_ratio_of_two_calls():
+    """A call that does the reference's work twice costs about twice as much."""
+    from infini_cupy.tools.bench.command import host_ratio
+
+    a = np.ones((256, 256), np.float32)
+    ratio, host_us = host_ratio(lambda: (np.add(a, a), np.add(a, a)), lambda: np.add(a, a))
+    assert 1.4 < ratio < 2.8 and host_us > 0
 
 
 def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, capsys):

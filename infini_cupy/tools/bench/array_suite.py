@@ -4,6 +4,12 @@ implementation on native arrays (launches skipped, outputs preallocated, as for 
 Each row times one operation twice: the implementation the namespace calls, on NumPy (CuPy)
 arrays, and the public call on Arrays (unwrap, switch to the Array's backend, call, wrap).
 The difference is the wrapper's overhead; the target is under 1 us.
+
+The ratio rows (:func:`ratio_records`) time the calls a user makes on a 48x64 float32 Array
+(a 64x48 transpose for ``rearrange_``) against ``np.add`` of two NumPy arrays of that shape
+in the same process, rounds of the two interleaved, launches skipped and outputs allocated
+as every call allocates them: the host side of a call as a multiple of NumPy's cheapest
+ufunc call, a figure the machine's load cancels out of. The goal is 1.5.
 """
 
 from __future__ import annotations
@@ -74,6 +80,92 @@ def _wrapper_only_rows(backend: str):
         ("no-op compiled, axis=0", lambda: reduction(a, axis=0),
          lambda: public_reduction(x, axis=0)),
     ]
+
+
+RATIO_SHAPE = (48, 64)  # the launch-bound calls of the H100 page's "Launch overhead" table
+
+
+def _ratio_rows(backend: str):
+    """(name, call) for the ratio rows: Arrays on ``backend``'s device, plans cached."""
+    import infini_cupy as xp
+
+    library = np if backend != "cuda" else __import__("cupy")
+    rng = np.random.default_rng(0)
+    a, b = (library.asarray(rng.standard_normal(RATIO_SHAPE).astype(np.float32))
+            for _ in range(2))
+    with config.backend(backend):
+        x, y = xp.asarray(a), xp.asarray(b)
+        transposed = xp.empty(RATIO_SHAPE[::-1], dtype=xp.float32, device=x.device)
+    x_t = x.T
+    fused = xp.fuse(lambda p, q: xp.exp(p * q + p) - q)  # four ops, one kernel
+    return [
+        ("xp.add(x, x)", lambda: xp.add(x, x)),
+        ("x + y", lambda: x + y),
+        ("x * 2.0", lambda: x * 2.0),
+        ("xp.exp(x)", lambda: xp.exp(x)),
+        ("rearrange_(y, x.T) (cached)", lambda: xp.rearrange_(transposed, x_t)),
+        ("fused exp(x*y+x)-y", lambda: fused(x, y)),
+    ]
+
+
+def _layer_rows(backend: str):
+    """(name, call) for the layers of a cached ``xp.add(x, x)`` on ``backend``'s device, each
+    row the one below and more: what each layer of the hot path costs."""
+    import infini_cupy as xp
+    from infini_cupy.arrays import empty, pointer_reader
+    from infini_cupy.elementwise import kernels, short_path
+    from infini_cupy.namespace.array import wrap
+    from infini_cupy.runtime.launch import launch
+
+    library = np if backend != "cuda" else __import__("cupy")
+    a = library.asarray(np.random.default_rng(0).standard_normal(RATIO_SHAPE).astype(np.float32))
+    with config.backend(backend):
+        x = xp.asarray(a)
+    xp.add(x, x)  # planned and remembered
+    known = short_path._hot.get(short_path._hot_key("add", backend, (a, a)))
+    if known is None:  # pragma: no cover - the numpy backend: no kernel
+        return []
+    out = empty(backend, known.shape, known.dtype_out)
+    kernel_launch, pointer = known.launch, pointer_reader(backend)
+    packed = (out, a, a) + (out,) * known.pad + known.tail + (short_path.FLAG_ON,)
+    return [
+        ("layer: launch(), arguments packed", lambda: launch(
+            kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
+            packed, backend=backend)),
+        ("layer: + the output (arrays.empty)", lambda: (
+            empty(backend, known.shape, known.dtype_out), launch(
+                kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
+                packed, backend=backend))),
+        ("layer: + 3 pointers read", lambda: (
+            pointer(a), pointer(a), pointer(empty(backend, known.shape, known.dtype_out)),
+            launch(kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid,
+                   kernel_launch.block, packed, backend=backend))),
+        ("layer: + key, checks (hot_call)", lambda: short_path.hot_call("add", backend, (a, a))),
+        ("layer: + Arrays in, Array out", lambda: xp.add(x, x)),
+    ]
+
+
+def ratio_records(backend: str, time_ratio) -> list[dict]:
+    """One record per ratio row: ``ratio`` to ``np.add`` of two NumPy arrays of
+    :data:`RATIO_SHAPE`, and ``host_us``; ``time_ratio(call, reference)`` gives both."""
+    a = np.ones(RATIO_SHAPE, np.float32)
+    b = np.ones(RATIO_SHAPE, np.float32)
+
+    def reference():
+        np.add(a, b)
+
+    records = []
+    for name, call in _ratio_rows(backend) + _layer_rows(backend):
+        ratio, host_us = time_ratio(call, reference)
+        records.append({"case": f"Array: {name}", "suite": "array", "backend": backend,
+                        "ratio": round(ratio, 2), "host_us": round(host_us, 3)})
+    return records
+
+
+def print_ratios(records) -> None:
+    print(f"\n{'Host side per call (launch skipped)':36s} {'us':>7s} {'x np.add':>9s}")
+    for r in records:
+        print(f"{r['case'][7:][:36]:36s} {r['host_us']:7.2f} {r['ratio']:9.2f}")
 
 
 def overhead_records(backend: str, time_call) -> list[dict]:

@@ -71,6 +71,7 @@ SUITES = {
 PROFILE_MAX_ELEMENTS = 1 << 23  # beyond, only the first blocks' accesses are traced (memory)
 HOST_REPEATS = 7
 HOST_SECONDS = 0.02  # per repeat
+HOST_RATIO_ROUNDS = 20  # interleaved rounds of a ratio row, HOST_SECONDS of calls in each
 NVRTC_ARCH = "sm_90"  # without a GPU; on one, the device's
 # How long each suite takes with --backend emulate on 2 CPU cores, caches warm (the emulator's
 # libraries and the SASS read; cold, signatures took 18 s instead of 9). Measured 2026-12.
@@ -157,7 +158,9 @@ def run(args) -> int:
         array_records = bench_array.overhead_records(
             backend, lambda call: host_overhead_us(None, None, call))
         bench_array.print_records(array_records)
-        records += array_records
+        ratio_records = bench_array.ratio_records(backend, host_ratio)
+        bench_array.print_ratios(ratio_records)
+        records += array_records + ratio_records
     if "fusion" in suites or "all" in suites:  # fused against unfused expressions
         fusion_records = bench_fusion.records(
             backend, lambda call: host_overhead_us(None, None, call))
@@ -329,6 +332,31 @@ def host_overhead_us(case, operands, call) -> float:
                 call()
             samples.append((time.perf_counter() - start) / number)
     return statistics.median(samples) * 1e6
+
+
+def host_ratio(call, reference) -> tuple[float, float]:
+    """(host time of ``call`` / that of ``reference``, microseconds per ``call``), launches
+    skipped: HOST_RATIO_ROUNDS rounds of the two interleaved, each a block of calls; the
+    ratio of the fastest blocks (a loaded machine only adds time, to either side)."""
+    with launches_skipped():
+        call()
+        reference()
+        start = time.perf_counter()
+        call()
+        number = max(20, int(HOST_SECONDS / HOST_RATIO_ROUNDS
+                             / max(time.perf_counter() - start, 1e-7)))
+        best_call = best_reference = float("inf")
+        for _ in range(HOST_RATIO_ROUNDS):
+            start = time.perf_counter()
+            for _ in range(number):
+                reference()
+            middle = time.perf_counter()
+            for _ in range(number):
+                call()
+            end = time.perf_counter()
+            best_reference = min(best_reference, middle - start)
+            best_call = min(best_call, end - middle)
+    return best_call / best_reference, best_call / number * 1e6
 
 
 # ---- compile latency

@@ -1,0 +1,232 @@
+"""The namespace's hot path (``boundary`` -> ``short_path.hot_call``, ``copy.short_rearrange_``):
+a repeat of a call on Arrays gives the full call's bits, and its errors, whatever the cache
+holds; the cache keys tell apart what changes the answer; the cache is bounded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import infini_cupy as xp
+from infini_cupy.elementwise import launcher, short_path
+from infini_cupy.runtime import recent
+from infini_cupy.runtime.launch import recording
+
+FUNCTIONS = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract,
+             "less": np.less, "maximum": np.maximum}
+UNARY = {"exp": np.exp, "negative": np.negative, "sqrt": np.sqrt}
+
+
+@pytest.fixture(autouse=True)
+def _cold():
+    recent.forget_all()
+    yield
+    recent.forget_all()
+
+
+def _bits(a):
+    """The result's bytes with its dtype and shape: equal means bit-identical."""
+    return a.dtype, a.shape, np.ascontiguousarray(a).tobytes()
+
+
+def _layout(rng, h, kind):
+    """A view of ``h`` (2-d) in one of several layouts."""
+    if kind == "transposed":
+        return np.ascontiguousarray(h.T).T
+    if kind == "strided":
+        wide = np.zeros((h.shape[0], 2 * h.shape[1]), h.dtype)
+        wide[:, ::2] = h
+        return wide[:, ::2]
+    if kind == "reversed":
+        return np.ascontiguousarray(h[::-1])[::-1]
+    if kind == "offset":  # off the 16-byte packs (still aligned for its type)
+        flat = np.zeros(h.size + 1, h.dtype)
+        flat[1:] = h.ravel()
+        return flat[1:].reshape(h.shape)
+    return h
+
+
+LAYOUTS = ("contiguous", "transposed", "strided", "reversed", "offset")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 9), cols=st.integers(1, 40),
+       name=st.sampled_from(sorted(FUNCTIONS)), dtype=st.sampled_from(["float32", "int16",
+                                                                         "float64", "uint8"]),
+       layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS)),
+       scalar=st.sampled_from([None, 3, 2.5, True]), scalar_first=st.booleans())
+def test_a_repeat_gives_the_first_calls_bits(arr, host, seed, rows, cols, name, dtype, layouts,
+                                             scalar, scalar_first):
+    rng = np.random.default_rng(seed)
+    h1 = _layout(rng, (rng.standard_normal((rows, cols)) * 50).astype(dtype), layouts[0])
+    h2 = _layout(rng, (rng.standard_normal((rows, cols)) * 50).astype(dtype), layouts[1])
+    x1 = arr(h1)
+    x2 = arr(h2) if scalar is None else scalar
+    if scalar is not None and scalar_first:
+        h1, h2, x1, x2 = scalar, h1, x2, x1
+    public = getattr(xp, name)
+    recent.forget_all()
+    cold = host(public(x1, x2))
+    with recording() as launches:
+        warm = [host(public(x1, x2)) for _ in range(2)]
+    assert all(_bits(w) == _bits(cold) for w in warm)
+    with np.errstate(all="ignore"):
+        expected = FUNCTIONS[name](h1, h2 if scalar is None or scalar_first else scalar)
+    np.testing.assert_array_equal(cold, expected)
+    if (x1 if scalar is None or not scalar_first else x2).device != "cpu":
+        assert launches and short_path._hot  # our kernels, repeated by the hot path
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_unary_repeat_gives_the_first_calls_bits(arr, host, name, layout):
+    rng = np.random.default_rng(len(name) + len(layout))
+    h = _layout(rng, rng.uniform(0.5, 4, (7, 33)).astype(np.float32), layout)
+    x = arr(h)
+    cold = host(getattr(xp, name)(x))
+    warm = host(getattr(xp, name)(x))
+    assert _bits(warm) == _bits(cold)
+    np.testing.assert_allclose(cold, UNARY[name](h), rtol=2e-6)
+
+
+def test_the_repeat_is_served_by_the_hot_path(arr, monkeypatch):
+    """After one full call, repeats of the same signature never reach ``apply``."""
+    x = arr(np.ones((48, 64), np.float32))
+    y = arr(np.full((48, 64), 2, np.float32))
+    calls = [lambda: xp.add(x, y), lambda: x + y, lambda: x * 2.0, lambda: 2.0 * x,
+             lambda: xp.exp(x)]
+    for call in calls:
+        call()
+    if x.device == "cpu":
+        assert not short_path._hot  # NumPy computes: nothing to remember
+        return
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeat went the full way")
+
+    assert short_path._hot
+    monkeypatch.setattr(launcher, "_apply", refused)
+    for call in calls:
+        assert type(call()) is xp.Array
+
+
+# ---------------------------------------------------------------- checks kept on a warm cache
+
+
+def _error(call):
+    with pytest.raises(Exception) as info:
+        call()
+    return type(info.value), str(info.value)
+
+
+def _same_error_cold_and_warm(warm_up, bad):
+    recent.forget_all()
+    cold = _error(bad)
+    warm_up()
+    warm_up()
+    assert _error(bad) == cold
+
+
+def test_devices_are_checked_on_a_warm_cache(arr):
+    x = arr(np.ones((4, 5), np.float32))
+    other = xp.asarray(np.ones((4, 5), np.float32), device="cpu" if x.device != "cpu"
+                       else "emulator")
+    _same_error_cold_and_warm(lambda: xp.add(x, x), lambda: xp.add(x, other))
+    _same_error_cold_and_warm(lambda: xp.add(x, x), lambda: xp.add(other, x))
+    _same_error_cold_and_warm(lambda: xp.rearrange_(x, x + 1), lambda: xp.rearrange_(x, other))
+
+
+def test_dtypes_and_shapes_are_checked_on_a_warm_cache(arr):
+    x = arr(np.ones((4, 5), np.float32))
+    _same_error_cold_and_warm(lambda: xp.bitwise_and(arr(np.ones((4, 5), np.int32)),
+                                                     arr(np.ones((4, 5), np.int32))),
+                              lambda: xp.bitwise_and(x, x))
+    _same_error_cold_and_warm(lambda: xp.add(x, x), lambda: xp.add(x, arr(np.ones((3, 5)))))
+    _same_error_cold_and_warm(lambda: xp.rearrange_(x, x + 1),
+                              lambda: xp.rearrange_(x, arr(np.ones((4, 5), np.float64))))
+    _same_error_cold_and_warm(lambda: xp.rearrange_(x, x + 1),
+                              lambda: xp.rearrange_(x, arr(np.ones((5, 4), np.float32))))
+
+
+def test_a_read_only_destination_is_checked_on_a_warm_cache(arr):
+    """Warm with a writable destination, then one of the very layout that is read-only
+    (NumPy-backed: a broadcast view, or a buffer made read-only)."""
+    h = np.ones((4, 5), np.float32)
+    x, y = arr(h), arr(h.copy())
+    read_only = arr(h.copy())
+    if not isinstance(read_only._a, np.ndarray):
+        pytest.skip("device arrays are always writable")
+    read_only._a.flags.writeable = False
+    assert read_only._a.strides == y._a.strides
+    _same_error_cold_and_warm(lambda: xp.add(x, y, out=y), lambda: xp.add(x, y, out=read_only))
+    _same_error_cold_and_warm(lambda: xp.rearrange_(y, x), lambda: xp.rearrange_(read_only, x))
+    broadcast = xp.broadcast_to(arr(np.ones((1, 5), np.float32)), (4, 5))
+    _same_error_cold_and_warm(lambda: xp.rearrange_(y, x), lambda: xp.rearrange_(broadcast, x))
+
+
+def test_integer_scalars_out_of_range_on_a_warm_cache(arr, host):
+    """``int8 + 3`` warms the signature (array, int); ``int8 + 300`` is NumPy 2's error,
+    ``int8 < 300`` its constant answer, whether the signature is warm or not."""
+    x = arr(np.arange(-5, 5, dtype=np.int8).reshape(2, 5))
+    _same_error_cold_and_warm(lambda: x + 3, lambda: x + 300)
+    recent.forget_all()
+    cold = host(x < 300)
+    for _ in range(2):
+        x < 3
+    assert _bits(host(x < 300)) == _bits(cold)
+    assert cold.all()
+
+
+def test_overlap_is_checked_per_call_on_a_warm_cache(arr, host):
+    """A layout planned for two separate arrays, repeated on an overlapping pair: the copy
+    reads the source as it was (NumPy's answer), warm as cold."""
+    h = np.arange(40, dtype=np.float32).reshape(4, 10)
+    # two halves of one buffer, 160 bytes apart: the same addresses mod 32, so one key
+    buffer = arr(np.zeros((8, 10), np.float32))
+    base, other = buffer[:4], buffer[4:]
+    xp.rearrange_(base, arr(h))
+    for _ in range(2):  # warm: same layouts, no overlap
+        xp.rearrange_(other[:, 1:], base[:, :-1])
+    xp.rearrange_(base[:, 1:], base[:, :-1])  # same layouts, overlapping
+    expected = h.copy()
+    expected[:, 1:] = h[:, :-1]
+    np.testing.assert_array_equal(host(base), expected)
+
+
+def test_fused_calls_check_devices_on_a_warm_cache(arr):
+    x = arr(np.ones((4, 5), np.float32))
+    other = xp.asarray(np.ones((4, 5), np.float32), device="cpu" if x.device != "cpu"
+                       else "emulator")
+    fused = xp.fuse(lambda a, b: xp.exp(a * b + a) - b)
+    _same_error_cold_and_warm(lambda: fused(x, x), lambda: fused(x, other))
+
+
+# ---------------------------------------------------------------- what the keys tell apart
+
+
+def test_keys_tell_apart_strides_dtypes_devices_and_scalar_types(arr, host):
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    contiguous, transposed = arr(h), arr(np.ascontiguousarray(h.T).T)
+    wide = arr(h.astype(np.float64))
+    cpu = xp.asarray(h, device="cpu")
+    for _ in range(2):
+        np.testing.assert_array_equal(host(contiguous + contiguous), h + h)
+        np.testing.assert_array_equal(host(transposed + contiguous), h + h)
+        assert (wide + contiguous).dtype == xp.float64
+        assert (cpu + cpu).device == "cpu"
+        h8 = np.arange(6, dtype=np.int8)
+        int8 = arr(h8)
+        for scalar in (1, 1.0, True, np.int16(1), np.float32(1)):  # weak Python, typed NumPy
+            assert _bits(host(int8 + scalar)) == _bits(h8 + scalar), scalar
+    keys = list(short_path._hot)
+    assert len(keys) == len(set(keys))
+
+
+def test_the_hot_cache_is_bounded(arr, monkeypatch):
+    monkeypatch.setattr(short_path._hot, "limit", 3)
+    for n in range(1, 9):
+        x = arr(np.ones(n, np.float32))
+        x + x
+        assert len(short_path._hot) <= 3
