@@ -298,8 +298,8 @@ class Stream:
         self.ptr = 0 if null else id(self)  # an address no other stream has
 
     def __enter__(self):
-        _thread.streams = {**_thread.streams, self.device_id: self}
         self._previous = getattr(self, "_previous", []) + [_thread.stream_of(self.device_id)]
+        _thread.streams = {**_thread.streams, self.device_id: self}
         return self
 
     def __exit__(self, *exc):
@@ -856,11 +856,17 @@ def as_cupy():
         nvrtc.load_nvrtc()  # CuPy loads the library on first use, through ``cupy`` itself
     global _real_cupy
     previous = sys.modules.get("cupy")
-    _real_cupy = previous
+    if not isinstance(previous, CupyStandin):
+        _real_cupy = previous
+    # CuPy's lazily loaded cupyx would load against the stand-in when anything walks
+    # sys.modules (hypothesis does): out of sight while the stand-in is cupy
+    cupyx = {name: sys.modules.pop(name) for name in list(sys.modules)
+             if name == "cupyx" or name.startswith("cupyx.")}
     sys.modules["cupy"] = _side
     try:
         yield _side
     finally:
+        sys.modules.update(cupyx)
         if previous is None:
             del sys.modules["cupy"]
         else:
