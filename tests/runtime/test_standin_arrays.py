@@ -95,3 +95,23 @@ def test_the_cuda_backend_holds_and_computes_on_device_arrays(cupy):
         xp.add(x, xp.asarray(x_host, device="cpu"))
     with pytest.raises(ValueError, match="the cuda backend needs CuPy arrays"):
         arrays.backend_for(x_host)
+
+
+def test_a_remembered_call_refuses_out_on_another_gpu():
+    """The short path of a remembered signature checks ``out=``'s device per call: on another
+    GPU it falls back to the full call, which names both devices."""
+    from infini_cupy.namespace import elementwise_functions as F
+
+    rng = np.random.default_rng(7)
+    host = rng.standard_normal((16, 8)).astype(np.float32)
+    with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as cupy, \
+            config.backend("cuda"):
+        x = cupy.asarray(host)
+        out = cupy.empty(host.shape, host.dtype)
+        for _ in range(2):  # remembered, then the short path
+            F.add(x, x, out=out)
+            np.testing.assert_array_equal(out.get(), host + host)
+        with cupy.cuda.Device(1):
+            elsewhere = cupy.empty(host.shape, host.dtype)
+        with pytest.raises(ValueError, match="cuda:0 and cuda:1|cuda:1 and cuda:0"):
+            F.add(x, x, out=elsewhere)

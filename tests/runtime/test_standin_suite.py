@@ -121,7 +121,8 @@ def standin_run(pytestconfig):
 @pytest.mark.parametrize("which", ["cuda-standin", "cuda-standin-launches"])
 def test_the_suite_passes_through_the_cuda_launcher(standin_run, which):
     run = standin_run[0][0 if which == "cuda-standin" else 1]
-    assert run.returncode == 0, f"pytest --backend {which} failed:\n{run.stdout[-6000:]}\n{run.stderr[-3000:]}"
+    assert run.returncode == 0, (f"pytest --backend {which} failed:\n{run.stdout[-6000:]}\n"
+                                 f"{run.stderr[-3000:]}")
     assert " passed" in run.stdout.splitlines()[-1]
 
 

@@ -1,6 +1,7 @@
-"""A stand-in for CuPy's device side, as strict as CuPy 14.2 where our cuda launcher meets it,
-so that ``infini_cupy/runtime/cuda.py`` runs without a GPU: ``pytest --backend cuda-standin``
-sends every launch of the suite through it, and the launch then runs in the emulator.
+"""A stand-in for CuPy, as strict as CuPy 14.2 where the library meets it, so that the
+``cuda`` backend runs without a GPU: under ``pytest --backend cuda-standin`` it is ``cupy``
+(:func:`as_cupy`), Arrays hold its device arrays and every launch goes through
+``infini_cupy/runtime/cuda.py`` to it, and then runs in the emulator.
 
 What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.pyx``,
 ``cupy/_core/_scalar.pyx`` and ``cupy_backends/cuda/api/runtime.pyx``):
@@ -11,8 +12,12 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   ``CUDA_ERROR_INVALID_CONTEXT`` on a thread that has none current, as a thread whose memory
   came from CuPy's pool does; ``RawModule`` loads and ``RawKernel`` launches make one current
   first, as CuPy's ``_ensure_context`` does;
-- ``ndarray``: host memory (a NumPy view) carrying ``.data.ptr`` (element 0), ``.device``,
-  shape, strides and dtype;
+- ``ndarray`` (``cupy/_core/core.pyx``): host memory in a block of a stand-in memory pool
+  (``cupy/cuda/memory.pyx``: 512-byte units, 256-byte aligned blocks), ``.data`` a
+  ``MemoryPointer`` to element 0, ``.device``, shape, strides, ``__cuda_array_interface__``
+  (version 3, the current stream), ``.get()``; no implicit conversion to NumPy, NumPy operands
+  refused (``Unsupported type``); routines CuPy has run NumPy's on the host views;
+- streams (``cupy/cuda/stream.pyx``): ``Stream``, ``Stream.null``, ``get_current_stream``;
 - ``RawModule(path=...)``: keyword arguments only, one of ``code``/``path``; the file is a
   cubin or PTX; ``get_function(name)`` takes a ``str`` only (Cython's ``str name``), finds
   the symbol in the binary and loads the module on the current device, refusing (as a driver
@@ -237,7 +242,8 @@ class MemoryPointer:
     __slots__ = ("mem", "ptr", "device_id", "_array")
 
     def __init__(self, mem: _Memory, offset: int, _array=None):
-        self.mem, self.ptr, self.device_id, self._array = mem, mem.ptr + offset, mem.device_id, _array
+        self.mem, self.ptr, self._array = mem, mem.ptr + offset, _array
+        self.device_id = mem.device_id
 
     @property
     def device(self) -> Device:
