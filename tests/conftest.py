@@ -3,9 +3,11 @@
 By default every test runs in emulation (NumPy arrays, kernels compiled by g++). On a machine
 with a GPU, ``pytest --backend cuda`` re-runs the same tests with CuPy arrays and NVRTC-
 compiled kernels: the GPU test matrix. Tests marked ``gpu`` run only when CuPy sees a device.
-Without a GPU, ``pytest --backend cuda-standin`` runs the emulated suite with every launch
-sent through the cuda launcher (``runtime/cuda.py``) and a strict stand-in for CuPy's device
-side (``tests/support/cupy_standin.py``), which then runs it in the emulator.
+Without a GPU, ``pytest --backend cuda-standin`` runs the suite on the ``cuda`` backend against
+a strict stand-in for CuPy (``tests/support/cupy_standin.py``, installed as ``cupy``): device
+arrays over host memory from its pool, every launch through the cuda launcher
+(``runtime/cuda.py``), run in the emulator. ``--backend cuda-standin-launches`` keeps the
+emulated suite's NumPy arrays and sends only its launches through the cuda launcher.
 
 Tests marked ``slow`` (the long property runs) are deselected unless asked for:
 ``pytest -m slow`` runs only them, ``pytest --run-slow`` runs everything; either loads the
@@ -45,14 +47,20 @@ settings.register_profile(
 collect_ignore = ["support/strict_standin"]
 
 
+# The stand-in for CuPy: the cuda backend end to end (its arrays are the stand-in's), or the
+# emulated suite's launches only.
+STANDIN_BACKENDS = ("cuda-standin", "cuda-standin-launches")
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--backend",
         default="emulate",
-        choices=("emulate", "cuda", "cuda-standin"),
-        help="launcher for kernel tests: emulate (CPU, default), cuda (needs a GPU), or "
-        "cuda-standin (the emulated suite, every launch through the cuda launcher and a "
-        "stand-in for CuPy's device side: tests/support/cupy_standin.py)",
+        choices=("emulate", "cuda", *STANDIN_BACKENDS),
+        help="launcher for kernel tests: emulate (CPU, default), cuda (needs a GPU), "
+        "cuda-standin (the cuda backend against a stand-in for CuPy: "
+        "tests/support/cupy_standin.py), or cuda-standin-launches (the emulated suite, "
+        "every launch through the cuda launcher and the stand-in)",
     )
     parser.addoption(
         "--run-slow",
@@ -92,15 +100,18 @@ def pytest_report_header(config):
 def pytest_configure(config):
     if config.getoption("--backend") == "cuda" and not arrays.gpu_available():
         raise pytest.UsageError("--backend cuda needs CuPy and a CUDA device; none was found")
-    if config.getoption("--backend") == "cuda-standin":
+    if config.getoption("--backend") in STANDIN_BACKENDS:
         from infini_cupy.runtime import launch
         from tests.support import cupy_standin
 
         config._standin = contextlib.ExitStack()
         config._standin.enter_context(
             cupy_standin.installed(capabilities=(cupy_standin.NEWER_THAN_NVRTC,)))
-        config._standin.enter_context(
-            launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()))
+        if config.getoption("--backend") == "cuda-standin":
+            config._standin.enter_context(cupy_standin.as_cupy())
+        else:
+            config._standin.enter_context(
+                launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()))
     if config.getoption("--hypothesis-profile", None) is None:  # else hypothesis loads it
         default = "long" if _slow_selected(config) else "ci"
         settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "").strip() or default)
@@ -119,9 +130,12 @@ def pytest_collection_modifyitems(config, items):
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if item.get_closest_marker("slow") is None]
-    if arrays.gpu_available():
+    if config.getoption("--backend") in STANDIN_BACKENDS:
+        skip = pytest.mark.skip(reason="needs a CUDA device (the CuPy stand-in has none)")
+    elif arrays.gpu_available():
         return
-    skip = pytest.mark.skip(reason="needs a CUDA device (CuPy found none)")
+    else:
+        skip = pytest.mark.skip(reason="needs a CUDA device (CuPy found none)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
@@ -133,10 +147,11 @@ def pytest_collection_finish(session):
 
 @pytest.fixture(scope="session")
 def backend_name(pytestconfig) -> str:
-    """The backend the tests run on: ``emulate`` for cuda-standin too (NumPy arrays, plans
-    and results of the emulator; only the launches take the cuda launcher's path)."""
+    """The backend the tests run on: ``cuda`` for cuda-standin (the stand-in's arrays),
+    ``emulate`` for cuda-standin-launches (NumPy arrays, plans and results of the emulator;
+    only the launches take the cuda launcher's path)."""
     name = pytestconfig.getoption("--backend")
-    return "emulate" if name == "cuda-standin" else name
+    return {"cuda-standin": "cuda", "cuda-standin-launches": "emulate"}.get(name, name)
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
 """One set of rules on every device: each elementwise function, over every dtype pair and each
 Python scalar kind, ends the same way on ``cpu`` (NumPy computes) and on ``emulator`` (our
-kernels; with ``--backend cuda-standin`` every launch goes through the cuda launcher):
+kernels; with ``--backend cuda-standin-launches`` every launch goes through the cuda launcher):
 accepted or refused, the exception class, the result dtype, and the values on a sample.
 
 Acceptance uses empty arrays, which decide it without compiling or launching a kernel. The

@@ -40,7 +40,7 @@ def _copy_arguments(side, dst, src, device=None):
     """The arguments of ``rearrange<4, 1, 1, 0>`` copying a 1-d float32 ``src`` (at most 32
     elements) into ``dst`` with one block (see plan_cache.py for the planned ones)."""
     n = src.size
-    return (side.asarray(dst, device), side.asarray(src, device),
+    return (side.device_view(dst, device), side.device_view(src, device),
             array_struct([n]), array_struct([4]), array_struct([4]),
             array_struct([1]), array_struct([0]), array_struct([0]),
             array_struct([(0, 0, 0, 0)], 1, CONSTRAINT), np.int64(n), np.int64(1))
@@ -325,7 +325,7 @@ def test_the_stand_in_has_cupy_s_interface_where_the_launcher_uses_it():
     """What the launcher touches exists in the installed CuPy with the stand-in's meaning
     (checked without a GPU: nothing here loads or launches), so the stand-in cannot drift
     into an API CuPy does not have."""
-    import cupy
+    cupy = cupy_standin.real_cupy()
 
     assert type(cupy.RawModule(path="/no/such.cubin")).__name__ == "RawModule"  # loads lazily
     with pytest.raises(TypeError, match="Exactly one of `code` and `path`"):
@@ -356,7 +356,7 @@ def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
     """``a.data`` (a ``MemoryPointer``), which CuPy 14.2 packs as a bare ``CIntptr``: the
     cheapest of its argument kinds (a ``cupy.ndarray`` becomes a ``CArray`` per launch), and
     it holds the memory for the launch. The pointer is the view's first element."""
-    import cupy
+    cupy = cupy_standin.real_cupy()
 
     assert hasattr(cupy.ndarray, "data")
     assert hasattr(cupy.cuda, "MemoryPointer") and hasattr(cupy.cuda.MemoryPointer, "ptr")
@@ -367,11 +367,11 @@ def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
     src = np.arange(40, dtype=np.float32)
     dst = np.zeros(20, np.float32)
     args = list(_copy_arguments(side, dst, src[::2].copy()))
-    view = side.asarray(src[10:30])
+    view = side.device_view(src[10:30])
     args[1] = view
     cuda.launch("rearrange.cu", COPY, 1, 32, args)
     np.testing.assert_array_equal(dst, src[10:30])
-    assert [type(a).__name__ for a in seen[0][:2]] == ["_MemoryPointer", "_MemoryPointer"]
+    assert [type(a).__name__ for a in seen[0][:2]] == ["MemoryPointer", "MemoryPointer"]
     assert seen[0][1].ptr == view.data.ptr
 
 
@@ -398,7 +398,7 @@ def test_a_second_gpu_of_one_architecture_loads_the_same_binary_and_opts_in(tmp_
 def test_the_stand_in_s_raw_module_refuses_what_cupy_refuses(kwargs):
     """The stand-in's RawModule takes exactly what CuPy 14's does: a launcher change to
     ``RawModule(path=Path(...))`` fails here as it would on every GPU."""
-    import cupy
+    cupy = cupy_standin.real_cupy()
 
     ends = []
     for module in (cupy.RawModule, cupy_standin.RawModule):

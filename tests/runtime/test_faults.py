@@ -278,8 +278,8 @@ def test_missing_nvrtc_library_says_what_to_install(monkeypatch, nvrtc_reloaded)
 
 
 def test_missing_nvrtc_bindings_say_what_to_install(monkeypatch, nvrtc_reloaded):
-    cupy = pytest.importorskip("cupy")
-    monkeypatch.delattr(cupy.cuda, "nvrtc", raising=False)
+    cupy_cuda = pytest.importorskip("cupy.cuda")  # CuPy's own, also where a stand-in is cupy
+    monkeypatch.delattr(cupy_cuda, "nvrtc", raising=False)
     monkeypatch.setitem(sys.modules, "cupy.cuda.nvrtc", None)  # import fails
     with pytest.raises(RuntimeError, match=r"pip install nvidia-cuda-nvrtc"):
         nvrtc.compile_ptx("rearrange.cu", ["rearrange<4, 1, 1, 0>"])

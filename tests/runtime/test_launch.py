@@ -15,7 +15,7 @@ from infini_cupy.runtime.launch import (LAUNCHERS, launch, launcher_replaced, la
 
 
 def test_each_kernel_backend_has_a_launcher(pytestconfig):
-    standin = pytestconfig.getoption("--backend") == "cuda-standin"  # emulate's go through cuda
+    standin = pytestconfig.getoption("--backend") == "cuda-standin-launches"  # via cuda
     assert set(LAUNCHERS) == {"cuda", "emulate"} and LAUNCHERS["cuda"] is cuda
     assert (LAUNCHERS["emulate"] is emulate_launcher) != standin
     for launcher in LAUNCHERS.values():

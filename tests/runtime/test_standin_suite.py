@@ -1,8 +1,12 @@
-"""The cuda launcher runs in CI without a GPU: the parts of the suite that launch kernels, run
-again with ``--backend cuda-standin`` (every launch through ``runtime/cuda.py`` and the
-stand-in for CuPy's device side, which checks each launch against the kernel's PTX and then
-runs it in the emulator), under coverage. Fails on any failed test, and on any line of
-``runtime/cuda.py`` that run did not execute.
+"""The cuda backend runs in CI without a GPU: the parts of the suite that launch kernels, run
+again against the stand-in for CuPy (which checks each launch against the kernel's PTX and
+then runs it in the emulator), under coverage. :data:`END_TO_END` runs with ``--backend
+cuda-standin``: the stand-in is ``cupy``, Arrays hold its device arrays, outputs come from its
+pool, launches go through ``runtime/cuda.py``; the rest of :data:`PARTS` with ``--backend
+cuda-standin-launches`` (NumPy arrays, each launch through ``runtime/cuda.py``). Fails on any
+failed test, on any line of ``runtime/cuda.py`` neither run executed, and on any line of the
+library's cuda branches (:data:`CUDA_BRANCHES`: the bodies of ``if``s that test for the cuda
+backend or a CuPy array, :func:`cuda_branch_lines`) the end-to-end run did not execute.
 
 A subprocess, like the conformance suite: the stand-in is installed for a whole session. It
 starts when collection ends and runs beside the rest of the session (tests/support/background.py).
@@ -10,7 +14,9 @@ starts when collection ends and runs beside the rest of the session (tests/suppo
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -34,19 +40,64 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_variant",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_bfloat16_variant"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"
+# What runs on the cuda backend end to end (the rest of PARTS: launches only).
+END_TO_END = ["tests/runtime", "tests/elementwise"]
+# The library's files whose cuda branches the end-to-end run must execute line by line.
+CUDA_BRANCHES = ["infini_cupy/arrays.py", "infini_cupy/elementwise/launcher.py",
+                 "infini_cupy/elementwise/short_path.py"]
+# What an ``if`` tests when its body is a cuda branch: the backend's name, a CuPy array.
+CUDA_TESTS = ('"cuda"', "is_cupy_array", "on_gpu", "cupy")
+
+
+def cuda_branch_lines(path: Path) -> set[int]:
+    """The statement lines of ``path``'s cuda branches: the body of an ``if`` whose test names
+    the cuda backend or CuPy (:data:`CUDA_TESTS`) and says it is there (``backend ==
+    "cuda"``, ``is_cupy_array(x)``); and after an ``if`` that says it is not (``!=``,
+    ``not``) and leaves (``return``, ``raise``), the rest of its block."""
+    source = path.read_text()
+    lines = set()
+
+    def statements(nodes):
+        return {n.lineno for node in nodes for n in ast.walk(node) if isinstance(n, ast.stmt)}
+
+    for block in ast.walk(ast.parse(source)):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(block, field, None)
+            if not isinstance(body, list):
+                continue
+            for index, node in enumerate(body):
+                if not isinstance(node, ast.If):
+                    continue
+                test = ast.get_source_segment(source, node.test)
+                if not any(word in test for word in CUDA_TESTS) or " is None" in test:
+                    continue
+                if "!=" not in test and not isinstance(node.test, ast.UnaryOp):
+                    lines |= statements(node.body)
+                elif isinstance(node.body[-1], (ast.Return, ast.Raise)) and not node.orelse:
+                    lines |= statements(body[index + 1:])
+    return lines
 
 
 def _run(folder: Path):
-    """(the run's result, its coverage report)."""
+    """(the runs' results, the coverage report of the launcher, the end-to-end run's coverage
+    as ``coverage json``)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
-    command = [sys.executable, "-m", "coverage", "run", f"--include=*/{LAUNCHER}", "-m",
-               "pytest", "--backend", "cuda-standin", "-q", "-p", "no:cacheprovider",
-               "-o", "addopts=-ra", f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED,
-               *PARTS]
-    run = background.run(command, cwd=REPO, env=env, timeout=3600)
-    report = background.run([sys.executable, "-m", "coverage", "report", "--show-missing",
-                             f"--include=*/{LAUNCHER}"], cwd=REPO, env=env, timeout=600)
-    return run, report
+    include = ",".join(f"*/{path}" for path in (LAUNCHER, *CUDA_BRANCHES))
+    pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",
+                   f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED]
+    coverage = [sys.executable, "-m", "coverage"]
+    end_to_end = background.run(
+        [*coverage, "run", f"--include={include}", "-m", "pytest", "--backend",
+         "cuda-standin", *pytest_args, *END_TO_END], cwd=REPO, env=env, timeout=3600)
+    json_report = background.run([*coverage, "json", "-o", "-", f"--include={include}"],
+                                 cwd=REPO, env=env, timeout=600)
+    rest = [part for part in PARTS if part not in END_TO_END]
+    launches = background.run(
+        [*coverage, "run", "--append", f"--include=*/{LAUNCHER}", "-m", "pytest", "--backend",
+         "cuda-standin-launches", *pytest_args, *rest], cwd=REPO, env=env, timeout=3600)
+    report = background.run([*coverage, "report", "--show-missing", f"--include=*/{LAUNCHER}"],
+                            cwd=REPO, env=env, timeout=600)
+    return (end_to_end, launches), report, json_report
 
 
 def _runs_here(config) -> bool:
@@ -56,7 +107,8 @@ def _runs_here(config) -> bool:
 
 def background_runs(config, items):
     """The stand-in run starts when collection ends, beside the rest of the session."""
-    return {"standin": _run} if _runs_here(config) else {}
+    reads = any("standin_run" in getattr(item, "fixturenames", ()) for item in items)
+    return {"standin": _run} if reads and _runs_here(config) else {}
 
 
 @pytest.fixture(scope="module")
@@ -67,14 +119,42 @@ def standin_run(pytestconfig):
     return background.result(pytestconfig, "standin", _run)
 
 
-def test_the_suite_passes_through_the_cuda_launcher(standin_run):
-    run, _ = standin_run
-    assert run.returncode == 0, f"pytest --backend cuda-standin failed:\n{run.stdout[-6000:]}\n{run.stderr[-3000:]}"
+@pytest.mark.parametrize("which", ["cuda-standin", "cuda-standin-launches"])
+def test_the_suite_passes_through_the_cuda_launcher(standin_run, which):
+    run = standin_run[0][0 if which == "cuda-standin" else 1]
+    assert run.returncode == 0, (f"pytest --backend {which} failed:\n{run.stdout[-6000:]}\n"
+                                 f"{run.stderr[-3000:]}")
     assert " passed" in run.stdout.splitlines()[-1]
 
 
+def test_every_line_of_the_library_s_cuda_branches_ran(standin_run):
+    """Allocation on the device, Arrays holding CuPy arrays, host arrays refused: each line
+    of those branches ran on the stand-in's arrays."""
+    report = standin_run[2]
+    files = json.loads(report.stdout)["files"]
+    missed = {}
+    for path in CUDA_BRANCHES:
+        ran = next((set(f["executed_lines"]) for name, f in files.items()
+                    if name.endswith(path)), set())
+        branch = cuda_branch_lines(REPO / path)
+        assert branch, f"{path}: no cuda branch found"
+        if branch - ran:
+            missed[path] = sorted(branch - ran)
+    assert not missed, f"lines of cuda branches the end-to-end run did not execute: {missed}"
+
+
+def test_cuda_branches_are_the_ifs_that_test_for_cuda(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text('if backend == "cuda":\n    a = 1\n    if x:\n        b = 2\n'
+                      'if backend != "cuda":\n    c = 3\nif not is_cupy_array(x):\n    d = 4\n'
+                      'if is_cupy_array(x):\n    e = 5\nelse:\n    f = 6\n'
+                      'def g(backend):\n    if backend != "cuda":\n        return 0\n'
+                      '    return cupy.empty(1)\n')
+    assert cuda_branch_lines(source) == {2, 3, 4, 10, 16}
+
+
 def test_every_line_of_the_cuda_launcher_ran(standin_run):
-    _, report = standin_run
+    report = standin_run[1]
     rows = [line for line in report.stdout.splitlines() if LAUNCHER in line]
     assert rows, f"no coverage of {LAUNCHER}:\n{report.stdout}\n{report.stderr}"
     statements, missed = (int(v) for v in rows[0].split()[1:3])

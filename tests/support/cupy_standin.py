@@ -1,6 +1,7 @@
-"""A stand-in for CuPy's device side, as strict as CuPy 14.2 where our cuda launcher meets it,
-so that ``infini_cupy/runtime/cuda.py`` runs without a GPU: ``pytest --backend cuda-standin``
-sends every launch of the suite through it, and the launch then runs in the emulator.
+"""A stand-in for CuPy, as strict as CuPy 14.2 where the library meets it, so that the
+``cuda`` backend runs without a GPU: under ``pytest --backend cuda-standin`` it is ``cupy``
+(:func:`as_cupy`), Arrays hold its device arrays and every launch goes through
+``infini_cupy/runtime/cuda.py`` to it, and then runs in the emulator.
 
 What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.pyx``,
 ``cupy/_core/_scalar.pyx`` and ``cupy_backends/cuda/api/runtime.pyx``):
@@ -11,8 +12,12 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   ``CUDA_ERROR_INVALID_CONTEXT`` on a thread that has none current, as a thread whose memory
   came from CuPy's pool does; ``RawModule`` loads and ``RawKernel`` launches make one current
   first, as CuPy's ``_ensure_context`` does;
-- ``ndarray``: host memory (a NumPy view) carrying ``.data.ptr`` (element 0), ``.device``,
-  shape, strides and dtype;
+- ``ndarray`` (``cupy/_core/core.pyx``): host memory in a block of a stand-in memory pool
+  (``cupy/cuda/memory.pyx``: 512-byte units, 256-byte aligned blocks), ``.data`` a
+  ``MemoryPointer`` to element 0, ``.device``, shape, strides, ``__cuda_array_interface__``
+  (version 3, the current stream), ``.get()``; no implicit conversion to NumPy, NumPy operands
+  refused (``Unsupported type``); routines CuPy has run NumPy's on the host views;
+- streams (``cupy/cuda/stream.pyx``): ``Stream``, ``Stream.null``, ``get_current_stream``;
 - ``RawModule(path=...)``: keyword arguments only, one of ``code``/``path``; the file is a
   cubin or PTX; ``get_function(name)`` takes a ``str`` only (Cython's ``str name``), finds
   the symbol in the binary and loads the module on the current device, refusing (as a driver
@@ -39,7 +44,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
+import types
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +80,10 @@ class _ThreadState(threading.local):
     contexts: frozenset = frozenset()  # devices with a context current on this thread
     capturing = False  # stream capture (tests/support/capture.py): loads and syncs fail
     in_kernel = False  # the emulator runs a launch (its own files are not the launcher's)
+    streams: dict = {}  # device -> the stream made current there (else the null stream)
+
+    def stream_of(self, device: int) -> Stream:
+        return self.streams.get(device, Stream.null)
 
 
 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
@@ -84,11 +96,6 @@ def refuse_in_capture(what: str) -> None:
 
 
 _thread = _ThreadState()
-
-
-class Stream:
-    def __init__(self, device: int):
-        self.device, self.ptr = device, 0  # the legacy default stream of that device
 
 
 class Device:
@@ -200,30 +207,315 @@ class _Driver:
         raise NotImplementedError("the stand-in launches through RawKernel only")
 
 
+# ---------------------------------------------------------------- device memory and arrays
+# CuPy's pool (cupy/cuda/memory.pyx): sizes rounded up to ALLOCATION_UNIT_SIZE, blocks
+# aligned to 256 bytes (cudaMalloc's granule, what tests/support/device.py keeps).
+ALLOCATION_UNIT_SIZE = 512
+DEVICE_ALIGN = 256
+CUDA_STREAM_LEGACY = 1  # cupy/cuda/stream.pyx get_default_stream_ptr: cudaStreamLegacy
+
+
+class _Memory:
+    """``cupy.cuda.memory.PooledMemory``: one block of a device's memory (host bytes here,
+    256-byte aligned); given back to its pool when nothing holds it."""
+
+    def __init__(self, size: int, device: int, pool: MemoryPool):
+        raw = np.empty(size + DEVICE_ALIGN, np.uint8)
+        start = -numpy_data_pointer(raw) % DEVICE_ALIGN
+        self.buffer = raw[start:start + size]
+        self.ptr, self.size, self.device_id = numpy_data_pointer(self.buffer), size, device
+        pool._taken(self)
+
+    @classmethod
+    def borrowed(cls, host: np.ndarray, device: int) -> _Memory:
+        """Memory that is not the pool's: a host array's bytes, seen as ``device``'s."""
+        self = cls.__new__(cls)
+        self.buffer, self.ptr, self.size = host, numpy_data_pointer(host), host.nbytes
+        self.device_id = device
+        return self
+
+
+class MemoryPointer:
+    """``cupy.cuda.MemoryPointer``: an address in a block of device memory. ``_array``: the
+    array whose ``.data`` it is (the emulator reads that array's extent), else None."""
+
+    __slots__ = ("mem", "ptr", "device_id", "_array")
+
+    def __init__(self, mem: _Memory, offset: int, _array=None):
+        self.mem, self.ptr, self._array = mem, mem.ptr + offset, _array
+        self.device_id = mem.device_id
+
+    @property
+    def device(self) -> Device:
+        return Device(self.device_id)
+
+    def __add__(self, offset: int) -> MemoryPointer:
+        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + offset)
+
+    def _host(self) -> np.ndarray:
+        """The bytes the emulator may reach through this pointer."""
+        if self._array is not None:
+            return self._array._host
+        return self.mem.buffer[self.ptr - self.mem.ptr:]
+
+
+class MemoryPool:
+    """``cupy.get_default_memory_pool()``: every allocation goes through it; a block comes
+    back to it (``free_bytes``) when nothing holds it (``MemoryPool.used_bytes`` and
+    ``total_bytes`` in ``cupy/cuda/memory.pyx``)."""
+
+    def __init__(self):
+        self._used = self._total = 0
+
+    def malloc(self, size: int) -> MemoryPointer:
+        refuse_in_capture("an allocation")
+        size = -(-int(size) // ALLOCATION_UNIT_SIZE) * ALLOCATION_UNIT_SIZE
+        return MemoryPointer(_Memory(size, _thread.device, self), 0)
+
+    def _taken(self, mem: _Memory) -> None:
+        self._used += mem.size
+        self._total = max(self._total, self._used)
+        weakref.finalize(mem, self._given_back, mem.size)
+
+    def _given_back(self, size: int) -> None:
+        self._used -= size
+
+    def used_bytes(self) -> int:
+        return self._used
+
+    def total_bytes(self) -> int:
+        return self._total
+
+    def free_bytes(self) -> int:
+        return self._total - self._used
+
+    def free_all_blocks(self, stream=None) -> None:
+        self._total = self._used
+
+
+class Stream:
+    """``cupy.cuda.Stream``: ``with stream:`` makes it current on this thread's device;
+    ``Stream.null`` is the legacy default stream (pointer 0)."""
+
+    null: Stream
+
+    def __init__(self, null=False, non_blocking=False, ptds=False):
+        self.device_id = _thread.device
+        self.ptr = 0 if null else id(self)  # an address no other stream has
+
+    def __enter__(self):
+        self._previous = getattr(self, "_previous", []) + [_thread.stream_of(self.device_id)]
+        _thread.streams = {**_thread.streams, self.device_id: self}
+        return self
+
+    def __exit__(self, *exc):
+        _thread.streams = {**_thread.streams, self.device_id: self._previous.pop()}
+
+    def use(self) -> Stream:
+        _thread.streams = {**_thread.streams, self.device_id: self}
+        return self
+
+    def synchronize(self) -> None:
+        refuse_in_capture("cudaStreamSynchronize")
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (other.ptr, other.device_id) == (self.ptr,
+                                                                               self.device_id)
+
+    def __hash__(self):
+        return hash((self.ptr, self.device_id))
+
+
+def _host_of(x, function: str):
+    """What a CuPy routine computes on: a stand-in array's host view; NumPy arrays and
+    anything holding one refused, as CuPy's ``_preprocess_args`` refuses them."""
+    if isinstance(x, ndarray):
+        return x._host
+    if isinstance(x, np.ndarray):
+        raise TypeError(f"Unsupported type {type(x)}")  # cupy/_core/_kernel.pyx, {function}
+    if isinstance(x, (list, tuple)):
+        return type(x)(_host_of(v, function) for v in x)
+    if isinstance(x, dict):
+        return {k: _host_of(v, function) for k, v in x.items()}
+    return x
+
+
+def _device_result(result, base: ndarray | None = None):
+    """A NumPy result as CuPy gives it: a view of ``base``'s memory stays one, any other array
+    or NumPy scalar is a new device array (CuPy's reductions return 0-d arrays)."""
+    if isinstance(result, tuple):
+        return tuple(_device_result(r, base) for r in result)
+    if isinstance(result, list):
+        return [_device_result(r, base) for r in result]
+    if isinstance(result, np.generic):
+        result = np.asarray(result)
+    if not isinstance(result, np.ndarray):
+        return result
+    if base is not None and np.may_share_memory(result, base._host):
+        return ndarray._over(result, base.data.mem)
+    out = ndarray(result.shape, result.dtype)
+    out._host[...] = result
+    return out
+
+
+def _routine(name: str, function):
+    def routine(*args, **kwargs):
+        out = kwargs.get("out")
+        result = function(*_host_of(args, name), **_host_of(kwargs, name))
+        return out if out is not None else _device_result(result)
+
+    routine.__name__ = name
+    return routine
+
+
 class ndarray:
-    """A CuPy array in host memory: a NumPy view and the device it belongs to."""
+    """``cupy.ndarray`` over host memory: its bytes in a block of the stand-in pool, ``.data``
+    a ``MemoryPointer`` to element 0, ``.device`` the block's device. Operations run on the
+    host view (``_host``) with CuPy's rules: no implicit conversion to NumPy (``__array__``
+    raises, ``cupy/_core/core.pyx``), NumPy operands refused, results on the device."""
 
-    def __init__(self, host: np.ndarray, device: int | None = None):
-        self.host = host
-        self.device = Device(device)
-        self.data = _MemoryPointer(numpy_data_pointer(host), self)
+    __slots__ = ("_host", "data", "__weakref__")
 
-    shape = property(lambda self: self.host.shape)
-    strides = property(lambda self: self.host.strides)
-    dtype = property(lambda self: self.host.dtype)
-    size = property(lambda self: self.host.size)
-    nbytes = property(lambda self: self.host.nbytes)
-    ndim = property(lambda self: self.host.ndim)
+    def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if memptr is None:
+            size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            memptr = _side.pool.malloc(size)
+            if strides is None and order == "F":
+                strides = np.empty(shape, dtype, order="F").strides
+        mem = memptr.mem
+        offset = memptr.ptr - mem.ptr
+        self._host = np.ndarray(shape, dtype, buffer=mem.buffer, offset=offset, strides=strides)
+        self.data = MemoryPointer(mem, offset, self)
 
-    def get(self) -> np.ndarray:
-        return self.host.copy()
+    @classmethod
+    def _over(cls, host: np.ndarray, mem: _Memory) -> ndarray:
+        """A device array of ``host``, which lies in ``mem``."""
+        self = cls.__new__(cls)
+        self._host = host
+        self.data = MemoryPointer(mem, numpy_data_pointer(host) - mem.ptr, self)
+        return self
+
+    shape = property(lambda self: self._host.shape)
+    strides = property(lambda self: self._host.strides)
+    dtype = property(lambda self: self._host.dtype)
+    size = property(lambda self: self._host.size)
+    nbytes = property(lambda self: self._host.nbytes)
+    ndim = property(lambda self: self._host.ndim)
+    itemsize = property(lambda self: self._host.itemsize)
+    flags = property(lambda self: self._host.flags)
+    T = property(lambda self: _device_result(self._host.T, self))
+    mT = property(lambda self: _device_result(self._host.mT, self))
+    real = property(lambda self: _device_result(self._host.real, self))
+    imag = property(lambda self: _device_result(self._host.imag, self))
+
+    @property
+    def device(self) -> Device:
+        return self.data.device
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """``cupy/_core/core.pyx``: version 3, the current stream (never 0: the legacy
+        default stream is 1), strides None when C-contiguous, data 0 when empty."""
+        stream = _thread.stream_of(self.device.id).ptr or CUDA_STREAM_LEGACY
+        return {"shape": self.shape, "typestr": self.dtype.str, "descr": self.dtype.descr,
+                "stream": stream, "version": 3,
+                "strides": None if self._host.flags.c_contiguous else self.strides,
+                "data": (self.data.ptr if self.size else 0, False)}
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
+                        "`.get()` to construct a NumPy array explicitly.")
+
+    def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
+        refuse_in_capture("a device-to-host copy")
+        if out is not None:
+            out[...] = self._host
+            return out
+        return np.array(self._host, order=order)
+
+    def set(self, arr: np.ndarray, stream=None) -> None:
+        if not isinstance(arr, np.ndarray):
+            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
+        if arr.shape != self.shape or arr.dtype != self.dtype:
+            raise ValueError("Shape or dtype mismatch")
+        self._host[...] = arr
+
+    def __getitem__(self, key):
+        key = _host_of(key, "__getitem__")
+        if not isinstance(key, tuple):
+            key = (key,)
+        if Ellipsis not in key:  # a 0-d view, never a NumPy scalar: CuPy returns arrays
+            key = (*key, Ellipsis)
+        return _device_result(self._host[key], self)
+
+    def __setitem__(self, key, value):
+        self._host[_host_of(key, "__setitem__")] = _host_of(value, "__setitem__")
+
+    def __len__(self):
+        return len(self._host)
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self):
+        return bool(self._host)
+
+    def __int__(self):
+        return int(self._host)
+
+    def __float__(self):
+        return float(self._host)
+
+    def __index__(self):
+        return self._host.__index__()
+
+    def __repr__(self):
+        return repr(self._host).replace("array(", "array(", 1)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """CuPy's dispatch of a NumPy ufunc to ``cupy.<name>`` (NumPy operands refused)."""
+        if method != "__call__":
+            return NotImplemented
+        return _routine(ufunc.__name__, getattr(ufunc, method))(*inputs, **kwargs)
+
+    def __getattr__(self, name):
+        """The array methods (``astype``, ``reshape``, ``sum``, ``copy``, ...): NumPy's on the
+        host view, results as CuPy gives them (views stay views of this memory)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        method = getattr(self._host, name)
+        if not callable(method):
+            raise AttributeError(name)
+
+        def call(*args, **kwargs):
+            return _device_result(method(*_host_of(args, name), **_host_of(kwargs, name)), self)
+
+        return call
 
 
-class _MemoryPointer:
-    """``cupy.cuda.MemoryPointer``: an address on a device (here, the array it came from)."""
+def _operator(name: str):
+    def apply(self, *others):
+        result = getattr(self._host, name)(*_host_of(others, name))
+        if result is NotImplemented:
+            return result
+        return self if name.startswith("__i") else _device_result(result)
 
-    def __init__(self, ptr: int, owner: ndarray):
-        self.ptr, self.owner, self.device_id = ptr, owner, owner.device.id
+    apply.__name__ = name
+    return apply
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "lshift", "rshift"):
+    for _form in ("__{}__", "__r{}__", "__i{}__"):
+        setattr(ndarray, _form.format(_name), _operator(_form.format(_name)))
+for _name in ("__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__neg__", "__pos__",
+              "__abs__", "__invert__"):
+    setattr(ndarray, _name, _operator(_name))
+ndarray.__hash__ = None
 
 
 # ---------------------------------------------------------------- modules and kernels
@@ -349,12 +641,12 @@ class RawKernel:
             if x.device.id != _thread.device:
                 raise CUDADriverError(700, f"argument {index} of {self.name} lives on device "
                                            f"{x.device.id}, the launch is on {_thread.device}")
-            return x.host, 8
-        if isinstance(x, _MemoryPointer):  # CIntptr(x.ptr)
+            return x._host, 8
+        if isinstance(x, MemoryPointer):  # CIntptr(x.ptr)
             if x.device_id != _thread.device:
                 raise CUDADriverError(700, f"argument {index} of {self.name} points to device "
                                            f"{x.device_id}, the launch is on {_thread.device}")
-            return x.owner.host, 8
+            return x._host(), 8
         if isinstance(x, np.ndarray):
             if x.size != 1:
                 raise TypeError(f"You are trying to pass a numpy.ndarray of shape {x.shape} as "
@@ -414,36 +706,177 @@ _PYTHON_SCALARS = {bool: np.bool_, int: np.int64, float: np.float64, complex: np
 
 
 # ---------------------------------------------------------------- the module itself
+Stream.null = Stream(null=True)
+
+
+def _alloc(size: int) -> MemoryPointer:
+    """``cupy.cuda.alloc``: from the current allocator, the default pool."""
+    return _side.pool.malloc(size)
+
+
 class _Cuda:
     Device = Device
     runtime = _Runtime
     driver = _Driver
+    Stream = Stream
+    MemoryPointer = MemoryPointer
+    MemoryPool = MemoryPool
+    alloc = staticmethod(_alloc)
 
     @staticmethod
     def get_current_stream() -> Stream:
-        return Stream(_thread.device)
+        return _thread.stream_of(_thread.device)
+
+
+def _as_strided(x, shape=None, strides=None):
+    """``cupy.lib.stride_tricks.as_strided``: a view of ``x``'s memory (no bounds check)."""
+    if not isinstance(x, ndarray):
+        raise TypeError(f"Unsupported type {type(x)}")
+    view = np.lib.stride_tricks.as_strided(x._host, shape=shape, strides=strides)
+    return ndarray._over(view, x.data.mem)
+
+
+class _Lib:
+    class stride_tricks:
+        as_strided = staticmethod(_as_strided)
 
 
 class CupyStandin:
-    """What ``runtime/cuda.py`` sees as ``cupy``; records loads and launches for the tests."""
+    """What the library sees as ``cupy``: ``runtime/cuda.py``'s device side always (records
+    loads and launches for the tests), and under ``pytest --backend cuda-standin`` the whole
+    ``cupy`` module (:func:`as_cupy`). Array routines CuPy has and this does not define run
+    NumPy's on the host views of stand-in arrays (NumPy operands refused, results on the
+    device): NumPy's signatures, CuPy's argument rule."""
 
     ndarray = ndarray
     RawModule = RawModule
     RawKernel = RawKernel
     cuda = _Cuda
+    lib = _Lib
+    __version__ = "14.2.0"  # the CuPy the stand-in models
+    __all__ = [name for name in np.__all__ if not name.startswith("_")]  # ``from cupy import *``
 
     def __init__(self, capabilities=(90,)):
         self.capabilities = tuple(capabilities)
         self.loaded_paths: list[str] = []
         self.module_loads: list[tuple[str, int]] = []
         self.launches: list[tuple[str, int]] = []
+        self.pool = MemoryPool()
 
-    def asarray(self, host: np.ndarray, device: int | None = None) -> ndarray:
-        refuse_in_capture("an allocation (asarray)")
-        return ndarray(host, device)
+    def get_default_memory_pool(self) -> MemoryPool:
+        return self.pool
+
+    @staticmethod
+    def empty(shape, dtype=float, order="C") -> ndarray:
+        return ndarray(shape, dtype, order=order)
+
+    def zeros(self, shape, dtype=float, order="C") -> ndarray:
+        out = ndarray(shape, dtype, order=order)
+        out._host[...] = 0
+        return out
+
+    def asarray(self, a, dtype=None, order=None, *, blocking=False) -> ndarray:
+        """``cupy.asarray``: a stand-in array as it is (cast when ``dtype`` differs), anything
+        else through NumPy and copied to the current device (CuPy refuses object arrays)."""
+        if isinstance(a, ndarray):
+            return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+        host = np.asarray(a, dtype=dtype, order=order)
+        if host.dtype.kind in "OUSM":
+            raise ValueError(f"Unsupported dtype {host.dtype}")
+        out = ndarray(host.shape, host.dtype, order="F" if order == "F" else "C")
+        out._host[...] = host
+        return out
+
+    array = asarray
+
+    @staticmethod
+    def asnumpy(a, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
+        if isinstance(a, ndarray):
+            return a.get(stream=stream, order=order, out=out)
+        return np.asarray(a, order=order)
+
+    @staticmethod
+    def may_share_memory(a, b, max_work=None) -> bool:
+        return bool(np.may_share_memory(_host_of(a, "may_share_memory"),
+                                        _host_of(b, "may_share_memory")))
+
+    @staticmethod
+    def device_view(host: np.ndarray, device: int | None = None) -> ndarray:
+        """Host memory seen as a stand-in array on ``device`` (no copy): what the launcher's
+        tests and the emulated suite's launches (:class:`ThroughCudaLauncher`) hand over."""
+        return ndarray._over(host, _Memory.borrowed(host, Device(device).id))
+
+    def __getattr__(self, name):
+        return _numpy_name("cupy", np, name)
+
+
+class _Routines:
+    """A submodule of CuPy (``cupy.linalg``, ``cupy.fft``): NumPy's routines, as above."""
+
+    def __init__(self, path: str, module):
+        self._path, self._module = path, module
+
+    def __getattr__(self, name):
+        return _numpy_name(self._path, self._module, name)
+
+
+_MISSING = object()
+
+
+def _numpy_name(path: str, module, name: str):
+    """What CuPy has under ``name`` where the stand-in defines nothing: NumPy's scalar types,
+    ``dtype`` and constants as they are (CuPy re-exports them), routines on device arrays
+    (:func:`_routine`), submodules as :class:`_Routines`."""
+    found = getattr(module, name, _MISSING) if not name.startswith("_") else _MISSING
+    if found is _MISSING:
+        raise AttributeError(f"the CuPy stand-in has no {path}.{name}")
+    if isinstance(found, types.ModuleType):
+        return _Routines(f"{path}.{name}", found)
+    if isinstance(found, type) or not callable(found):
+        return found
+    return _routine(name, found)
 
 
 _side = CupyStandin()
+
+
+_real_cupy = None  # the CuPy module ``as_cupy`` stands in for
+
+
+def real_cupy():
+    """CuPy itself (the tests that compare the stand-in with it), also while the stand-in is
+    ``cupy``."""
+    if sys.modules.get("cupy") is _side and _real_cupy is not None:
+        return _real_cupy
+    import cupy
+
+    return cupy
+
+
+@contextlib.contextmanager
+def as_cupy():
+    """The stand-in is ``cupy`` for every ``import cupy`` inside the block (the library's
+    ``cuda`` backend then allocates, holds and launches stand-in arrays). NVRTC stays CuPy's
+    bindings (``runtime/nvrtc.py`` compiles with them, as on a GPU): imported first."""
+    with contextlib.suppress(RuntimeError):  # without NVRTC, compiles say what to install
+        nvrtc.load_nvrtc()  # CuPy loads the library on first use, through ``cupy`` itself
+    global _real_cupy
+    previous = sys.modules.get("cupy")
+    if not isinstance(previous, CupyStandin):
+        _real_cupy = previous
+    # CuPy's lazily loaded cupyx would load against the stand-in when anything walks
+    # sys.modules (hypothesis does): out of sight while the stand-in is cupy
+    cupyx = {name: sys.modules.pop(name) for name in list(sys.modules)
+             if name == "cupyx" or name.startswith("cupyx.")}
+    sys.modules["cupy"] = _side
+    try:
+        yield _side
+    finally:
+        sys.modules.update(cupyx)
+        if previous is None:
+            del sys.modules["cupy"]
+        else:
+            sys.modules["cupy"] = previous
 
 
 @contextlib.contextmanager
@@ -465,7 +898,7 @@ class ThroughCudaLauncher:
     stand-in arrays on the current device, and the stand-in runs them in the emulator."""
 
     def launch(self, source, name, grid, block, args, shared_mem=0):
-        args = [ndarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        args = [_side.device_view(a) if isinstance(a, np.ndarray) else a for a in args]
         cuda.launch(source, name, grid, block, args, shared_mem)
 
     def prepare(self, source, names):
