@@ -54,13 +54,21 @@ def reshape(self, *shape, order="C", copy=None) -> Array:
 
 
 def ravel(self, order="C") -> Array:
-    """``x`` as one dimension: a view when the strides allow, else a copy.
+    """``x`` as one contiguous dimension, as NumPy's ``ravel``: a view when the elements are
+    contiguous in that order, else a copy (code such as zarr's views the result as bytes).
 
     >>> import infini_cupy as xp
     >>> xp.ones((2, 2), device="cpu").ravel()
     Array([1., 1., 1., 1.], device='cpu')
+    >>> xp.arange(4, device="cpu")[::-1].ravel().view(xp.uint8).shape
+    (32,)
     """
-    return reshape(self, -1, order=order)
+    if order != "C":
+        return wrap(self._a.ravel(order), self._b)
+    flat = reshape(self, -1)
+    if flat.size > 1 and flat._a.strides[0] != flat._a.itemsize:  # a strided view
+        return _public["reshape"](self, -1, copy=True)
+    return flat
 
 
 def flatten(self, order="C") -> Array:
