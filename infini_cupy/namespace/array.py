@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import dtypes
 from ..config import enter_backend, exit_backend
+from ..elementwise.numpy_casts import is_float_to_int
 from ..strided.copy import rearrange_
 from . import device as devices
 from . import pending as _pending
@@ -307,6 +308,9 @@ class Array:
                 value = value._a if type(value) is Array else value
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
                     _check_promotes(value.dtype, self._a.dtype)
+                if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
+                    # our cast first: the kernels' answers for NaN and out-of-range values
+                    value = astype(_library(self._a).asarray(value), self._a.dtype)
                 self._a[key] = value  # the library's
                 return
             view = self._a[key]
@@ -363,6 +367,8 @@ def _source(value, view, backend: str):
     if type(value) is Array:
         check_same_device(backend, value._b)
         value = value._a
+    elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
+        value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
         with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
             value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks

@@ -1,14 +1,15 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
-``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``view``, ``base``, ``nbytes``,
-``itemsize``. Each is the namespace's function where it has one (our kernels where the
+``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``,
+``fill``, ``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our kernels where the
 function runs them), so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
 ``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
 ``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``,
-``x.view`` and ``x.base``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
+and, through zarr's buffers, ``x.ravel().view("B")``, ``x.base``, ``x.transpose``,
+``x.squeeze`` and ``x.fill``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
 tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
@@ -54,13 +55,21 @@ def reshape(self, *shape, order="C", copy=None) -> Array:
 
 
 def ravel(self, order="C") -> Array:
-    """``x`` as one dimension: a view when the strides allow, else a copy.
+    """``x`` as one contiguous dimension, as NumPy's ``ravel``: a view when the elements are
+    contiguous in that order, else a copy (code such as zarr's views the result as bytes).
 
     >>> import infini_cupy as xp
     >>> xp.ones((2, 2), device="cpu").ravel()
     Array([1., 1., 1., 1.], device='cpu')
+    >>> xp.arange(4, device="cpu")[::-1].ravel().view(xp.uint8).shape
+    (32,)
     """
-    return reshape(self, -1, order=order)
+    if order != "C":
+        return wrap(self._a.ravel(order), self._b)
+    flat = reshape(self, -1)
+    if flat.size > 1 and flat._a.strides[0] != flat._a.itemsize:  # a strided view
+        return _public["reshape"](self, -1, copy=True)
+    return flat
 
 
 def flatten(self, order="C") -> Array:
@@ -268,6 +277,43 @@ def view(self, dtype=None, type=None) -> Array:
     return wrap(self._a.view(dt), self._b)
 
 
+def transpose(self, *axes) -> Array:
+    """``infini_cupy.permute_dims``: NumPy's ``x.transpose()`` (axes reversed),
+    ``x.transpose((1, 0))`` and ``x.transpose(1, 0)``; a view (zarr's buffers call it).
+
+    >>> import infini_cupy as xp
+    >>> xp.ones((2, 3, 4), device="cpu").transpose(2, 0, 1).shape
+    (4, 2, 3)
+    """
+    if not axes or axes == (None,):
+        axes = tuple(range(self.ndim))[::-1]
+    return _public["permute_dims"](self, _shape_argument(axes))
+
+
+def squeeze(self, axis=None) -> Array:
+    """``infini_cupy.squeeze``; ``axis=None`` drops every axis of length one, as NumPy's.
+
+    >>> import infini_cupy as xp
+    >>> xp.ones((1, 3, 1), device="cpu").squeeze().shape
+    (3,)
+    """
+    if axis is None:
+        axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+    return _public["squeeze"](self, axis=axis)
+
+
+def fill(self, value) -> None:
+    """``x[...] = value``: every element set to the scalar ``value`` (one strided copy).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.zeros(3, device="cpu")
+    >>> x.fill(2.5)
+    >>> x
+    Array([2.5, 2.5, 2.5], device='cpu')
+    """
+    self[...] = value
+
+
 def _base(self):
     """NumPy's ``x.base``: None where ``x`` owns its memory, else what does (as an Array
     where that is an array)."""
@@ -286,7 +332,8 @@ def _itemsize(self) -> int:
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
            "any": any, "sum": sum, "max": max, "min": min, "nonzero": nonzero,
-           "compress": compress, "view": view}
+           "compress": compress, "view": view, "transpose": transpose, "squeeze": squeeze,
+           "fill": fill}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "base": (_base, "NumPy's ``x.base``: None where ``x`` owns its memory, else "
                               "the array (an Array) or object whose memory it views."),

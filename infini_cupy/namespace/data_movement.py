@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
-import warnings
 
 import array_api_compat
 import numpy as np
@@ -30,6 +29,7 @@ from ..arrays import (
     is_cupy_array,
     require_cupy,
 )
+from ..elementwise import numpy_casts
 from ..elementwise.launcher import cast
 from ..elementwise.plan import broadcast_shapes as broadcast_shape_of
 from ..elementwise.trace import Traced, astype_node
@@ -232,13 +232,10 @@ def _check_numeric(obj, dtype) -> None:
 
 def _cast_into(out, x):
     """``out[...] = x`` converted to ``out.dtype`` (NumPy's casting: complex to real drops the
-    imaginary part): the elementwise cast kernel, ``numpy.copyto`` on the numpy backend."""
-    if backend_for(out, x) == "numpy":
-        # silent as the kernel is: no ComplexWarning, no overflow or invalid-value warning
-        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
-            np.copyto(out, x, casting="unsafe")
-        return out
+    imaginary part): the elementwise cast kernel; on the numpy backend ``numpy.copyto`` with
+    the kernels' answers for NaN and out-of-range floats into integers (``numpy_casts``)."""
+    if backend_for(out, x) == "numpy":  # silent, with the GPU's float -> integer answers
+        return numpy_casts.cast_into(out, x)
     return cast(x, out.dtype, out=out)
 
 
@@ -290,6 +287,8 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
         return rearrange_copy(x) if copy else x
     check_copyable_dtype(x.dtype, "astype")
     if backend_for(x) == "numpy":
+        if numpy_casts.is_float_to_int(x.dtype, dtype):  # the kernels' answers, silently
+            return numpy_casts.float_to_int(x, dtype)
         return _cast_into(empty_on_device_of(x, x.shape, dtype), x)
     return cast(x, dtype)  # a layout cast before: the short path
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from .. import config
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
+from ..elementwise.numpy_casts import float_to_int
 from ..elementwise.trace import is_traced, traced_call
 from .info import __array_namespace_info__
 
@@ -291,6 +292,30 @@ for _name in _FROM_DEVICE:
     globals()[_name] = _delegate_from_device(_name)
 for _name in _LIKE:
     globals()[_name] = _delegate_like(_name)
+
+
+def _integer_fill(fill_value, dtype):
+    """A float ``fill_value`` of an integer array converted as the kernels convert floats
+    (NaN, infinities and out-of-range values: the GPU's answers, silently), not the host's."""
+    if (isinstance(fill_value, (float, np.floating)) and dtype is not None
+            and np.dtype(dtype).kind in "iu"):
+        return float_to_int(np.asarray(fill_value), np.dtype(dtype)).item()
+    return fill_value
+
+
+_full, _full_like = full, full_like  # noqa: F821 - made by the loops above
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    return _full(shape, _integer_fill(fill_value, dtype), dtype=dtype, device=device)
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    fill_value = _integer_fill(fill_value, x.dtype if dtype is None else dtype)
+    return _full_like(x, fill_value, dtype=dtype, device=device)
+
+
+full.__doc__, full_like.__doc__ = _full.__doc__, _full_like.__doc__
 
 linalg = _submodule("linalg", LINALG_NAMES)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))

@@ -1,8 +1,10 @@
 """Float -> integer casts of NaN, infinities and values out of the integer's range: C++ leaves
-them undefined and NumPy gives the host's answers; our kernels give what NVIDIA's conversion
-instructions give, and the emulator models those instructions (``float_to_int_as_cvt`` in
-kernels_src/numeric.cuh). The oracle is the GPU itself: ``gpu_float_to_int.json``, read off an
-H200 (our cast kernel and CuPy's ``astype`` agreed on every pair)."""
+them undefined and NumPy gives the host's answers; every device gives what NVIDIA's conversion
+instructions give: the kernels themselves, the emulator by a model of those instructions
+(``float_to_int_as_cvt`` in kernels_src/numeric.cuh), ``cpu`` by a NumPy routine
+(infini_cupy/elementwise/numpy_casts.py). The oracle is the GPU itself:
+``gpu_float_to_int.json``, read off an H200 (our cast kernel and CuPy's ``astype`` agreed on
+every pair)."""
 
 from __future__ import annotations
 
@@ -13,21 +15,22 @@ import numpy as np
 import pytest
 
 import infini_cupy as xp
+from infini_cupy import dtypes
+from infini_cupy.elementwise.numpy_casts import float_to_int
 
 RECORD = json.loads(Path(__file__).with_name("gpu_float_to_int.json").read_text())
 VALUES = [float(v) for v in RECORD["values"]]
 
 
 @pytest.mark.parametrize("pair", sorted(RECORD["gpu"]))
-def test_casts_give_what_the_gpu_gives(pair, backend_name, to_device, to_host):
-    if backend_name == "numpy":
-        pytest.skip("the cpu device casts as NumPy does (the standard leaves these values "
-                    "unspecified)")
+def test_casts_give_what_the_gpu_gives(pair, to_device, to_host):
     src, dst = pair.split("->")
     with np.errstate(all="ignore"):
         host = np.array(VALUES, dtype=src)
     got = to_host(xp.astype(to_device(host), getattr(xp, dst)))
     assert got.tolist() == RECORD["gpu"][pair]
+    on_cpu = xp.astype(xp.asarray(host, device="cpu"), getattr(xp, dst))
+    assert np.asarray(on_cpu).tolist() == RECORD["gpu"][pair]
 
 
 @pytest.mark.parametrize("src", ["float32", "float64"])
@@ -41,3 +44,111 @@ def test_strided_and_in_range_casts_are_unchanged(src, to_device, to_host):
             expected = inside.astype(dst)
         np.testing.assert_array_equal(to_host(xp.astype(to_device(inside), getattr(xp, dst))),
                                       expected)
+
+
+INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+FLOATS = ("float16", "float32", "float64", dtypes.BFLOAT16)
+DEVICES = ("cpu", "emulator")
+
+
+def _out_of_range(dtype, seed: int = 3) -> np.ndarray:
+    """The record's values, then random ones across every integer range and far past it:
+    magnitudes 2**0 .. 2**70, both signs, fractions, ties near the limits."""
+    rng = np.random.default_rng(seed)
+    magnitude = 2.0 ** rng.uniform(0, 70, 400)
+    edges = [float(e) + d for e in (2**7, 2**8, 2**15, 2**16, 2**31, 2**32, 2**63, 2**64)
+             for d in (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0)]
+    values = np.concatenate([VALUES, magnitude * rng.choice([-1.0, 1.0], 400), edges,
+                             [-e for e in edges], [0.0, -0.0, 5e-324, -0.7]])
+    with np.errstate(all="ignore"):
+        return values.astype(dtype)
+
+
+@pytest.mark.parametrize("src", FLOATS + ("complex64", "complex128"), ids=str)
+def test_every_device_gives_the_same_bits(src, to_host):
+    """cpu == emulator, bit for bit, for every float dtype (bfloat16 and float16 included;
+    complex by its real part) to every integer dtype and bool, on special and random
+    out-of-range values, contiguous and strided, through astype, ``x[...] = v``,
+    ``x[mask] = v`` and asarray."""
+    host = _out_of_range(src)
+    if host.dtype.kind == "c":
+        host.imag = host.real[::-1]  # dropped (bool: it counts)
+    for dst in INTEGERS + ("bool",):
+        got = []
+        for device in DEVICES:
+            x = xp.asarray(host, device=device)
+            whole = xp.astype(x, getattr(xp, dst))
+            strided = xp.astype(x[::-3], getattr(xp, dst))
+            assigned = xp.zeros(host.shape, dtype=getattr(xp, dst), device=device)
+            assigned[...] = x
+            masked = xp.zeros(host.shape, dtype=getattr(xp, dst), device=device)
+            masked[xp.ones(host.shape, dtype=xp.bool, device=device)] = x
+            converted = xp.asarray(x, dtype=getattr(xp, dst), copy=True)
+            got.append([to_host(a) for a in (whole, strided, assigned, masked, converted)])
+        for cpu, emulator in zip(*got):
+            np.testing.assert_array_equal(cpu, emulator, err_msg=f"{src}->{dst}")
+            assert cpu.dtype == emulator.dtype == np.dtype(dst)
+        np.testing.assert_array_equal(got[0][1], got[0][0][::-3])
+        for a in got[0][2:]:
+            np.testing.assert_array_equal(a, got[0][0])
+
+
+@pytest.mark.parametrize("dst", INTEGERS)
+def test_bfloat16_and_float16_convert_through_float32(dst):
+    """The kernels widen bfloat16 and float16 to float32 exactly, then take float32's
+    conversion (NaN to 0, not bfloat16's own rule in ml_dtypes): the record's float32 answers
+    hold for every value that both types hold exactly."""
+    for src in ("float16", dtypes.BFLOAT16):
+        host = _out_of_range(src)
+        expected = float_to_int(host.astype(np.float32), np.dtype(dst))
+        for device in DEVICES:
+            got = xp.astype(xp.asarray(host, device=device), getattr(xp, dst)).to_device("cpu")
+            np.testing.assert_array_equal(np.asarray(got), expected, err_msg=f"{src} {device}")
+    float32 = RECORD["gpu"][f"float32->{dst}"]
+    with np.errstate(all="ignore"):
+        exact = [k for k, v in enumerate(VALUES)
+                 if np.isnan(v) or float(np.float32(v).astype(dtypes.BFLOAT16)) == float(np.float32(v))]
+        host = np.array([VALUES[k] for k in exact]).astype(dtypes.BFLOAT16)
+    got = np.asarray(xp.astype(xp.asarray(host, device="cpu"), getattr(xp, dst)))
+    assert got.tolist() == [float32[k] for k in exact]
+
+
+@pytest.mark.parametrize("src", FLOATS, ids=str)
+def test_in_range_values_are_numpys(src):
+    """In range (the fast path) every device truncates as NumPy does, random values included."""
+    rng = np.random.default_rng(11)
+    for dst in INTEGERS:
+        info = np.iinfo(dst)
+        low, high = max(info.min, -60000), min(info.max, 60000)  # inside float16's range too
+        host = rng.uniform(low, high + 0.999, 500).astype(src)
+        host = host[(host.astype(np.float64) > low - 1) & (host.astype(np.float64) < high + 1)]
+        expected = np.trunc(host.astype(np.float64)).astype(dst)
+        for device in DEVICES:
+            got = xp.astype(xp.asarray(host, device=device), getattr(xp, dst)).to_device("cpu")
+            np.testing.assert_array_equal(np.asarray(got), expected, err_msg=f"{src}->{dst}")
+
+
+def test_python_floats_and_fills():
+    """Python floats: ``full`` converts its fill value by the same rule (silently); ``x[k] = v``
+    and ``asarray`` keep NumPy's checks of a Python number (ValueError for NaN, OverflowError
+    out of range) on every device; NumPy float scalars convert as arrays do."""
+    for device in DEVICES:
+        for value, dst in ((np.nan, "int8"), (3e9, "int8"), (-1.0, "uint8"), (np.inf, "uint64"),
+                           (np.nan, "int64"), (300.7, "uint8")):
+            expected = float_to_int(np.array([value]), np.dtype(dst))[0]
+            filled = xp.full(3, value, dtype=getattr(xp, dst), device=device)
+            assert np.asarray(filled.to_device("cpu")).tolist() == [expected] * 3
+            like = xp.full_like(xp.zeros(2, dtype=getattr(xp, dst), device=device), value)
+            assert np.asarray(like.to_device("cpu")).tolist() == [expected] * 2
+            x = xp.zeros(2, dtype=getattr(xp, dst), device=device)
+            x[1] = np.float64(value)
+            assert np.asarray(x.to_device("cpu")).tolist() == [0, expected]
+        x = xp.zeros(2, dtype=xp.int16, device=device)
+        with pytest.raises(ValueError):
+            x[0] = float("nan")
+        with pytest.raises(OverflowError):
+            x[0] = float("inf")
+        with pytest.raises(ValueError):
+            xp.asarray([1.0, float("nan")], dtype=xp.int8, device=device)
+        with pytest.raises(ValueError, match="NaN"):
+            int(xp.asarray(float("nan"), device=device))

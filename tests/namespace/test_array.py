@@ -147,6 +147,39 @@ def test_getitem_views_and_advanced(arr, host):
         x[4]
 
 
+@pytest.mark.parametrize("device", ["cpu", "suite"])
+def test_integer_array_indexing_as_numpy(device, arr, host):
+    """The standard's integer-array indexing (2024.12: integers and integer arrays, broadcast
+    together; negative indices), NumPy's mix with slices (xarray's outer indexing, one axis at
+    a time), ``x[i, j] = v``, ``take`` and ``take_along_axis``: NumPy's answers, Arrays kept."""
+    make = (lambda h: xp.asarray(h, device="cpu")) if device == "cpu" else arr
+    to_np = (lambda a: np.asarray(a)) if device == "cpu" else host
+    h = rng.standard_normal((3, 4, 5))
+    x = make(h)
+    i, j, k = np.array([2, -1, 0]), np.array([[1], [3]]), np.array([4, 0])
+    keys = [(i,), (i, j), (1, i), (i[:, None, None], j[None], k), (np.array(2), np.array([1])),
+            (slice(None), i), (Ellipsis, k), (i, slice(1, 3)), (np.array([[0, 2], [1, 1]]),)]
+    for key in keys:
+        for dtype in (xp.int64, xp.int32, xp.uint8):
+            if dtype == xp.uint8 and any(isinstance(a, np.ndarray) and (a < 0).any() for a in key):
+                continue
+            got = x[tuple(make(a.astype(dtype)) if isinstance(a, np.ndarray) else a for a in key)]
+            assert type(got) is xp.Array
+            np.testing.assert_array_equal(to_np(got), h[key], err_msg=str(key))
+    y, g = make(h.copy()), h.copy()
+    values = rng.standard_normal((2, 3, 5))
+    y[make(i), make(j)] = make(values)
+    g[i, j] = values
+    np.testing.assert_array_equal(to_np(y), g)
+    np.testing.assert_array_equal(to_np(xp.take(x, make(k), axis=2)), np.take(h, k, axis=2))
+    order = np.argsort(h, axis=1)
+    np.testing.assert_array_equal(to_np(xp.take_along_axis(x, make(order), axis=1)),
+                                  np.take_along_axis(h, order, axis=1))
+    if device == "cpu":  # out of bounds: unspecified by the standard; CuPy wraps around
+        with pytest.raises(IndexError):
+            x[make(np.array([3]))]
+
+
 def test_setitem_is_one_strided_copy(backend_name, arr, host):
     a = rng.standard_normal((4, 6)).astype(np.float32)
     x = arr(a.copy())

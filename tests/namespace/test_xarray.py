@@ -84,6 +84,12 @@ WORKLOAD = [
     ("quantile", lambda d: d.quantile(0.25, dim="x")),
     ("clip", lambda d: d.clip(-1, 1)),
     ("astype", lambda d: d.astype("float32")),
+    # outer (orthogonal) indexing: xarray indexes one axis at a time with integer arrays
+    ("isel-list", lambda d: d.isel(x=[4, 0, 2])),
+    ("isel-outer", lambda d: d.isel(x=[4, 0, 2], y=[5, -1, 1])),
+    ("isel-same-dim-indexer", lambda d: d.isel(x=xr.DataArray([3, 1], dims="x"))),
+    ("sel-list", lambda d: d.sel(y=[10, 50])),
+    ("loc", lambda d: d.loc[[1, 3], 20:40]),
 ]
 
 
@@ -130,3 +136,29 @@ def test_xarray_array_api_tests_on_arrays(backend_name):
                           cwd=REPO / "tests")
     assert "array_api_strict stand-in: infini_cupy on emulator" in done.stdout, done.stdout[-3000:]
     assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr
+
+
+VECTORIZED = [  # indexers sharing a new dimension: xarray's vectorized (point) indexing,
+    # and the same points by position
+    (lambda d: d.isel(x=xr.DataArray([0, 1, 4], dims="p"), y=xr.DataArray([2, 3, 5], dims="p")),
+     [0, 1, 4], [2, 3, 5]),
+    (lambda d: d.sel(x=xr.DataArray([0, 1], dims="p"), y=xr.DataArray([20, 30], dims="p")),
+     [0, 1], [2, 3]),
+]
+
+
+@pytest.mark.parametrize("code, rows, cols", VECTORIZED)
+def test_xarray_refuses_vectorized_indexing_of_array_api_arrays(arr, code, rows, cols):
+    """xarray wraps every array with ``__array_namespace__`` (not NumPy, pandas or Dask) in
+    its ``ArrayApiIndexingAdapter``, whose ``_vindex_get`` raises (xarray/core/indexing.py):
+    nothing an array can offer changes that. The same points by the standard's integer-array
+    indexing on ``.data`` (docs/user/interop.md) give NumPy's answer."""
+    h = rng.standard_normal((5, 6))
+    expected = code(data_array(h))
+    d = data_array(arr(h))
+    with pytest.raises(TypeError, match="Vectorized indexing is not supported"):
+        code(d)
+    index = [xp.asarray(np.array(i), device=d.data.device) for i in (rows, cols)]
+    points = xr.DataArray(d.data[index[0], index[1]], dims="p")
+    assert type(points.data) is xp.Array
+    np.testing.assert_array_equal(np.asarray(points.data.to_device("cpu")), expected.data)
