@@ -1,7 +1,9 @@
 """One set of rules on every device: each elementwise function, over every dtype pair and each
 Python scalar kind, ends the same way on ``cpu`` (NumPy computes) and on ``emulator`` (our
 kernels; with ``--backend cuda-standin-launches`` every launch goes through the cuda launcher):
-accepted or refused, the exception class, the result dtype, and the values on a sample.
+accepted or refused, the exception class, the result dtype, and the values on a sample
+(bfloat16 included): their bits where a rule fixes them (integers, and real functions exact or
+correctly rounded on both devices by the accuracy table), within a tolerance elsewhere.
 
 Acceptance uses empty arrays, which decide it without compiling or launching a kernel. The
 resolver (``elementwise.resolution``) is checked against NumPy's own answers for the same
@@ -10,8 +12,10 @@ signatures, apart from its documented choices.
 
 from __future__ import annotations
 
+import json
 import warnings
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +27,8 @@ from infini_cupy.elementwise.ops import OPS
 from infini_cupy.runtime.emulate import launcher as emulate_launcher
 
 DEVICES = ("cpu", "emulator")
+ACCURACY = json.loads((Path(__file__).resolve().parents[2] / "docs" / "user" / "accuracy.json")
+                      .read_text())["functions"]
 SCALARS = (True, 1, 1.0, 1j, -1, 300)  # -1 and 300: out of some integer ranges
 NAMES = sorted(n for n in OPS if n != "clip")
 
@@ -135,7 +141,8 @@ def test_result_type_is_the_functions_promotion(a, b):
 
 
 # ---- values on a sample: small arrays, the dtypes of each kind
-SAMPLE = tuple(np.dtype(d) for d in ("bool", "int8", "uint8", "float16", "float32", "complex64"))
+SAMPLE = tuple(np.dtype(d) for d in ("bool", "int8", "uint8", "float16", "float32", "complex64")
+               ) + ((dtypes.BFLOAT16,) if dtypes.BFLOAT16 is not None else ())
 
 
 def _sample_array(dtype, device):
@@ -149,10 +156,23 @@ def _sample_array(dtype, device):
     return xp.asarray(host, device=device)
 
 
-def _close(a, b, dtype):
+def _rounded_once_on_both(name, dtype) -> bool:
+    """Whether the accuracy table (docs/user/accuracy.json, measured by
+    tests/elementwise/test_accuracy.py) has ``name`` exact or correctly rounded on both
+    devices for the precision ``dtype`` computes in: then both give the same bits."""
+    entry = ACCURACY.get(name)
+    width = "float64" if dtype == np.float64 else "float32"  # float16/bfloat16 via float32
+    return entry is not None and all(entry[d][width] in ("exact", "cr") for d in DEVICES)
+
+
+def _close(a, b, dtype, name, real_inputs=True):
+    """Bits where a rule fixes them (integers, bools, real results rounded once on both
+    devices, signed zeros included); within a tolerance where the libraries' ulps differ."""
     a, b = np.asarray(a), np.asarray(b)
     if dtype.kind in "biu":
         return np.array_equal(a, b)
+    if real_inputs and dtype.kind != "c" and _rounded_once_on_both(name, dtype):
+        return bool(_same_bits(a, b).all())
     tol = 2e-3 if dtype.itemsize <= 2 or dtype == np.complex64 or dtype == np.float32 else 1e-9
     return np.allclose(a.astype(np.complex128), b.astype(np.complex128), rtol=tol, atol=tol,
                        equal_nan=True)
@@ -193,7 +213,8 @@ def test_values_agree_on_a_sample(name, sample_kernels, to_host):
         if cpu is None:
             continue
         assert cpu.dtype == emu.dtype, sig
-        assert _close(to_host(cpu), to_host(emu), np.dtype(cpu.dtype)), (
+        real = not any(isinstance(d, complex) or getattr(d, "kind", "") == "c" for d in sig)
+        assert _close(to_host(cpu), to_host(emu), np.dtype(cpu.dtype), name, real), (
             sig, to_host(cpu), to_host(emu))
 
 
