@@ -69,9 +69,9 @@ _hot = RecentCalls()
 _array_types: set = {np.ndarray}
 
 
-def _key(name, args, out=None):
-    """The short path's key, or None for arguments it does not take."""
-    key = [name]
+def _operands_key(key: list, args):
+    """``key`` extended with each operand's type, and an array's dtype, shape and strides;
+    None for an operand the short path does not take."""
     for a in args:
         kind = type(a)
         if kind in _array_types:
@@ -80,6 +80,14 @@ def _key(name, args, out=None):
             key.append(kind)
         else:
             return None
+    return key
+
+
+def _key(name, args, out=None):
+    """The short path's key, or None for arguments it does not take."""
+    key = _operands_key([name], args)
+    if key is None:
+        return None
     if out is not None:
         kind = type(out)
         if kind not in _array_types:
@@ -300,16 +308,8 @@ def _fast_call(known, args):
 
 def _hot_key(name, backend, args):
     """:func:`hot_call`'s key of a call ``name(*args)`` on ``backend``, or None."""
-    key = [name, backend]
-    for a in args:
-        kind = type(a)
-        if kind in _array_types:
-            key += (kind, a.dtype, a.shape, a.strides)
-        elif kind in SCALAR_TYPES:
-            key.append(kind)
-        else:
-            return None
-    return tuple(key)
+    key = _operands_key([name, backend], args)
+    return None if key is None else tuple(key)
 
 
 def _run(known, args, out, backend):
