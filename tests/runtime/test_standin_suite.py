@@ -39,6 +39,10 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
            "--ignore=tests/readers/test_bank_conflicts.py",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_variant",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_bfloat16_variant"]
+# The main session runs gpu-check's whole sequence: its steps are shares of a time budget, and
+# beside the main session (both cores busy) the sample's share passes too few tests to judge;
+# its launches run in gpu-check's own subprocesses, which this run's coverage does not see.
+TIMED = ["--deselect=tests/tools/test_gpu_check.py::test_the_whole_sequence_runs_within_its_budget"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"
 # What runs on the cuda backend end to end (the rest of PARTS: launches only).
 END_TO_END = ["tests/runtime", "tests/elementwise"]
@@ -94,7 +98,7 @@ def _run(folder: Path):
     rest = [part for part in PARTS if part not in END_TO_END]
     launches = background.run(
         [*coverage, "run", "--append", f"--include=*/{LAUNCHER}", "-m", "pytest", "--backend",
-         "cuda-standin-launches", *pytest_args, *rest], cwd=REPO, env=env, timeout=3600)
+         "cuda-standin-launches", *pytest_args, *TIMED, *rest], cwd=REPO, env=env, timeout=3600)
     report = background.run([*coverage, "report", "--show-missing", f"--include=*/{LAUNCHER}"],
                             cwd=REPO, env=env, timeout=600)
     return (end_to_end, launches), report, json_report

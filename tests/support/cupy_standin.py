@@ -853,6 +853,12 @@ def real_cupy():
     return cupy
 
 
+def _bound_to_cupy(module_name: str) -> bool:
+    """A module that binds ``cupy`` when imported: cupyx, array_api_compat's CuPy namespace."""
+    return any(module_name == m or module_name.startswith(m + ".")
+               for m in ("cupyx", "array_api_compat.cupy"))
+
+
 @contextlib.contextmanager
 def as_cupy():
     """The stand-in is ``cupy`` for every ``import cupy`` inside the block (the library's
@@ -865,14 +871,21 @@ def as_cupy():
     if not isinstance(previous, CupyStandin):
         _real_cupy = previous
     # CuPy's lazily loaded cupyx would load against the stand-in when anything walks
-    # sys.modules (hypothesis does): out of sight while the stand-in is cupy
-    cupyx = {name: sys.modules.pop(name) for name in list(sys.modules)
-             if name == "cupyx" or name.startswith("cupyx.")}
+    # sys.modules (hypothesis does): out of sight while the stand-in is cupy; and
+    # array_api_compat.cupy, imported earlier in the session, holds CuPy itself as its `cp`:
+    # hidden, so that the block imports it afresh against the stand-in
+    hidden = {name: sys.modules.pop(name) for name in list(sys.modules)
+              if _bound_to_cupy(name)}
     sys.modules["cupy"] = _side
     try:
         yield _side
     finally:
-        sys.modules.update(cupyx)
+        for name in [n for n in sys.modules if _bound_to_cupy(n)]:
+            del sys.modules[name]  # imported against the stand-in inside the block
+        sys.modules.update(hidden)
+        compat = sys.modules.get("array_api_compat")
+        if compat is not None and "array_api_compat.cupy" in hidden:
+            compat.cupy = hidden["array_api_compat.cupy"]
         if previous is None:
             del sys.modules["cupy"]
         else:
