@@ -1,7 +1,8 @@
 """The CuPy stand-in's device arrays (``tests/support/cupy_standin.py``): CuPy's pool, views,
 ``__cuda_array_interface__`` and refusals, held to NumPy on random data and to the installed
-CuPy's constants; and the library's ``cuda`` backend end to end on them, in every run (the
-suite's ``--backend cuda-standin`` run takes all of it through them)."""
+CuPy's constants; and the library's ``cuda`` backend end to end on them, in the suite's
+``--backend cuda-standin`` run (tests/runtime/test_standin_suite.py), which takes all of
+tests/runtime and tests/elementwise through them."""
 
 from __future__ import annotations
 
