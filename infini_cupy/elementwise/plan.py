@@ -457,10 +457,5 @@ def staged_copies_only():
     ...     plan_call("ic::OpAdd", "float", "float", 4, 4, shape, out, (a, (shape, out))).launch.kernel
     'ew_contig<ic::OpAdd, float, float>'
     """
-    previous, _through_tiles[0] = _through_tiles[0], False
-    recent.forget_all()
-    try:
+    with recent.planning_switched(_through_tiles, False):
         yield
-    finally:
-        _through_tiles[0] = previous
-        recent.forget_all()

@@ -289,13 +289,10 @@ def _fast_call(known, args):
                   else (out, out, args[1], out, value, zero, zero))
         packed += tails[not misaligned][3:]  # the scalar mask, the layouts, the flag
     elif scalars:
-        values = known.values[:]
-        operands = list(args)
-        for k in known.scalars:
-            value = values[k] = _value(known, args[k])
-            if value is None:
-                return None
-            operands[k] = out  # a pointer the kernel does not read
+        filled = _scalars_filled(known, args, out)
+        if filled is None:
+            return None
+        operands, values = filled
         packed = (out, *operands, *(out,) * pad, *values, *known.after_values,
                   tails[not misaligned][-1])
     elif pad == 1:  # two inputs, the third pointer unused
@@ -304,6 +301,20 @@ def _fast_call(known, args):
         packed = (out, args[0], out, out) + tails[not misaligned]
     launch(ek.SOURCE, kernel, grid, block, packed, backend="emulate")
     return out
+
+
+def _scalars_filled(known, args, out):
+    """(the operands with ``out`` in each scalar's pointer slot, a pointer the kernel does not
+    read; the scalar values converted to the computing dtype), or None when a scalar is out
+    of its dtype's range (the full call decides)."""
+    values = known.values[:]
+    operands = list(args)
+    for k in known.scalars:
+        value = values[k] = _value(known, args[k])
+        if value is None:
+            return None
+        operands[k] = out
+    return operands, values
 
 
 def _hot_key(name, backend, args):
@@ -342,13 +353,10 @@ def _run(known, args, out, backend):
     operands = args
     tail = known.tail  # the scalar values, the scalar mask, the packed layouts
     if known.scalars:
-        values = known.values[:]
-        operands = list(operands)
-        for k in known.scalars:
-            value = values[k] = _value(known, args[k])
-            if value is None:
-                return None
-            operands[k] = out  # a pointer the kernel does not read
+        filled = _scalars_filled(known, args, out)
+        if filled is None:
+            return None
+        operands, values = filled
         tail = (*values, *known.after_values)
     if known.casts:  # after the scalars' checks: a call that falls back has launched nothing
         operands = list(operands)

@@ -7,6 +7,8 @@ program cycling through more signatures than the limit loses only the short path
 
 from __future__ import annotations
 
+import contextlib
+
 # Everything forget_all() empties: the memos below and the planners' lru_caches.
 _clear_functions: list = []
 
@@ -34,3 +36,17 @@ def forget_all() -> None:
     """Forget every planned call and layout (tests and tools that change planning)."""
     for clear in _clear_functions:
         clear()
+
+
+@contextlib.contextmanager
+def planning_switched(setting: list, value):
+    """``setting[0] = value`` inside the ``with`` block (a planner's one-element switch),
+    every planned call forgotten on the way in and out: no plan made under one value is
+    reused under the other."""
+    previous, setting[0] = setting[0], value
+    forget_all()
+    try:
+        yield
+    finally:
+        setting[0] = previous
+        forget_all()

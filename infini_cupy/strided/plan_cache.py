@@ -246,15 +246,8 @@ recent.register_cache(_prepared_copy.cache_clear)
 _rule = ["model"]
 
 
-@contextlib.contextmanager
 def _planning_rule(rule: str):
-    previous, _rule[0] = _rule[0], rule
-    recent.forget_all()
-    try:
-        yield
-    finally:
-        _rule[0] = previous
-        recent.forget_all()
+    return recent.planning_switched(_rule, rule)
 
 
 def seed_plans_only():
