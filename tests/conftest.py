@@ -109,6 +109,7 @@ def pytest_configure(config):
             cupy_standin.installed(capabilities=(cupy_standin.NEWER_THAN_NVRTC,)))
         if config.getoption("--backend") == "cuda-standin":
             config._standin.enter_context(cupy_standin.as_cupy())
+            config._standin.enter_context(cupy_standin.driver_present())
         else:
             config._standin.enter_context(
                 launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()))

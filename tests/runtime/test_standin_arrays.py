@@ -40,6 +40,34 @@ def test_the_pool_rounds_and_aligns_as_cupy_s(cupy):
     assert pool.used_bytes() == before and pool.free_bytes() >= 0
 
 
+def test_memory_returns_when_the_last_reference_goes_as_cupy_s(cupy):
+    # CuPy's arrays hold their memory by reference count alone: no cyclic collection needed
+    # (a cycle in the stand-in kept 20 GiB blocks of the huge-layout tests allocated)
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    a = cupy.empty(1000, np.float64)
+    view = a[::3]
+    pointer = view.data
+    del a, view
+    assert pool.used_bytes() > before  # the pointer holds the block, as CuPy's does
+    del pointer
+    assert pool.used_bytes() == before
+
+
+def test_mem_get_info_counts_the_pool_s_blocks_and_big_blocks_cost_no_host_memory(cupy):
+    free, total = cupy.cuda.runtime.memGetInfo()
+    assert total == cupy.cuda.runtime.getDeviceProperties(0)["totalGlobalMem"]
+    held = cupy.get_default_memory_pool().total_bytes()
+    assert free == total - held
+    size = 20 << 30  # never made on the host: only the pages touched are
+    block = cupy.cuda.alloc(size)
+    assert cupy.cuda.runtime.memGetInfo()[0] <= free - size
+    far = cupy.ndarray((2,), np.float32, memptr=block + (size - 1024), strides=(512,))
+    values = np.random.default_rng(0).random(2).astype(np.float32)
+    far.set(values)
+    np.testing.assert_array_equal(far.get(), values)
+
+
 def test_arrays_hold_values_views_and_interfaces_as_numpy_says(cupy):
     rng = np.random.default_rng(48)
     host = rng.standard_normal((5, 6)).astype(np.float32)
@@ -77,6 +105,72 @@ def test_host_arrays_are_refused_where_cupy_refuses_them(cupy):
         np.asarray(a)
     with pytest.raises(TypeError, match="Unsupported type"):
         cupy.lib.stride_tricks.as_strided(host, (2,), (4,))
+
+
+def test_indices_and_values_from_the_host_as_cupy_takes_them(cupy):
+    rng = np.random.default_rng(5)
+    host = rng.standard_normal((6, 5))
+    a = cupy.asarray(host)
+    rows, mask = rng.integers(0, 6, 4), rng.random(5) > 0.5
+    # lists and NumPy arrays are index arrays (_prepare_slice_list copies them over)
+    np.testing.assert_array_equal(a[rows].get(), host[rows])
+    np.testing.assert_array_equal(a[:, mask].get(), host[:, mask])
+    np.testing.assert_array_equal(a[list(rows), ...].get(), host[list(rows), ...])
+    values = rng.standard_normal((4, 5))
+    a[rows] = values  # advanced: the host values taken (_scatter_op_single)
+    expected = host.copy()
+    expected[rows] = values
+    np.testing.assert_array_equal(a.get(), expected)
+    with pytest.raises(ValueError, match="non-scalar numpy.ndarray cannot be used for fill"):
+        a[1:3] = values[:2]  # basic: CuPy's fill takes no host array
+    a[0] = np.array(2.5)  # a 0-d one it takes
+    np.testing.assert_array_equal(a[0].get(), np.full(5, 2.5))
+    q = rng.random(3)  # cupy.quantile converts q itself
+    np.testing.assert_allclose(cupy.quantile(a, q).get(), np.quantile(a.get(), q))
+
+
+def test_names_dispatch_and_events_as_cupy_s(cupy):
+    real = cupy_standin.real_cupy()
+    for name in ("add", "exp", "nanquantile", "quantile", "longdouble", "float16"):
+        assert hasattr(cupy, name) == hasattr(real, name), name
+    assert cupy.add.name == real.add.name and cupy.add.nin == real.add.nin
+    assert (cupy.add.nout, cupy.exp.nin) == (real.add.nout, real.exp.nin)
+    assert set(cupy.__all__) <= set(dir(real)) and "longdouble" not in cupy.__all__
+    assert hasattr(cupy.linalg, "inv") and not hasattr(cupy.linalg, "matrix_power_of_two")
+
+    class Override:  # what an Array on the GPU has: CuPy's ufuncs hand the call to it
+        __cuda_array_interface__ = property(lambda self: None)
+
+        def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
+            return ("handed", kernel.name, len(args))
+
+    a = cupy.ones(3)
+    assert a + Override() == ("handed", "cupy_add", 2)  # a + x: NumPy's add, then CuPy's
+    assert np.multiply(a, Override()) == ("handed", "cupy_multiply", 2)
+
+    class Declines:
+        __array_ufunc__ = None  # _should_use_rop: the other operand's turn
+
+        def __radd__(self, other):
+            return "reflected"
+
+    assert a + Declines() == "reflected"
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record()
+    end.record()
+    end.synchronize()
+    assert cupy.cuda.get_elapsed_time(start, end) >= 0
+    untimed = cupy.cuda.Event(disable_timing=True)
+    untimed.record()
+    with pytest.raises(cupy_standin.CUDADriverError):
+        cupy.cuda.get_elapsed_time(start, untimed)
+    source = cupy.asarray(np.random.default_rng(1).random(16))
+    target = cupy.zeros(16)
+    cupy.cuda.runtime.memcpyAsync(target.data.ptr, source.data.ptr, 64, 3, 0)
+    np.testing.assert_array_equal(target.get()[:8], source.get()[:8])
+    assert (target.get()[8:] == 0).all()
+    assert int(cupy.cuda.Device(0)) == 0 and cupy.asarray(source, copy=True) is not source
+    assert cupy.asarray(source) is source and source.T.base is source
 
 
 def test_the_cuda_backend_holds_and_computes_on_device_arrays(cupy, pytestconfig):

@@ -1,12 +1,13 @@
 """The cuda backend runs in CI without a GPU: the parts of the suite that launch kernels, run
 again against the stand-in for CuPy (which checks each launch against the kernel's PTX and
-then runs it in the emulator), under coverage. :data:`END_TO_END` runs with ``--backend
-cuda-standin``: the stand-in is ``cupy``, Arrays hold its device arrays, outputs come from its
-pool, launches go through ``runtime/cuda.py``; the rest of :data:`PARTS` with ``--backend
-cuda-standin-launches`` (NumPy arrays, each launch through ``runtime/cuda.py``). Fails on any
-failed test, on any line of ``runtime/cuda.py`` neither run executed, and on any line of the
-library's cuda branches (:data:`CUDA_BRANCHES`: the bodies of ``if``s that test for the cuda
-backend or a CuPy array, :func:`cuda_branch_lines`) the end-to-end run did not execute.
+then runs it in the emulator), under coverage. :data:`END_TO_END` (all of :data:`PARTS`) runs
+with ``--backend cuda-standin``: the stand-in is ``cupy``, Arrays hold its device arrays,
+outputs come from its pool, launches go through ``runtime/cuda.py``; :data:`LAUNCHES_ONLY`
+with ``--backend cuda-standin-launches`` (NumPy arrays, each launch through
+``runtime/cuda.py``). Fails on any failed test, on any line of ``runtime/cuda.py`` neither run
+executed, and on any line of the library's cuda branches (:func:`cuda_branch_files`: the
+bodies of ``if``s that test for the cuda backend or a CuPy array, :func:`cuda_branch_lines`)
+the end-to-end run did not execute.
 
 A subprocess, like the conformance suite: the stand-in is installed for a whole session. It
 starts when collection ends and runs beside the rest of the session (tests/support/background.py).
@@ -44,11 +45,11 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
 # its launches run in gpu-check's own subprocesses, which this run's coverage does not see.
 TIMED = ["--deselect=tests/tools/test_gpu_check.py::test_the_whole_sequence_runs_within_its_budget"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"
-# What runs on the cuda backend end to end (the rest of PARTS: launches only).
-END_TO_END = ["tests/runtime", "tests/elementwise"]
-# The library's files whose cuda branches the end-to-end run must execute line by line.
-CUDA_BRANCHES = ["infini_cupy/arrays.py", "infini_cupy/elementwise/launcher.py",
-                 "infini_cupy/elementwise/short_path.py"]
+# What runs on the cuda backend end to end: all of it.
+END_TO_END = PARTS
+# The emulated suite's launches through the launcher (``--backend cuda-standin-launches``, a
+# developer's quicker mode): a sample, so that the mode keeps working.
+LAUNCHES_ONLY = ["tests/strided/test_copy.py"]
 # What an ``if`` tests when its body is a cuda branch: the backend's name, a CuPy array.
 CUDA_TESTS = ('"cuda"', "is_cupy_array", "on_gpu", "cupy")
 
@@ -82,23 +83,30 @@ def cuda_branch_lines(path: Path) -> set[int]:
     return lines
 
 
+def cuda_branch_files() -> list[str]:
+    """The library's files with a cuda branch (:func:`cuda_branch_lines`), which the
+    end-to-end run must execute line by line."""
+    return sorted(str(path.relative_to(REPO)) for path in (REPO / "infini_cupy").rglob("*.py")
+                  if cuda_branch_lines(path))
+
+
 def _run(folder: Path):
     """(the runs' results, the coverage report of the launcher, the end-to-end run's coverage
     as ``coverage json``)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
-    include = ",".join(f"*/{path}" for path in (LAUNCHER, *CUDA_BRANCHES))
+    include = ",".join(f"*/{path}" for path in (LAUNCHER, *cuda_branch_files()))
     pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",
-                   f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED]
+                   f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED, *TIMED]
     coverage = [sys.executable, "-m", "coverage"]
     end_to_end = background.run(
         [*coverage, "run", f"--include={include}", "-m", "pytest", "--backend",
          "cuda-standin", *pytest_args, *END_TO_END], cwd=REPO, env=env, timeout=3600)
     json_report = background.run([*coverage, "json", "-o", "-", f"--include={include}"],
                                  cwd=REPO, env=env, timeout=600)
-    rest = [part for part in PARTS if part not in END_TO_END]
     launches = background.run(
         [*coverage, "run", "--append", f"--include=*/{LAUNCHER}", "-m", "pytest", "--backend",
-         "cuda-standin-launches", *pytest_args, *TIMED, *rest], cwd=REPO, env=env, timeout=3600)
+         "cuda-standin-launches", *pytest_args, *LAUNCHES_ONLY], cwd=REPO, env=env,
+        timeout=3600)
     report = background.run([*coverage, "report", "--show-missing", f"--include=*/{LAUNCHER}"],
                             cwd=REPO, env=env, timeout=600)
     return (end_to_end, launches), report, json_report
@@ -137,7 +145,7 @@ def test_every_line_of_the_library_s_cuda_branches_ran(standin_run):
     report = standin_run[2]
     files = json.loads(report.stdout)["files"]
     missed = {}
-    for path in CUDA_BRANCHES:
+    for path in cuda_branch_files():
         ran = next((set(f["executed_lines"]) for name, f in files.items()
                     if name.endswith(path)), set())
         branch = cuda_branch_lines(REPO / path)

@@ -90,7 +90,10 @@ def _cupy():
 
 @pytest.fixture
 def huge(backend_name, request):
-    return Huge(backend_name, lambda: request.getfixturevalue("_mapping"))
+    huge = Huge(backend_name, lambda: request.getfixturevalue("_mapping"))
+    yield huge
+    # The device block goes back to the pool now, whatever still refers to this fixture.
+    huge._memory = None
 
 
 def _kernels(launches):

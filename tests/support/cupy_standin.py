@@ -44,8 +44,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import mmap
 import sys
 import threading
+import time
 import types
 import weakref
 from pathlib import Path
@@ -62,6 +64,11 @@ STATIC_SHARED_LIMIT = 49152
 # stand-in reads its parameters from, no second compile). The suite's stand-in run uses it.
 NEWER_THAN_NVRTC = 990
 OPTIN_LIMIT = 232448  # an H100's cudaDevAttrMaxSharedMemoryPerBlockOptin
+DEVICE_BYTES = 80 << 30  # an H100's totalGlobalMem
+# Blocks from this size up are lazily mapped host pages (only the pages a kernel touches are
+# ever made), so that views with strides past 2**32 need no such host memory.
+LAZY_BLOCK_BYTES = 1 << 30
+MAP_NORESERVE = getattr(mmap, "MAP_NORESERVE", 0x4000)  # Linux's value; Python < 3.13 lacks it
 CUDA_ERROR_INVALID_VALUE = 1
 CUDA_ERROR_INVALID_IMAGE = 200
 CUDA_ERROR_INVALID_CONTEXT = 201
@@ -125,6 +132,13 @@ class Device:
     def __hash__(self):
         return hash(self.id)
 
+    def __int__(self):
+        return self.id
+
+    def synchronize(self) -> None:
+        """``cudaDeviceSynchronize`` on this device (refused during capture)."""
+        refuse_in_capture("cudaDeviceSynchronize")
+
     def __repr__(self):
         return f"<CUDA Device {self.id} (stand-in)>"
 
@@ -155,7 +169,21 @@ class _Runtime:
     @staticmethod
     def getDeviceProperties(device: int) -> dict:
         return {"name": f"stand-in sm_{_side.capabilities[device]}".encode(),
-                "totalGlobalMem": 80 << 30}
+                "totalGlobalMem": DEVICE_BYTES}
+
+    @staticmethod
+    def memcpyAsync(dst: int, src: int, size: int, kind: int, stream: int) -> None:
+        """``cudaMemcpyAsync`` between device addresses (the stand-in's blocks); the copy is
+        done when it returns."""
+        if kind not in (MEMCPY_DEVICE_TO_DEVICE, MEMCPY_DEFAULT):
+            raise NotImplementedError(f"stand-in cudaMemcpyAsync kind {kind}")
+        _bytes_at(dst, size)[...] = _bytes_at(src, size).copy()
+
+    @staticmethod
+    def memGetInfo() -> tuple[int, int]:
+        """``cudaMemGetInfo``: (free, total) bytes of the current device; what the pool holds,
+        in use or cached, is not free (the driver sees the pool's blocks as allocated)."""
+        return DEVICE_BYTES - _side.pool.total_bytes(), DEVICE_BYTES
 
     @staticmethod
     def driverGetVersion() -> int:
@@ -212,6 +240,8 @@ class _Driver:
 # aligned to 256 bytes (cudaMalloc's granule, what tests/support/device.py keeps).
 ALLOCATION_UNIT_SIZE = 512
 DEVICE_ALIGN = 256
+MEMCPY_DEVICE_TO_DEVICE, MEMCPY_DEFAULT = 3, 4  # cudaMemcpyKind
+DLPACK_CUDA = 2  # dlpack.h's kDLCUDA
 CUDA_STREAM_LEGACY = 1  # cupy/cuda/stream.pyx get_default_stream_ptr: cudaStreamLegacy
 
 
@@ -220,11 +250,17 @@ class _Memory:
     256-byte aligned); given back to its pool when nothing holds it."""
 
     def __init__(self, size: int, device: int, pool: MemoryPool):
-        raw = np.empty(size + DEVICE_ALIGN, np.uint8)
+        if size >= LAZY_BLOCK_BYTES and sys.platform.startswith("linux"):
+            # page-aligned, and nothing is committed until a kernel writes there
+            raw = np.frombuffer(mmap.mmap(-1, size + DEVICE_ALIGN, flags=mmap.MAP_PRIVATE
+                                          | mmap.MAP_ANONYMOUS | MAP_NORESERVE), np.uint8)
+        else:
+            raw = np.empty(size + DEVICE_ALIGN, np.uint8)
         start = -numpy_data_pointer(raw) % DEVICE_ALIGN
         self.buffer = raw[start:start + size]
         self.ptr, self.size, self.device_id = numpy_data_pointer(self.buffer), size, device
         pool._taken(self)
+        _BLOCKS.add(self)
 
     @classmethod
     def borrowed(cls, host: np.ndarray, device: int) -> _Memory:
@@ -232,17 +268,48 @@ class _Memory:
         self = cls.__new__(cls)
         self.buffer, self.ptr, self.size = host, numpy_data_pointer(host), host.nbytes
         self.device_id = device
+        _BLOCKS.add(self)
         return self
 
 
+_BLOCKS = weakref.WeakSet()  # every live block: what a __cuda_array_interface__ points into
+
+
+def _bytes_at(pointer: int, size: int) -> np.ndarray:
+    """The ``size`` bytes at device address ``pointer``, which must lie in one live block."""
+    for mem in list(_BLOCKS):
+        if mem.ptr <= pointer and pointer + size <= mem.ptr + mem.size \
+                and mem.buffer.flags.c_contiguous:
+            start = pointer - mem.ptr
+            return mem.buffer.view(np.uint8).reshape(-1)[start:start + size]
+    raise CUDADriverError(CUDA_ERROR_INVALID_VALUE, f"{size} bytes at {pointer:#x}")
+
+
+def _from_cuda_array_interface(x) -> ndarray:
+    """``_convert_object_with_cuda_array_interface``: a device array over the memory that
+    ``x.__cuda_array_interface__`` describes (it must lie in a live block)."""
+    face = x.__cuda_array_interface__
+    pointer = face["data"][0]
+    for mem in list(_BLOCKS):
+        if mem.ptr <= pointer < mem.ptr + max(mem.size, 1) and mem.buffer.flags.c_contiguous:
+            host = np.ndarray(face["shape"], np.dtype(face["typestr"]),
+                              buffer=mem.buffer, offset=pointer - mem.ptr,
+                              strides=face.get("strides"))
+            return ndarray._over(host, mem)
+    raise ValueError(f"the stand-in has no device memory at {pointer:#x}")
+
+
 class MemoryPointer:
-    """``cupy.cuda.MemoryPointer``: an address in a block of device memory. ``_array``: the
-    array whose ``.data`` it is (the emulator reads that array's extent), else None."""
+    """``cupy.cuda.MemoryPointer``: an address in a block of device memory. ``_array``: a weak
+    reference to the array whose ``.data`` it is (the emulator reads that array's extent),
+    else None. Weak, so that an array and its pointer form no cycle: CuPy frees an array's
+    memory when its last reference goes, not at the next cyclic collection."""
 
     __slots__ = ("mem", "ptr", "device_id", "_array")
 
     def __init__(self, mem: _Memory, offset: int, _array=None):
-        self.mem, self.ptr, self._array = mem, mem.ptr + offset, _array
+        self.mem, self.ptr = mem, mem.ptr + offset
+        self._array = None if _array is None else weakref.ref(_array)
         self.device_id = mem.device_id
 
     @property
@@ -254,8 +321,9 @@ class MemoryPointer:
 
     def _host(self) -> np.ndarray:
         """The bytes the emulator may reach through this pointer."""
-        if self._array is not None:
-            return self._array._host
+        array = None if self._array is None else self._array()
+        if array is not None:
+            return array._host
         return self.mem.buffer[self.ptr - self.mem.ptr:]
 
 
@@ -333,6 +401,8 @@ def _host_of(x, function: str):
         return x._host
     if isinstance(x, np.ndarray):
         raise TypeError(f"Unsupported type {type(x)}")  # cupy/_core/_kernel.pyx, {function}
+    if hasattr(x, "__cuda_array_interface__"):  # _kernel.pyx _preprocess_args converts them
+        return _from_cuda_array_interface(x)._host
     if isinstance(x, (list, tuple)):
         return type(x)(_host_of(v, function) for v in x)
     if isinstance(x, dict):
@@ -340,7 +410,21 @@ def _host_of(x, function: str):
     return x
 
 
-def _device_result(result, base: ndarray | None = None):
+def _index_key(key) -> tuple:
+    """An index as CuPy's ``_prepare_slice_list`` takes it (``_routines_indexing.pyx``): a
+    tuple whose lists, NumPy arrays and device arrays are index arrays (host ones copied to
+    the device there), on the host views here."""
+    key = key if isinstance(key, tuple) else (key,)
+    return tuple(k._host if isinstance(k, ndarray) else
+                 np.asarray(k) if isinstance(k, list) else k for k in key)
+
+
+def _advanced(key: tuple) -> bool:
+    """Whether ``key`` indexes with arrays (CuPy's scatter path) rather than views."""
+    return any(isinstance(k, (np.ndarray, bool, np.bool_)) for k in key)
+
+
+def _device_result(result, base: ndarray | list | None = None):
     """A NumPy result as CuPy gives it: a view of ``base``'s memory stays one, any other array
     or NumPy scalar is a new device array (CuPy's reductions return 0-d arrays)."""
     if isinstance(result, tuple):
@@ -351,21 +435,59 @@ def _device_result(result, base: ndarray | None = None):
         result = np.asarray(result)
     if not isinstance(result, np.ndarray):
         return result
-    if base is not None and np.may_share_memory(result, base._host):
-        return ndarray._over(result, base.data.mem)
+    for one in (base if isinstance(base, list) else [base]):
+        if one is not None and np.may_share_memory(result, one._host):
+            return ndarray._over(result, one.data.mem, one)
     out = ndarray(result.shape, result.dtype)
     out._host[...] = result
     return out
 
 
+# Routines whose CuPy code converts one operand with ``cupy.asarray`` (host arrays taken):
+# name -> (position, keyword). ``cupy/_statistics/order.py``: ``q = cupy.asarray(q)``.
+_HOST_OPERAND = {"quantile": (1, "q"), "percentile": (1, "q")}
+
+
 def _routine(name: str, function):
     def routine(*args, **kwargs):
+        if name in _HOST_OPERAND:
+            position, keyword = _HOST_OPERAND[name]
+            if keyword in kwargs:
+                kwargs = {**kwargs, keyword: _side.asarray(kwargs[keyword])}
+            elif len(args) > position:
+                args = (*args[:position], _side.asarray(args[position]), *args[position + 1:])
         out = kwargs.get("out")
         result = function(*_host_of(args, name), **_host_of(kwargs, name))
-        return out if out is not None else _device_result(result)
+        # views of an operand stay views (cupy.transpose, reshape, ...)
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, ndarray)]
+        return out if out is not None else _device_result(result, inputs)
 
     routine.__name__ = name
     return routine
+
+
+class _Ufunc:
+    """``cupy._core._kernel.ufunc`` (``cupy.add``): ``name`` is ``cupy_<NumPy's name>``; a call
+    with an argument that has ``__cupy_override_elementwise_kernel__`` is handed to it
+    (``ufunc.__call__`` in ``_kernel.pyx``), else NumPy's ufunc on the host views."""
+
+    def __init__(self, numpy_ufunc: np.ufunc):
+        self._numpy = numpy_ufunc
+        self.__name__ = self.name = f"cupy_{numpy_ufunc.__name__}"  # as CuPy's
+        self.nin, self.nout = numpy_ufunc.nin, numpy_ufunc.nout
+        self._call = _routine(numpy_ufunc.__name__, numpy_ufunc)
+
+    def __call__(self, *args, **kwargs):
+        for arg in args:
+            if hasattr(arg, "__cupy_override_elementwise_kernel__"):
+                return arg.__cupy_override_elementwise_kernel__(self, *args, **kwargs)
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, method: str):
+        """``reduce``, ``accumulate``, ``outer``: NumPy's on the host views."""
+        if method.startswith("_"):
+            raise AttributeError(method)
+        return _routine(f"{self.__name__}.{method}", getattr(self._numpy, method))
 
 
 class ndarray:
@@ -374,7 +496,7 @@ class ndarray:
     host view (``_host``) with CuPy's rules: no implicit conversion to NumPy (``__array__``
     raises, ``cupy/_core/core.pyx``), NumPy operands refused, results on the device."""
 
-    __slots__ = ("_host", "data", "__weakref__")
+    __slots__ = ("_host", "data", "base", "__weakref__")
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         dtype = np.dtype(dtype)
@@ -388,13 +510,16 @@ class ndarray:
         offset = memptr.ptr - mem.ptr
         self._host = np.ndarray(shape, dtype, buffer=mem.buffer, offset=offset, strides=strides)
         self.data = MemoryPointer(mem, offset, self)
+        self.base = None  # an array made over a MemoryPointer owns no base (core.pyx)
 
     @classmethod
-    def _over(cls, host: np.ndarray, mem: _Memory) -> ndarray:
-        """A device array of ``host``, which lies in ``mem``."""
+    def _over(cls, host: np.ndarray, mem: _Memory, base: ndarray | None = None) -> ndarray:
+        """A device array of ``host``, which lies in ``mem``; a view of ``base`` if given
+        (CuPy's ``_view``: ``base`` is the base's own base when it has one)."""
         self = cls.__new__(cls)
         self._host = host
         self.data = MemoryPointer(mem, numpy_data_pointer(host) - mem.ptr, self)
+        self.base = None if base is None else base if base.base is None else base.base
         return self
 
     shape = property(lambda self: self._host.shape)
@@ -424,6 +549,15 @@ class ndarray:
                 "strides": None if self._host.flags.c_contiguous else self.strides,
                 "data": (self.data.ptr if self.size else 0, False)}
 
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(kDLCUDA, device id): the pool's memory is device memory (``dlpack.pyx``)."""
+        return DLPACK_CUDA, self.data.device_id
+
+    def __dlpack__(self, **kwargs):
+        """Not modeled: a capsule of these host bytes would name the CPU to its consumer."""
+        raise NotImplementedError("the CuPy stand-in makes no DLPack capsules: its arrays "
+                                  "hold host memory")
+
     def __array__(self, dtype=None, copy=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
                         "`.get()` to construct a NumPy array explicitly.")
@@ -443,15 +577,23 @@ class ndarray:
         self._host[...] = arr
 
     def __getitem__(self, key):
-        key = _host_of(key, "__getitem__")
-        if not isinstance(key, tuple):
-            key = (key,)
-        if Ellipsis not in key:  # a 0-d view, never a NumPy scalar: CuPy returns arrays
+        key = _index_key(key)
+        if not any(k is Ellipsis for k in key):  # a 0-d view, never a NumPy scalar: CuPy returns arrays
             key = (*key, Ellipsis)
         return _device_result(self._host[key], self)
 
     def __setitem__(self, key, value):
-        self._host[_host_of(key, "__setitem__")] = _host_of(value, "__setitem__")
+        key = _index_key(key)
+        if isinstance(value, np.ndarray) and not _advanced(key):
+            # basic indexing copies device arrays only, else ``fill``s (core.pyx: fill takes
+            # a NumPy array of shape () alone); advanced indexing takes host values
+            if value.shape != ():
+                raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
+        elif isinstance(value, np.ndarray):
+            value = np.asarray(value)
+        else:
+            value = _host_of(value, "__setitem__")
+        self._host[key] = value
 
     def __len__(self):
         return len(self._host)
@@ -473,14 +615,45 @@ class ndarray:
     def __index__(self):
         return self._host.__index__()
 
+    # core.pyx: repr, str and format of the values copied to the host
     def __repr__(self):
-        return repr(self._host).replace("array(", "array(", 1)
+        return repr(self.get())
+
+    def __str__(self):
+        return str(self.get())
+
+    def __format__(self, format_spec):
+        return format(self.get(), format_spec)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """CuPy's dispatch of a NumPy ufunc to ``cupy.<name>`` (NumPy operands refused)."""
+        """CuPy's dispatch of a NumPy ufunc to ``cupy.<name>`` (core.pyx): NotImplemented
+        where an operand is none of a scalar, a device or NumPy array, an object with
+        ``__cuda_array_interface__``; NumPy operands then refused by the routine."""
         if method != "__call__":
             return NotImplemented
-        return _routine(ufunc.__name__, getattr(ufunc, method))(*inputs, **kwargs)
+        out = kwargs.get("out")
+        for x in (*inputs, *(out if isinstance(out, tuple) else ())):
+            if not (type(x) in _SCALAR_TYPES or isinstance(x, (ndarray, np.ndarray))
+                    or hasattr(x, "__cuda_array_interface__")):
+                return NotImplemented
+        if isinstance(out, tuple):
+            if len(out) != 1:
+                raise ValueError("The 'out' parameter must have exactly one array value")
+            kwargs = {**kwargs, "out": out[0]}
+        return _Ufunc(ufunc)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """CuPy's ``__array_function__``: ``cupy.<module>.<name>`` for the NumPy function,
+        NotImplemented where CuPy has none or an argument's type is neither a device nor a
+        NumPy array (``_HANDLED_TYPES``)."""
+        path = ".".join(["cupy", *func.__module__.split(".")[1:]])
+        if not _cupy_has(path, func.__name__) or not all(
+                issubclass(t, (ndarray, np.ndarray)) for t in types):
+            return NotImplemented
+        module = _side
+        for part in path.split(".")[1:]:
+            module = getattr(module, part)
+        return getattr(module, func.__name__)(*args, **kwargs)
 
     def __getattr__(self, name):
         """The array methods (``astype``, ``reshape``, ``sum``, ``copy``, ...): NumPy's on the
@@ -497,19 +670,49 @@ class ndarray:
         return call
 
 
+def _should_use_rop(x, y) -> bool:
+    """core.pyx ``_should_use_rop``: leave ``x op y`` to ``y`` when ``y`` opts out of ufuncs
+    (``__array_ufunc__ = None``) or, without ``__array_ufunc__``, has a higher priority."""
+    y_ufunc = getattr(y, "__array_ufunc__", _MISSING)
+    if y_ufunc is not _MISSING:
+        return y_ufunc is None
+    return getattr(x, "__array_priority__", 0) < getattr(y, "__array_priority__", 0)
+
+
 def _operator(name: str):
+    """core.pyx's operators: another device array computes here; an operand that
+    ``_should_use_rop`` names gets NotImplemented; anything else goes through NumPy's ufunc
+    (``numpy.add(x, y)``), whose dispatch asks each operand's ``__array_ufunc__``; a
+    reflected or in-place operator is CuPy's kernel on the operands as they are."""
+    reflected = name.startswith("__r") and name[3:-2] in _BINARY
+    ufunc = None if reflected or name in _IN_PLACE else _OPERATOR_UFUNCS.get(name)
+
     def apply(self, *others):
+        if ufunc is not None and others:
+            (other,) = others
+            if not isinstance(other, ndarray):
+                if _should_use_rop(self, other):
+                    return NotImplemented
+                return ufunc(self, other)
         result = getattr(self._host, name)(*_host_of(others, name))
         if result is NotImplemented:
             return result
-        return self if name.startswith("__i") else _device_result(result)
+        return self if name in _IN_PLACE else _device_result(result)
 
     apply.__name__ = name
     return apply
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-              "xor", "lshift", "rshift"):
+_BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+           "xor", "lshift", "rshift")
+_IN_PLACE = {f"__i{name}__" for name in _BINARY}  # (``__invert__`` is not one)
+_OPERATOR_UFUNCS = {
+    f"__{name}__": getattr(np, ufunc) for name, ufunc in zip(
+        (*_BINARY, "lt", "le", "eq", "ne", "gt", "ge"),
+        ("add", "subtract", "multiply", "true_divide", "floor_divide", "remainder", "power",
+         "matmul", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+         "less", "less_equal", "equal", "not_equal", "greater", "greater_equal"))}
+for _name in _BINARY:
     for _form in ("__{}__", "__r{}__", "__i{}__"):
         setattr(ndarray, _form.format(_name), _operator(_form.format(_name)))
 for _name in ("__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__neg__", "__pos__",
@@ -703,10 +906,40 @@ class Function:
 
 
 _PYTHON_SCALARS = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
+# _scalar.pyx scalar_type_set: Python's and NumPy's scalar types
+_SCALAR_TYPES = {*_PYTHON_SCALARS, *(np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG")}
 
 
 # ---------------------------------------------------------------- the module itself
 Stream.null = Stream(null=True)
+
+
+class Event:
+    """``cupy.cuda.Event`` (``stream.pyx``): ``record`` on a stream, ``synchronize``,
+    ``get_elapsed_time`` in milliseconds. The stand-in's kernels run when launched, so the
+    host's clock at ``record`` is the event's time. Timing of an event made with
+    ``disable_timing``, or of one never recorded, fails as cudaEventElapsedTime does."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        if interprocess and not disable_timing:
+            raise ValueError("Timing must be disabled for interprocess events")
+        self.ptr, self._timing, self._at = id(self), not disable_timing, None
+
+    @property
+    def done(self) -> bool:
+        return True
+
+    def record(self, stream=None) -> None:
+        self._at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        refuse_in_capture("cudaEventSynchronize")
+
+
+def _get_elapsed_time(start: Event, end: Event) -> float:
+    if not (start._timing and end._timing) or start._at is None or end._at is None:
+        raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE, "cudaEventElapsedTime")
+    return (end._at - start._at) * 1e3
 
 
 def _alloc(size: int) -> MemoryPointer:
@@ -722,6 +955,8 @@ class _Cuda:
     MemoryPointer = MemoryPointer
     MemoryPool = MemoryPool
     alloc = staticmethod(_alloc)
+    Event = Event
+    get_elapsed_time = staticmethod(_get_elapsed_time)
 
     @staticmethod
     def get_current_stream() -> Stream:
@@ -736,9 +971,19 @@ def _as_strided(x, shape=None, strides=None):
     return ndarray._over(view, x.data.mem)
 
 
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """``cupy.lib.stride_tricks.sliding_window_view``: a read-only view of ``x``'s memory."""
+    if not isinstance(x, ndarray):
+        raise TypeError(f"Unsupported type {type(x)}")
+    view = np.lib.stride_tricks.sliding_window_view(x._host, window_shape, axis,
+                                                    subok=subok, writeable=writeable)
+    return ndarray._over(view, x.data.mem, x)
+
+
 class _Lib:
     class stride_tricks:
         as_strided = staticmethod(_as_strided)
+        sliding_window_view = staticmethod(_sliding_window_view)
 
 
 class CupyStandin:
@@ -754,7 +999,12 @@ class CupyStandin:
     cuda = _Cuda
     lib = _Lib
     __version__ = "14.2.0"  # the CuPy the stand-in models
-    __all__ = [name for name in np.__all__ if not name.startswith("_")]  # ``from cupy import *``
+
+    @property
+    def __all__(self) -> list[str]:
+        """What ``from cupy import *`` takes: NumPy's public names that CuPy has too."""
+        return [name for name in np.__all__ if not name.startswith("_")
+                and _cupy_has("cupy", name)]
 
     def __init__(self, capabilities=(90,)):
         self.capabilities = tuple(capabilities)
@@ -775,11 +1025,18 @@ class CupyStandin:
         out._host[...] = 0
         return out
 
-    def asarray(self, a, dtype=None, order=None, *, blocking=False) -> ndarray:
-        """``cupy.asarray``: a stand-in array as it is (cast when ``dtype`` differs), anything
-        else through NumPy and copied to the current device (CuPy refuses object arrays)."""
+    def asarray(self, a, dtype=None, order=None, *, copy=None, blocking=False) -> ndarray:
+        """``cupy.asarray`` (``_core.array``): a stand-in array on the current device as it is
+        (``copy=True``: copied; cast when ``dtype`` differs), on another device copied here;
+        anything else through NumPy and copied to the current device (CuPy refuses object
+        arrays; ``copy=False`` does not refuse the host-to-device copy, as CuPy's does not)."""
         if isinstance(a, ndarray):
-            return a if dtype is None or np.dtype(dtype) == a.dtype else a.astype(dtype)
+            dtype = a.dtype if dtype is None else np.dtype(dtype)
+            if copy or a.data.device_id != _thread.device:
+                out = ndarray(a.shape, dtype, order="F" if order == "F" else "C")
+                out._host[...] = a._host
+                return out
+            return a if dtype == a.dtype else a.astype(dtype)
         host = np.asarray(a, dtype=dtype, order=order)
         if host.dtype.kind in "OUSM":
             raise ValueError(f"Unsupported dtype {host.dtype}")
@@ -787,7 +1044,13 @@ class CupyStandin:
         out._host[...] = host
         return out
 
-    array = asarray
+    def array(self, obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
+              blocking=False) -> ndarray:
+        """``cupy.array``: ``asarray`` with ``copy=True`` by default."""
+        if subok:
+            raise NotImplementedError
+        out = self.asarray(obj, dtype, None if order == "K" else order, copy=copy)
+        return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
 
     @staticmethod
     def asnumpy(a, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
@@ -815,12 +1078,21 @@ class _Routines:
 
     def __init__(self, path: str, module):
         self._path, self._module = path, module
+        self.__name__ = path
 
     def __getattr__(self, name):
         return _numpy_name(self._path, self._module, name)
 
+    @property
+    def __all__(self) -> list[str]:
+        """What ``from cupy.linalg import *`` takes: NumPy's names there that CuPy has too."""
+        return [name for name in dir(self._module) if not name.startswith("_")
+                and _cupy_has(self._path, name)]
+
 
 _MISSING = object()
+# CuPy's submodules of NumPy's routines that ``import cupy.<name>`` may ask for
+_SUBMODULES = ("linalg", "fft")
 
 
 def _numpy_name(path: str, module, name: str):
@@ -828,13 +1100,28 @@ def _numpy_name(path: str, module, name: str):
     ``dtype`` and constants as they are (CuPy re-exports them), routines on device arrays
     (:func:`_routine`), submodules as :class:`_Routines`."""
     found = getattr(module, name, _MISSING) if not name.startswith("_") else _MISSING
-    if found is _MISSING:
+    if found is _MISSING or not _cupy_has(path, name):
         raise AttributeError(f"the CuPy stand-in has no {path}.{name}")
     if isinstance(found, types.ModuleType):
         return _Routines(f"{path}.{name}", found)
     if isinstance(found, type) or not callable(found):
         return found
+    if isinstance(found, np.ufunc):
+        return _Ufunc(found)
     return _routine(name, found)
+
+
+def _cupy_has(path: str, name: str) -> bool:
+    """Whether CuPy itself has ``path.name`` (``cupy.nanquantile`` it has not): a name NumPy
+    has and CuPy lacks is missing from the stand-in too. True where CuPy is not installed."""
+    module = _real_cupy
+    if module is None:
+        return True
+    for part in path.split(".")[1:]:
+        module = getattr(module, part, None)
+        if module is None:
+            return False
+    return hasattr(module, name)
 
 
 _side = CupyStandin()
@@ -854,9 +1141,11 @@ def real_cupy():
 
 
 def _bound_to_cupy(module_name: str) -> bool:
-    """A module that binds ``cupy`` when imported: cupyx, array_api_compat's CuPy namespace."""
-    return any(module_name == m or module_name.startswith(m + ".")
-               for m in ("cupyx", "array_api_compat.cupy"))
+    """A module that binds ``cupy`` when imported: cupyx, array_api_compat's CuPy namespace;
+    and CuPy's submodules of routines (``cupy.linalg``: the stand-in's own in the block)."""
+    return module_name in {f"cupy.{name}" for name in _SUBMODULES} or any(
+        module_name == m or module_name.startswith(m + ".")
+        for m in ("cupyx", "array_api_compat.cupy"))
 
 
 @contextlib.contextmanager
@@ -867,6 +1156,9 @@ def as_cupy():
     with contextlib.suppress(RuntimeError):  # without NVRTC, compiles say what to install
         nvrtc.load_nvrtc()  # CuPy loads the library on first use, through ``cupy`` itself
     global _real_cupy
+    if "cupy" not in sys.modules:
+        with contextlib.suppress(ImportError):
+            import cupy  # noqa: F401  (CuPy itself: which names the stand-in has)
     previous = sys.modules.get("cupy")
     if not isinstance(previous, CupyStandin):
         _real_cupy = previous
@@ -877,6 +1169,8 @@ def as_cupy():
     hidden = {name: sys.modules.pop(name) for name in list(sys.modules)
               if _bound_to_cupy(name)}
     sys.modules["cupy"] = _side
+    for name in _SUBMODULES:  # ``import cupy.linalg`` finds the stand-in's
+        sys.modules[f"cupy.{name}"] = getattr(_side, name)
     try:
         yield _side
     finally:
@@ -890,6 +1184,21 @@ def as_cupy():
             del sys.modules["cupy"]
         else:
             sys.modules["cupy"] = previous
+
+
+@contextlib.contextmanager
+def driver_present():
+    """The machine the stand-in models has NVIDIA's driver: ``runtime/availability.py``,
+    which looks for ``libcuda.so.1`` beside CuPy, finds it (``demo``/``gpu-check --backend
+    cuda`` then run on the stand-in)."""
+    from infini_cupy.runtime import availability
+
+    previous = availability._driver_library
+    availability._driver_library = lambda: None
+    try:
+        yield
+    finally:
+        availability._driver_library = previous
 
 
 @contextlib.contextmanager
