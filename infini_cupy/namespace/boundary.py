@@ -37,9 +37,11 @@ from . import (data_movement, delegated, elementwise_functions, extension_dtypes
 from . import device as devices
 from . import lazy as _lazy
 from . import pending as _pending
-from .array import Array, check_same_device, wrap, wrap_result
+from .array import Array, check_same_device, settle, wrap, wrap_result
 from ..config import lazy_enabled
-from ..elementwise.short_path import SCALAR_TYPES as _HOT_SCALARS, hot_call as _hot_call
+from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
+                                      hot_known as _hot_known,
+                                      layout_id as _layout_id, run as _run)
 
 _SPECIAL = (Array, np.generic)
 
@@ -238,6 +240,43 @@ def elementwise_operands(values):
     return natives, backend, True
 
 
+_new = object.__new__
+
+
+def _hot(name, key, natives, addresses, b):
+    """The namespace's hot path (see ``docs/dev/hot_path.md``): ``name(*natives)`` of Arrays
+    on backend ``b``, keyed by ``key`` (the name, each Array's layout id, each scalar's
+    type), as an Array, when the call was planned before; None otherwise, nothing written.
+    ``addresses``: each array operand's data pointer at its index."""
+    known = _by_ids.get(key)
+    if known is None:  # learnt from the plans under the full key (short_path._hot)
+        known = _hot_known(name, b, natives)
+        if known is None:
+            return None
+        _by_ids.remember(key, known)
+    fast = known.fast  # on the emulator only
+    if fast is None:
+        out = _run(known, natives, None, b)
+        return None if out is None else wrap(out, b)
+    result = fast(natives, addresses)
+    if result is None:
+        return None
+    out, address = result
+    r = _new(Array)
+    r._a, r._b, r._p = out, b, None
+    if address is None:
+        r._k = None  # settled when next read
+    else:  # the output's layout is the plan's: its id is learnt once
+        r._d = address
+        r._k = known.out_id or _learn_out_id(known, out, b)
+    return r
+
+
+def _learn_out_id(known, out, b) -> int:
+    known.out_id = _layout_id(out, b)
+    return known.out_id
+
+
 def _unary(impl):
     name = impl.__name__
 
@@ -245,9 +284,9 @@ def _unary(impl):
         if type(x) is Array and out is None and not lazy_enabled():  # the hot path
             b = x._b
             if b != "numpy":
-                r = _hot_call(name, b, (x._a,))
+                r = _hot(name, (name, x._k or settle(x)), (x._a,), (x._d,), b)
                 if r is not None:
-                    return wrap(r, b)
+                    return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
@@ -267,19 +306,22 @@ def _binary(impl):
         if type(x1) is Array:
             if out is None and not lazy_enabled():
                 b = x1._b
+                r = None
                 if type(x2) is Array:
-                    r = _hot_call(name, b, (x1._a, x2._a)) if x2._b == b != "numpy" else None
-                else:
-                    r = _hot_call(name, b, (x1._a, x2)) if (
-                        type(x2) in _HOT_SCALARS and b != "numpy") else None
+                    if x2._b == b != "numpy":
+                        r = _hot(name, (name, x1._k or settle(x1), x2._k or settle(x2)),
+                                 (x1._a, x2._a), (x1._d, x2._d), b)
+                elif type(x2) in _HOT_SCALARS and b != "numpy":
+                    r = _hot(name, (name, x1._k or settle(x1), type(x2)), (x1._a, x2),
+                             (x1._d, 0), b)
                 if r is not None:
-                    return wrap(r, b)
+                    return r
         elif (type(x2) is Array and out is None and type(x1) in _HOT_SCALARS
               and x2._b != "numpy" and not lazy_enabled()):
             b = x2._b
-            r = _hot_call(name, b, (x1, x2._a))
+            r = _hot(name, (name, type(x1), x2._k or settle(x2)), (x1, x2._a), (0, x2._d), b)
             if r is not None:
-                return wrap(r, b)
+                return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
