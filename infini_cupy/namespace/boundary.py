@@ -31,17 +31,18 @@ import numpy as np
 from ..arrays import check_plain_buffer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
-from ..strided.copy import rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_
+from ..strided.copy import (rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
+                            short_rearrange_ids as _short_rearrange_ids)
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
                signatures)
 from . import device as devices
 from . import lazy as _lazy
 from . import pending as _pending
-from .array import Array, check_same_device, settle, wrap, wrap_result
+from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
+                    wrap_result)
 from ..config import lazy_enabled
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
-                                      hot_known as _hot_known,
-                                      layout_id as _layout_id, run as _run)
+                                      hot_known as _hot_known, run as _run)
 
 _SPECIAL = (Array, np.generic)
 
@@ -272,11 +273,6 @@ def _hot(name, key, natives, addresses, b):
     return r
 
 
-def _learn_out_id(known, out, b) -> int:
-    known.out_id = _layout_id(out, b)
-    return known.out_id
-
-
 def _unary(impl):
     name = impl.__name__
 
@@ -380,7 +376,11 @@ def rearrange_(y, x):
         _pending.evaluate_all("rearrange_()")
     if type(y) is Array and type(x) is Array:  # the hot path: a layout planned before
         b = y._b
-        if x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
+        if b == "emulate" and x._b == b:  # keyed by the Arrays' layout ids
+            if _short_rearrange_ids(y._a, x._a, y._k or settle(y), x._k or settle(x), y._d,
+                                    x._d):
+                return y
+        elif x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
             return y
     b = None
     if type(y) is Array:

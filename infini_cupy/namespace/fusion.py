@@ -31,8 +31,8 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import (DATA_FIELD_OFFSET, FIELD_POINTERS, empty, gpu_available, is_array,
-                      numpy_data_pointer, pointer_reader, read_address)
+from ..arrays import (DATA_FIELD_OFFSET, FIELD_POINTERS, current_allocator, empty,
+                      gpu_available, is_array, numpy_data_pointer, pointer_reader, read_address)
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
 from ..elementwise.kernels import SOURCE
@@ -41,7 +41,7 @@ from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from . import pending
-from .array import Array, check_same_device, wrap
+from .array import Array, check_same_device, settle, wrap, wrap_output
 from .boundary import elementwise_operands
 from .fused_out import launch_into, write_out
 
@@ -59,7 +59,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one")
+                 "wrap", "one", "out_id")
 
 
 def _spec(value):
@@ -91,6 +91,22 @@ def _one_output_template(prepared):
             plan.kernel, plan.grid, plan.block, flags)
 
 
+def _ids_key(args):
+    """The key of ``FusedFunction._by_ids`` for ``args``: each Array's layout id (settled
+    once, see :func:`~.array.settle`), each Python or NumPy scalar's type; None when another
+    argument is among them (a native array: the layout key decides)."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is Array:
+            key.append(a._k or settle(a))
+        elif kind in _SCALAR_TYPES:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
 class _Nothing(str):
     """Why a call is not fused, silently: its results read no array argument."""
 
@@ -115,6 +131,9 @@ class FusedFunction:
         self.strict = strict
         self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
+        # the Arrays' layout ids and the scalars' types -> a _Prepared of _prepared that
+        # launches from its one-output template (see _ids_key)
+        self._by_ids = RecentCalls(1024)
         functools.update_wrapper(self, function)
 
     def __repr__(self):
@@ -122,6 +141,17 @@ class FusedFunction:
 
     def __call__(self, *args, out=None, **kwargs):
         if not kwargs and out is None:
+            key = _ids_key(args)
+            if key is not None:  # Arrays and scalars: the hot path, a plan seen before
+                prepared = self._by_ids.get(key)
+                if prepared is None:
+                    prepared = self._prepared.get(self._key(args))
+                    if (prepared is not None and prepared.one is not None
+                            and prepared.wrap is not None):
+                        self._by_ids.remember(key, prepared)
+                        return self._launch_ids(prepared, args)
+                else:
+                    return self._launch_ids(prepared, args)
             prepared = self._prepared.get(self._key(args))
             # NumPy arrays run kernels only under backend("emulate")
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
@@ -187,6 +217,32 @@ class FusedFunction:
             if out is None:
                 return self._launch(prepared, args, True)
             return self._launch_into(prepared, args, out)
+
+    def _launch_ids(self, prepared, args):
+        """``_launch`` of Arrays on the emulator from the one-output template, the inputs'
+        pointers the Arrays' own (read once), the output an Array settled with its pointer
+        and the plan's layout id."""
+        checks, dtype, out_mask, head, kernel, grid, block, flags = prepared.one
+        inputs, misaligned = [], 0
+        for k, _, align_mask, vector_mask in checks:
+            x = args[k]  # an Array: _ids_key took no other array
+            address = x._d
+            if address & align_mask:
+                return self._fallback(prepared, args, None)  # off its C++ type's alignment
+            misaligned |= address & vector_mask
+            inputs.append(x._a)
+        alloc = current_allocator()  # arrays.empty inlined
+        if alloc is None:
+            out = np.empty(prepared.shape, dtype)
+            address = read_address(id(out) + DATA_FIELD_OFFSET).value or 0
+            misaligned |= address & out_mask
+        else:  # another allocator's layout: its address read, not kept
+            out = alloc(tuple(prepared.shape), dtype)
+            misaligned |= numpy_data_pointer(out) & out_mask
+            address = None
+        launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], out, *inputs),
+               backend="emulate")
+        return wrap_output(out, "emulate", address, prepared)
 
     def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
@@ -309,6 +365,7 @@ class FusedFunction:
             return _UNPLANNED
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
+        prepared.out_id = None  # its outputs' layout id, learnt by the first (wrap_output)
         prepared.returns = fx.returns
         prepared.layouts = layouts
         prepared.backend = backend
