@@ -244,33 +244,21 @@ def elementwise_operands(values):
 _new = object.__new__
 
 
-def _hot(name, key, natives, addresses, b):
-    """The namespace's hot path (see ``docs/dev/hot_path.md``): ``name(*natives)`` of Arrays
-    on backend ``b``, keyed by ``key`` (the name, each Array's layout id, each scalar's
-    type), as an Array, when the call was planned before; None otherwise, nothing written.
-    ``addresses``: each array operand's data pointer at its index."""
-    known = _by_ids.get(key)
-    if known is None:  # learnt from the plans under the full key (short_path._hot)
-        known = _hot_known(name, b, natives)
-        if known is None:
-            return None
+def _learn(key, name, b, natives):
+    """The plan of a hot call not yet under ``key`` (its Arrays' layout ids): the one
+    remembered under the full key (short_path._hot), kept under ``key``; None if none."""
+    known = _hot_known(name, b, natives)
+    if known is not None:
         _by_ids.remember(key, known)
-    fast = known.fast  # on the emulator only
-    if fast is None:
-        out = _run(known, natives, None, b)
-        return None if out is None else wrap(out, b)
-    result = fast(natives, addresses)
-    if result is None:
-        return None
-    out, address = result
-    r = _new(Array)
-    r._a, r._b, r._p = out, b, None
-    if address is None:
-        r._k = None  # settled when next read
-    else:  # the output's layout is the plan's: its id is learnt once
-        r._d = address
-        r._k = known.out_id or _learn_out_id(known, out, b)
-    return r
+    return known
+
+
+# The hot path (see docs/dev/hot_path.md), written out in both templates below: a call of
+# Arrays of one device other than cpu (or an Array and a scalar), no out=, outside
+# xp.lazy(), keyed by the name and each Array's layout id (settled once, array.settle) or
+# each scalar's type. A plan seen before launches from short_path's specialised function
+# (known.fast, the emulator) or short_path.run; its output is an Array settled with its
+# pointer and the plan's layout id. A check that fails (None) sends the call the full way.
 
 
 def _unary(impl):
@@ -280,9 +268,27 @@ def _unary(impl):
         if type(x) is Array and out is None and not lazy_enabled():  # the hot path
             b = x._b
             if b != "numpy":
-                r = _hot(name, (name, x._k or settle(x)), (x._a,), (x._d,), b)
-                if r is not None:
-                    return r
+                key = (name, x._k or settle(x))
+                natives = (x._a,)
+                known = _by_ids.get(key) or _learn(key, name, b, natives)
+                if known is not None:
+                    fast = known.fast
+                    if fast is None:
+                        r = _run(known, natives, None, b)
+                        if r is not None:
+                            return wrap(r, b)
+                    else:
+                        result = fast(natives, (x._d,))
+                        if result is not None:
+                            r = _new(Array)
+                            r._a, address = result
+                            r._b, r._p = b, None
+                            if address is None:
+                                r._k = None
+                            else:
+                                r._d = address
+                                r._k = known.out_id or _learn_out_id(known, r._a, b)
+                            return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
@@ -298,26 +304,42 @@ def _binary(impl):
     name = impl.__name__
 
     def function(x1, x2, /, *, out=None):
-        # the hot path: Arrays of one device, or an Array and a scalar
-        if type(x1) is Array:
-            if out is None and not lazy_enabled():
+        if out is None and not lazy_enabled():  # the hot path
+            key = None
+            if type(x1) is Array:
                 b = x1._b
-                r = None
                 if type(x2) is Array:
                     if x2._b == b != "numpy":
-                        r = _hot(name, (name, x1._k or settle(x1), x2._k or settle(x2)),
-                                 (x1._a, x2._a), (x1._d, x2._d), b)
+                        key = (name, x1._k or settle(x1), x2._k or settle(x2))
+                        natives, addresses = (x1._a, x2._a), (x1._d, x2._d)
                 elif type(x2) in _HOT_SCALARS and b != "numpy":
-                    r = _hot(name, (name, x1._k or settle(x1), type(x2)), (x1._a, x2),
-                             (x1._d, 0), b)
-                if r is not None:
-                    return r
-        elif (type(x2) is Array and out is None and type(x1) in _HOT_SCALARS
-              and x2._b != "numpy" and not lazy_enabled()):
-            b = x2._b
-            r = _hot(name, (name, type(x1), x2._k or settle(x2)), (x1, x2._a), (0, x2._d), b)
-            if r is not None:
-                return r
+                    key = (name, x1._k or settle(x1), type(x2))
+                    natives, addresses = (x1._a, x2), (x1._d, 0)
+            elif type(x2) is Array and type(x1) in _HOT_SCALARS:
+                b = x2._b
+                if b != "numpy":
+                    key = (name, type(x1), x2._k or settle(x2))
+                    natives, addresses = (x1, x2._a), (0, x2._d)
+            if key is not None:
+                known = _by_ids.get(key) or _learn(key, name, b, natives)
+                if known is not None:
+                    fast = known.fast
+                    if fast is None:
+                        r = _run(known, natives, None, b)
+                        if r is not None:
+                            return wrap(r, b)
+                    else:
+                        result = fast(natives, addresses)
+                        if result is not None:
+                            r = _new(Array)
+                            r._a, address = result
+                            r._b, r._p = b, None
+                            if address is None:
+                                r._k = None
+                            else:
+                                r._d = address
+                                r._k = known.out_id or _learn_out_id(known, r._a, b)
+                            return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
