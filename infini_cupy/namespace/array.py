@@ -338,20 +338,6 @@ def wrap(native, backend: str) -> Array:
     return a
 
 
-def wrap_output(native, backend: str, address, plan) -> Array:
-    """:func:`wrap` of a new output of a remembered plan (``plan.out_id``: its outputs' layout
-    id, learnt from the first), settled with its data pointer ``address`` (None: settled
-    when first read, as an allocator's output whose layout is its own)."""
-    a = _new(Array)
-    a._a, a._b, a._p = native, backend, None
-    if address is None:
-        a._k = None
-    else:
-        a._d = address
-        a._k = plan.out_id or learn_out_id(plan, native, backend)
-    return a
-
-
 def learn_out_id(plan, native, backend: str) -> int:
     """``plan.out_id``: the layout id of ``native``, the plan's first output on the hot path."""
     plan.out_id = layout_id(native, backend)
@@ -480,4 +466,5 @@ def wrap_result(result, backend: str):
     return result
 
 
-__all__ = ["Array", "wrap", "wrap_output", "learn_out_id", "settle", "wrap_result", "check_same_device", "native_array_types"]
+__all__ = ["Array", "wrap", "learn_out_id", "settle", "wrap_result", "check_same_device",
+           "native_array_types"]

@@ -41,13 +41,14 @@ from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from . import pending
-from .array import Array, check_same_device, settle, wrap, wrap_output
+from .array import Array, check_same_device, learn_out_id, settle, wrap
 from .boundary import elementwise_operands
 from .fused_out import launch_into, write_out
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 _array_types: set = {np.ndarray}  # and cupy.ndarray, once a call ran on a GPU
+_new = object.__new__
 
 
 class FusionWarning(UserWarning):
@@ -91,22 +92,6 @@ def _one_output_template(prepared):
             plan.kernel, plan.grid, plan.block, flags)
 
 
-def _ids_key(args):
-    """The key of ``FusedFunction._by_ids`` for ``args``: each Array's layout id (settled
-    once, see :func:`~.array.settle`), each Python or NumPy scalar's type; None when another
-    argument is among them (a native array: the layout key decides)."""
-    key = []
-    for a in args:
-        kind = type(a)
-        if kind is Array:
-            key.append(a._k or settle(a))
-        elif kind in _SCALAR_TYPES:
-            key.append(kind)
-        else:
-            return None
-    return tuple(key)
-
-
 class _Nothing(str):
     """Why a call is not fused, silently: its results read no array argument."""
 
@@ -132,7 +117,7 @@ class FusedFunction:
         self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
         # the Arrays' layout ids and the scalars' types -> a _Prepared of _prepared that
-        # launches from its one-output template (see _ids_key)
+        # launches from its one-output template (see _launch_ids)
         self._by_ids = RecentCalls(1024)
         functools.update_wrapper(self, function)
 
@@ -141,8 +126,18 @@ class FusedFunction:
 
     def __call__(self, *args, out=None, **kwargs):
         if not kwargs and out is None:
-            key = _ids_key(args)
-            if key is not None:  # Arrays and scalars: the hot path, a plan seen before
+            key = []  # Arrays and scalars: the hot path, a plan seen before (_launch_ids)
+            for a in args:
+                kind = type(a)
+                if kind is Array:
+                    key.append(a._k or settle(a))
+                elif kind in _SCALAR_TYPES:
+                    key.append(kind)
+                else:
+                    key = None
+                    break
+            if key is not None:
+                key = tuple(key)
                 prepared = self._by_ids.get(key)
                 if prepared is None:
                     prepared = self._prepared.get(self._key(args))
@@ -221,11 +216,13 @@ class FusedFunction:
     def _launch_ids(self, prepared, args):
         """``_launch`` of Arrays on the emulator from the one-output template, the inputs'
         pointers the Arrays' own (read once), the output an Array settled with its pointer
-        and the plan's layout id."""
+        and the plan's layout id. ``__call__`` keys it by the Arrays' layout ids (settled
+        once, see :func:`~.array.settle`) and the scalars' types; any other argument (a
+        native array) goes by the layout key (``_key``)."""
         checks, dtype, out_mask, head, kernel, grid, block, flags = prepared.one
         inputs, misaligned = [], 0
         for k, _, align_mask, vector_mask in checks:
-            x = args[k]  # an Array: _ids_key took no other array
+            x = args[k]  # an Array: __call__'s key takes no other array
             address = x._d
             if address & align_mask:
                 return self._fallback(prepared, args, None)  # off its C++ type's alignment
@@ -242,7 +239,14 @@ class FusedFunction:
             address = None
         launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], out, *inputs),
                backend="emulate")
-        return wrap_output(out, "emulate", address, prepared)
+        r = _new(Array)  # settled: its pointer, the plan's layout id
+        r._a, r._b, r._p = out, "emulate", None
+        if address is None:
+            r._k = None
+        else:
+            r._d = address
+            r._k = prepared.out_id or learn_out_id(prepared, out, "emulate")
+        return r
 
     def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
@@ -365,7 +369,7 @@ class FusedFunction:
             return _UNPLANNED
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
-        prepared.out_id = None  # its outputs' layout id, learnt by the first (wrap_output)
+        prepared.out_id = None  # its outputs' layout id, learnt from the first (_launch_ids)
         prepared.returns = fx.returns
         prepared.layouts = layouts
         prepared.backend = backend
