@@ -247,7 +247,8 @@ def test_layout_ids_tell_layouts_apart(arr):
         for b in natives:
             same = (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
                     and a.strides == b.strides)
-            assert (short_path.layout_id(a, "emulate") == short_path.layout_id(b, "emulate")) == same
+            ids = short_path.layout_id(a, "emulate"), short_path.layout_id(b, "emulate")
+            assert (ids[0] == ids[1]) == same
     a = natives[0]
     assert short_path.layout_id(a, "emulate") != short_path.layout_id(a, "cuda")
 
@@ -290,7 +291,8 @@ def test_a_numpy_view_of_an_array_does_not_change_it(arr, host):
     np.testing.assert_array_equal(host(x + x), 2 * np.arange(12, dtype=np.float32).reshape(3, 4))
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(values=st.lists(st.sampled_from([0.0, -0.0, 2.0, 2, -3, 1e300, float("nan"), True,
                                         np.float32(2.0), 70000, -1.5]), min_size=2, max_size=6))
 def test_each_calls_scalar_is_its_own(arr, host, values):
