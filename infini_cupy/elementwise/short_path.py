@@ -11,10 +11,12 @@ their bits pick the 16-byte path), for ``out=`` whether it is writeable and over
 (then the full call computes into a temporary), converting scalars, allocating and the
 launches. :func:`remember` is called by the launcher after a full call.
 
-Calls on Arrays come in one step earlier, at :func:`hot_call` (from
-:mod:`infini_cupy.namespace.boundary`): the same plans under a key that names the Arrays'
-backend, so the call needs no backend switch; on the emulator a one-launch call fills the
-pointers and the vector flag into an argument tuple built once (see ``docs/dev/hot_path.md``).
+Calls on Arrays come in one step earlier, in :mod:`infini_cupy.namespace.boundary`: the
+same plans under a key of small ints (:data:`by_ids`: the name and each Array's
+:func:`layout_id`, read once per Array), so the call needs no backend switch and reads no
+dtype, shape or stride; on the emulator a one-launch call runs ``known.fast``, made once for
+its operands, which fills the pointers and the vector flag into an argument tuple built once
+(see ``docs/dev/hot_path.md``). :func:`hot_call` is the same on native arrays.
 """
 
 from __future__ import annotations

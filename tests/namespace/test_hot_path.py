@@ -1,4 +1,5 @@
-"""The namespace's hot path (``boundary`` -> ``short_path.hot_call``, ``copy.short_rearrange_``):
+"""The namespace's hot path (``boundary`` -> ``short_path.by_ids`` and ``known.fast``,
+``copy.short_rearrange_ids``, fused calls by layout ids):
 a repeat of a call on Arrays gives the full call's bits, and its errors, whatever the cache
 holds; the cache keys tell apart what changes the answer; the cache is bounded."""
 

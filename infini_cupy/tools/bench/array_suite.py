@@ -149,7 +149,9 @@ def _layer_rows(backend: str):
         ("layer: launch(), arguments packed", launch_packed),
         ("layer: + the output and its pointer", with_output),
         ("layer: + checks, packing (known.fast)", checked),
-        ("layer: + layout-id key, Arrays in/out", lambda: xp.add(x, x)),
+        ("layer: + the key's lookup (by_ids)", lambda: (
+            short_path.by_ids.get(("add", x._k or 0, x._k or 0)), checked())),
+        ("layer: + Arrays in, Array out", lambda: xp.add(x, x)),
     ]
 
 
