@@ -74,6 +74,13 @@ class Array:
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
                         "creation functions, not by its constructor")
 
+    def __setstate__(self, state):
+        """Unpickled or copied: the slots as they were, but for the layout id and pointer
+        (``settle``'s), which name the original's native array: a copy's is another."""
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        self._k = None
+
     # ---- attributes
     @property
     def dtype(self):
