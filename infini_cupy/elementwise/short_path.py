@@ -16,7 +16,7 @@ same plans under a key of small ints (:data:`by_ids`: the name and each Array's
 :func:`layout_id`, read once per Array), so the call needs no backend switch and reads no
 dtype, shape or stride; on the emulator a one-launch call runs ``known.fast``, made once for
 its operands, which fills the pointers and the vector flag into an argument tuple built once
-(see ``docs/dev/hot_path.md``). :func:`hot_call` is the same on native arrays.
+(see ``docs/dev/hot_path.md``).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
 
 
 def _fast_template(known) -> tuple:
-    """What :func:`hot_call` reads of a one-launch call on the emulator: per input array
+    """What ``known.fast`` reads of a one-launch call on the emulator: per input array
     (index, alignment mask, 16-byte mask), the output's shape, dtype and 16-byte mask, the
     kernel, grid and block, the number of unused pointer slots (the output again) and the
     packed tail (scalar values, scalar mask, layouts, the flag) for the flag off and on.
@@ -271,36 +271,9 @@ def short_call(name: str, args, out=None):
     return run(known, args, out, "emulate")
 
 
-def hot_call(name: str, backend: str, args):
-    """``name(*args)`` for the operands of Arrays on ``backend`` (natives and scalars, no
-    ``out=``: the namespace's hot path, see :mod:`infini_cupy.namespace.boundary`) when the
-    signature is remembered; None otherwise, having written nothing. The key is built
-    unrolled for one or two operands, as :func:`_hot_key` builds it."""
-    x1 = args[0]
-    t1 = type(x1)
-    if len(args) == 1:
-        key = (name, backend, t1, x1.dtype, x1.shape, x1.strides)
-    else:
-        x2 = args[1]
-        t2 = type(x2)
-        if t2 in SCALAR_TYPES:
-            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides, t2)
-        elif t1 in SCALAR_TYPES:
-            key = (name, backend, t1, t2, x2.dtype, x2.shape, x2.strides)
-        else:
-            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides,
-                   t2, x2.dtype, x2.shape, x2.strides)
-    known = _hot.get(key)
-    if known is None:
-        return None
-    if known.fast is None:  # on a GPU, or more than one launch
-        return run(known, args, None, backend)
-    return _fast_call(known, args)
-
-
 def hot_known(name: str, backend: str, args):
-    """The remembered plan of ``name(*args)`` on ``backend`` (as :func:`hot_call` finds it),
-    or None: what :data:`by_ids` learns on its first miss."""
+    """The remembered plan of ``name(*args)`` on ``backend`` (natives and scalars of Arrays,
+    no ``out=``), or None: what :data:`by_ids` learns on its first miss."""
     key = _hot_key(name, backend, args)
     return None if key is None else _hot.get(key)
 
@@ -445,7 +418,7 @@ def _scalars_filled(known, args, out):
 
 
 def _hot_key(name, backend, args):
-    """:func:`hot_call`'s key of a call ``name(*args)`` on ``backend``, or None."""
+    """:func:`hot_known`'s key of a call ``name(*args)`` on ``backend``, or None."""
     key = _operands_key([name, backend], args)
     return None if key is None else tuple(key)
 
