@@ -226,6 +226,8 @@ NPY_ARRAY_WRITEABLE = 0x0400  # numpy/ndarraytypes.h
 
 # None: outputs come from the backend's array library; else alloc(shape, dtype).
 _allocator: contextvars.ContextVar = contextvars.ContextVar("infini_cupy_allocator", default=None)
+# () -> the allocator outputs_from set, or None: the hot path's check before numpy.empty
+current_allocator = _allocator.get
 
 
 def empty(backend: str, shape, dtype):

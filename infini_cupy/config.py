@@ -7,6 +7,7 @@
 | ``INFINI_CUPY_EMULATOR_THREADS``      | worker threads of the emulator                            | the CPUs available       |
 | ``INFINI_CUPY_EMULATOR_THREAD_ORDER`` | emulator's thread order: forward, reverse, shuffle[:SEED] | ``forward``              |
 | ``INFINI_CUPY_LAZY``                  | ``1``: elementwise calls deferred everywhere (read at import) | ``0`` (off)            |
+| ``INFINI_CUPY_LAUNCH``                | how the cuda backend launches: cupy, driver (read at import) | ``cupy``                 |
 
 Backends:
 
@@ -39,6 +40,10 @@ EMULATOR_THREADS_VAR = "INFINI_CUPY_EMULATOR_THREADS"
 THREAD_ORDER_VAR = "INFINI_CUPY_EMULATOR_THREAD_ORDER"
 THREAD_ORDERS = ("forward", "reverse", "shuffle")
 LAZY_VAR = "INFINI_CUPY_LAZY"
+LAUNCH_VAR = "INFINI_CUPY_LAUNCH"
+# cupy: CuPy's Function object packs the arguments per call; driver: cuda.bindings'
+# cuLaunchKernel with a buffer packed once per launch record (runtime/cuda_driver.py)
+LAUNCH_MECHANISMS = ("cupy", "driver")
 
 # None: no override in force, fall back to the environment variable.
 _override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -68,6 +73,20 @@ def enter_lazy(enabled: bool):
 
 def exit_lazy(token) -> None:
     _lazy.reset(token)
+
+
+def launch_mechanism() -> str:
+    """``$INFINI_CUPY_LAUNCH``: how the cuda backend launches a kernel, ``cupy`` (CuPy's
+    function object, the default) or ``driver`` (``cuda.bindings``' ``cuLaunchKernel`` on a
+    pre-packed argument buffer).
+
+    >>> launch_mechanism()                                       # doctest: +SKIP
+    'cupy'
+    """
+    name = os.environ.get(LAUNCH_VAR, "").strip().lower() or LAUNCH_MECHANISMS[0]
+    if name not in LAUNCH_MECHANISMS:
+        raise ValueError(f"{LAUNCH_VAR}={name!r}: expected one of {', '.join(LAUNCH_MECHANISMS)}")
+    return name
 
 
 def _check_name(name: str) -> str:

@@ -11,14 +11,17 @@ their bits pick the 16-byte path), for ``out=`` whether it is writeable and over
 (then the full call computes into a temporary), converting scalars, allocating and the
 launches. :func:`remember` is called by the launcher after a full call.
 
-Calls on Arrays come in one step earlier, at :func:`hot_call` (from
-:mod:`infini_cupy.namespace.boundary`): the same plans under a key that names the Arrays'
-backend, so the call needs no backend switch; on the emulator a one-launch call fills the
-pointers and the vector flag into an argument tuple built once (see ``docs/dev/hot_path.md``).
+Calls on Arrays come in one step earlier, in :mod:`infini_cupy.namespace.boundary`: the
+same plans under a key of small ints (:data:`by_ids`: the name and each Array's
+:func:`layout_id`, read once per Array), so the call needs no backend switch and reads no
+dtype, shape or stride; on the emulator a one-launch call runs ``known.fast``, made once for
+its operands, which fills the pointers and the vector flag into an argument tuple built once
+(see ``docs/dev/hot_path.md``).
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 
 import numpy as np
@@ -28,6 +31,7 @@ from ..arrays import (
     DATA_FIELD_OFFSET,
     FIELD_POINTERS,
     cupy_data_pointer,
+    current_allocator,
     empty,
     is_writeable,
     layout_extent,
@@ -59,7 +63,8 @@ class _Known:
 
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
                  "bounds", "mask_arg", "arrays", "array_indices", "scalars", "casts", "pad",
-                 "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check", "fast")
+                 "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check", "fast",
+                 "fast_arrays", "out_id")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -67,6 +72,33 @@ _known = RecentCalls()
 # the same _Known under the hot path's key (see _hot_key): calls without out=
 _hot = RecentCalls()
 _array_types: set = {np.ndarray}
+# (name, the operands' layout ids or scalar types) -> the _Known of _hot: calls on Arrays,
+# whose layouts are interned once per Array (see layout_id)
+by_ids = RecentCalls()
+
+# (native type, dtype, shape, strides, backend) -> a small int never given to another layout
+_layout_ids: dict = {}
+_next_layout_id = itertools.count(1).__next__
+LAYOUT_IDS_LIMIT = 1 << 16  # cleared when full: later Arrays of a layout get a new id
+
+
+def layout_id(native, backend: str) -> int:
+    """The interned id of ``native``'s layout on ``backend``: equal ids, equal native type,
+    dtype, shape, strides and backend. An Array computes its own once (its native array's
+    layout never changes), so a repeated call is keyed by small ints (:data:`by_ids`).
+
+    >>> import numpy as np
+    >>> a, b = np.zeros((2, 3), np.float32), np.ones((2, 3), np.float32)
+    >>> layout_id(a, "emulate") == layout_id(b, "emulate") != layout_id(a.T, "emulate")
+    True
+    """
+    key = (type(native), native.dtype, native.shape, native.strides, backend)
+    found = _layout_ids.get(key)
+    if found is None:
+        if len(_layout_ids) >= LAYOUT_IDS_LIMIT:
+            _layout_ids.clear()  # ids are never reused: a plan keyed by an old one stays right
+        found = _layout_ids[key] = _next_layout_id()
+    return found
 
 
 def _operands_key(key: list, args):
@@ -144,8 +176,9 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.on_gpu = backend == "cuda"
     known.copies = {}
     known.bounds = dtypes.plain_scalar_bounds(dtype_in)
-    known.fast = None if (known.staged or known.casts or out is not None
-                          or not FIELD_POINTERS) else _fast_template(known)
+    known.out_id = None  # the output's layout id, from the first output of the hot path
+    known.fast = None if (known.staged or known.casts or out is not None or known.on_gpu
+                          or not FIELD_POINTERS) else _fast_function(known)
     _known.remember(key, known)
     if out is None:
         hot_key = _hot_key(name, backend, args)
@@ -154,7 +187,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
 
 
 def _fast_template(known) -> tuple:
-    """What :func:`hot_call` reads of a one-launch call on the emulator: per input array
+    """What ``known.fast`` reads of a one-launch call on the emulator: per input array
     (index, alignment mask, 16-byte mask), the output's shape, dtype and 16-byte mask, the
     kernel, grid and block, the number of unused pointer slots (the output again) and the
     packed tail (scalar values, scalar mask, layouts, the flag) for the flag off and on.
@@ -230,77 +263,144 @@ def short_call(name: str, args, out=None):
     if known is None:
         return None
     if known.on_gpu:
-        return _run(known, args, out, "cuda")
+        return run(known, args, out, "cuda")
     if config.get_backend() != "emulate":
         return None  # the numpy backend asked for: apply says what happens
     if out is None and known.fast is not None:
         return _fast_call(known, args)
-    return _run(known, args, out, "emulate")
+    return run(known, args, out, "emulate")
 
 
-def hot_call(name: str, backend: str, args):
-    """``name(*args)`` for the operands of Arrays on ``backend`` (natives and scalars, no
-    ``out=``: the namespace's hot path, see :mod:`infini_cupy.namespace.boundary`) when the
-    signature is remembered; None otherwise, having written nothing. The key is built
-    unrolled for one or two operands, as :func:`_hot_key` builds it."""
-    x1 = args[0]
-    t1 = type(x1)
-    if len(args) == 1:
-        key = (name, backend, t1, x1.dtype, x1.shape, x1.strides)
-    else:
-        x2 = args[1]
-        t2 = type(x2)
-        if t2 in SCALAR_TYPES:
-            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides, t2)
-        elif t1 in SCALAR_TYPES:
-            key = (name, backend, t1, t2, x2.dtype, x2.shape, x2.strides)
-        else:
-            key = (name, backend, t1, x1.dtype, x1.shape, x1.strides,
-                   t2, x2.dtype, x2.shape, x2.strides)
-    known = _hot.get(key)
-    if known is None:
-        return None
-    if known.fast is None or backend != "emulate":
-        return _run(known, args, None, backend)
-    return _fast_call(known, args)
+def hot_known(name: str, backend: str, args):
+    """The remembered plan of ``name(*args)`` on ``backend`` (natives and scalars of Arrays,
+    no ``out=``), or None: what :data:`by_ids` learns on its first miss."""
+    key = _hot_key(name, backend, args)
+    return None if key is None else _hot.get(key)
 
 
 def _fast_call(known, args):
-    """``_run`` of a one-launch call on the emulator without ``out=``, its checks unrolled:
-    inputs aligned for their C++ type, scalars in range; the argument tuple is the
-    template's (``known.fast``) with the pointers and the vector flag filled in."""
-    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, tails = known.fast
-    misaligned = 0
-    for k, align_mask, vector_mask in arrays:
-        address = read_address(id(args[k]) + DATA_FIELD_OFFSET).value or 0
-        if address & align_mask:
-            return None
-        misaligned |= address & vector_mask
-    out = empty("emulate", shape, dtype_out)
-    if out_mask:
-        misaligned |= numpy_data_pointer(out) & out_mask
+    """``run`` of a one-launch call on the emulator without ``out=`` (``known.fast``), the
+    inputs' addresses read here."""
+    addresses = [0, 0, 0]
+    for k, _, _ in known.fast_arrays:
+        addresses[k] = read_address(id(args[k]) + DATA_FIELD_OFFSET).value or 0
+    result = known.fast(args, addresses)
+    return None if result is None else result[0]
+
+
+def _fast_function(known):
+    """``known.fast(args, addresses)``: ``run`` of a one-launch call on the emulator without
+    ``out=``, its checks unrolled (inputs aligned for their C++ type, scalars in range) and
+    specialised once for its operands (two arrays, one, an array and a scalar); the argument
+    tuple is the template's (:func:`_fast_template`) with the pointers and the vector flag
+    filled in. ``addresses[k]``: the data pointer of array operand ``k`` (an Array reads its
+    own once). Returns (the output, its address), or None, nothing written, when a check
+    sends the call the full way. The output is ``numpy.empty``'s unless
+    :func:`~infini_cupy.arrays.outputs_from` says otherwise."""
+    template = _fast_template(known)
+    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, (off, on) = template
+    known.fast_arrays = arrays
+    source, new_empty, allocator, read = ek.SOURCE, np.empty, current_allocator, read_address
+
+    def output():
+        """The output and its address (arrays.empty inlined)."""
+        alloc = allocator()
+        out = new_empty(shape, dtype_out) if alloc is None else alloc(tuple(shape),
+                                                                      np.dtype(dtype_out))
+        return out, read(id(out) + DATA_FIELD_OFFSET).value or 0
+
     scalars = known.scalars
-    if scalars and pad == 1 and len(scalars) == 1:  # an array and a scalar, by value
-        value = _value(known, args[scalars[0]])
-        if value is None:
-            return None
-        zero = known.values[2]
-        packed = ((out, args[0], out, out, zero, value, zero) if scalars[0] == 1
-                  else (out, out, args[1], out, value, zero, zero))
-        packed += tails[not misaligned][3:]  # the scalar mask, the layouts, the flag
-    elif scalars:
-        filled = _scalars_filled(known, args, out)
-        if filled is None:
-            return None
-        operands, values = filled
-        packed = (out, *operands, *(out,) * pad, *values, *known.after_values,
-                  tails[not misaligned][-1])
-    elif pad == 1:  # two inputs, the third pointer unused
-        packed = (out, args[0], args[1], out) + tails[not misaligned]
+    if not scalars and len(arrays) == 2:
+        (_, align1, vector1), (_, align2, vector2) = arrays
+
+        def fast(args, addresses):
+            a1, a2 = addresses[0], addresses[1]
+            if a1 & align1 or a2 & align2:
+                return None
+            alloc = allocator()
+            if alloc is None:
+                out = new_empty(shape, dtype_out)
+                address = read(id(out) + DATA_FIELD_OFFSET).value or 0
+            else:
+                out, address = output()
+            launch(source, kernel, grid, block, (out, args[0], args[1], out)
+                   + (off if a1 & vector1 or a2 & vector2 or address & out_mask else on),
+                   backend="emulate")
+            return out, (address if alloc is None else None)
+    elif not scalars and len(arrays) == 1:
+        align1, vector1 = arrays[0][1:]
+
+        def fast(args, addresses):
+            a1 = addresses[0]
+            if a1 & align1:
+                return None
+            alloc = allocator()
+            if alloc is None:
+                out = new_empty(shape, dtype_out)
+                address = read(id(out) + DATA_FIELD_OFFSET).value or 0
+            else:
+                out, address = output()
+            launch(source, kernel, grid, block, (out, args[0], out, out)
+                   + (off if a1 & vector1 or address & out_mask else on), backend="emulate")
+            return out, (address if alloc is None else None)
+    elif len(scalars) == 1 and len(arrays) == 1 and pad == 1 and known.bounds is not None:
+        k, align1, vector1 = arrays[0]
+        s = scalars[0]
+        low, high = known.bounds
+        make, zero = known.make, known.values[2]
+        off, on = off[3:], on[3:]  # the scalar mask, the layouts, the flag
+
+        # the last scalar (the very object, so its value) and the packed tails it gives
+        last = [(None, off, on)]
+
+        def fast(args, addresses):  # an array and a Python scalar, by value
+            a1 = addresses[k]
+            if a1 & align1:
+                return None
+            v = args[s]
+            seen = last[0]  # one read: another thread may replace it
+            if seen[0] is not v:
+                kind = type(v)
+                if (kind is float or kind is int) and low <= v <= high:
+                    value = make(v)
+                else:
+                    value = _value(known, v)
+                    if value is None:
+                        return None
+                values = (zero, value, zero) if s == 1 else (value, zero, zero)
+                seen = last[0] = (v, values + off, values + on)
+            alloc = allocator()
+            if alloc is None:
+                out = new_empty(shape, dtype_out)
+                address = read(id(out) + DATA_FIELD_OFFSET).value or 0
+            else:
+                out, address = output()
+            launch(source, kernel, grid, block,
+                   ((out, args[0], out, out) if s == 1 else (out, out, args[1], out))
+                   + seen[1 if a1 & vector1 or address & out_mask else 2], backend="emulate")
+            return out, (address if alloc is None else None)
     else:
-        packed = (out, args[0], out, out) + tails[not misaligned]
-    launch(ek.SOURCE, kernel, grid, block, packed, backend="emulate")
-    return out
+        def fast(args, addresses):  # scalars of another kind: the general filling
+            misaligned = 0
+            for k, align_mask, vector_mask in arrays:
+                address = addresses[k]
+                if address & align_mask:
+                    return None
+                misaligned |= address & vector_mask
+            filled = _scalars_filled(known, args, None)
+            if filled is None:
+                return None
+            alloc = allocator()
+            out, address = output()
+            operands, values = filled
+            operands = [out if k in scalars else a for k, a in enumerate(operands)]
+            tail = off if misaligned or address & out_mask else on
+            launch(source, kernel, grid, block,
+                   (out, *operands, *(out,) * pad, *values, *known.after_values, tail[-1]),
+                   backend="emulate")
+            return out, address
+
+    return fast
 
 
 def _scalars_filled(known, args, out):
@@ -318,12 +418,12 @@ def _scalars_filled(known, args, out):
 
 
 def _hot_key(name, backend, args):
-    """:func:`hot_call`'s key of a call ``name(*args)`` on ``backend``, or None."""
+    """:func:`hot_known`'s key of a call ``name(*args)`` on ``backend``, or None."""
     key = _operands_key([name, backend], args)
     return None if key is None else tuple(key)
 
 
-def _run(known, args, out, backend):
+def run(known, args, out, backend):
     """The remembered call ``known`` of ``args`` on ``backend``: every per-call check (arrays
     on the current GPU, aligned for their C++ type; ``out=`` writeable, aligned, overlapping no
     input but in its very layout), then allocation, scalars, casts and the launches. None

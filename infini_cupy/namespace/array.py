@@ -28,7 +28,9 @@ import sys
 import numpy as np
 
 from .. import dtypes
+from ..arrays import data_pointer
 from ..config import enter_backend, exit_backend
+from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
 from ..strided.copy import rearrange_
 from . import device as devices
@@ -63,13 +65,21 @@ class Array:
 
     # _a: the native array (unset while deferred: pending.py's __getattr__ computes it on
     # first read); _b: the backend; _p: the pending expression of a deferred Array
-    # (infini_cupy.lazy), else None
-    __slots__ = ("_a", "_b", "_p", "__weakref__")  # weakref: infini_cupy.lazy's owners
+    # (infini_cupy.lazy), else None; _k: the native's layout id (short_path.layout_id) once
+    # the hot path has read it (see settle), else None; _d: then the native's data pointer
+    __slots__ = ("_a", "_b", "_p", "_k", "_d", "__weakref__")  # weakref: lazy's owners
     __module__ = "infini_cupy"
 
     def __init__(self, *args, **kwargs):
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
                         "creation functions, not by its constructor")
+
+    def __setstate__(self, state):
+        """Unpickled or copied: the slots as they were, but for the layout id and pointer
+        (``settle``'s), which name the original's native array: a copy's is another."""
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        self._k = None
 
     # ---- attributes
     @property
@@ -186,7 +196,10 @@ class Array:
         if self._b == "cuda":
             raise TypeError(f"an Array on {self.device} does not convert to NumPy implicitly "
                             "(a silent device-to-host copy); use x.to_device('cpu')")
-        return np.array(self._a, dtype=dtype, copy=copy)
+        result = np.array(self._a, dtype=dtype, copy=copy)
+        # a view, not the native itself: setting its shape or dtype must not change the
+        # Array, whose layout the hot path reads once (settle)
+        return result.view() if result is self._a else result
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         if _pending.expressions:
@@ -328,7 +341,24 @@ def wrap(native, backend: str) -> Array:
     a._a = native
     a._b = backend
     a._p = None
+    a._k = None
     return a
+
+
+def learn_out_id(plan, native, backend: str) -> int:
+    """``plan.out_id``: the layout id of ``native``, the plan's first output on the hot path."""
+    plan.out_id = layout_id(native, backend)
+    return plan.out_id
+
+
+def settle(x: Array) -> int:
+    """``x``'s layout id (:func:`~infini_cupy.elementwise.short_path.layout_id`), read once
+    and kept with its data pointer in ``x._k`` and ``x._d``: neither changes over an
+    Array's life (its native array is never replaced, views are new Arrays)."""
+    native = x._a
+    x._d = data_pointer(native)
+    x._k = layout_id(native, x._b)
+    return x._k
 
 
 def check_same_device(b1: str, b2: str) -> None:
@@ -443,4 +473,5 @@ def wrap_result(result, backend: str):
     return result
 
 
-__all__ = ["Array", "wrap", "wrap_result", "check_same_device", "native_array_types"]
+__all__ = ["Array", "wrap", "learn_out_id", "settle", "wrap_result", "check_same_device",
+           "native_array_types"]

@@ -31,15 +31,18 @@ import numpy as np
 from ..arrays import check_plain_buffer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
-from ..strided.copy import rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_
+from ..strided.copy import (rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
+                            short_rearrange_ids as _short_rearrange_ids)
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
                signatures)
 from . import device as devices
 from . import lazy as _lazy
 from . import pending as _pending
-from .array import Array, check_same_device, wrap, wrap_result
+from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
+                    wrap_result)
 from ..config import lazy_enabled
-from ..elementwise.short_path import SCALAR_TYPES as _HOT_SCALARS, hot_call as _hot_call
+from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
+                                      hot_known as _hot_known, run as _run)
 
 _SPECIAL = (Array, np.generic)
 
@@ -238,6 +241,26 @@ def elementwise_operands(values):
     return natives, backend, True
 
 
+_new = object.__new__
+
+
+def _learn(key, name, b, natives):
+    """The plan of a hot call not yet under ``key`` (its Arrays' layout ids): the one
+    remembered under the full key (short_path._hot), kept under ``key``; None if none."""
+    known = _hot_known(name, b, natives)
+    if known is not None:
+        _by_ids.remember(key, known)
+    return known
+
+
+# The hot path (see docs/dev/hot_path.md), written out in both templates below: a call of
+# Arrays of one device other than cpu (or an Array and a scalar), no out=, outside
+# xp.lazy(), keyed by the name and each Array's layout id (settled once, array.settle) or
+# each scalar's type. A plan seen before launches from short_path's specialised function
+# (known.fast, the emulator) or short_path.run; its output is an Array settled with its
+# pointer and the plan's layout id. A check that fails (None) sends the call the full way.
+
+
 def _unary(impl):
     name = impl.__name__
 
@@ -245,9 +268,27 @@ def _unary(impl):
         if type(x) is Array and out is None and not lazy_enabled():  # the hot path
             b = x._b
             if b != "numpy":
-                r = _hot_call(name, b, (x._a,))
-                if r is not None:
-                    return wrap(r, b)
+                key = (name, x._k or settle(x))
+                natives = (x._a,)
+                known = _by_ids.get(key) or _learn(key, name, b, natives)
+                if known is not None:
+                    fast = known.fast
+                    if fast is None:
+                        r = _run(known, natives, None, b)
+                        if r is not None:
+                            return wrap(r, b)
+                    else:
+                        result = fast(natives, (x._d,))
+                        if result is not None:
+                            r = _new(Array)
+                            r._a, address = result
+                            r._b, r._p = b, None
+                            if address is None:
+                                r._k = None
+                            else:
+                                r._d = address
+                                r._k = known.out_id or _learn_out_id(known, r._a, b)
+                            return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
@@ -263,23 +304,42 @@ def _binary(impl):
     name = impl.__name__
 
     def function(x1, x2, /, *, out=None):
-        # the hot path: Arrays of one device, or an Array and a scalar
-        if type(x1) is Array:
-            if out is None and not lazy_enabled():
+        if out is None and not lazy_enabled():  # the hot path
+            key = None
+            if type(x1) is Array:
                 b = x1._b
                 if type(x2) is Array:
-                    r = _hot_call(name, b, (x1._a, x2._a)) if x2._b == b != "numpy" else None
-                else:
-                    r = _hot_call(name, b, (x1._a, x2)) if (
-                        type(x2) in _HOT_SCALARS and b != "numpy") else None
-                if r is not None:
-                    return wrap(r, b)
-        elif (type(x2) is Array and out is None and type(x1) in _HOT_SCALARS
-              and x2._b != "numpy" and not lazy_enabled()):
-            b = x2._b
-            r = _hot_call(name, b, (x1, x2._a))
-            if r is not None:
-                return wrap(r, b)
+                    if x2._b == b != "numpy":
+                        key = (name, x1._k or settle(x1), x2._k or settle(x2))
+                        natives, addresses = (x1._a, x2._a), (x1._d, x2._d)
+                elif type(x2) in _HOT_SCALARS and b != "numpy":
+                    key = (name, x1._k or settle(x1), type(x2))
+                    natives, addresses = (x1._a, x2), (x1._d, 0)
+            elif type(x2) is Array and type(x1) in _HOT_SCALARS:
+                b = x2._b
+                if b != "numpy":
+                    key = (name, type(x1), x2._k or settle(x2))
+                    natives, addresses = (x1, x2._a), (0, x2._d)
+            if key is not None:
+                known = _by_ids.get(key) or _learn(key, name, b, natives)
+                if known is not None:
+                    fast = known.fast
+                    if fast is None:
+                        r = _run(known, natives, None, b)
+                        if r is not None:
+                            return wrap(r, b)
+                    else:
+                        result = fast(natives, addresses)
+                        if result is not None:
+                            r = _new(Array)
+                            r._a, address = result
+                            r._b, r._p = b, None
+                            if address is None:
+                                r._k = None
+                            else:
+                                r._d = address
+                                r._k = known.out_id or _learn_out_id(known, r._a, b)
+                            return r
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
@@ -338,7 +398,11 @@ def rearrange_(y, x):
         _pending.evaluate_all("rearrange_()")
     if type(y) is Array and type(x) is Array:  # the hot path: a layout planned before
         b = y._b
-        if x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
+        if b == "emulate" and x._b == b:  # keyed by the Arrays' layout ids
+            if _short_rearrange_ids(y._a, x._a, y._k or settle(y), x._k or settle(x), y._d,
+                                    x._d):
+                return y
+        elif x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
             return y
     b = None
     if type(y) is Array:

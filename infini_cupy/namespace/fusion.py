@@ -31,8 +31,8 @@ import warnings
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import (DATA_FIELD_OFFSET, FIELD_POINTERS, empty, gpu_available, is_array,
-                      numpy_data_pointer, pointer_reader, read_address)
+from ..arrays import (DATA_FIELD_OFFSET, FIELD_POINTERS, current_allocator, empty,
+                      gpu_available, is_array, numpy_data_pointer, pointer_reader, read_address)
 from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_arguments, plan_fused,
                                       scalar_slots)
 from ..elementwise.kernels import SOURCE
@@ -41,13 +41,14 @@ from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
 from . import pending
-from .array import Array, check_same_device, wrap
+from .array import Array, check_same_device, learn_out_id, settle, wrap
 from .boundary import elementwise_operands
 from .fused_out import launch_into, write_out
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 _SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 _array_types: set = {np.ndarray}  # and cupy.ndarray, once a call ran on a GPU
+_new = object.__new__
 
 
 class FusionWarning(UserWarning):
@@ -59,7 +60,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one")
+                 "wrap", "one", "out_id")
 
 
 def _spec(value):
@@ -115,6 +116,9 @@ class FusedFunction:
         self.strict = strict
         self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
+        # the Arrays' layout ids and the scalars' types -> a _Prepared of _prepared that
+        # launches from its one-output template (see _launch_ids)
+        self._by_ids = RecentCalls(1024)
         functools.update_wrapper(self, function)
 
     def __repr__(self):
@@ -122,6 +126,27 @@ class FusedFunction:
 
     def __call__(self, *args, out=None, **kwargs):
         if not kwargs and out is None:
+            key = []  # Arrays and scalars: the hot path, a plan seen before (_launch_ids)
+            for a in args:
+                kind = type(a)
+                if kind is Array:
+                    key.append(a._k or settle(a))
+                elif kind in _SCALAR_TYPES:
+                    key.append(kind)
+                else:
+                    key = None
+                    break
+            if key is not None:
+                key = tuple(key)
+                prepared = self._by_ids.get(key)
+                if prepared is None:
+                    prepared = self._prepared.get(self._key(args))
+                    if (prepared is not None and prepared.one is not None
+                            and prepared.wrap is not None):
+                        self._by_ids.remember(key, prepared)
+                        return self._launch_ids(prepared, args)
+                else:
+                    return self._launch_ids(prepared, args)
             prepared = self._prepared.get(self._key(args))
             # NumPy arrays run kernels only under backend("emulate")
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
@@ -187,6 +212,41 @@ class FusedFunction:
             if out is None:
                 return self._launch(prepared, args, True)
             return self._launch_into(prepared, args, out)
+
+    def _launch_ids(self, prepared, args):
+        """``_launch`` of Arrays on the emulator from the one-output template, the inputs'
+        pointers the Arrays' own (read once), the output an Array settled with its pointer
+        and the plan's layout id. ``__call__`` keys it by the Arrays' layout ids (settled
+        once, see :func:`~.array.settle`) and the scalars' types; any other argument (a
+        native array) goes by the layout key (``_key``)."""
+        checks, dtype, out_mask, head, kernel, grid, block, flags = prepared.one
+        inputs, misaligned = [], 0
+        for k, _, align_mask, vector_mask in checks:
+            x = args[k]  # an Array: __call__'s key takes no other array
+            address = x._d
+            if address & align_mask:
+                return self._fallback(prepared, args, None)  # off its C++ type's alignment
+            misaligned |= address & vector_mask
+            inputs.append(x._a)
+        alloc = current_allocator()  # arrays.empty inlined
+        if alloc is None:
+            out = np.empty(prepared.shape, dtype)
+            address = read_address(id(out) + DATA_FIELD_OFFSET).value or 0
+            misaligned |= address & out_mask
+        else:  # another allocator's layout: its address read, not kept
+            out = alloc(tuple(prepared.shape), dtype)
+            misaligned |= numpy_data_pointer(out) & out_mask
+            address = None
+        launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], out, *inputs),
+               backend="emulate")
+        r = _new(Array)  # settled: its pointer, the plan's layout id
+        r._a, r._b, r._p = out, "emulate", None
+        if address is None:
+            r._k = None
+        else:
+            r._d = address
+            r._k = prepared.out_id or learn_out_id(prepared, out, "emulate")
+        return r
 
     def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
@@ -309,6 +369,7 @@ class FusedFunction:
             return _UNPLANNED
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
+        prepared.out_id = None  # its outputs' layout id, learnt from the first (_launch_ids)
         prepared.returns = fx.returns
         prepared.layouts = layouts
         prepared.backend = backend

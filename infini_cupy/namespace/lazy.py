@@ -240,6 +240,7 @@ def _deferred(expression) -> Array:
     result = _new(Array)
     result._b = expression.backend
     result._p = expression
+    result._k = None  # settled on the hot path once evaluated
     pending.register(expression, result)
     return result
 

@@ -35,14 +35,16 @@ def _operand(other) -> bool:
 
 def _binary(function):
     def op(self, other):
-        if not _operand(other):
-            return NotImplemented
-        return function(self, other)
+        kind = type(other)  # _operand unrolled: the common operands first
+        if kind is Array or kind in _SCALARS or _operand(other):
+            return function(self, other)
+        return NotImplemented
 
     def rop(self, other):
-        if not _operand(other):
-            return NotImplemented
-        return function(other, self)
+        kind = type(other)
+        if kind in _SCALARS or _operand(other):
+            return function(other, self)
+        return NotImplemented
 
     def iop(self, other):
         if not _operand(other):

@@ -24,8 +24,14 @@ NumPy arrays of size one that CuPy's documentation shows: measured with CuPy 14.
 classes, an array costs 3.1 us per struct per launch (``CNumpyArray`` reads
 ``__array_interface__``), a structured scalar 0.17 us, and a copy plan passes seven.
 
+Two launch mechanisms, chosen by ``$INFINI_CUPY_LAUNCH`` (read at import) or
+:func:`launch_mechanism`: ``cupy`` (the default until a GPU's measurement decides), CuPy's
+``Function`` as above; ``driver``, ``cuda.bindings``' ``cuLaunchKernel`` on the same
+``Function``'s handle with arguments packed once per launch record (:mod:`.cuda_driver`).
+
 Tests without a GPU run this module against a stand-in for CuPy's device side
-(``tests/support/cupy_standin.py``, installed with :func:`device_side`).
+(``tests/support/cupy_standin.py``, installed with :func:`device_side`) and, for the driver
+mechanism, one for ``cuda.bindings.driver`` (``tests/support/driver_standin.py``).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import numpy as np
 from .. import config
 from ..arrays import require_cupy
 from ..perf.devices import STATIC_SHARED_BYTES as STATIC_SHARED_LIMIT  # without opting in
-from . import elf
+from . import cuda_driver, elf
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
 from .structs import dim3
@@ -75,6 +81,21 @@ _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
 _log = logging.getLogger("infini_cupy")  # one INFO record per kernel load, none per launch
+_mechanism = [config.launch_mechanism()]  # how launches go: "cupy" or "driver"
+
+
+@contextlib.contextmanager
+def launch_mechanism(name: str):
+    """Launch through ``name`` (``cupy`` or ``driver``, see :data:`.config.LAUNCH_MECHANISMS`)
+    inside the block, every thread."""
+    if name not in config.LAUNCH_MECHANISMS:
+        raise ValueError(f"unknown launch mechanism {name!r}; expected one of "
+                         f"{', '.join(config.LAUNCH_MECHANISMS)}")
+    previous, _mechanism[0] = _mechanism[0], name
+    try:
+        yield name
+    finally:
+        _mechanism[0] = previous
 
 
 @contextlib.contextmanager
@@ -100,6 +121,7 @@ def forget_kernels() -> None:
         _dynamic_shared.clear()
         _optin_limits.clear()
         _allowed_shared.clear()
+    cuda_driver.forget()
 
 
 def _cupy():
@@ -335,6 +357,11 @@ def _launch_on(device, source, name, grid, block, passed, shared_mem):
                              f"this device allows it {allowed}")
     grid = (grid, 1, 1) if type(grid) is int else dim3(grid)
     block = (block, 1, 1) if type(block) is int else dim3(block)
+    if _mechanism[0] == "driver":
+        cuda_driver.launch(_cupy(), device, function, (device, source, name, grid, block,
+                                                      shared_mem), grid, block, passed,
+                           shared_mem)
+        return
     function(grid, block, passed, shared_mem=shared_mem)
 
 

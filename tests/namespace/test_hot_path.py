@@ -1,4 +1,5 @@
-"""The namespace's hot path (``boundary`` -> ``short_path.hot_call``, ``copy.short_rearrange_``):
+"""The namespace's hot path (``boundary`` -> ``short_path.by_ids`` and ``known.fast``,
+``copy.short_rearrange_ids``, fused calls by layout ids):
 a repeat of a call on Arrays gives the full call's bits, and its errors, whatever the cache
 holds; the cache keys tell apart what changes the answer; the cache is bounded."""
 
@@ -230,3 +231,156 @@ def test_the_hot_cache_is_bounded(arr, monkeypatch):
         x = arr(np.ones(n, np.float32))
         x + x
         assert len(short_path._hot) <= 3
+
+
+# ---------------------------------------------------------------- layouts read once per Array
+
+
+def test_layout_ids_tell_layouts_apart(arr):
+    """Equal ids exactly for equal (type, dtype, shape, strides, backend)."""
+    rng = np.random.default_rng(7)
+    natives = []
+    for dtype in ("float32", "int16", "float64"):
+        h = rng.standard_normal((5, 6)).astype(dtype)
+        natives += [arr(_layout(rng, h, kind))._a for kind in LAYOUTS]
+        natives.append(arr(h.copy())._a)  # another buffer of a layout seen
+    for a in natives:
+        for b in natives:
+            same = (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+                    and a.strides == b.strides)
+            ids = short_path.layout_id(a, "emulate"), short_path.layout_id(b, "emulate")
+            assert (ids[0] == ids[1]) == same
+    a = natives[0]
+    assert short_path.layout_id(a, "emulate") != short_path.layout_id(a, "cuda")
+
+
+def test_arrays_and_outputs_hold_their_own_layout_and_pointer(arr, host):
+    """What an Array keeps (``_k``, ``_d``) is its native's layout id and data pointer: the
+    inputs' once read, the hot path's outputs' from the plan and the allocation."""
+    from infini_cupy.arrays import data_pointer
+
+    rng = np.random.default_rng(3)
+    h = rng.standard_normal((6, 7)).astype(np.float32)
+    x, y = arr(h), arr(_layout(rng, h * 2, "transposed"))
+    results = []
+    for _ in range(3):
+        results += [x + y, x * 1.5, xp.exp(y), 2.0 - y]
+    if x.device == "cpu":
+        return
+    for r in results + [x, y]:
+        if r._k is None:
+            continue
+        assert r._k == short_path.layout_id(r._a, r._b)
+        assert r._d == data_pointer(r._a)
+    if x.device == "emulator":
+        assert any(r._k is not None for r in results[4:])  # settled on the hot path
+    np.testing.assert_array_equal(host(results[-4]), h + h * 2)
+    np.testing.assert_array_equal(host(results[-1]), np.float32(2.0) - h * 2)
+
+
+def test_a_numpy_view_of_an_array_does_not_change_it(arr, host):
+    """``np.asarray(x)`` is a view: setting its shape leaves the Array (and its hot-path key)
+    as it was."""
+    x = arr(np.arange(12, dtype=np.float32).reshape(3, 4))
+    if x.device not in ("cpu", "emulator"):
+        pytest.skip("GPU Arrays do not convert implicitly")
+    for _ in range(2):
+        x + x
+    view = np.asarray(x)
+    view.shape = (4, 3)
+    assert x.shape == (3, 4)
+    np.testing.assert_array_equal(host(x + x), 2 * np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(st.sampled_from([0.0, -0.0, 2.0, 2, -3, 1e300, float("nan"), True,
+                                        np.float32(2.0), 70000, -1.5]), min_size=2, max_size=6))
+def test_each_calls_scalar_is_its_own(arr, host, values):
+    """The hot path keeps the last scalar's packed value: a scalar of another value (-0.0
+    after 0.0, NaN after NaN) is never served the last one's."""
+    h = np.linspace(-3, 3, 12, dtype=np.float32).reshape(3, 4)
+    x = arr(h)
+    for v in values:
+        with np.errstate(all="ignore"):
+            expected, reflected = h * v, np.subtract(v, h)
+        assert _bits(host(x * v)) == _bits(expected), v
+        assert _bits(host(v - x)) == _bits(reflected), v
+
+
+def test_outputs_of_another_allocator_on_a_warm_cache(arr, host):
+    """Under ``arrays.outputs_from``, outputs off the 16-byte packs: the vector flag from
+    their own address, the Array settled from its own layout."""
+    from infini_cupy.arrays import outputs_from
+
+    x = arr(np.arange(24, dtype=np.float32).reshape(4, 6))
+    if x.device != "emulator":
+        pytest.skip("the emulator's allocation")
+
+    def off_the_packs(shape, dtype):
+        flat = np.empty(int(np.prod(shape)) + 1, dtype)
+        return flat[1:].reshape(shape)
+
+    calls = [lambda: x + x, lambda: xp.exp(x), lambda: x * 3.0]
+    expected = [host(call()) for call in calls]  # cold: planned and remembered
+    for call in calls:
+        call()
+    with outputs_from(off_the_packs):
+        results = [call() for call in calls]
+    for r, e in zip(results, expected):
+        assert r._a.ctypes.data % 16  # off the packs: the allocator's
+        assert _bits(host(r)) == _bits(e)
+        assert r._k is None or r._k == short_path.layout_id(r._a, r._b)
+
+
+def test_forget_all_empties_the_layout_id_memos(arr):
+    x = arr(np.ones((3, 4), np.float32))
+    fused = xp.fuse(lambda a, b: a * b + a)
+    for _ in range(2):
+        x + x
+        xp.rearrange_(x, x + 1)
+        fused(x, x)
+    if x.device == "cpu":
+        return
+    from infini_cupy.strided import copy
+
+    assert short_path.by_ids and fused._by_ids is not None
+    recent.forget_all()
+    assert not short_path.by_ids and not copy._by_ids and not fused._by_ids
+
+
+def test_fused_repeats_give_the_first_calls_bits(arr, host):
+    rng = np.random.default_rng(11)
+    fused = xp.fuse(lambda a, b: xp.exp(a * b + a) - b)
+    for kind in LAYOUTS:
+        h1 = rng.standard_normal((5, 9)).astype(np.float32)
+        h2 = rng.standard_normal((5, 9)).astype(np.float32)
+        x, y = arr(_layout(rng, h1, kind)), arr(h2)
+        cold = host(fused(x, y))
+        for _ in range(2):
+            assert _bits(host(fused(x, y))) == _bits(cold)
+        np.testing.assert_allclose(cold, np.exp(h1 * h2 + h1) - h2, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("how", ["pickle", "copy", "deepcopy"])
+def test_a_copied_array_settles_its_own_layout(arr, host, how):
+    """A pickled or copied Array is another native array (a transposed one may come back
+    C-contiguous): it reads its own layout and pointer, never the original's."""
+    import copy
+    import pickle
+
+    h = np.arange(20, dtype=np.float32).reshape(4, 5)
+    x = arr(np.ascontiguousarray(h.T).T)  # transposed strides
+    for _ in range(2):
+        x + x
+    if x.device == "cpu":
+        return
+    try:
+        y = {"pickle": lambda: pickle.loads(pickle.dumps(x)), "copy": lambda: copy.copy(x),
+             "deepcopy": lambda: copy.deepcopy(x)}[how]()
+    except TypeError:
+        pytest.skip("this device's arrays do not pickle")
+    assert y._k is None
+    for _ in range(2):
+        np.testing.assert_array_equal(host(y + y), h + h)
+    assert y._k == short_path.layout_id(y._a, y._b)

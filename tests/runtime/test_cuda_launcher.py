@@ -374,7 +374,8 @@ def test_arrays_reach_cupy_as_memory_pointers(side, monkeypatch):
     args = list(_copy_arguments(side, dst, src[::2].copy()))
     view = side.device_view(src[10:30])
     args[1] = view
-    cuda.launch("rearrange.cu", COPY, 1, 32, args)
+    with cuda.launch_mechanism("cupy"):  # what CuPy's Function is handed
+        cuda.launch("rearrange.cu", COPY, 1, 32, args)
     np.testing.assert_array_equal(dst, src[10:30])
     assert [type(a).__name__ for a in seen[0][:2]] == ["MemoryPointer", "MemoryPointer"]
     assert seen[0][1].ptr == view.data.ptr

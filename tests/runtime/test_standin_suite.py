@@ -4,8 +4,10 @@ then runs it in the emulator), under coverage. :data:`END_TO_END` (all of :data:
 with ``--backend cuda-standin``: the stand-in is ``cupy``, Arrays hold its device arrays,
 outputs come from its pool, launches go through ``runtime/cuda.py``; :data:`LAUNCHES_ONLY`
 with ``--backend cuda-standin-launches`` (NumPy arrays, each launch through
-``runtime/cuda.py``). Fails on any failed test, on any line of ``runtime/cuda.py`` neither run
-executed, and on any line of the library's cuda branches (:func:`cuda_branch_files`: the
+``runtime/cuda.py``); and :data:`DRIVER_RUN` with ``--backend cuda-standin`` and
+``INFINI_CUPY_LAUNCH=driver`` (launches through ``runtime/cuda_driver.py`` and the stand-in
+for ``cuda.bindings.driver``). Fails on any failed test, on any line of :data:`LAUNCHERS` no
+run executed, and on any line of the library's cuda branches (:func:`cuda_branch_files`: the
 bodies of ``if``s that test for the cuda backend or a CuPy array, :func:`cuda_branch_lines`)
 the end-to-end run did not execute.
 
@@ -24,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from infini_cupy.config import LAUNCH_VAR
 from tests.support import background
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,6 +48,13 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
 # its launches run in gpu-check's own subprocesses, which this run's coverage does not see.
 TIMED = ["--deselect=tests/tools/test_gpu_check.py::test_the_whole_sequence_runs_within_its_budget"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"
+# The launcher's files whose every line the runs together must execute: CuPy's launch and
+# the driver's (INFINI_CUPY_LAUNCH=driver, runtime/cuda_driver.py)
+LAUNCHERS = [LAUNCHER, "infini_cupy/runtime/cuda_driver.py"]
+# What runs end to end with the driver launch selected: a few files, for CI's time (the
+# driver's own tests, tests/runtime/test_driver_launch.py, run in the end-to-end run)
+DRIVER_RUN = ["tests/runtime/test_cuda_launcher.py", "tests/runtime/test_standin_arrays.py",
+              "tests/elementwise/test_ops.py"]
 # What runs on the cuda backend end to end: all of it.
 END_TO_END = PARTS
 # The emulated suite's launches through the launcher (``--backend cuda-standin-launches``, a
@@ -91,10 +101,11 @@ def cuda_branch_files() -> list[str]:
 
 
 def _run(folder: Path):
-    """(the runs' results, the coverage report of the launcher, the end-to-end run's coverage
-    as ``coverage json``)."""
+    """(the runs' results: end to end, launches only, end to end with the driver launch; the
+    coverage report of the launchers; the end-to-end run's coverage as ``coverage json``)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
-    include = ",".join(f"*/{path}" for path in (LAUNCHER, *cuda_branch_files()))
+    include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *cuda_branch_files()))
+    launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
     pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",
                    f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED, *TIMED]
     coverage = [sys.executable, "-m", "coverage"]
@@ -104,12 +115,16 @@ def _run(folder: Path):
     json_report = background.run([*coverage, "json", "-o", "-", f"--include={include}"],
                                  cwd=REPO, env=env, timeout=600)
     launches = background.run(
-        [*coverage, "run", "--append", f"--include=*/{LAUNCHER}", "-m", "pytest", "--backend",
+        [*coverage, "run", "--append", f"--include={launchers}", "-m", "pytest", "--backend",
          "cuda-standin-launches", *pytest_args, *LAUNCHES_ONLY], cwd=REPO, env=env,
         timeout=3600)
-    report = background.run([*coverage, "report", "--show-missing", f"--include=*/{LAUNCHER}"],
+    driver = background.run(
+        [*coverage, "run", "--append", f"--include={launchers}", "-m", "pytest", "--backend",
+         "cuda-standin", *pytest_args, *DRIVER_RUN], cwd=REPO,
+        env=dict(env, **{LAUNCH_VAR: "driver"}), timeout=3600)
+    report = background.run([*coverage, "report", "--show-missing", f"--include={launchers}"],
                             cwd=REPO, env=env, timeout=600)
-    return (end_to_end, launches), report, json_report
+    return (end_to_end, launches, driver), report, json_report
 
 
 def _runs_here(config) -> bool:
@@ -131,9 +146,12 @@ def standin_run(pytestconfig):
     return background.result(pytestconfig, "standin", _run)
 
 
-@pytest.mark.parametrize("which", ["cuda-standin", "cuda-standin-launches"])
+RUNS = ["cuda-standin", "cuda-standin-launches", "cuda-standin with INFINI_CUPY_LAUNCH=driver"]
+
+
+@pytest.mark.parametrize("which", RUNS)
 def test_the_suite_passes_through_the_cuda_launcher(standin_run, which):
-    run = standin_run[0][0 if which == "cuda-standin" else 1]
+    run = standin_run[0][RUNS.index(which)]
     assert run.returncode == 0, (f"pytest --backend {which} failed:\n{run.stdout[-6000:]}\n"
                                  f"{run.stderr[-3000:]}")
     assert " passed" in run.stdout.splitlines()[-1]
@@ -165,9 +183,10 @@ def test_cuda_branches_are_the_ifs_that_test_for_cuda(tmp_path):
     assert cuda_branch_lines(source) == {2, 3, 4, 10, 16}
 
 
-def test_every_line_of_the_cuda_launcher_ran(standin_run):
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_every_line_of_the_cuda_launcher_ran(standin_run, launcher):
     report = standin_run[1]
-    rows = [line for line in report.stdout.splitlines() if LAUNCHER in line]
-    assert rows, f"no coverage of {LAUNCHER}:\n{report.stdout}\n{report.stderr}"
+    rows = [line for line in report.stdout.splitlines() if launcher in line]
+    assert rows, f"no coverage of {launcher}:\n{report.stdout}\n{report.stderr}"
     statements, missed = (int(v) for v in rows[0].split()[1:3])
-    assert statements > 0 and missed == 0, f"lines of {LAUNCHER} not run:\n{report.stdout}"
+    assert statements > 0 and missed == 0, f"lines of {launcher} not run:\n{report.stdout}"

@@ -182,7 +182,10 @@ class _Runtime:
     @staticmethod
     def memGetInfo() -> tuple[int, int]:
         """``cudaMemGetInfo``: (free, total) bytes of the current device; what the pool holds,
-        in use or cached, is not free (the driver sees the pool's blocks as allocated)."""
+        in use or cached, is not free (the driver sees the pool's blocks as allocated). A
+        runtime call, so it makes the device's context current (what CuPy's
+        ``_ensure_context`` calls it for)."""
+        _ensure_context()
         return DEVICE_BYTES - _side.pool.total_bytes(), DEVICE_BYTES
 
     @staticmethod
@@ -230,6 +233,12 @@ class _Driver:
         return hash((module, funcname))
 
     @staticmethod
+    def check_status(status: int) -> None:
+        """CuPy's ``check_status``: a CUresult other than success as CuPy's error."""
+        if status != 0:
+            raise CUDADriverError(status, "CUDA driver call")
+
+    @staticmethod
     def launchKernel(*args) -> None:
         _require_context("cuLaunchKernel")
         raise NotImplementedError("the stand-in launches through RawKernel only")
@@ -247,7 +256,8 @@ CUDA_STREAM_LEGACY = 1  # cupy/cuda/stream.pyx get_default_stream_ptr: cudaStrea
 
 class _Memory:
     """``cupy.cuda.memory.PooledMemory``: one block of a device's memory (host bytes here,
-    256-byte aligned); given back to its pool when nothing holds it."""
+    256-byte aligned); given back to its pool when nothing holds it. Every live block is in
+    ``memories`` (the driver stand-in finds a pointer's block there)."""
 
     def __init__(self, size: int, device: int, pool: MemoryPool):
         if size >= LAZY_BLOCK_BYTES and sys.platform.startswith("linux"):
@@ -260,7 +270,7 @@ class _Memory:
         self.buffer = raw[start:start + size]
         self.ptr, self.size, self.device_id = numpy_data_pointer(self.buffer), size, device
         pool._taken(self)
-        _BLOCKS.add(self)
+        memories.add(self)
 
     @classmethod
     def borrowed(cls, host: np.ndarray, device: int) -> _Memory:
@@ -268,16 +278,16 @@ class _Memory:
         self = cls.__new__(cls)
         self.buffer, self.ptr, self.size = host, numpy_data_pointer(host), host.nbytes
         self.device_id = device
-        _BLOCKS.add(self)
+        memories.add(self)
         return self
 
 
-_BLOCKS = weakref.WeakSet()  # every live block: what a __cuda_array_interface__ points into
+memories: weakref.WeakSet = weakref.WeakSet()  # every live block: what a pointer points into
 
 
 def _bytes_at(pointer: int, size: int) -> np.ndarray:
     """The ``size`` bytes at device address ``pointer``, which must lie in one live block."""
-    for mem in list(_BLOCKS):
+    for mem in list(memories):
         if mem.ptr <= pointer and pointer + size <= mem.ptr + mem.size \
                 and mem.buffer.flags.c_contiguous:
             start = pointer - mem.ptr
@@ -290,7 +300,7 @@ def _from_cuda_array_interface(x) -> ndarray:
     ``x.__cuda_array_interface__`` describes (it must lie in a live block)."""
     face = x.__cuda_array_interface__
     pointer = face["data"][0]
-    for mem in list(_BLOCKS):
+    for mem in list(memories):
         if mem.ptr <= pointer < mem.ptr + max(mem.size, 1) and mem.buffer.flags.c_contiguous:
             host = np.ndarray(face["shape"], np.dtype(face["typestr"]),
                               buffer=mem.buffer, offset=pointer - mem.ptr,
@@ -361,6 +371,9 @@ class MemoryPool:
         self._total = self._used
 
 
+streams: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> Stream
+
+
 class Stream:
     """``cupy.cuda.Stream``: ``with stream:`` makes it current on this thread's device;
     ``Stream.null`` is the legacy default stream (pointer 0)."""
@@ -370,6 +383,8 @@ class Stream:
     def __init__(self, null=False, non_blocking=False, ptds=False):
         self.device_id = _thread.device
         self.ptr = 0 if null else id(self)  # an address no other stream has
+        if not null:
+            streams[self.ptr] = self  # the driver stand-in checks a CUstream's context
 
     def __enter__(self):
         self._previous = getattr(self, "_previous", []) + [_thread.stream_of(self.device_id)]
@@ -875,6 +890,14 @@ class Function:
     def __init__(self, raw: RawKernel, device: int):
         self.raw, self.device = raw, device
 
+    @property
+    def ptr(self) -> int:
+        """``Function.ptr``: its ``CUfunction`` handle, one per kernel and device (the
+        driver stand-in looks the kernel up by it in ``handles``)."""
+        handle = id(self.raw) + self.device  # ids are 16-byte aligned, devices fewer
+        handles[handle] = self
+        return handle
+
     def __call__(self, grid, block, args, shared_mem: int = 0, stream=None,
                  enable_cooperative_groups: bool = False):
         raw = self.raw
@@ -905,6 +928,7 @@ class Function:
             _thread.in_kernel = False
 
 
+handles: dict[int, Function] = {}  # CUfunction handle -> the Function it names
 _PYTHON_SCALARS = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
 # _scalar.pyx scalar_type_set: Python's and NumPy's scalar types
 _SCALAR_TYPES = {*_PYTHON_SCALARS, *(np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG")}
@@ -1204,12 +1228,16 @@ def driver_present():
 @contextlib.contextmanager
 def installed(capabilities=(90,)):
     """A fresh stand-in with devices of these compute capabilities, installed for the cuda
-    launcher (every thread); threads start on device 0 without contexts."""
+    launcher (every thread), with the stand-in for ``cuda.bindings.driver`` (the driver launch
+    never hands the real driver a stand-in's handle); threads start on device 0 without
+    contexts."""
+    from tests.support import driver_standin  # the driver launch's bindings: a stand-in too
+
     global _side
     previous, _side = _side, CupyStandin(capabilities)
     _thread.device, _thread.contexts = 0, frozenset()
     try:
-        with cuda.device_side(_side):
+        with cuda.device_side(_side), driver_standin.installed():
             yield _side
     finally:
         _side = previous

@@ -7,6 +7,11 @@ other two (leave one suite out), and the H200 record's agreement with the H100's
 ``--write`` records the held-out fits and their agreement in the H100 record
 (``leave_one_suite_out``, which ``tests/tools/test_measured_records.py`` holds as a floor).
 
+``python -m tests.support.model_fit --short``: instead, the Markdown table of every bench case
+(rearrange, elementwise, TTC) of :data:`SHORT_BYTES` or more that the calibrated model
+predicts below :data:`SHORT_OF` of an H100 copy, as the planner plans it today, with the term
+that limits it (docs/performance/model.md, "Large cases the model shows short").
+
 Each case is traced once (``model_columns.quick_record``); the grid re-prices the traced
 launches with :func:`infini_cupy.perf.limits.predict_profile` under each set of constants.
 The best set agrees within AGREE on the most cases, then has the least squared error.
@@ -22,6 +27,8 @@ import sys
 from tests.support.measured_record import AGREE, record_path
 
 SUITES = ("rearrange", "elementwise", "ttc")
+SHORT_BYTES = 32 << 20  # bytes of the result: the large cases the short list is of
+SHORT_OF = 0.9  # the fraction of a copy below which a large case is listed
 GRID = {
     "PHASE_LATENCIES": (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0),
     "LAUNCH_GAP_S": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6),
@@ -107,7 +114,48 @@ def fit(cases) -> dict:
     return best
 
 
+def short_cases(device: str = "h100") -> list[dict]:
+    """Every bench case of the rearrange, elementwise and TTC suites whose result has
+    :data:`SHORT_BYTES` or more that the calibrated model predicts below :data:`SHORT_OF` of a
+    copy on ``device``, planned as the planner plans it today: name, result MB, the limits'
+    prediction, the calibrated one and its limiter (a limit of :func:`~infini_cupy.perf.limits.predict`
+    or a calibrated term), lowest first."""
+    import math
+
+    import numpy as np
+
+    from infini_cupy.perf.devices import DEVICES
+    from infini_cupy.tools.bench import command as bench
+    from infini_cupy.tools.bench import model_columns
+
+    out = []
+    for case in (c for suite in SUITES for c in bench.SUITES[suite]()):
+        size = math.prod(case.shape) * np.dtype(case.dtype).itemsize
+        if size < SHORT_BYTES:
+            continue
+        calibrated = model_columns.quick_record(case, DEVICES[device], calibrated=True)
+        if calibrated["predicted_fraction"] >= SHORT_OF:
+            continue
+        bound = model_columns.quick_record(case, DEVICES[device])["predicted_fraction"]
+        out.append({"case": case.name, "mb": round(size / 2**20), "limits": bound,
+                    "calibrated": calibrated["predicted_fraction"],
+                    "limiter": calibrated["limiter"]})
+    return sorted(out, key=lambda r: (r["calibrated"], r["case"]))
+
+
+def short_table(rows) -> str:
+    """:func:`short_cases` as a Markdown table."""
+    lines = ["| case | MiB | limits alone | calibrated | limited by |",
+             "| --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['case']} | {r['mb']} | {r['limits']:.2f} | {r['calibrated']:.2f} | "
+              f"{r['limiter']} |" for r in rows]
+    return "\n".join(lines)
+
+
 def main(argv) -> int:
+    if "--short" in argv:
+        print(short_table(short_cases()))
+        return 0
     h100 = traced("h100")
     chosen = fit(h100)
     with constants(chosen):

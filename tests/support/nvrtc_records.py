@@ -1,11 +1,12 @@
-"""Figures recorded from one NVRTC's code (``kernel_costs.json``, ``model_baseline.json``)
-compared with the code of the NVRTC at hand: to the record's tolerance under the NVRTC that
-made it, to a wider stated one under another release of its major version (the test extra
-allows any 13.x)."""
+"""Figures recorded from one NVRTC's code (``kernel_costs.json``, ``model_baseline.json``, the
+model's agreement with the GPU records ``tests/tools/DEVICE_measured.json``) compared with the
+code of the NVRTC at hand: to the record's tolerance under the NVRTC that made it, to a wider
+stated one under another release of its major version (the test extra allows any 13.x). No
+comparison skips for another 13.x: a newer NVRTC in CI still checks."""
 
 from __future__ import annotations
 
-import pytest
+import math
 
 from tests.support.ci import skip_outside_ci
 
@@ -15,6 +16,28 @@ from tests.support.ci import skip_outside_ci
 # tiled_copy<2, 8, 8, 0, 0>).
 OTHER_NVRTC_TOLERANCE = 0.25
 OTHER_NVRTC_IN_FLIGHT_FACTOR = 4
+# A predicted fraction of a copy under another NVRTC 13.x than the record's: issue-bound cases
+# move by up to 0.11 ("add transposed fp16" 0.899 under NVRTC 13.0, 0.913 under 13.2, 0.999
+# under 13.5; "interior slice fp16" 0.900 under both, 0.927).
+OTHER_NVRTC_MARGIN = 0.12
+# A case's prediction priced as it ran against a GPU record (tests/tools/DEVICE_measured.json)
+# under another NVRTC 13.x than the record's: up to +0.32 under 13.0 on the H200 record
+# ("add transposed fp16"; issue-bound cases weigh more against its 4.8 TB/s), +0.07 on the
+# H100's, 0.04 under 13.2, none under 13.4.
+OTHER_NVRTC_SHIFT = 0.33
+
+
+def other_nvrtc_floor(count: int) -> int:
+    """The least of a recorded agreement ``count`` (cases the model predicts within 0.1 of a
+    GPU's measurement) that the code of another NVRTC 13.x must reach: the count less
+    :data:`OTHER_NVRTC_TOLERANCE` of it. Measured against the H100 record's 69 (held out: 10,
+    8, 44) and the H200's 57 under NVRTC 13.5: 65 (12, 8, 37) and 44 under 13.0, 69 (10, 8,
+    44) and 56 under 13.2, the most lost 13 of 57.
+
+    >>> other_nvrtc_floor(69), other_nvrtc_floor(57)
+    (52, 43)
+    """
+    return math.ceil(count * (1 - OTHER_NVRTC_TOLERANCE))
 
 
 def recorded_here(recorded: str) -> bool:
@@ -32,16 +55,6 @@ def recorded_here(recorded: str) -> bool:
         skip_outside_ci(f"the figures were recorded from NVRTC {recorded}'s code; this is "
                         f"NVRTC {'.'.join(map(str, here))}, of another major version")
     return ".".join(map(str, here)) == recorded
-
-
-def skip_unless_recorded_by_this_nvrtc(recorded: str, what: str) -> None:
-    """Skip a comparison with figures read from the code of NVRTC ``recorded`` when another
-    NVRTC compiles here: its code differs by more than the figures' tolerance."""
-    from infini_cupy.runtime.nvrtc import nvrtc_version
-
-    here = ".".join(map(str, nvrtc_version()))
-    if here != recorded:
-        pytest.skip(f"{what} was recorded from NVRTC {recorded}'s code; this is NVRTC {here}")
 
 
 def skip_without_nvdisasm() -> None:

@@ -1,12 +1,14 @@
 """``python -m tests.support.standin_python -m MODULE ARGS``: what ``gpu-check`` starts on a
 GPU (its smoke, bench, profile and pytest steps), run here against the stand-in for CuPy's device side
 (tests/tools/test_gpu_check.py sets ``gpu_check.PYTHON`` to this): the smoke's cases and the
-bench's rows through the cuda launcher and the stand-in, at small sizes, and pytest with
-``--backend cuda-standin`` for ``--backend cuda``.
+bench's rows through the cuda launcher and the stand-in, at small sizes, the launch-cost
+breakdown (``infini_cupy.tools.gpu_check.launch_costs``) on the stand-ins' device arrays with no
+kernel run, and pytest with ``--backend cuda-standin`` for ``--backend cuda``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -21,6 +23,12 @@ class StandinKit:
     copy_bytes = 1 << 16
     fused_shape = (64, 48)
     library = np
+    backend = "emulate"
+    host_repeat = (3, 1)  # each call an emulated launch: a few
+
+    @staticmethod
+    def synchronize() -> None:
+        pass
 
     def alloc(self, shape, dtype):
         from infini_cupy.tools.cases import aligned_alloc
@@ -54,6 +62,21 @@ class StandinKit:
         return None
 
 
+@contextlib.contextmanager
+def kernels_not_run():
+    """The stand-ins check each launch's arguments, decode no buffer and run no kernel: what is
+    left is host time (the launch-cost breakdown's stand-in figures)."""
+    from infini_cupy.runtime.emulate import launcher as emulator
+    from tests.support import driver_standin
+
+    real, emulator.launch = emulator.launch, lambda *args, **kwargs: None
+    decode, driver_standin._decode = driver_standin._decode, lambda *args: []
+    try:
+        yield
+    finally:
+        emulator.launch, driver_standin._decode = real, decode
+
+
 def main(argv) -> int:
     if argv[:1] != ["-m"] or len(argv) < 2:
         raise SystemExit("usage: python -m tests.support.standin_python -m MODULE ARGS")
@@ -68,6 +91,11 @@ def main(argv) -> int:
     from infini_cupy.runtime import launch
     from tests.support import cupy_standin
 
+    if module == "infini_cupy.tools.gpu_check.launch_costs":
+        from infini_cupy.tools.gpu_check import launch_costs
+
+        with cupy_standin.installed(), cupy_standin.as_cupy() as cupy, kernels_not_run():
+            return launch_costs.main(args, cupy=cupy)
     with cupy_standin.installed(), xp.backend("emulate"), \
             launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()):
         if module == "infini_cupy.tools.gpu_check.smoke":

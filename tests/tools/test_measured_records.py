@@ -9,7 +9,13 @@ their measured fraction (a ratchet: a model change that agrees with fewer cases 
 that agrees with more raises the number), and where the model is off by more, above or
 below, the record says why. The calibrated constants fitted on two suites must predict the
 third (leave one suite out, docs/performance/model.md). A new GPU run rewrites the
-record: ``python -m tests.support.measured_record DEVICE BENCH.json MACHINE DATE``."""
+record: ``python -m tests.support.measured_record DEVICE BENCH.json MACHINE DATE``.
+
+The figures are the model's as the code of the record's NVRTC gives them; under another
+NVRTC 13.x the comparisons hold within stated tolerances instead of skipping
+(``tests/support/nvrtc_records.py``): each agreement count to
+``other_nvrtc_floor`` of its record, and a case needs a recorded reason when it is off by
+more than ``AGREE + OTHER_NVRTC_SHIFT``."""
 
 from __future__ import annotations
 
@@ -24,7 +30,8 @@ from infini_cupy.tools.bench import command as bench
 from infini_cupy.tools.bench import model_columns as bench_model
 from infini_cupy.tools import cases as bench_cases
 from tests.support.measured_record import AGREE, record_path
-from tests.support.nvrtc_records import skip_unless_recorded_by_this_nvrtc, skip_without_nvdisasm
+from tests.support.nvrtc_records import (OTHER_NVRTC_MARGIN, OTHER_NVRTC_SHIFT, other_nvrtc_floor,
+                                         recorded_here, skip_without_nvdisasm)
 
 RECORDED = sorted(p.name.removesuffix("_measured.json")
                   for p in Path(__file__).parent.glob("*_measured.json"))
@@ -69,8 +76,6 @@ def compared(request):
     device = request.param
     measured = json.loads(record_path(device).read_text())
     skip_without_nvdisasm()
-    # the agreement counted is the model's as this NVRTC's code gives it
-    skip_unless_recorded_by_this_nvrtc(measured["nvrtc"], "the model's agreement count")
     rows, replanned = [], []
     for m in measured["cases"]:
         case = CASES[m["case"]]
@@ -99,19 +104,32 @@ def test_the_measurements_are_of_the_plans_the_planner_makes(compared):
     assert len(replanned) <= measured["replanned_at_most"]
 
 
+def _floor(count: int, recorded_nvrtc: str) -> int:
+    """A recorded agreement count as this NVRTC is held to it: the count itself under the
+    record's NVRTC, :func:`other_nvrtc_floor` of it under another 13.x."""
+    return count if recorded_here(recorded_nvrtc) else other_nvrtc_floor(count)
+
+
+def _off_by(recorded_nvrtc: str) -> float:
+    """How far a prediction may be from its measurement without a recorded reason."""
+    return AGREE if recorded_here(recorded_nvrtc) else AGREE + OTHER_NVRTC_SHIFT
+
+
 def test_the_model_agrees_with_the_gpu_on_the_recorded_number_of_cases(compared):
     measured, rows, _ = compared
     agree = [name for name, p, m in rows if abs(p - m) <= AGREE]
     off = sorted((round(p - m, 2), name) for name, p, m in rows if abs(p - m) > AGREE)
-    assert len(agree) >= measured["agree_at_least"], (
-        f"{len(agree)} of {len(rows)} cases predicted within {AGREE}; off: {off}")
+    floor = _floor(measured["agree_at_least"], measured["nvrtc"])
+    assert len(agree) >= floor, (
+        f"{len(agree)} of {len(rows)} cases predicted within {AGREE} (at least {floor}: "
+        f"{measured['agree_at_least']} recorded under NVRTC {measured['nvrtc']}); off: {off}")
 
 
 def test_where_the_model_is_too_high_the_record_says_why(compared):
     # A prediction above the measurement by more than AGREE is an effect the model misses:
     # it is named in the record with what is known of it, as one below is.
     measured, rows, _ = compared
-    high = [(name, p, m) for name, p, m in rows if p - m > AGREE]
+    high = [(name, p, m) for name, p, m in rows if p - m > _off_by(measured["nvrtc"])]
     unexplained = [r for r in high if r[0] not in measured["above_expected"]]
     assert not unexplained, f"predicted above the {measured['machine']}'s measurement: {unexplained}"
 
@@ -120,7 +138,7 @@ def test_where_the_model_is_too_low_the_record_says_why(compared):
     # A prediction far below a measurement is a limit or term that does not hold there (the
     # recorded ones say which and why).
     measured, rows, _ = compared
-    low = [(name, p, m) for name, p, m in rows if m - p > AGREE]
+    low = [(name, p, m) for name, p, m in rows if m - p > _off_by(measured["nvrtc"])]
     unexplained = [r for r in low if r[0] not in measured["below_expected"]]
     assert not unexplained, f"predicted below the {measured['machine']}'s measurement: {unexplained}"
 
@@ -135,15 +153,16 @@ def test_constants_fitted_on_two_suites_predict_the_third(held_out, monkeypatch)
 
     measured = json.loads(record_path("h100").read_text())
     skip_without_nvdisasm()
-    skip_unless_recorded_by_this_nvrtc(measured["nvrtc"], "the held-out agreement")
     fit = measured["leave_one_suite_out"][held_out]
     for name, value in fit["constants"].items():
         monkeypatch.setattr(limits, name, value)
     cases = [m for m in measured["cases"] if m["suite"] == held_out]
     agree = [m["case"] for m in cases
              if abs(_priced_as_ran(m, "h100") - m["measured_fraction"]) <= AGREE]
-    assert len(agree) >= fit["agree_at_least"], (
-        f"{held_out}: {len(agree)} of {len(cases)} within {AGREE} with {fit['constants']}")
+    floor = _floor(fit["agree_at_least"], measured["nvrtc"])
+    assert len(agree) >= floor, (
+        f"{held_out}: {len(agree)} of {len(cases)} within {AGREE} with {fit['constants']} "
+        f"(at least {floor}: {fit['agree_at_least']} recorded under NVRTC {measured['nvrtc']})")
 
 
 def test_the_record_keeps_what_the_model_can_be_held_to():
@@ -158,3 +177,37 @@ def test_the_record_keeps_what_the_model_can_be_held_to():
     kept = cases_of(run)
     assert [c["case"] for c in kept] == ["add transposed fp32"]  # no broadcast, no error
     assert kept[0]["block_threads"] is None and kept[0]["measured_fraction"] == 0.5
+
+
+MODEL_PAGE = Path(__file__).resolve().parents[2] / "docs" / "performance" / "model.md"
+
+
+def _documented_short_table() -> str:
+    text = MODEL_PAGE.read_text()
+    return text.split("<!-- short-cases: begin -->\n")[1].split("\n<!-- short-cases: end -->")[0]
+
+
+def test_the_docs_list_the_large_cases_the_model_shows_short():
+    # docs/performance/model.md's table is `python -m tests.support.model_fit --short`: every
+    # bench case of 32 MiB or more the calibrated model predicts below 0.9 of a copy, with
+    # what limits it. Under another NVRTC 13.x the list holds within OTHER_NVRTC_MARGIN.
+    from tests.support import model_fit
+
+    skip_without_nvdisasm()
+    rows = model_fit.short_cases()
+    documented = _documented_short_table()
+    if recorded_here(json.loads(record_path("h100").read_text())["nvrtc"]):
+        assert documented == model_fit.short_table(rows), (
+            "docs/performance/model.md's short list is not the model's: "
+            "python -m tests.support.model_fit --short")
+        return
+    listed = {cells[0]: float(cells[3]) for cells in
+              (line.strip("| ").split(" | ") for line in documented.splitlines()[2:])}
+    predicted = {r["case"]: r["calibrated"] for r in rows}
+    missing = [c for c, f in predicted.items()
+               if f < model_fit.SHORT_OF - OTHER_NVRTC_MARGIN and c not in listed]
+    assert not missing, f"predicted far below {model_fit.SHORT_OF}, not in the docs: {missing}"
+    moved = {c: (f, now) for c, f in listed.items() if abs(f - (now := predicted.get(c) or
+             bench_model.quick_record(CASES[c], DEVICES["h100"], calibrated=True)[
+                 "predicted_fraction"])) > OTHER_NVRTC_MARGIN}
+    assert not moved, f"documented and predicted now, more than {OTHER_NVRTC_MARGIN} apart: {moved}"

@@ -112,35 +112,45 @@ def _layer_rows(backend: str):
     """(name, call) for the layers of a cached ``xp.add(x, x)`` on ``backend``'s device, each
     row the one below and more: what each layer of the hot path costs."""
     import infini_cupy as xp
-    from infini_cupy.arrays import empty, pointer_reader
+    from infini_cupy.arrays import current_allocator, empty, pointer_reader
     from infini_cupy.elementwise import kernels, short_path
-    from infini_cupy.namespace.array import wrap
     from infini_cupy.runtime.launch import launch
 
     library = np if backend != "cuda" else __import__("cupy")
     a = library.asarray(np.random.default_rng(0).standard_normal(RATIO_SHAPE).astype(np.float32))
     with config.backend(backend):
         x = xp.asarray(a)
-    xp.add(x, x)  # planned and remembered
-    known = short_path._hot.get(short_path._hot_key("add", backend, (a, a)))
+    for _ in range(2):
+        xp.add(x, x)  # planned, remembered, then found by the Arrays' layout ids
+    known = short_path.by_ids.get(("add", x._k, x._k))
     if known is None:  # pragma: no cover - the numpy backend: no kernel
         return []
     out = empty(backend, known.shape, known.dtype_out)
     kernel_launch, pointer = known.launch, pointer_reader(backend)
     packed = (out, a, a) + (out,) * known.pad + known.tail + (short_path.FLAG_ON,)
+    natives, addresses = (a, a), (x._d, x._d)
+
+    def launch_packed():
+        launch(kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
+               packed, backend=backend)
+
+    def with_output():
+        current_allocator()
+        pointer(empty(backend, known.shape, known.dtype_out))
+        launch_packed()
+
+    if known.fast is not None:
+        def checked():  # the emulator's specialised call
+            known.fast(natives, addresses)
+    else:
+        def checked():  # a GPU's: short_path.run
+            short_path.run(known, natives, None, backend)
     return [
-        ("layer: launch(), arguments packed", lambda: launch(
-            kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
-            packed, backend=backend)),
-        ("layer: + the output (arrays.empty)", lambda: (
-            empty(backend, known.shape, known.dtype_out), launch(
-                kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid, kernel_launch.block,
-                packed, backend=backend))),
-        ("layer: + 3 pointers read", lambda: (
-            pointer(a), pointer(a), pointer(empty(backend, known.shape, known.dtype_out)),
-            launch(kernels.SOURCE, kernel_launch.kernel, kernel_launch.grid,
-                   kernel_launch.block, packed, backend=backend))),
-        ("layer: + key, checks (hot_call)", lambda: short_path.hot_call("add", backend, (a, a))),
+        ("layer: launch(), arguments packed", launch_packed),
+        ("layer: + the output and its pointer", with_output),
+        ("layer: + checks, packing (known.fast)", checked),
+        ("layer: + the key's lookup (by_ids)", lambda: (
+            short_path.by_ids.get(("add", x._k or 0, x._k or 0)), checked())),
         ("layer: + Arrays in, Array out", lambda: xp.add(x, x)),
     ]
 

@@ -7,7 +7,9 @@ sizes), NCHW -> NHWC, elementwise add contiguous and broadcast, a fused expressi
 tanh form), microseconds per call of a transpose and an add too small to keep the GPU busy
 (the host's cost per call, launch included), and copies where the model may rank the plans
 wrongly, each under every planning rule (``planners: CASE``: the default rule's choice, the
-seed kernels alone, coalescing alone), so the GPU says which plan was fastest. Each row also
+seed kernels alone, coalescing alone), so the GPU says which plan was fastest; then the
+launch-bound calls with each launch mechanism (``host us per call: ...``) and their cost layer
+by layer (``layer: ...``, :mod:`.launch_costs`), host clock around 3000 calls. Each row also
 says whether our result equals CuPy's (or NumPy's). Run as
 ``python -m infini_cupy.tools.gpu_check.bench_step REPORT.json``; a row is written as soon as it is
 measured, so a step cut short keeps what it measured.
@@ -22,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..bench import gbps as bench_gpu
+from . import launch_costs
 from ..bench.permutation_cases import ttc_cases
 from ..cases import ELEMENTWISE_SUITE, REARRANGE_SUITE, call_parts
 
@@ -40,6 +43,8 @@ class GPU:
 
     copy_bytes = COPY_BYTES
     fused_shape = FUSED_SHAPE
+    backend = "cuda"
+    host_repeat = (launch_costs.CALLS, launch_costs.WARMUP)  # host-clocked calls, warm-up
 
     def __init__(self):
         import cupy
@@ -55,6 +60,9 @@ class GPU:
 
     def seconds(self, fn) -> float:
         return bench_gpu.seconds_per_call(fn)
+
+    def synchronize(self) -> None:
+        self.library.cuda.runtime.deviceSynchronize()
 
     def copy_seconds(self, nbytes: int) -> float:
         """A device-to-device ``cudaMemcpyAsync`` moving ``nbytes`` (reads plus writes)."""
@@ -223,6 +231,11 @@ def rows(kit):
         except Exception as e:
             yield {"case": f"planners: {name}", "ok": False,
                    "error": f"{type(e).__name__}: {e}"}
+    # each launch mechanism (CuPy's function object, the driver's cuLaunchKernel), host clock
+    yield from launch_costs.mechanism_rows(kit.library, kit.backend, kit.synchronize,
+                                           kit.host_repeat)
+    if kit.backend == "cuda":  # the layers of a call on device arrays
+        yield from launch_costs.breakdown_rows(kit.library, kit.synchronize, kit.host_repeat)
 
 
 def main(argv=None, kit=None) -> int:
