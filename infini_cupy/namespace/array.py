@@ -280,6 +280,9 @@ class Array:
         >>> x[1, 2]
         Array(6, device='emulator')
         """
+        if self._b == "cuda":  # a mask or index array: CuPy's kernel, on this array's GPU
+            with self._a.device:
+                return wrap(self._a[_native_key(key, self._b)], self._b)
         return wrap(self._a[_native_key(key, self._b)], self._b)
 
     def __setitem__(self, key, value) -> None:
@@ -324,6 +327,10 @@ class Array:
                 if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
                     # our cast first: the kernels' answers for NaN and out-of-range values
                     value = astype(_library(self._a).asarray(value), self._a.dtype)
+                if self._b == "cuda":  # CuPy's kernel, on this array's GPU
+                    with self._a.device:
+                        self._a[key] = value
+                    return
                 self._a[key] = value  # the library's
                 return
             view = self._a[key]

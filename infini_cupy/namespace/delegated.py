@@ -23,6 +23,7 @@ True
 from __future__ import annotations
 
 import builtins  # this module defines all, any, bool, max, min, sum: use builtins.X
+import contextlib
 import math
 import sys
 import types
@@ -162,18 +163,36 @@ def _delegate(name: str, submodule: str | None = None):
         if is_traced(*args, *kwargs.values()):  # inside infini_cupy.fuse's trace
             return traced_call(name, args, kwargs)
         arrays = _arrays_in(args, kwargs)
-        result = _function_of(namespace_of(*arrays), name, submodule, arrays)(*args, **kwargs)
+        function = _function_of(namespace_of(*arrays), name, submodule, arrays)
+        if arrays and is_cupy_array(arrays[0]):
+            with arrays[0].device:  # CuPy runs on the current GPU: the arrays' one
+                result = function(*args, **kwargs)
+        else:
+            result = function(*args, **kwargs)
         return tuple(result) if as_tuple else _zero_d(result)
 
     where = f"{submodule}.{name}" if submodule else name
     return _named(delegated, name, f"``{where}`` of the arrays' library, through array_api_compat.")
 
 
+def _current(device):
+    """The context a creation on ``device`` runs in: that GPU made current (array_api_compat's
+    CuPy functions take ``device=`` but create on the current GPU), else none."""
+    from .device import parse
+
+    if device is None:
+        return contextlib.nullcontext()
+    native = parse(device).native()
+    return contextlib.nullcontext() if isinstance(native, str) else native
+
+
 def _delegate_from_device(name: str, submodule: str | None = None):
     # no array argument: the device picks the library
     def created(*args, device=None, **kwargs):
         xp = namespace_for_device(device)
-        return getattr(getattr(xp, submodule) if submodule else xp, name)(*args, device=device, **kwargs)
+        with _current(device):
+            return getattr(getattr(xp, submodule) if submodule else xp, name)(
+                *args, device=device, **kwargs)
 
     where = f"{submodule}.{name}" if submodule else name
     return _named(created, name, f"``{where}`` on ``device`` (None: the backend's default device).")
@@ -183,9 +202,13 @@ def _delegate_like(name: str):
     # *_like on another device than x's: compat's *_like cannot cross devices, so create anew
     def like(x, /, *args, dtype=None, device=None, **kwargs):
         if device is None or array_api_compat.device(x) == device:
-            return getattr(namespace_of(x), name)(x, *args, dtype=dtype, device=device, **kwargs)
+            with _current(array_api_compat.device(x)):  # x's GPU, not the current one
+                return getattr(namespace_of(x), name)(x, *args, dtype=dtype, device=device,
+                                                      **kwargs)
         fresh = getattr(namespace_for_device(device), name.removesuffix("_like"))
-        return fresh(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device, **kwargs)
+        with _current(device):
+            return fresh(x.shape, *args, dtype=x.dtype if dtype is None else dtype,
+                         device=device, **kwargs)
 
     return _named(like, name, f"``{name}`` of x's library, or a new array on ``device``.")
 
@@ -233,6 +256,9 @@ def to_device(x, device, /, *, stream=None):
     if isinstance(device, str):  # "cpu": x is a CuPy array
         return x.get(stream=stream)
     cp = require_cupy()
+    if is_cupy_array(x) and not (x.flags.c_contiguous or x.flags.f_contiguous):
+        with x.device:  # CuPy copies between GPUs contiguous arrays only
+            x = cp.ascontiguousarray(x)
     with device, (stream if stream is not None else cp.cuda.get_current_stream()):
         # copy() lands on the current device, reading from any other; asarray uploads NumPy
         return x.copy() if is_cupy_array(x) else cp.asarray(x)

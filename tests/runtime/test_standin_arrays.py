@@ -214,3 +214,92 @@ def test_a_remembered_call_refuses_out_on_another_gpu():
             elsewhere = cupy.empty(host.shape, host.dtype)
         with pytest.raises(ValueError, match="cuda:0 and cuda:1|cuda:1 and cuda:0"):
             F.add(x, x, out=elsewhere)
+
+
+@pytest.fixture
+def two_gpus():
+    """The stand-in with two sm_90 devices as ``cupy``, device 0 current, the cuda backend."""
+    with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as side, \
+            config.backend("cuda"):
+        yield side
+
+
+def test_every_call_runs_on_its_arrays_gpu_not_the_current_one(two_gpus):
+    # CuPy runs on the current GPU and refuses another's arrays without peer access; the
+    # array API puts results on the arrays' device: each call makes that GPU current
+    rng = np.random.default_rng(7)
+    h = rng.standard_normal((6, 5)).astype(np.float32)
+    x = xp.asarray(h, device="cuda:1")
+    assert x.device == "cuda:1" and two_gpus.cuda.Device().id == 0
+    made = {"empty_like": xp.empty_like(x), "zeros_like": xp.zeros_like(x),
+            "full_like": xp.full_like(x, 2.0), "zeros": xp.zeros(3, device=x.device),
+            "arange": xp.arange(4, device="cuda:1"), "eye": xp.eye(3, device="cuda:1"),
+            "ones_like to 0": xp.ones_like(x, device="cuda:0")}
+    for name, made_there in made.items():
+        expected = 0 if name.endswith("to 0") else 1
+        assert made_there._a.data.device_id == expected, name
+    index = xp.asarray(rng.integers(0, 6, 4), device="cuda:1")
+    checks = {"sum": (xp.sum(x), h.sum()), "sort": (xp.sort(x, axis=0), np.sort(h, axis=0)),
+              "take": (x[index], h[np.asarray(index.to_device("cpu"))]),
+              "mask": (x[x > 0], h[h > 0]), "matmul": (x @ x.T, h @ h.T)}
+    for name, (got, expected) in checks.items():
+        assert got._a.data.device_id == 1, name
+        np.testing.assert_allclose(np.asarray(got.to_device("cpu")), expected, rtol=1e-5)
+    x[x < 0] = 0.0  # CuPy's scatter, on x's GPU
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), np.maximum(h, 0))
+    # across GPUs CuPy copies contiguous arrays only: a strided view is made contiguous first
+    moved = x[:, ::2].to_device("cuda:0")
+    assert moved._a.data.device_id == 0
+    np.testing.assert_array_equal(np.asarray(moved.to_device("cpu")), np.maximum(h, 0)[:, ::2])
+
+
+def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
+    rng = np.random.default_rng(8)
+    h = rng.standard_normal((4, 8)).astype(np.float32)
+    x0, x1 = xp.asarray(h, device="cuda:0"), xp.asarray(h, device="cuda:1")
+    for _ in range(3):  # remembered from the second call on: arrays on a GPU not current
+        np.testing.assert_array_equal(np.asarray(xp.add(x1, x1).to_device("cpu")), h + h)
+    out = xp.empty_like(x1)  # on cuda:1, the call's arrays on cuda:0
+    for _ in range(3):
+        with pytest.raises(ValueError, match="devices"):
+            xp.add(x0, x0, out=out)
+    for _ in range(2):
+        assert xp.add(x0, x0, out=xp.empty_like(x0)).device == "cuda:0"
+    with pytest.raises(ValueError, match="different devices: cuda:0 and cuda:1"):
+        xp.rearrange_(two_gpus.empty((8, 4), np.float32), x1._a.T)
+    with pytest.raises(ValueError, match="different devices: cuda:0 and cuda:1"), xp.lazy():
+        x0 + x1  # noqa: B018  (the eager call says what is wrong)
+    with xp.lazy():
+        y = x0 * 2
+        interface = y.__cuda_array_interface__  # evaluated before it is read
+    assert interface["shape"] == h.shape
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), h * 2)
+    fused = xp.fuse(lambda a, b: a * b + a)
+    target = xp.empty_like(x0)
+    for _ in range(2):
+        assert fused(x0, x0, out=target) is target
+    np.testing.assert_allclose(np.asarray(target.to_device("cpu")), h * h + h, rtol=1e-6)
+
+
+def test_a_fused_function_of_host_arrays_under_the_cuda_backend_plans_again(two_gpus):
+    # a plan made for NumPy arrays under the emulator is not the cuda backend's to reuse
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 3, 5))
+    fused = xp.fuse(lambda u, v: u * v - u)
+    with config.backend("emulate"):
+        np.testing.assert_allclose(np.asarray(fused(a, b)), a * b - a)
+    from infini_cupy.namespace.fusion import FusionWarning
+
+    with pytest.warns(FusionWarning, match="the cuda backend needs CuPy arrays"):
+        got = fused(a, b)  # the cuda backend in force: NumPy operands run unfused, warned
+    np.testing.assert_allclose(np.asarray(got), a * b - a)
+
+
+def test_gpu_device_names_need_a_gpu(two_gpus, monkeypatch):
+    from infini_cupy.namespace import device
+
+    assert xp.asarray(1.0, device="cuda").device == "cuda:0"
+    monkeypatch.setattr(device, "gpu_available", lambda: False)
+    for name in ("cuda", "cuda:1"):
+        with pytest.raises(ValueError, match=f"device '{name}': no CUDA device"):
+            xp.asarray(1.0, device=name)

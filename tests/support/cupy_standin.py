@@ -450,9 +450,11 @@ def _device_result(result, base: ndarray | list | None = None):
         result = np.asarray(result)
     if not isinstance(result, np.ndarray):
         return result
-    for one in (base if isinstance(base, list) else [base]):
-        if one is not None and np.may_share_memory(result, one._host):
+    bases = [one for one in (base if isinstance(base, list) else [base]) if one is not None]
+    for one in bases:
+        if np.may_share_memory(result, one._host):
             return ndarray._over(result, one.data.mem, one)
+    _check_peer_access(bases)  # not a view: a kernel made it, on the current device
     out = ndarray(result.shape, result.dtype)
     out._host[...] = result
     return out
@@ -461,6 +463,18 @@ def _device_result(result, base: ndarray | list | None = None):
 # Routines whose CuPy code converts one operand with ``cupy.asarray`` (host arrays taken):
 # name -> (position, keyword). ``cupy/_statistics/order.py``: ``q = cupy.asarray(q)``.
 _HOST_OPERAND = {"quantile": (1, "q"), "percentile": (1, "q")}
+
+
+def _check_peer_access(arrays) -> None:
+    """``_kernel.pyx`` ``_check_peer_access``: a routine's device arrays must be on the current
+    device; the stand-in's devices have no peer access (a machine without P2P), so another
+    device's array is CuPy's ValueError."""
+    for a in arrays:
+        if a.data.device_id != _thread.device:
+            raise ValueError(
+                f"The device where the array resides ({a.data.device_id}) is different from "
+                f"the current device ({_thread.device}). Peer access is unavailable between "
+                "these devices.")
 
 
 def _routine(name: str, function):
@@ -472,9 +486,10 @@ def _routine(name: str, function):
             elif len(args) > position:
                 args = (*args[:position], _side.asarray(args[position]), *args[position + 1:])
         out = kwargs.get("out")
+        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, ndarray)]
+        _check_peer_access(inputs)
         result = function(*_host_of(args, name), **_host_of(kwargs, name))
         # views of an operand stay views (cupy.transpose, reshape, ...)
-        inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, ndarray)]
         return out if out is not None else _device_result(result, inputs)
 
     routine.__name__ = name
@@ -563,6 +578,21 @@ class ndarray:
                 "stream": stream, "version": 3,
                 "strides": None if self._host.flags.c_contiguous else self.strides,
                 "data": (self.data.ptr if self.size else 0, False)}
+
+    def copy(self, order="C") -> ndarray:
+        """core.pyx ``copy``: on the current device, also from another one (contiguous arrays
+        only: "CuPy cannot copy non-contiguous array between devices")."""
+        if self.data.device_id != _thread.device and self.size and not (
+                self.flags.c_contiguous or self.flags.f_contiguous):
+            raise NotImplementedError("CuPy cannot copy non-contiguous array between devices.")
+        out = ndarray(self.shape, self.dtype, order="F" if order == "F" or (
+            order in "AK" and self.flags.f_contiguous and not self.flags.c_contiguous) else "C")
+        out._host[...] = self._host
+        return out
+
+    def __reduce__(self):
+        """core.pyx: pickled (and copied by ``copy``) as ``array`` of the values on the host."""
+        return _array_of_host, (self.get(order="A"),)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(kDLCUDA, device id): the pool's memory is device memory (``dlpack.pyx``)."""
@@ -964,6 +994,11 @@ def _get_elapsed_time(start: Event, end: Event) -> float:
     if not (start._timing and end._timing) or start._at is None or end._at is None:
         raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE, "cudaEventElapsedTime")
     return (end._at - start._at) * 1e3
+
+
+def _array_of_host(host: np.ndarray) -> ndarray:
+    """``cupy.array(host)`` on the current device: what a pickled array comes back as."""
+    return _side.array(host)
 
 
 def _alloc(size: int) -> MemoryPointer:

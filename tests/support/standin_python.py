@@ -22,7 +22,7 @@ class StandinKit:
 
     copy_bytes = 1 << 16
     fused_shape = (64, 48)
-    library = np
+    library = calls_library = np
     backend = "emulate"
     host_repeat = (3, 1)  # each call an emulated launch: a few
 

@@ -52,6 +52,11 @@ class GPU:
         self.library = cupy
         self.to_host = cupy.asnumpy
 
+    @property
+    def calls_library(self):
+        """The arrays of the launch-bound calls' rows (:func:`launch_costs.calls`)."""
+        return self.library
+
     def alloc(self, shape, dtype):
         return self.library.empty(shape, dtype)
 
@@ -232,7 +237,7 @@ def rows(kit):
             yield {"case": f"planners: {name}", "ok": False,
                    "error": f"{type(e).__name__}: {e}"}
     # each launch mechanism (CuPy's function object, the driver's cuLaunchKernel), host clock
-    yield from launch_costs.mechanism_rows(kit.library, kit.backend, kit.synchronize,
+    yield from launch_costs.mechanism_rows(kit.calls_library, kit.backend, kit.synchronize,
                                            kit.host_repeat)
     if kit.backend == "cuda":  # the layers of a call on device arrays
         yield from launch_costs.breakdown_rows(kit.library, kit.synchronize, kit.host_repeat)

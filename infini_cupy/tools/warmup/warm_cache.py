@@ -85,6 +85,11 @@ class _Planned:
     copy_bytes = 1
     fused_shape = None  # set from gpu_bench
     library = _NothingRuns()
+    # the launch-bound calls' rows: each call once on NumPy arrays, its launch recorded
+    calls_library = np
+    backend = "emulate"
+    host_repeat = (1, 0)
+    synchronize = staticmethod(lambda: None)
 
     def __init__(self):
         from ..gpu_check import bench_step as gpu_bench
