@@ -217,8 +217,11 @@ def test_a_remembered_call_refuses_out_on_another_gpu():
 
 
 @pytest.fixture
-def two_gpus():
-    """The stand-in with two sm_90 devices as ``cupy``, device 0 current, the cuda backend."""
+def two_gpus(pytestconfig):
+    """The stand-in with two sm_90 devices as ``cupy``, device 0 current, the cuda backend;
+    in the ``--backend cuda-standin`` run only, as the cuda backend's test above."""
+    if pytestconfig.getoption("--backend") != "cuda-standin":
+        pytest.skip("runs in the --backend cuda-standin run (tests/runtime/test_standin_suite.py)")
     with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as side, \
             config.backend("cuda"):
         yield side
