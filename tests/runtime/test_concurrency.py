@@ -248,6 +248,20 @@ def test_launches_use_the_current_stream_and_never_synchronize(backend_name, mon
         np.testing.assert_array_equal(result.get(), expected)
 
 
+def captured(cupy, calls):
+    """(the graph, its stream) of ``calls`` launched on a capturing stream, after the
+    device is idle; nothing runs until the graph is launched."""
+    cupy.cuda.Device().synchronize()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        for call, _, _ in calls:
+            call()
+        graph = stream.end_capture()
+    cupy.cuda.Device().synchronize()
+    return graph, stream
+
+
 @pytest.mark.gpu
 def test_launches_are_captured_by_a_capturing_stream(backend_name):
     """A kernel launched on the capturing stream joins the graph instead of running; one on
@@ -258,14 +272,7 @@ def test_launches_are_captured_by_a_capturing_stream(backend_name):
     for call, result, _ in calls:
         call()  # warm: no compile or allocation during the capture
         result[...] = 0
-    cupy.cuda.Device().synchronize()
-    stream = cupy.cuda.Stream(non_blocking=True)
-    with stream:
-        stream.begin_capture()
-        for call, _, _ in calls:
-            call()
-        graph = stream.end_capture()
-    cupy.cuda.Device().synchronize()
+    graph, stream = captured(cupy, calls)
     for _, result, _ in calls:
         assert not result.any()  # captured, not run
     graph.launch(stream=stream)

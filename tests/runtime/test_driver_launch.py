@@ -279,6 +279,7 @@ def test_the_driver_launch_on_a_gpu(backend_name):
     import cupy
 
     from tests.runtime.test_concurrency import _calls as gpu_calls
+    from tests.runtime.test_concurrency import captured
 
     driver_standin.real_driver()  # cuda-bindings installed
     with cuda.launch_mechanism("driver"):
@@ -287,14 +288,7 @@ def test_the_driver_launch_on_a_gpu(backend_name):
             call()
             np.testing.assert_array_equal(result.get(), expected)
             result[...] = 0
-        cupy.cuda.Device().synchronize()
-        stream = cupy.cuda.Stream(non_blocking=True)
-        with stream:
-            stream.begin_capture()
-            for call, _, _ in calls:
-                call()
-            graph = stream.end_capture()
-        cupy.cuda.Device().synchronize()
+        graph, stream = captured(cupy, calls)
         assert not any(result.any() for _, result, _ in calls)  # captured, not run
         graph.launch(stream=stream)
         stream.synchronize()
