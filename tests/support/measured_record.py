@@ -1,11 +1,14 @@
-"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]]``: rewrite
-``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
+"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]] [--host-us R,E]``:
+rewrite ``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
 :data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
 --suite rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
-BENCH.json``, with today's agreement count of the model priced for that device, each case priced as it
-ran (what ``tests/tools/test_measured_records.py`` ratchets), and the cases the model
-predicts too high or too low listed for a reason to be written in. The held-out fits
-(``leave_one_suite_out``) are kept from the previous record.
+BENCH.json``. It writes today's agreement count of the model priced for that device (what
+``tests/tools/test_measured_records.py`` ratchets), each case priced as it ran and as that run
+measured it (:class:`Measurement`), and lists the cases the model predicts too high or too
+low for a reason to be written in. ``--host-us R,E``: the host's microseconds per call of a
+cached ``rearrange_`` and of an ``add`` on the run's machine (gpu-check's launch costs);
+without it, the previous record's. The held-out fits (``leave_one_suite_out``) are kept from
+the previous record.
 
 Broadcast copies are left out: their source is re-read from cache, which the model does not
 count (they measure above a copy).
@@ -20,6 +23,10 @@ from pathlib import Path
 
 RECORDS = Path(__file__).resolve().parents[1] / "tools"
 AGREE = 0.1  # |predicted - measured|, fractions of a device-to-device copy
+# A copy moving this many bytes or more runs at DRAM's pace: five times the 50 MB L2, and
+# hundreds of microseconds against a few of launch (the record's TTC cases and the largest
+# transpose).
+DRAM_PACE_BYTES = 256 << 20
 
 
 def record_path(device: str) -> Path:
@@ -39,23 +46,81 @@ def cases_of(bench_records) -> list[dict]:
     return out
 
 
+def moved_bytes(case) -> int:
+    """Bytes a bench case's call is credited with at its full size (what its GB/s and its
+    copy's are over: :func:`infini_cupy.tools.bench.gbps.moved_bytes`), from operands built
+    without being filled."""
+    import numpy as np
+
+    from infini_cupy.tools import cases as bench_cases
+    from infini_cupy.tools.bench.gbps import moved_bytes as credited
+
+    with bench_cases.unfilled():
+        operands = case.build(bench_cases.aligned_alloc, case.shape, case.dtype)
+    with np.errstate(all="ignore"):  # unfilled operands: the output's size is what counts
+        return credited(case, operands)
+
+
+class Measurement:
+    """What turns the model's fraction of a case into the one a record measured
+    (:func:`infini_cupy.perf.limits.as_measured`): the record's host time per call of the
+    case's suite (``host_us_per_call``, gpu-check's launch costs on that machine), the time
+    of the copy measured beside the case, and the copy's at DRAM's pace (the median GB/s
+    of the record's copies of :data:`DRAM_PACE_BYTES` or more)."""
+
+    def __init__(self, record: dict, cases: dict):
+        self.host_s = {suite: us * 1e-6 for suite, us in record["host_us_per_call"].items()}
+        self.moved = {m["case"]: moved_bytes(cases[m["case"]]) for m in record["cases"]}
+        paced = sorted(m["copy_gbps"] for m in record["cases"]
+                       if self.moved[m["case"]] >= DRAM_PACE_BYTES)
+        self.dram_bytes_per_s = paced[len(paced) // 2] * 1e9
+
+    def fraction(self, m: dict, predicted: float) -> float:
+        """The fraction record case ``m`` is predicted to measure, the model's ``predicted``
+        fraction of a copy at DRAM's pace."""
+        from infini_cupy.perf.limits import as_measured
+
+        moved = self.moved[m["case"]]
+        return round(as_measured(predicted, copy_seconds=moved / (m["copy_gbps"] * 1e9),
+                                 dram_copy_seconds=moved / self.dram_bytes_per_s,
+                                 host_seconds=self.host_s[m["suite"]]), 3)
+
+
+def host_us_per_call(argv, previous: dict) -> dict:
+    """The record's host time per call by suite: ``--host-us REARRANGE,ELEMENTWISE`` (gpu-check's
+    launch costs on the run's machine: a cached ``rearrange_``, an ``add``; the TTC cases are
+    ``rearrange_`` calls), else the previous record's."""
+    if "--host-us" in argv:
+        rearrange, elementwise = (float(x) for x in argv[argv.index("--host-us") + 1].split(","))
+        return {"rearrange": rearrange, "elementwise": elementwise, "ttc": rearrange}
+    if "host_us_per_call" not in previous:
+        raise SystemExit("no host time per call: pass --host-us REARRANGE,ELEMENTWISE "
+                         "(gpu-check's launch costs, microseconds)")
+    return previous["host_us_per_call"]
+
+
 def main(argv) -> int:
     from infini_cupy.perf.devices import DEVICES
     from infini_cupy.runtime.nvrtc import nvrtc_version
     from infini_cupy.tools.bench import command as bench
     from infini_cupy.tools.bench import model_columns as bench_model
 
+    record_file = record_path(argv[0])
+    previous = json.loads(record_file.read_text()) if record_file.exists() else {}
+    host = host_us_per_call(argv, previous)
+    if "--host-us" in argv:
+        del argv[argv.index("--host-us"):argv.index("--host-us") + 2]
     device, bench_path, machine = argv[0], argv[1], (argv[2] if len(argv) > 2 else "")
     date = argv[3] if len(argv) > 3 else datetime.date.today().isoformat()  # of the run
-    record_file = record_path(device)
-    previous = json.loads(record_file.read_text()) if record_file.exists() else {}
     cases = cases_of(json.loads(Path(bench_path).read_text()))
     known = {c.name: c for suite in ("rearrange", "elementwise", "ttc")
              for c in bench.SUITES[suite]()}
+    measurement = Measurement({"host_us_per_call": host, "cases": cases}, known)
     agree, off = 0, {"above_expected": {}, "below_expected": {}}
     for m in cases:  # priced as it ran: its kernel and block size
-        predicted = bench_model.quick_record(known[m["case"]], DEVICES[device], ran=(
-            m["kernel"], m["block_threads"]), calibrated=True)["predicted_fraction"]
+        predicted = measurement.fraction(m, bench_model.quick_record(
+            known[m["case"]], DEVICES[device], ran=(m["kernel"], m["block_threads"]),
+            calibrated=True)["predicted_fraction"])
         agree += abs(predicted - m["measured_fraction"]) <= AGREE
         side = ("below_expected" if m["measured_fraction"] - predicted > AGREE else
                 "above_expected" if predicted - m["measured_fraction"] > AGREE else None)
@@ -64,7 +129,7 @@ def main(argv) -> int:
                 m["case"], f"TO EXPLAIN: predicted {predicted}, measured {m['measured_fraction']}")
     record = {"about": previous.get("about", ""), "machine": machine or previous.get("machine"),
               "nvrtc": ".".join(map(str, nvrtc_version())),
-              "date": date, "agree_at_least": agree,
+              "date": date, "host_us_per_call": host, "agree_at_least": agree,
               "replanned_at_most": 0, "replanned": {}, **off,
               **({"leave_one_suite_out": previous["leave_one_suite_out"]}
                  if "leave_one_suite_out" in previous else {}), "cases": cases}

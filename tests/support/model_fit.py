@@ -1,16 +1,18 @@
 """``python -m tests.support.model_fit [--write]``: fit the performance model's calibrated
 constants (:mod:`infini_cupy.perf.limits`: ``PHASE_LATENCIES``, ``LAUNCH_GAP_S``,
 ``WIDE_ROW_WORK``, ``LOAD_REQUESTS``; ``ISSUE_EFFICIENCY`` is measured, not fitted) to the H100 record
-(``tests/tools/h100_measured.json``) by a grid search, each case priced as it ran; print the
+(``tests/tools/h100_measured.json``) by a grid search, each case priced as it ran and as its
+run measured it (``measured_record.Measurement``: the host floor, the measured copy); print the
 in-sample agreement, the agreement of each suite predicted by the constants fitted on the
 other two (leave one suite out), and the H200 record's agreement with the H100's constants.
 ``--write`` records the held-out fits and their agreement in the H100 record
 (``leave_one_suite_out``, which ``tests/tools/test_measured_records.py`` holds as a floor).
 
 ``python -m tests.support.model_fit --short``: instead, the Markdown table of every bench case
-(rearrange, elementwise, TTC) of :data:`SHORT_BYTES` or more that the calibrated model
-predicts below :data:`SHORT_OF` of an H100 copy, as the planner plans it today, with the term
-that limits it (docs/performance/model.md, "Large cases the model shows short").
+(rearrange, elementwise, TTC) that the calibrated model, with the H100 record's host floor,
+predicts below :data:`SHORT_OF` of an H100 copy at DRAM's pace, as the planner plans it
+today, with the term that limits it (docs/performance/model.md, "Cases the model shows
+short").
 
 Each case is traced once (``model_columns.quick_record``); the grid re-prices the traced
 launches with :func:`infini_cupy.perf.limits.predict_profile` under each set of constants.
@@ -24,14 +26,15 @@ import itertools
 import json
 import sys
 
-from tests.support.measured_record import AGREE, record_path
+from tests.support.measured_record import AGREE, Measurement, moved_bytes, record_path
 
 SUITES = ("rearrange", "elementwise", "ttc")
-SHORT_BYTES = 32 << 20  # bytes of the result: the large cases the short list is of
-SHORT_OF = 0.9  # the fraction of a copy below which a large case is listed
+SHORT_OF = 0.9  # the fraction of a copy below which a case is listed
 GRID = {
     "PHASE_LATENCIES": (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0),
-    "LAUNCH_GAP_S": (0.0, 1e-6, 2e-6, 3e-6, 4e-6, 6e-6),
+    # the GPU's idle time between two launches: the host's own time per call is the measured
+    # host floor (limits.as_measured), so a gap is a microsecond or two, not the host's ten
+    "LAUNCH_GAP_S": (0.0, 0.5e-6, 1e-6, 1.5e-6, 2e-6),
     # 1 (none) or within what Nsight Compute counted over the SASS reader's hot loop
     "WIDE_ROW_WORK": (1.0, 1.5, 1.65, 1.8),
     "LOAD_REQUESTS": (0, 64, 72, 80, 88, 96),  # 0: no such limit
@@ -54,9 +57,10 @@ def constants(values: dict):
             setattr(limits, name, value)
 
 
-def traced(device: str) -> list[tuple[dict, list, tuple]]:
+def traced(device: str) -> list[tuple[dict, list, tuple, Measurement]]:
     """Per measured case of a record: (the case's record entry, the ``predict_profile`` calls
-    pricing it as it ran, the ``combined_fraction`` call's arguments)."""
+    pricing it as it ran, the ``combined_fraction`` call's arguments, what the record's run
+    measured it against)."""
     from infini_cupy.perf import limits
     from infini_cupy.perf.devices import DEVICES
     from infini_cupy.tools.bench import command as bench
@@ -64,6 +68,7 @@ def traced(device: str) -> list[tuple[dict, list, tuple]]:
 
     known = {c.name: c for suite in SUITES for c in bench.SUITES[suite]()}
     record = json.loads(record_path(device).read_text())
+    measurement = Measurement(record, known)
     out = []
     predict_profile, combined_fraction = limits.predict_profile, limits.combined_fraction
     for m in record["cases"]:
@@ -83,17 +88,18 @@ def traced(device: str) -> list[tuple[dict, list, tuple]]:
                                        ran=(m["kernel"], m["block_threads"]), calibrated=True)
         finally:
             limits.predict_profile, limits.combined_fraction = predict_profile, combined_fraction
-        out.append((m, calls, combined[-1]))
+        out.append((m, calls, combined[-1], measurement))
     return out
 
 
 def priced(case) -> float:
-    """The fraction of a :func:`traced` case under the constants in force."""
+    """The fraction a :func:`traced` case is predicted to measure under the constants in
+    force."""
     from infini_cupy.perf import limits
 
-    _, calls, (moved, credited) = case
+    m, calls, (moved, credited), measurement = case
     predictions = [limits.predict_profile(*args, **kwargs) for args, kwargs in calls]
-    return limits.combined_fraction(predictions, moved, credited)
+    return measurement.fraction(m, limits.combined_fraction(predictions, moved, credited))
 
 
 def agreement(cases) -> tuple[int, float]:
@@ -115,37 +121,42 @@ def fit(cases) -> dict:
 
 
 def short_cases(device: str = "h100") -> list[dict]:
-    """Every bench case of the rearrange, elementwise and TTC suites whose result has
-    :data:`SHORT_BYTES` or more that the calibrated model predicts below :data:`SHORT_OF` of a
-    copy on ``device``, planned as the planner plans it today: name, result MB, the limits'
-    prediction, the calibrated one and its limiter (a limit of :func:`~infini_cupy.perf.limits.predict`
-    or a calibrated term), lowest first."""
-    import math
-
-    import numpy as np
-
+    """Every bench case of the rearrange, elementwise and TTC suites that the calibrated model
+    predicts below :data:`SHORT_OF` of a copy at DRAM's pace on ``device``, planned as the
+    planner plans it today, with the host floor of that device's record (its host time per
+    call: a call shorter than it runs at the host's pace): name, MB moved (read and written,
+    as the bench credits it), the limits' prediction, the calibrated one and its limiter (a
+    limit of :func:`~infini_cupy.perf.limits.predict`, a calibrated term, or ``host``), lowest
+    first."""
     from infini_cupy.perf.devices import DEVICES
+    from infini_cupy.perf.limits import as_measured
     from infini_cupy.tools.bench import command as bench
     from infini_cupy.tools.bench import model_columns
 
+    known = {c.name: (suite, c) for suite in SUITES for c in bench.SUITES[suite]()}
+    measurement = Measurement(json.loads(record_path(device).read_text()),
+                              {name: c for name, (_, c) in known.items()})
     out = []
-    for case in (c for suite in SUITES for c in bench.SUITES[suite]()):
-        size = math.prod(case.shape) * np.dtype(case.dtype).itemsize
-        if size < SHORT_BYTES:
-            continue
+    for suite, case in known.values():
+        size = moved_bytes(case)
         calibrated = model_columns.quick_record(case, DEVICES[device], calibrated=True)
-        if calibrated["predicted_fraction"] >= SHORT_OF:
+        paced = size / measurement.dram_bytes_per_s
+        fraction = round(as_measured(calibrated["predicted_fraction"], copy_seconds=paced,
+                                     dram_copy_seconds=paced,
+                                     host_seconds=measurement.host_s[suite]), 3)
+        if fraction >= SHORT_OF:
             continue
         bound = model_columns.quick_record(case, DEVICES[device])["predicted_fraction"]
-        out.append({"case": case.name, "mb": round(size / 2**20), "limits": bound,
-                    "calibrated": calibrated["predicted_fraction"],
-                    "limiter": calibrated["limiter"]})
+        out.append({"case": case.name, "mb": round(size / 1e6), "limits": bound,
+                    "calibrated": fraction,
+                    "limiter": ("host" if fraction < calibrated["predicted_fraction"]
+                                else calibrated["limiter"])})
     return sorted(out, key=lambda r: (r["calibrated"], r["case"]))
 
 
 def short_table(rows) -> str:
     """:func:`short_cases` as a Markdown table."""
-    lines = ["| case | MiB | limits alone | calibrated | limited by |",
+    lines = ["| case | MB moved | limits alone | calibrated | limited by |",
              "| --- | --- | --- | --- | --- |"]
     lines += [f"| {r['case']} | {r['mb']} | {r['limits']:.2f} | {r['calibrated']:.2f} | "
               f"{r['limiter']} |" for r in rows]

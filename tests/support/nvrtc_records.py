@@ -20,19 +20,24 @@ OTHER_NVRTC_IN_FLIGHT_FACTOR = 4
 # move by up to 0.11 ("add transposed fp16" 0.899 under NVRTC 13.0, 0.913 under 13.2, 0.999
 # under 13.5; "interior slice fp16" 0.900 under both, 0.927).
 OTHER_NVRTC_MARGIN = 0.12
-# A case's prediction priced as it ran against a GPU record (tests/tools/DEVICE_measured.json)
-# under another NVRTC 13.x than the record's: up to +0.32 under 13.0 on the H200 record
-# ("add transposed fp16"; issue-bound cases weigh more against its 4.8 TB/s), +0.07 on the
-# H100's, 0.04 under 13.2, none under 13.4.
-OTHER_NVRTC_SHIFT = 0.33
+# A case's prediction priced as it ran and as its run measured it against a GPU record
+# (tests/tools/DEVICE_measured.json) under another NVRTC 13.x than the record's: up to +0.39
+# under 13.0 on the H200 record ("add transposed fp16": 1.00 against 13.5's 0.61; issue-bound
+# cases weigh more against its 4.8 TB/s, and its copy at that size ran below DRAM's pace),
+# +0.11 on the H100's, 0.05 under 13.2, none under 13.4.
+OTHER_NVRTC_SHIFT = 0.4
+# The calibrated predictions of the cases the model shows short (docs/performance/model.md,
+# tests.support.model_fit.short_cases) under another NVRTC 13.x: "add transposed fp16" 0.94
+# under 13.0 against 13.5's 0.79 (its issue bound), the others within 0.12.
+OTHER_NVRTC_SHORT_MARGIN = 0.15
 
 
 def other_nvrtc_floor(count: int) -> int:
     """The least of a recorded agreement ``count`` (cases the model predicts within 0.1 of a
     GPU's measurement) that the code of another NVRTC 13.x must reach: the count less
-    :data:`OTHER_NVRTC_TOLERANCE` of it. Measured against the H100 record's 69 (held out: 10,
-    8, 44) and the H200's 57 under NVRTC 13.5: 65 (12, 8, 37) and 44 under 13.0, 69 (10, 8,
-    44) and 56 under 13.2, the most lost 13 of 57.
+    :data:`OTHER_NVRTC_TOLERANCE` of it. Measured against the H100 record's 73 (held out: 16,
+    8, 46) and the H200's 65 under NVRTC 13.5: 68 (13, 8, 43) and 53 under 13.0, the same
+    under 13.2 and 13.4 as under 13.5, the most lost 12 of 65.
 
     >>> other_nvrtc_floor(69), other_nvrtc_floor(57)
     (52, 43)
