@@ -1,13 +1,14 @@
-"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]] [--host-us R,E]``:
+"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]] [--host-us-from F]``:
 rewrite ``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
 :data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
 --suite rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
 BENCH.json``. It writes today's agreement count of the model priced for that device (what
 ``tests/tools/test_measured_records.py`` ratchets), each case priced as it ran and as that run
 measured it (:class:`Measurement`), and lists the cases the model predicts too high or too
-low for a reason to be written in. ``--host-us R,E``: the host's microseconds per call of a
-cached ``rearrange_`` and of an ``add`` on the run's machine (gpu-check's launch costs);
-without it, the previous record's. The held-out fits (``leave_one_suite_out``) are kept from
+low for a reason to be written in. ``--host-us-from gpu-check.bench.json``: the host's
+microseconds per call of a cached ``rearrange_`` and of an ``add`` on the run's machine, from
+gpu-check's launch costs (or ``--host-us R,E``, the two figures); without either, the
+previous record's. The held-out fits (``leave_one_suite_out``) are kept from
 the previous record.
 
 Broadcast copies are left out: their source is re-read from cache, which the model does not
@@ -86,16 +87,41 @@ class Measurement:
                                  host_seconds=self.host_s[m["suite"]]), 3)
 
 
+def host_us_from_bench_step(rows, mechanism: str | None = None) -> dict:
+    """The host's microseconds per call by suite from gpu-check's bench rows
+    (``gpu-check.bench.json``, ``launch_costs.mechanism_rows``: ours with ``mechanism``, by
+    default the launch mechanism in force, ``INFINI_CUPY_LAUNCH``): the cached ``rearrange_``
+    for the rearrange and TTC suites, the ``add`` for the elementwise one."""
+    from infini_cupy import config
+
+    mechanism = mechanism or config.launch_mechanism()
+    found = {}
+    for row in rows:
+        call = row.get("case", "").removeprefix("host us per call: ")
+        us = row.get("us_per_call", {}).get(mechanism)
+        if call != row.get("case") and us:
+            found[call.split()[0]] = us
+    missing = {"rearrange_", "add"} - set(found)
+    if missing:
+        raise SystemExit(f"no host us per call of {sorted(missing)} with the {mechanism} launch "
+                         "in the gpu-check bench rows")
+    return {"rearrange": found["rearrange_"], "elementwise": found["add"],
+            "ttc": found["rearrange_"]}
+
+
 def host_us_per_call(argv, previous: dict) -> dict:
-    """The record's host time per call by suite: ``--host-us REARRANGE,ELEMENTWISE`` (gpu-check's
-    launch costs on the run's machine: a cached ``rearrange_``, an ``add``; the TTC cases are
-    ``rearrange_`` calls), else the previous record's."""
+    """The record's host time per call by suite: ``--host-us-from gpu-check.bench.json`` (the
+    run's launch costs, :func:`host_us_from_bench_step`), ``--host-us REARRANGE,ELEMENTWISE``
+    (microseconds), else the previous record's."""
+    if "--host-us-from" in argv:
+        rows = json.loads(Path(argv[argv.index("--host-us-from") + 1]).read_text())
+        return host_us_from_bench_step(rows)
     if "--host-us" in argv:
         rearrange, elementwise = (float(x) for x in argv[argv.index("--host-us") + 1].split(","))
         return {"rearrange": rearrange, "elementwise": elementwise, "ttc": rearrange}
     if "host_us_per_call" not in previous:
-        raise SystemExit("no host time per call: pass --host-us REARRANGE,ELEMENTWISE "
-                         "(gpu-check's launch costs, microseconds)")
+        raise SystemExit("no host time per call: pass --host-us-from gpu-check.bench.json or "
+                         "--host-us REARRANGE,ELEMENTWISE (microseconds)")
     return previous["host_us_per_call"]
 
 
@@ -108,8 +134,9 @@ def main(argv) -> int:
     record_file = record_path(argv[0])
     previous = json.loads(record_file.read_text()) if record_file.exists() else {}
     host = host_us_per_call(argv, previous)
-    if "--host-us" in argv:
-        del argv[argv.index("--host-us"):argv.index("--host-us") + 2]
+    for flag in ("--host-us-from", "--host-us"):
+        if flag in argv:
+            del argv[argv.index(flag):argv.index(flag) + 2]
     device, bench_path, machine = argv[0], argv[1], (argv[2] if len(argv) > 2 else "")
     date = argv[3] if len(argv) > 3 else datetime.date.today().isoformat()  # of the run
     cases = cases_of(json.loads(Path(bench_path).read_text()))

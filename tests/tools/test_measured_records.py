@@ -133,6 +133,25 @@ def test_a_record_is_priced_as_its_run_measured_it():
         0.9 * measurement.dram_bytes_per_s / (large["copy_gbps"] * 1e9), abs=1e-3)
 
 
+def test_a_record_takes_its_host_times_from_gpu_check_s_launch_costs():
+    # measured_record --host-us-from gpu-check.bench.json: the rows launch_costs writes, read
+    # by the name of the call, with the launch mechanism asked for.
+    import numpy as np
+
+    from infini_cupy.tools.gpu_check import launch_costs
+    from tests.support.measured_record import host_us_from_bench_step
+
+    rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
+    rows.append({"case": "planners: transpose odd int8", "ok": True})
+    for mechanism in ("cupy", "driver"):
+        add, rearrange = (r["us_per_call"][mechanism] for r in rows[:2])
+        assert host_us_from_bench_step(rows, mechanism) == {
+            "rearrange": rearrange, "elementwise": add, "ttc": rearrange}
+    rows[0]["us_per_call"]["cupy"] = None  # that mechanism could not launch
+    with pytest.raises(SystemExit, match="add"):
+        host_us_from_bench_step(rows, "cupy")
+
+
 def test_the_measurements_are_of_the_plans_the_planner_makes(compared):
     # A case planned otherwise since the run is still priced as it ran; it is named, with
     # the reason, so that the planner's departures from what was timed stay in sight.
