@@ -75,6 +75,9 @@ _array_types: set = {np.ndarray}
 # (name, the operands' layout ids or scalar types) -> the _Known of _hot: calls on Arrays,
 # whose layouts are interned once per Array (see layout_id)
 by_ids = RecentCalls()
+# (name, the operands' layout ids or scalar types, out='s layout id) -> the _Known of _known:
+# calls on Arrays into an Array (out=, the in-place operators)
+into_by_ids = RecentCalls()
 
 # (native type, dtype, shape, strides, backend) -> a small int never given to another layout
 _layout_ids: dict = {}
@@ -271,6 +274,13 @@ def short_call(name: str, args, out=None):
     return run(known, args, out, "emulate")
 
 
+def known_into(name: str, args, out):
+    """The remembered plan of ``name(*args, out=out)`` (natives and scalars of Arrays, a
+    native ``out``), or None: what :data:`into_by_ids` learns on its first miss."""
+    key = _key(name, args, out)
+    return None if key is None else _known.get(key)
+
+
 def hot_known(name: str, backend: str, args):
     """The remembered plan of ``name(*args)`` on ``backend`` (natives and scalars of Arrays,
     no ``out=``), or None: what :data:`by_ids` learns on its first miss."""
@@ -423,14 +433,22 @@ def _hot_key(name, backend, args):
     return None if key is None else tuple(key)
 
 
-def run(known, args, out, backend):
+def run(known, args, out, backend, read=None):
     """The remembered call ``known`` of ``args`` on ``backend``: every per-call check (arrays
     on the current GPU, aligned for their C++ type; ``out=`` writeable, aligned, overlapping no
     input but in its very layout), then allocation, scalars, casts and the launches. None
-    (nothing written) when a check sends the call the full way."""
+    (nothing written) when a check sends the call the full way. ``read``: on the emulator,
+    the data pointers already read, ``([per operand, 0 for a scalar], out's)`` (settled
+    Arrays hold theirs)."""
     # Every check before the first launch: a call that falls back has written nothing.
-    addresses = [0, 0, 0]
-    if backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
+    addresses, out_address = [0, 0, 0], None
+    if read is not None and backend == "emulate":
+        pointer = numpy_data_pointer
+        addresses, out_address = read
+        for k, align_mask in known.arrays:
+            if addresses[k] & align_mask:
+                return None
+    elif backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
         device = _current_device()
         for k, align_mask in known.arrays:
             memory = args[k].data
@@ -448,8 +466,11 @@ def run(known, args, out, backend):
                 return None
     if out is None:
         out = empty(backend, known.shape, known.dtype_out)
-    elif not _out_usable(known.out_check, out, pointer(out), addresses):
-        return None
+    else:
+        if out_address is None:
+            out_address = pointer(out)
+        if not _out_usable(known.out_check, out, out_address, addresses):
+            return None
     operands = args
     tail = known.tail  # the scalar values, the scalar mask, the packed layouts
     if known.scalars:
@@ -469,7 +490,7 @@ def run(known, args, out, backend):
         return _short_staged(known, backend, pointer, out, list(operands), tail[:3])
     flag = FLAG_OFF
     if known.vector_masks is not None:
-        misaligned = pointer(out) & known.vector_masks[0]
+        misaligned = (pointer(out) if out_address is None else out_address) & known.vector_masks[0]
         for k, mask in known.vector_masks[1]:
             misaligned |= addresses[k] & mask
         flag = FLAG_OFF if misaligned else FLAG_ON

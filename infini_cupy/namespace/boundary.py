@@ -42,7 +42,8 @@ from .array import (Array, check_same_device, learn_out_id as _learn_out_id, set
                     wrap_result)
 from ..config import lazy_enabled
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
-                                      hot_known as _hot_known, run as _run)
+                                      hot_known as _hot_known, into_by_ids as _into_by_ids,
+                                      known_into as _known_into, run as _run)
 
 _SPECIAL = (Array, np.generic)
 
@@ -253,6 +254,41 @@ def _learn(key, name, b, natives):
     return known
 
 
+def _into(name, operands, out):
+    """The hot path of ``name(*operands, out=out)``, ``out`` an Array (``out=``, the in-place
+    operators): keyed by the name, each operand's layout id (Arrays of ``out``'s device) or
+    scalar type, and ``out``'s layout id; ``short_path.run`` makes every per-call check of
+    ``out`` (writeable, aligned, overlapping no input but in its very layout) with the
+    settled Arrays' pointers. Returns ``out``, or None (nothing written) for the full way."""
+    b = out._b
+    if b == "numpy" or out._p is not None:
+        return None
+    key, natives, addresses = [name], [], [0, 0, 0]
+    for k, x in enumerate(operands):
+        kind = type(x)
+        if kind is Array:
+            if x._b != b or x._p is not None:
+                return None
+            key.append(x._k or settle(x))
+            natives.append(x._a)
+            addresses[k] = x._d
+        elif kind in _HOT_SCALARS:
+            key.append(kind)
+            natives.append(x)
+        else:
+            return None
+    key.append(out._k or settle(out))
+    key = tuple(key)
+    known = _into_by_ids.get(key)
+    if known is None:
+        known = _known_into(name, natives, out._a)
+        if known is None:
+            return None
+        _into_by_ids.remember(key, known)
+    done = _run(known, natives, out._a, b, (addresses, out._d))
+    return None if done is None else out
+
+
 # The hot path (see docs/dev/hot_path.md), written out in both templates below: a call of
 # Arrays of one device other than cpu (or an Array and a scalar), no out=, outside
 # xp.lazy(), keyed by the name and each Array's layout id (settled once, array.settle) or
@@ -289,6 +325,9 @@ def _unary(impl):
                                 r._d = address
                                 r._k = known.out_id or _learn_out_id(known, r._a, b)
                             return r
+        elif type(out) is Array and not _pending.expressions and not lazy_enabled():
+            if _into(name, (x,), out) is not None:
+                return out
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
@@ -340,6 +379,9 @@ def _binary(impl):
                                 r._d = address
                                 r._k = known.out_id or _learn_out_id(known, r._a, b)
                             return r
+        elif type(out) is Array and not _pending.expressions and not lazy_enabled():
+            if _into(name, (x1, x2), out) is not None:
+                return out
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:

@@ -113,6 +113,101 @@ def test_the_repeat_is_served_by_the_hot_path(arr, monkeypatch):
         assert type(call()) is xp.Array
 
 
+INPLACE = {"add": "__iadd__", "multiply": "__imul__", "subtract": "__isub__",
+           "maximum": None, "less": None}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 9), cols=st.integers(1, 40),
+       name=st.sampled_from(["add", "multiply", "subtract", "maximum"]),
+       dtype=st.sampled_from(["float32", "int16", "float64"]),
+       layouts=st.tuples(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS),
+                         st.sampled_from(LAYOUTS)),
+       scalar=st.sampled_from([None, 3, 2.5]), in_place=st.booleans())
+def test_a_repeat_into_an_array_gives_the_first_calls_bits(arr, host, seed, rows, cols, name,
+                                                          dtype, layouts, scalar, in_place):
+    """``out=`` and the in-place operators: each repeat writes the full call's bits into the
+    very Array given, whatever the three layouts, and returns it."""
+    rng = np.random.default_rng(seed)
+    h1, h2, h_out = (_layout(rng, (rng.standard_normal((rows, cols)) * 50).astype(dtype), kind)
+                     for kind in layouts)
+    x2 = arr(h2) if scalar is None else scalar
+    if scalar is not None and np.dtype(dtype).kind == "i" and scalar != int(scalar):
+        x2 = int(scalar)  # an integer Array keeps its dtype: NumPy 2 refuses a float here
+    expected = h_out.copy()
+    results = []
+    recent.forget_all()
+    for _ in range(3):
+        out = arr(h_out.copy())  # an Array on the emulator may share the NumPy array's memory
+        if in_place and INPLACE[name]:
+            got = getattr(out, INPLACE[name])(x2)
+        else:
+            got = getattr(xp, name)(arr(h1) if not in_place else out, x2, out=out)
+        assert got is out
+        results.append(np.array(host(out)))
+    operand = h_out if in_place else h1
+    with np.errstate(all="ignore"):
+        getattr(np, name)(operand.copy(), h2 if scalar is None else x2, out=expected)
+    np.testing.assert_array_equal(results[0], expected)
+    assert all(_bits(r) == _bits(results[0]) for r in results[1:])
+    if out.device != "cpu":
+        assert short_path.into_by_ids  # repeated by the hot path into the Array
+
+
+def test_a_repeat_into_an_array_is_served_by_the_hot_path(arr, host, monkeypatch):
+    """After one full call, ``out=`` and in-place repeats neither reach ``apply`` nor the
+    Arrays' boundary, and write into the Array given."""
+    from infini_cupy.namespace import boundary
+
+    x = arr(np.ones((48, 64), np.float32))
+    z = arr(np.zeros((48, 64), np.float32))
+    calls = [lambda: xp.add(x, x, out=z), lambda: z.__iadd__(x), lambda: z.__imul__(2.0),
+             lambda: xp.exp(x, out=z)]
+    for call in calls:
+        call()
+    if x.device == "cpu":
+        assert not short_path.into_by_ids
+        return
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeat went the full way")
+
+    monkeypatch.setattr(launcher, "_apply", refused)
+    monkeypatch.setattr(boundary, "call_binary", refused)
+    monkeypatch.setattr(boundary, "call_unary", refused)
+    assert calls[0]() is z
+    np.testing.assert_array_equal(host(z), 2)
+    assert calls[1]() is z and calls[2]() is z
+    np.testing.assert_array_equal(host(z), 6)
+    assert calls[3]() is z
+    np.testing.assert_allclose(host(z), np.e, rtol=1e-6)
+
+
+def test_an_overlapping_out_is_checked_per_call_on_a_warm_cache(arr, host):
+    """A signature warmed on separate arrays, repeated with ``out=`` overlapping its input
+    in another layout (one row apart in one buffer, the same layout ids): NumPy's answer."""
+    h = np.arange(50, dtype=np.float32).reshape(5, 10)
+    buffer, other = arr(h.copy()), arr(h.copy())  # the emulator may share NumPy's memory
+    for _ in range(2):  # warm: the same layouts, two buffers
+        xp.add(buffer[:4], 1.0, out=other[1:])
+    xp.add(buffer[:4], 1.0, out=buffer[1:])  # a row written before the next one is read
+    expected = h.copy()
+    np.add(expected[:4], 1.0, out=expected[1:])
+    np.testing.assert_array_equal(host(buffer), expected)
+    transposed = arr(h[:, :5].copy())  # the same Array in and out, transposed: full way
+    square = np.array(host(transposed))
+    for _ in range(2):
+        transposed += transposed.T
+    np.testing.assert_array_equal(host(transposed), _twice_plus_transpose(square))
+
+
+def _twice_plus_transpose(a):
+    a = a.copy()
+    for _ in range(2):
+        a += a.T.copy()  # NumPy reads the input as it was before the call writes
+    return a
+
+
 # ---------------------------------------------------------------- checks kept on a warm cache
 
 

@@ -1,6 +1,6 @@
-"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]] [--host-us-from F]``:
-rewrite ``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``, ``h200``, a key of
-:data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
+"""``python -m tests.support.measured_record DEVICE BENCH.json [MACHINE [DATE]]
+[--host-us-from F]``: rewrite ``tests/tools/DEVICE_measured.json`` (DEVICE: ``h100``,
+``h200``, a key of :data:`infini_cupy.perf.devices.DEVICES`) from a GPU run of ``python -m infini_cupy bench
 --suite rearrange --suite elementwise --suite ttc --backend cuda --no-trace --no-compile --json
 BENCH.json``. It writes today's agreement count of the model priced for that device (what
 ``tests/tools/test_measured_records.py`` ratchets), each case priced as it ran and as that run

@@ -96,6 +96,7 @@ def _ratio_rows(backend: str):
     with config.backend(backend):
         x, y = xp.asarray(a), xp.asarray(b)
         transposed = xp.empty(RATIO_SHAPE[::-1], dtype=xp.float32, device=x.device)
+        z = xp.empty(RATIO_SHAPE, dtype=xp.float32, device=x.device)
     x_t = x.T
     fused = xp.fuse(lambda p, q: xp.exp(p * q + p) - q)  # four ops, one kernel
     return [
@@ -105,6 +106,8 @@ def _ratio_rows(backend: str):
         ("xp.exp(x)", lambda: xp.exp(x)),
         ("rearrange_(y, x.T) (cached)", lambda: xp.rearrange_(transposed, x_t)),
         ("fused exp(x*y+x)-y", lambda: fused(x, y)),
+        ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
+        ("z += x", lambda: z.__iadd__(x)),
     ]
 
 
