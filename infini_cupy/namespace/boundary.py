@@ -28,7 +28,8 @@ import types
 
 import numpy as np
 
-from ..arrays import check_plain_buffer
+from ..arrays import check_plain_buffer, current_allocator as _current_allocator
+from ..arrays import data_pointer as _data_pointer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import (rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
@@ -254,6 +255,18 @@ def _learn(key, name, b, natives):
     return known
 
 
+def _settled_output(native, b, known):
+    """An Array over the output of the remembered plan ``known`` (``short_path.run``: a GPU's
+    call, or one of several launches), settled as it is made: its data pointer and the plan's
+    layout id, unless another allocator made it (``arrays.outputs_from``: its layout is the
+    allocator's, settled when it is next read)."""
+    a = wrap(native, b)
+    if _current_allocator() is None:
+        a._d = _data_pointer(native)
+        a._k = known.out_id or _learn_out_id(known, native, b)
+    return a
+
+
 def _into(name, operands, out):
     """The hot path of ``name(*operands, out=out)``, ``out`` an Array (``out=``, the in-place
     operators): keyed by the name, each operand's layout id (Arrays of ``out``'s device) or
@@ -312,7 +325,7 @@ def _unary(impl):
                     if fast is None:
                         r = _run(known, natives, None, b)
                         if r is not None:
-                            return wrap(r, b)
+                            return _settled_output(r, b, known)
                     else:
                         result = fast(natives, (x._d,))
                         if result is not None:
@@ -366,7 +379,7 @@ def _binary(impl):
                     if fast is None:
                         r = _run(known, natives, None, b)
                         if r is not None:
-                            return wrap(r, b)
+                            return _settled_output(r, b, known)
                     else:
                         result = fast(natives, addresses)
                         if result is not None:

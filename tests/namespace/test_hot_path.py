@@ -367,8 +367,8 @@ def test_arrays_and_outputs_hold_their_own_layout_and_pointer(arr, host):
             continue
         assert r._k == short_path.layout_id(r._a, r._b)
         assert r._d == data_pointer(r._a)
-    if x.device == "emulator":
-        assert any(r._k is not None for r in results[4:])  # settled on the hot path
+    # the repeats' outputs come back settled from the hot path, on every device
+    assert all(r._k is not None for r in results[4:])
     np.testing.assert_array_equal(host(results[-4]), h + h * 2)
     np.testing.assert_array_equal(host(results[-1]), np.float32(2.0) - h * 2)
 
