@@ -133,15 +133,19 @@ def test_a_record_is_priced_as_its_run_measured_it():
         0.9 * measurement.dram_bytes_per_s / (large["copy_gbps"] * 1e9), abs=1e-3)
 
 
-def test_a_record_takes_its_host_times_from_gpu_check_s_launch_costs():
-    # measured_record --host-us-from gpu-check.bench.json: the rows launch_costs writes, read
-    # by the name of the call, with the launch mechanism asked for.
+def test_a_record_takes_its_host_times_from_gpu_check_s_launch_costs(monkeypatch):
+    # measured_record --host-us-from gpu-check.bench.json: the rows launch_costs writes (its
+    # timings replaced by random figures: the calls are not what is tested), read by the
+    # name of the call, with the launch mechanism asked for.
     import numpy as np
 
     from infini_cupy.tools.gpu_check import launch_costs
     from tests.support.measured_record import host_us_from_bench_step
 
+    figures = iter(np.random.default_rng(5).uniform(1, 30, 16).round(2))
+    monkeypatch.setattr(launch_costs, "host_us_per_call", lambda *args: next(figures))
     rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
+    assert all(r["ok"] for r in rows)
     rows.append({"case": "planners: transpose odd int8", "ok": True})
     for mechanism in ("cupy", "driver"):
         add, rearrange = (r["us_per_call"][mechanism] for r in rows[:2])
