@@ -303,11 +303,11 @@ def _into(name, operands, out):
 
 
 # The hot path (see docs/dev/hot_path.md), written out in both templates below: a call of
-# Arrays of one device other than cpu (or an Array and a scalar), no out=, outside
-# xp.lazy(), keyed by the name and each Array's layout id (settled once, array.settle) or
-# each scalar's type. A plan seen before launches from short_path's specialised function
-# (known.fast, the emulator) or short_path.run; its output is an Array settled with its
-# pointer and the plan's layout id. A check that fails (None) sends the call the full way.
+# Arrays of one device other than cpu (or an Array and a scalar), outside xp.lazy(), keyed by
+# the name and each Array's layout id (settled once, array.settle) or each scalar's type;
+# with out= an Array, _into. A plan seen before launches from short_path's specialised
+# function (known.fast, the emulator) or short_path.run; its output is an Array settled with
+# its pointer and the plan's layout id. A check that fails (None) sends the call the full way.
 
 
 def _unary(impl):
