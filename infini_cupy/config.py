@@ -8,6 +8,7 @@
 | ``INFINI_CUPY_EMULATOR_THREAD_ORDER`` | emulator's thread order: forward, reverse, shuffle[:SEED] | ``forward``              |
 | ``INFINI_CUPY_LAZY``                  | ``1``: elementwise calls deferred everywhere (read at import) | ``0`` (off)            |
 | ``INFINI_CUPY_LAUNCH``                | how the cuda backend launches: cupy, driver (read at import) | ``cupy``                 |
+| ``INFINI_CUPY_NATIVE``                | ``0``: no compiled hot path, the Python one alone (read once) | ``1`` (built with g++) |
 
 Backends:
 
@@ -41,6 +42,7 @@ THREAD_ORDER_VAR = "INFINI_CUPY_EMULATOR_THREAD_ORDER"
 THREAD_ORDERS = ("forward", "reverse", "shuffle")
 LAZY_VAR = "INFINI_CUPY_LAZY"
 LAUNCH_VAR = "INFINI_CUPY_LAUNCH"
+NATIVE_VAR = "INFINI_CUPY_NATIVE"  # runtime/native.py: the compiled hot path
 # cupy: CuPy's Function object packs the arguments per call; driver: cuda.bindings'
 # cuLaunchKernel with a buffer packed once per launch record (runtime/cuda_driver.py)
 LAUNCH_MECHANISMS = ("cupy", "driver")

@@ -64,7 +64,7 @@ class _Known:
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
                  "bounds", "mask_arg", "arrays", "array_indices", "scalars", "casts", "pad",
                  "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check", "fast",
-                 "fast_arrays", "out_id")
+                 "fast_arrays", "out_id", "native")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -180,8 +180,12 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.copies = {}
     known.bounds = dtypes.plain_scalar_bounds(dtype_in)
     known.out_id = None  # the output's layout id, from the first output of the hot path
+    known.native = None  # what runtime/hot_calls.c reads of known.fast's call, if it can
     known.fast = None if (known.staged or known.casts or out is not None or known.on_gpu
                           or not FIELD_POINTERS) else _fast_function(known)
+    if (out is not None and not (known.staged or known.casts or known.on_gpu or known.scalars)
+            and FIELD_POINTERS):
+        known.native = _native_into(known)
     _known.remember(key, known)
     if out is None:
         hot_key = _hot_key(name, backend, args)
@@ -203,6 +207,16 @@ def _fast_template(known) -> tuple:
     kernel_launch = known.launch
     return (arrays, known.shape, known.dtype_out, out_mask, kernel_launch.kernel,
             kernel_launch.grid, kernel_launch.block, known.pad, tails)
+
+
+def _native_into(known) -> tuple:
+    """``known.native`` of a call of arrays alone into ``out=`` on the emulator (what
+    runtime/hot_calls.c's ``into`` reads): ``_fast_function``'s fields (no shape or dtype:
+    nothing is allocated) and ``known.out_check``, the checks ``run`` makes of ``out``."""
+    arrays, _, _, out_mask, kernel, grid, block, _, (off, on) = _fast_template(known)
+    (_, align1, vector1), (_, align2, vector2) = (arrays + ((1, 0, 0),))[:2]
+    return (len(arrays), None, None, out_mask, kernel, grid, block, off, on, align1, vector1,
+            align2, vector2, -1, None, None, known.out_check)
 
 
 def _cast_step(x, cast_plan, dtype_in) -> _Cast:
@@ -322,6 +336,8 @@ def _fast_function(known):
     scalars = known.scalars
     if not scalars and len(arrays) == 2:
         (_, align1, vector1), (_, align2, vector2) = arrays
+        known.native = (2, tuple(shape), dtype_out, out_mask, kernel, grid, block, off, on,
+                        align1, vector1, align2, vector2, -1, None, None)
 
         def fast(args, addresses):
             a1, a2 = addresses[0], addresses[1]
@@ -339,6 +355,8 @@ def _fast_function(known):
             return out, (address if alloc is None else None)
     elif not scalars and len(arrays) == 1:
         align1, vector1 = arrays[0][1:]
+        known.native = (1, tuple(shape), dtype_out, out_mask, kernel, grid, block, off, on,
+                        align1, vector1, 0, 0, -1, None, None)
 
         def fast(args, addresses):
             a1 = addresses[0]
@@ -363,6 +381,23 @@ def _fast_function(known):
         # the last scalar (the very object, so its value) and the packed tails it gives
         last = [(None, off, on)]
 
+        def seen_for(v):
+            """(v, the tails flag off and on) for the scalar ``v``, kept as the last seen;
+            None when its value goes the full way."""
+            kind = type(v)
+            if (kind is float or kind is int) and low <= v <= high:
+                value = make(v)
+            else:
+                value = _value(known, v)
+                if value is None:
+                    return None
+            values = (zero, value, zero) if s == 1 else (value, zero, zero)
+            seen = last[0] = (v, values + off, values + on)
+            return seen
+
+        known.native = (1, tuple(shape), dtype_out, out_mask, kernel, grid, block, off, on,
+                        align1, vector1, 0, 0, s, last, seen_for)
+
         def fast(args, addresses):  # an array and a Python scalar, by value
             a1 = addresses[k]
             if a1 & align1:
@@ -370,15 +405,9 @@ def _fast_function(known):
             v = args[s]
             seen = last[0]  # one read: another thread may replace it
             if seen[0] is not v:
-                kind = type(v)
-                if (kind is float or kind is int) and low <= v <= high:
-                    value = make(v)
-                else:
-                    value = _value(known, v)
-                    if value is None:
-                        return None
-                values = (zero, value, zero) if s == 1 else (value, zero, zero)
-                seen = last[0] = (v, values + off, values + on)
+                seen = seen_for(v)
+                if seen is None:
+                    return None
             alloc = allocator()
             if alloc is None:
                 out = new_empty(shape, dtype_out)

@@ -22,6 +22,7 @@ hand-written templates, the hot path of the namespace.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 import types
@@ -41,7 +42,12 @@ from . import lazy as _lazy
 from . import pending as _pending
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
+from .. import config as _config
+from ..arrays import _allocator as _allocator_var
 from ..config import lazy_enabled
+from ..elementwise.kernels import SOURCE as _elementwise_source
+from ..runtime import native as _native
+from ..runtime.launch import _hooks as _launch_hooks, launch as _launch
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
                                       hot_known as _hot_known, into_by_ids as _into_by_ids,
                                       known_into as _known_into, run as _run)
@@ -252,6 +258,8 @@ def _learn(key, name, b, natives):
     known = _hot_known(name, b, natives)
     if known is not None:
         _by_ids.remember(key, known)
+        if not _compiled_module:
+            compiled_hot_calls()
     return known
 
 
@@ -298,47 +306,95 @@ def _into(name, operands, out):
         if known is None:
             return None
         _into_by_ids.remember(key, known)
+        if not _compiled_module:
+            compiled_hot_calls()
     done = _run(known, natives, out._a, b, (addresses, out._d))
     return None if done is None else out
 
 
-# The hot path (see docs/dev/hot_path.md), written out in both templates below: a call of
-# Arrays of one device other than cpu (or an Array and a scalar), outside xp.lazy(), keyed by
-# the name and each Array's layout id (settled once, array.settle) or each scalar's type;
-# with out= an Array, _into. A plan seen before launches from short_path's specialised
-# function (known.fast, the emulator) or short_path.run; its output is an Array settled with
-# its pointer and the plan's layout id. A check that fails (None) sends the call the full way.
+def _finish(known, natives, addresses, b):
+    """The hot call of the remembered plan ``known`` on ``natives`` (their data pointers
+    ``addresses``): known.fast (the emulator) or short_path.run, its output an Array settled
+    with its pointer and the plan's layout id; None, nothing written, for the full way."""
+    fast = known.fast
+    if fast is None:
+        r = _run(known, natives, None, b)
+        return None if r is None else _settled_output(r, b, known)
+    result = fast(natives, addresses)
+    if result is None:
+        return None
+    r = _new(Array)
+    r._a, address = result
+    r._b, r._p = b, None
+    if address is None:
+        r._k = None
+    else:
+        r._d = address
+        r._k = known.out_id or _learn_out_id(known, r._a, b)
+    return r
+
+
+# The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused] once loaded,
+# Nones where it cannot be built; tried at the first plan found by layout ids (_learn, _into,
+# FusedFunction.__call__).
+compiled_calls: list = [None, None, None, None]
+_compiled_module: list = []  # [the configured module, or None] once tried
+
+
+def compiled_hot_calls():
+    """``runtime/hot_calls.c`` built, loaded and configured with this namespace's Array,
+    memos and hooks, or None where it cannot be built (``runtime.native``)."""
+    if not _compiled_module:
+        module = _native.hot_calls()
+        if module is not None:
+            read_only = np.empty(1)
+            read_only.flags.writeable = False
+            module.configure(Array, _by_ids, _HOT_SCALARS, _config._lazy, _allocator_var,
+                             _launch_hooks, _launch, np.empty, settle, _learn_out_id,
+                             _finish, _elementwise_source, "numpy", _into_by_ids,
+                             np.empty(1), read_only, _run)
+            compiled_calls[:] = [module.unary, module.binary, module.into, module.fused]
+        _compiled_module.append(module)
+    return _compiled_module[0]
+
+
+@contextlib.contextmanager
+def python_hot_path():
+    """The Python hot path alone inside the block (the compiled one set aside; tests and
+    the bench compare the two)."""
+    compiled_hot_calls()  # loaded first: a plan learnt inside would load it
+    saved = compiled_calls[:]
+    compiled_calls[:] = [None] * len(saved)
+    try:
+        yield
+    finally:
+        compiled_calls[:] = saved
 
 
 def _unary(impl):
     name = impl.__name__
 
     def function(x, /, *, out=None):
-        if type(x) is Array and out is None and not lazy_enabled():  # the hot path
-            b = x._b
-            if b != "numpy":
-                key = (name, x._k or settle(x))
-                natives = (x._a,)
-                known = _by_ids.get(key) or _learn(key, name, b, natives)
-                if known is not None:
-                    fast = known.fast
-                    if fast is None:
-                        r = _run(known, natives, None, b)
+        if type(x) is Array and out is None:  # the hot path
+            compiled = compiled_calls[0]
+            if compiled is not None:
+                r = compiled(name, x)
+                if r is not None:
+                    return r
+            if not lazy_enabled():
+                b = x._b
+                if b != "numpy":
+                    key = (name, x._k or settle(x))
+                    natives = (x._a,)
+                    known = _by_ids.get(key) or _learn(key, name, b, natives)
+                    if known is not None:
+                        r = _finish(known, natives, (x._d,), b)
                         if r is not None:
-                            return _settled_output(r, b, known)
-                    else:
-                        result = fast(natives, (x._d,))
-                        if result is not None:
-                            r = _new(Array)
-                            r._a, address = result
-                            r._b, r._p = b, None
-                            if address is None:
-                                r._k = None
-                            else:
-                                r._d = address
-                                r._k = known.out_id or _learn_out_id(known, r._a, b)
                             return r
         elif type(out) is Array and not _pending.expressions and not lazy_enabled():
+            compiled = compiled_calls[2]
+            if compiled is not None and compiled(name, x, out) is not None:
+                return out
             if _into(name, (x,), out) is not None:
                 return out
         if out is not None and _pending.expressions:  # a write: pending reads go first
@@ -356,9 +412,16 @@ def _binary(impl):
     name = impl.__name__
 
     def function(x1, x2, /, *, out=None):
-        if out is None and not lazy_enabled():  # the hot path
+        if out is None:  # the hot path
+            compiled = compiled_calls[1]
+            if compiled is not None:
+                r = compiled(name, x1, x2)
+                if r is not None:
+                    return r
             key = None
-            if type(x1) is Array:
+            if lazy_enabled():
+                pass
+            elif type(x1) is Array:
                 b = x1._b
                 if type(x2) is Array:
                     if x2._b == b != "numpy":
@@ -375,24 +438,13 @@ def _binary(impl):
             if key is not None:
                 known = _by_ids.get(key) or _learn(key, name, b, natives)
                 if known is not None:
-                    fast = known.fast
-                    if fast is None:
-                        r = _run(known, natives, None, b)
-                        if r is not None:
-                            return _settled_output(r, b, known)
-                    else:
-                        result = fast(natives, addresses)
-                        if result is not None:
-                            r = _new(Array)
-                            r._a, address = result
-                            r._b, r._p = b, None
-                            if address is None:
-                                r._k = None
-                            else:
-                                r._d = address
-                                r._k = known.out_id or _learn_out_id(known, r._a, b)
-                            return r
+                    r = _finish(known, natives, addresses, b)
+                    if r is not None:
+                        return r
         elif type(out) is Array and not _pending.expressions and not lazy_enabled():
+            compiled = compiled_calls[2]
+            if compiled is not None and compiled(name, x1, x2, out) is not None:
+                return out
             if _into(name, (x1, x2), out) is not None:
                 return out
         if out is not None and _pending.expressions:  # a write: pending reads go first

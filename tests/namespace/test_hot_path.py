@@ -5,6 +5,8 @@ holds; the cache keys tell apart what changes the answer; the cache is bounded."
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 import infini_cupy as xp
 from infini_cupy.elementwise import launcher, short_path
+from infini_cupy.namespace import boundary
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import recording
 
@@ -20,10 +23,15 @@ FUNCTIONS = {"add": np.add, "multiply": np.multiply, "subtract": np.subtract,
 UNARY = {"exp": np.exp, "negative": np.negative, "sqrt": np.sqrt}
 
 
-@pytest.fixture(autouse=True)
-def _cold():
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def _cold(request):
+    """Each test on a cold cache, once with the compiled hot path (runtime/hot_calls.c, where
+    it can be built) and once with the Python one alone."""
     recent.forget_all()
-    yield
+    if request.param == "compiled" and boundary.compiled_hot_calls() is None:
+        pytest.skip("no compiled hot path here (runtime/native.py logs why)")
+    with boundary.python_hot_path() if request.param == "python" else contextlib.nullcontext():
+        yield
     recent.forget_all()
 
 

@@ -1,0 +1,799 @@
+/* The hot path of an elementwise call on Arrays, compiled (docs/dev/hot_path.md).
+ *
+ * The same steps as namespace/boundary.py's _unary/_binary and elementwise/short_path.py's
+ * known.fast, in C: key the call by its name and each operand's layout id (an Array's) or
+ * type (a scalar's), find the remembered plan, and for a one-launch call on the emulator
+ * check the inputs' alignment, allocate the output with numpy.empty, pick the packed tail by
+ * the 16-byte bits, launch and return the output as a settled Array. Any other plan goes
+ * to `finish` (Python: short_path.run, or the general filling); a miss, a check that fails
+ * or anything unusual returns None, nothing written, and the caller takes the Python path,
+ * which decides as before (and raises what the first call raised).
+ *
+ * Everything this reads is prepared in Python (short_path._native_template, kept as
+ * known.native), so the rules live in one place; this file only reads them.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#ifdef Py_T_OBJECT_EX /* Python 3.12 on */
+#define OBJECT_SLOT Py_T_OBJECT_EX
+#else
+#include <structmember.h>
+#define OBJECT_SLOT T_OBJECT_EX
+#endif
+
+/* What configure() was given (references held for the life of the process). */
+static PyObject *Array_type, *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_types, *lazy_var, *allocator_var, *hooks,
+    *launch_function, *new_empty, *settle, *learn_out_id, *finish, *source, *numpy_backend,
+    *recorders_name, *skipping_name, *native_name, *out_id_name, *one_name, *shape_name,
+    *launch_kwnames, *emulate;
+/* Byte offsets of the Array's slots. */
+static Py_ssize_t off_a, off_b, off_p, off_k, off_d;
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+/* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
+ * layout NumPy's ABI keeps): the data pointer follows the object header, as
+ * arrays.DATA_FIELD_OFFSET reads it. configure() checks the flags on two sample arrays. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} numpy_fields;
+#define NPY_ARRAY_WRITEABLE 0x0400 /* arrays.NPY_ARRAY_WRITEABLE */
+static int flags_readable;  /* configure() found the flags where numpy_fields has them */
+
+static unsigned long long data_pointer(PyObject *array) {
+    return (unsigned long long)(uintptr_t)((numpy_fields *)array)->data;
+}
+
+static int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset) {
+    PyObject *descr = PyObject_GetAttrString(type, name);  /* the class's member descriptor */
+    if (descr == NULL)
+        return -1;
+    Py_DECREF(descr);  /* the class holds it */
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "Array has no slot %s", name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != OBJECT_SLOT) {
+        PyErr_Format(PyExc_TypeError, "Array's slot %s is not an object slot", name);
+        return -1;
+    }
+    *offset = member->offset;
+    return 0;
+}
+
+static PyObject *configure(PyObject *self, PyObject *args) {
+    PyObject *values[17];
+    if (!PyArg_UnpackTuple(args, "configure", 17, 17, &values[0], &values[1], &values[2],
+                           &values[3], &values[4], &values[5], &values[6], &values[7],
+                           &values[8], &values[9], &values[10], &values[11], &values[12],
+                           &values[13], &values[14], &values[15], &values[16]))
+        return NULL;
+    if (!PyType_Check(values[0]) || !PyDict_Check(values[1]) ||
+        !PyContextVar_CheckExact(values[3]) || !PyContextVar_CheckExact(values[4])) {
+        PyErr_SetString(PyExc_TypeError, "configure: Array type, dict, ..., two ContextVars");
+        return NULL;
+    }
+    if (slot_offset(values[0], "_a", &off_a) || slot_offset(values[0], "_b", &off_b) ||
+        slot_offset(values[0], "_p", &off_p) || slot_offset(values[0], "_k", &off_k) ||
+        slot_offset(values[0], "_d", &off_d))
+        return NULL;
+    PyObject **targets[15] = {&Array_type, &by_ids, &scalar_types, &lazy_var, &allocator_var,
+                              &hooks, &launch_function, &new_empty, &settle, &learn_out_id,
+                              &finish, &source, &numpy_backend, &into_by_ids, &ndarray_type};
+    /* values[14], values[15]: a writeable and a read-only numpy.ndarray; values[16]:
+       short_path.run, for calls into an Array whose plan has no native form */
+    Py_INCREF(values[16]);
+    Py_XSETREF(run_function, values[16]);
+    flags_readable = Py_TYPE(values[14]) == Py_TYPE(values[15]) &&
+                     (((numpy_fields *)values[14])->flags & NPY_ARRAY_WRITEABLE) &&
+                     !(((numpy_fields *)values[15])->flags & NPY_ARRAY_WRITEABLE);
+    values[14] = (PyObject *)Py_TYPE(values[14]);  /* kept: numpy.ndarray */
+    for (int i = 0; i < 15; i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*targets[i], values[i]);
+    }
+    if (recorders_name == NULL) {
+        recorders_name = PyUnicode_InternFromString("recorders");
+        skipping_name = PyUnicode_InternFromString("skipping");
+        native_name = PyUnicode_InternFromString("native");
+        out_id_name = PyUnicode_InternFromString("out_id");
+        one_name = PyUnicode_InternFromString("one");
+        shape_name = PyUnicode_InternFromString("shape");
+        emulate = PyUnicode_InternFromString("emulate");
+        launch_kwnames = Py_BuildValue("(s)", "backend");
+        if (!recorders_name || !skipping_name || !native_name || !out_id_name || !one_name ||
+            !shape_name || !emulate || !launch_kwnames)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* 1 when elementwise calls are deferred here (xp.lazy()), 0 when not, -1 on error. */
+static int lazy_now(void) {
+    PyObject *value;
+    if (PyContextVar_Get(lazy_var, NULL, &value) < 0)
+        return -1;
+    if (value == NULL)
+        return 0;
+    int on = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return on;
+}
+
+/* The Array's layout id (settling it on first use: boundary's `x._k or settle(x)`), a new
+ * reference; NULL with no error set when it has no such slot value. */
+static PyObject *layout_key(PyObject *x) {
+    PyObject *k = SLOT(x, off_k);
+    if (k == NULL)
+        return NULL;
+    int truth = PyObject_IsTrue(k);
+    if (truth < 0)
+        return NULL;
+    if (truth) {
+        Py_INCREF(k);
+        return k;
+    }
+    return PyObject_CallOneArg(settle, x);
+}
+
+static int same_backend(PyObject *b1, PyObject *b2) {
+    if (b1 == b2)
+        return 1;
+    if (!PyUnicode_Check(b1) || !PyUnicode_Check(b2))
+        return 0;
+    return PyUnicode_Compare(b1, b2) == 0;
+}
+
+static int is_numpy(PyObject *b) { return same_backend(b, numpy_backend); }
+
+static unsigned long long as_bits(PyObject *v) {
+    /* an address or mask held as a Python int; -1 (all bits) if it is none, so that a
+       check on it fails and the call goes the Python way */
+    if (v == NULL || !PyLong_Check(v))
+        return ~0ULL;
+    unsigned long long bits = PyLong_AsUnsignedLongLongMask(v);
+    if (bits == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return ~0ULL;
+    }
+    return bits;
+}
+
+/* Launch as runtime/launch.py's launch() does, its hooks read here: a thread that skips
+ * launches and records none launches nothing; any other calls launch() itself. */
+static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyObject *packed) {
+    PyObject *recorders = PyObject_GetAttr(hooks, recorders_name);
+    if (recorders == NULL)
+        return -1;
+    int recording = PyObject_IsTrue(recorders);
+    Py_DECREF(recorders);
+    if (recording < 0)
+        return -1;
+    if (!recording) {
+        PyObject *skipping = PyObject_GetAttr(hooks, skipping_name);
+        if (skipping == NULL)
+            return -1;
+        int skip = PyObject_IsTrue(skipping);
+        Py_DECREF(skipping);
+        if (skip < 0)
+            return -1;
+        if (skip)
+            return 0;
+    }
+    PyObject *stack[6] = {source, kernel, grid, block, packed, emulate};  /* backend= */
+    PyObject *r = PyObject_Vectorcall(launch_function, stack, 5, launch_kwnames);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+
+/* A new Array over `native` on backend `b`, settled: pointer `address`, layout id `k`. */
+static PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k) {
+    PyTypeObject *type = (PyTypeObject *)Array_type;
+    PyObject *r = type->tp_alloc(type, 0);
+    if (r == NULL)
+        return NULL;
+    Py_INCREF(native);
+    SLOT(r, off_a) = native;
+    Py_INCREF(b);
+    SLOT(r, off_b) = b;
+    Py_INCREF(Py_None);
+    SLOT(r, off_p) = Py_None;
+    Py_INCREF(address);
+    SLOT(r, off_d) = address;
+    Py_INCREF(k);
+    SLOT(r, off_k) = k;
+    return r;
+}
+
+/* The output's layout id: the plan's, learnt from its first output. New reference. */
+static PyObject *output_id(PyObject *known, PyObject *out, PyObject *b) {
+    PyObject *k = PyObject_GetAttr(known, out_id_name);
+    if (k == NULL)
+        return NULL;
+    if (k != Py_None)
+        return k;
+    Py_DECREF(k);
+    return PyObject_CallFunctionObjArgs(learn_out_id, known, out, b, NULL);
+}
+
+/* Pack (out, x1, x2, out) + tail, a missing operand's pointer slot out again (the scalar
+ * first: (out, out, the array, out)), and launch the plan's kernel (native's t[4:7]). */
+static int pack_and_launch(PyObject **t, PyObject *out, PyObject *n1, PyObject *n2,
+                           long arrays, long scalar_at, PyObject *tail) {
+    Py_ssize_t n_tail = PyTuple_GET_SIZE(tail);
+    PyObject *packed = PyTuple_New(4 + n_tail);
+    if (packed == NULL)
+        return -1;
+    PyObject *slots[4] = {out, n1, out, out};
+    if (arrays == 2)
+        slots[2] = n2;
+    else if (scalar_at == 0) {
+        slots[1] = out;
+        slots[2] = n1;
+    }
+    for (int i = 0; i < 4; i++) {
+        Py_INCREF(slots[i]);
+        PyTuple_SET_ITEM(packed, i, slots[i]);
+    }
+    for (Py_ssize_t i = 0; i < n_tail; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tail, i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(packed, 4 + i, item);
+    }
+    int failed = launch_packed(t[4], t[5], t[6], packed);
+    Py_DECREF(packed);
+    return failed;
+}
+
+/* The one-launch call on the emulator (known.native, see short_path._native_template):
+ * arrays n1 (and n2, or the scalar v at operand s) at addresses a1, a2. Returns the settled
+ * output Array, Py_None (new reference) when a check sends the call the Python way, or
+ * NULL on an error of numpy.empty or of the launch. */
+static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyObject *n1,
+                            PyObject *n2, unsigned long long a1, unsigned long long a2) {
+    /* (arrays, shape, dtype_out, out_mask, kernel, grid, block, off, on,
+        align1, vector1, align2, vector2, scalar_at, last, seen) */
+    if (!PyTuple_CheckExact(native) || PyTuple_GET_SIZE(native) != 16)
+        Py_RETURN_NONE;
+    PyObject **t = &PyTuple_GET_ITEM(native, 0);
+    long arrays = PyLong_AsLong(t[0]);
+    unsigned long long out_mask = as_bits(t[3]);
+    unsigned long long align1 = as_bits(t[9]), vector1 = as_bits(t[10]);
+    unsigned long long align2 = arrays == 2 ? as_bits(t[11]) : 0;
+    unsigned long long vector2 = arrays == 2 ? as_bits(t[12]) : 0;
+    if (a1 & align1 || a2 & align2)
+        Py_RETURN_NONE;
+    PyObject *scalar_off = NULL, *scalar_on = NULL;  /* borrowed from the seen tuple */
+    PyObject *seen = NULL;
+    long scalar_at = PyLong_AsLong(t[13]);
+    if (scalar_at >= 0) {  /* an array and a Python scalar, n2 the scalar */
+        PyObject *last = t[14];
+        if (!PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
+            Py_RETURN_NONE;
+        seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
+        Py_INCREF(seen);
+        if (!PyTuple_CheckExact(seen) || PyTuple_GET_SIZE(seen) != 3 ||
+            PyTuple_GET_ITEM(seen, 0) != n2) {
+            Py_DECREF(seen);
+            seen = PyObject_CallOneArg(t[15], n2);  /* the scalar's tails, or None */
+            if (seen == NULL)
+                return NULL;
+            if (!PyTuple_CheckExact(seen) || PyTuple_GET_SIZE(seen) != 3) {
+                Py_DECREF(seen);
+                Py_RETURN_NONE;
+            }
+        }
+        scalar_off = PyTuple_GET_ITEM(seen, 1);
+        scalar_on = PyTuple_GET_ITEM(seen, 2);
+    }
+    PyObject *allocator;
+    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0) {
+        Py_XDECREF(seen);
+        return NULL;
+    }
+    if (allocator != NULL && allocator != Py_None) {  /* another allocator: finish's way */
+        Py_DECREF(allocator);
+        Py_XDECREF(seen);
+        Py_RETURN_NONE;
+    }
+    Py_XDECREF(allocator);
+    PyObject *empty_args[2] = {t[1], t[2]};
+    PyObject *out = PyObject_Vectorcall(new_empty, empty_args, 2, NULL);
+    if (out == NULL) {
+        Py_XDECREF(seen);
+        return NULL;
+    }
+    unsigned long long address = data_pointer(out);
+    int misaligned = (a1 & vector1) || (a2 & vector2) || (address & out_mask);
+    PyObject *tail = scalar_at >= 0 ? (misaligned ? scalar_off : scalar_on)
+                                    : (misaligned ? t[7] : t[8]);
+    if (!PyTuple_CheckExact(tail)) {
+        Py_DECREF(out);
+        Py_XDECREF(seen);
+        Py_RETURN_NONE;
+    }
+    int failed = pack_and_launch(t, out, n1, n2, arrays, scalar_at, tail);
+    Py_XDECREF(seen);
+    if (failed) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *k = output_id(known, out, b);
+    if (k == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *address_object = PyLong_FromUnsignedLongLong(address);
+    if (address_object == NULL) {
+        Py_DECREF(out);
+        Py_DECREF(k);
+        return NULL;
+    }
+    PyObject *r = new_array(out, b, address_object, k);
+    Py_DECREF(out);
+    Py_DECREF(k);
+    Py_DECREF(address_object);
+    return r;
+}
+
+/* After the key's lookup: the native call, or finish(known, natives, addresses, b) with
+ * the operands in the call's order: (x,), (x1, x2), or an array n1 and a scalar n2, the
+ * scalar first when `scalar_first` (a scalar's address is 0). */
+static PyObject *serve(PyObject *known, PyObject *b, PyObject *n1, PyObject *n2,
+                       PyObject *d1, PyObject *d2, int arrays, int scalar_first) {
+    PyObject *native = PyObject_GetAttr(known, native_name);
+    if (native == NULL)
+        return NULL;
+    Py_INCREF(b);  /* the Arrays may be released by what runs below */
+    PyObject *r = NULL;
+    if (native != Py_None) {
+        unsigned long long a1 = as_bits(d1), a2 = arrays == 2 ? as_bits(d2) : 0;
+        r = run_native(known, native, b, n1, n2, a1, a2);  /* an Array, None, or NULL */
+    } else {
+        PyObject *zero = PyLong_FromLong(0), *natives = NULL, *addresses = NULL;
+        PyObject *a1 = d1 ? d1 : Py_None, *a2 = arrays == 2 && d2 ? d2 : zero;
+        if (zero == NULL) {
+            /* r stays NULL: the MemoryError */
+        } else if (n2 == NULL) {
+            natives = PyTuple_Pack(1, n1);
+            addresses = PyTuple_Pack(1, a1);
+        } else if (scalar_first) {
+            natives = PyTuple_Pack(2, n2, n1);
+            addresses = PyTuple_Pack(2, zero, a1);
+        } else {
+            natives = PyTuple_Pack(2, n1, n2);
+            addresses = PyTuple_Pack(2, a1, a2);
+        }
+        if (natives != NULL && addresses != NULL)
+            r = PyObject_CallFunctionObjArgs(finish, known, natives, addresses, b, NULL);
+        Py_XDECREF(zero);
+        Py_XDECREF(natives);
+        Py_XDECREF(addresses);
+    }
+    Py_DECREF(native);
+    Py_DECREF(b);
+    return r;
+}
+
+/* The plan under `key` in by_ids (the reference to `key` taken), served; None on a miss. */
+static PyObject *serve_key(PyObject *key, PyObject *b, PyObject *n1, PyObject *n2,
+                           PyObject *d1, PyObject *d2, int arrays, int scalar_first) {
+    if (key == NULL)
+        return NULL;
+    PyObject *known = PyDict_GetItemWithError(by_ids, key);  /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    Py_INCREF(known);
+    PyObject *r = serve(known, b, n1, n2, d1, d2, arrays, scalar_first);
+    Py_DECREF(known);
+    return r;
+}
+
+/* 0 when the hot path may run: configured, `nargs` arguments, outside xp.lazy(); else 1
+ * (decline) or -1 (an error set). */
+static int not_now(Py_ssize_t nargs, Py_ssize_t expected, const char *usage) {
+    if (nargs != expected) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if (Array_type == NULL)
+        return 1;
+    return lazy_now();
+}
+
+
+/* binary(name, x1, x2): name(x1, x2) of Arrays (or an Array and a scalar) on the hot path,
+ * or None for the Python path. */
+static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int declined = not_now(nargs, 3, "binary(name, x1, x2)");
+    if (declined)
+        return declined < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+    PyObject *name = args[0], *x1 = args[1], *x2 = args[2];
+    PyObject *key = NULL, *b, *n1, *n2, *d1 = NULL, *d2 = NULL;
+    int arrays = 0, scalar_first = 0;
+    if (Py_TYPE(x1) == (PyTypeObject *)Array_type) {
+        b = SLOT(x1, off_b);
+        if (b == NULL || SLOT(x1, off_a) == NULL)
+            Py_RETURN_NONE;
+        if (Py_TYPE(x2) == (PyTypeObject *)Array_type) {
+            PyObject *b2 = SLOT(x2, off_b);
+            if (b2 == NULL || SLOT(x2, off_a) == NULL || !same_backend(b, b2) || is_numpy(b))
+                Py_RETURN_NONE;
+            arrays = 2;
+        } else {
+            int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(x2));
+            if (scalar < 0)
+                return NULL;
+            if (!scalar || is_numpy(b))
+                Py_RETURN_NONE;
+            arrays = 1;
+        }
+    } else if (Py_TYPE(x2) == (PyTypeObject *)Array_type) {
+        int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(x1));
+        if (scalar < 0)
+            return NULL;
+        b = SLOT(x2, off_b);
+        if (!scalar || b == NULL || SLOT(x2, off_a) == NULL || is_numpy(b))
+            Py_RETURN_NONE;
+        arrays = 1;
+        scalar_first = 1;
+    } else {
+        Py_RETURN_NONE;
+    }
+    PyObject *k1, *k2;
+    if (arrays == 2) {
+        k1 = layout_key(x1);
+        if (k1 == NULL)
+            return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+        k2 = layout_key(x2);
+        if (k2 == NULL) {
+            Py_DECREF(k1);
+            return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+        }
+        n1 = SLOT(x1, off_a);
+        n2 = SLOT(x2, off_a);
+        d1 = SLOT(x1, off_d);
+        d2 = SLOT(x2, off_d);
+    } else {
+        PyObject *array = scalar_first ? x2 : x1, *scalar = scalar_first ? x1 : x2;
+        PyObject *k = layout_key(array);
+        if (k == NULL)
+            return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+        PyObject *kind = (PyObject *)Py_TYPE(scalar);
+        Py_INCREF(kind);
+        k1 = scalar_first ? kind : k;
+        k2 = scalar_first ? k : kind;
+        n1 = SLOT(array, off_a);
+        n2 = scalar;
+        d1 = SLOT(array, off_d);
+    }
+    key = PyTuple_Pack(3, name, k1, k2);
+    Py_DECREF(k1);
+    Py_DECREF(k2);
+    return serve_key(key, b, n1, n2, d1, d2, arrays, scalar_first);
+}
+
+/* unary(name, x): name(x) of an Array on the hot path, or None for the Python path. */
+static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    int declined = not_now(nargs, 2, "unary(name, x)");
+    if (declined)
+        return declined < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+    PyObject *name = args[0], *x = args[1];
+    if (Py_TYPE(x) != (PyTypeObject *)Array_type)
+        Py_RETURN_NONE;
+    PyObject *b = SLOT(x, off_b);
+    if (b == NULL || SLOT(x, off_a) == NULL || is_numpy(b))
+        Py_RETURN_NONE;
+    PyObject *k = layout_key(x);
+    if (k == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    PyObject *key = PyTuple_Pack(2, name, k);
+    Py_DECREF(k);
+    return serve_key(key, b, SLOT(x, off_a), NULL, SLOT(x, off_d), NULL, 1, 0);
+}
+
+
+/* fused(by_ids, scalar_types, args): a fused function's call on Arrays
+ * and scalars (namespace/fusion.py FusedFunction._launch_ids): keyed by each Array's layout
+ * id and each scalar's type in `by_ids`, launched from the plan's one-output template
+ * `prepared.one` = (checks, dtype, out_mask, head, kernel, grid, block, flags), packed as
+ * (*head, flag, out, *inputs). None for the Python path. */
+static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyDict_Check(args[0]) || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "fused(by_ids, scalar_types, args)");
+        return NULL;
+    }
+    if (Array_type == NULL)
+        Py_RETURN_NONE;
+    PyObject *table = args[0], *kinds = args[1], *operands = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    PyObject *key = PyTuple_New(n);
+    if (key == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(operands, i), *item;
+        if (Py_TYPE(a) == (PyTypeObject *)Array_type) {
+            item = layout_key(a);
+            if (item == NULL) {
+                Py_DECREF(key);
+                return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+            }
+        } else {
+            int scalar = PySet_Contains(kinds, (PyObject *)Py_TYPE(a));
+            if (scalar <= 0) {
+                Py_DECREF(key);
+                return scalar < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+            }
+            item = (PyObject *)Py_TYPE(a);
+            Py_INCREF(item);
+        }
+        PyTuple_SET_ITEM(key, i, item);
+    }
+    PyObject *prepared = PyDict_GetItemWithError(table, key);  /* borrowed */
+    Py_DECREF(key);
+    if (prepared == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    Py_INCREF(prepared);
+    PyObject *one = PyObject_GetAttr(prepared, one_name);
+    PyObject *shape = one == NULL ? NULL : PyObject_GetAttr(prepared, shape_name);
+    PyObject *r = NULL, *inputs = NULL, *out = NULL, *packed = NULL;
+    if (shape == NULL)
+        goto done;
+    if (!PyTuple_CheckExact(one) || PyTuple_GET_SIZE(one) != 8)
+        goto decline;
+    PyObject **t = &PyTuple_GET_ITEM(one, 0);
+    /* checks: (k, unwrap, align_mask, vector_mask) per input, each an Array (the key) */
+    if (!PyTuple_CheckExact(t[0]) || !PyTuple_CheckExact(t[3]) || !PyTuple_CheckExact(t[7]) ||
+        PyTuple_GET_SIZE(t[7]) != 2)
+        goto decline;
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(t[0]);
+    inputs = PyTuple_New(n_inputs);
+    if (inputs == NULL)
+        goto done;
+    unsigned long long misaligned = 0;
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        PyObject *check = PyTuple_GET_ITEM(t[0], i);
+        if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
+            goto decline;
+        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0));
+        if (k < 0 || k >= n) {
+            PyErr_Clear();
+            goto decline;
+        }
+        PyObject *x = PyTuple_GET_ITEM(operands, k);
+        if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL)
+            goto decline;
+        unsigned long long address = as_bits(SLOT(x, off_d));
+        if (address & as_bits(PyTuple_GET_ITEM(check, 2)))
+            goto decline;  /* off its C++ type's alignment: the Python path's fallback */
+        misaligned |= address & as_bits(PyTuple_GET_ITEM(check, 3));
+        Py_INCREF(SLOT(x, off_a));
+        PyTuple_SET_ITEM(inputs, i, SLOT(x, off_a));
+    }
+    PyObject *allocator;
+    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
+        goto done;
+    if (allocator != NULL && allocator != Py_None) {
+        Py_DECREF(allocator);
+        goto decline;
+    }
+    Py_XDECREF(allocator);
+    PyObject *empty_args[2] = {shape, t[1]};
+    out = PyObject_Vectorcall(new_empty, empty_args, 2, NULL);
+    if (out == NULL)
+        goto done;
+    unsigned long long address = data_pointer(out);
+    misaligned |= address & as_bits(t[2]);
+    Py_ssize_t n_head = PyTuple_GET_SIZE(t[3]);
+    packed = PyTuple_New(n_head + 2 + n_inputs);
+    if (packed == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_head; i++) {
+        PyObject *item = PyTuple_GET_ITEM(t[3], i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(packed, i, item);
+    }
+    PyObject *flag = PyTuple_GET_ITEM(t[7], misaligned ? 0 : 1);  /* flags[not misaligned] */
+    Py_INCREF(flag);
+    PyTuple_SET_ITEM(packed, n_head, flag);
+    Py_INCREF(out);
+    PyTuple_SET_ITEM(packed, n_head + 1, out);
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        PyObject *item = PyTuple_GET_ITEM(inputs, i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(packed, n_head + 2 + i, item);
+    }
+    if (launch_packed(t[4], t[5], t[6], packed) < 0)
+        goto done;
+    PyObject *k = output_id(prepared, out, emulate);
+    if (k == NULL)
+        goto done;
+    PyObject *address_object = PyLong_FromUnsignedLongLong(address);
+    if (address_object != NULL)
+        r = new_array(out, emulate, address_object, k);
+    Py_XDECREF(address_object);
+    Py_DECREF(k);
+    goto done;
+decline:
+    Py_INCREF(Py_None);
+    r = Py_None;
+done:
+    Py_XDECREF(packed);
+    Py_XDECREF(out);
+    Py_XDECREF(inputs);
+    Py_XDECREF(shape);
+    Py_XDECREF(one);
+    Py_DECREF(prepared);
+    return r;
+}
+
+/* A call into `out` (an Array) on the emulator from native = the 16 fields of run_native's
+ * and t[16] = short_path's out_check (align_mask, lo, hi, ((k, x_lo, x_hi, same), ...)):
+ * short_path.run's checks of out= (writeable, aligned, overlapping no input but in its very
+ * layout) and its launch. Returns `out` itself, or Py_None (new references), or NULL. */
+static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject *n1,
+                                 PyObject *n2, unsigned long long a1, unsigned long long a2) {
+    if (!flags_readable || !PyTuple_CheckExact(native) || PyTuple_GET_SIZE(native) != 17)
+        Py_RETURN_NONE;
+    PyObject **t = &PyTuple_GET_ITEM(native, 0);
+    long arrays = PyLong_AsLong(t[0]);
+    unsigned long long align1 = as_bits(t[9]), vector1 = as_bits(t[10]);
+    unsigned long long align2 = arrays == 2 ? as_bits(t[11]) : 0;
+    unsigned long long vector2 = arrays == 2 ? as_bits(t[12]) : 0;
+    PyObject *out = SLOT(out_array, off_a), *check = t[16];
+    if (a1 & align1 || a2 & align2 || out == NULL || Py_TYPE(out) != (PyTypeObject *)ndarray_type
+        || !PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
+        Py_RETURN_NONE;
+    unsigned long long out_address = as_bits(SLOT(out_array, off_d));
+    if (out_address != data_pointer(out) || out_address & as_bits(PyTuple_GET_ITEM(check, 0)) ||
+        !(((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE))
+        Py_RETURN_NONE;
+    long long lo = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 1));
+    long long hi = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 2));
+    PyObject *inputs = PyTuple_GET_ITEM(check, 3);
+    if (PyErr_Occurred() || !PyTuple_CheckExact(inputs)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
+        PyObject *input = PyTuple_GET_ITEM(inputs, i);
+        if (!PyTuple_CheckExact(input) || PyTuple_GET_SIZE(input) != 4)
+            Py_RETURN_NONE;
+        long k = PyLong_AsLong(PyTuple_GET_ITEM(input, 0));
+        long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
+        long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
+        int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
+        if (PyErr_Occurred() || same < 0 || k < 0 || k >= arrays) {
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        long long address = (long long)(k == 0 ? a1 : a2);
+        if (address + x_lo < hi && lo < address + x_hi &&
+            !(same && (unsigned long long)address == out_address))
+            Py_RETURN_NONE;  /* overlapping: the full call decides */
+    }
+    int misaligned = (a1 & vector1) || (a2 & vector2) || (out_address & as_bits(t[3]));
+    PyObject *tail = misaligned ? t[7] : t[8];
+    if (!PyTuple_CheckExact(tail))
+        Py_RETURN_NONE;
+    if (pack_and_launch(t, out, n1, n2, arrays, -1, tail) < 0)
+        return NULL;
+    Py_INCREF(out_array);
+    return out_array;
+}
+
+/* into(name, x, out) or into(name, x1, x2, out): name(..., out=out) of Arrays into the Array
+ * `out` (out=, the in-place operators) on the hot path (boundary._into's key: each operand's
+ * layout id, then out's; short_path.into_by_ids): `out`, or None for the Python path (an
+ * operand that is a scalar included). The caller has checked xp.lazy() and pending reads. */
+static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 && nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "into(name, x, out) or into(name, x1, x2, out)");
+        return NULL;
+    }
+    if (Array_type == NULL)
+        Py_RETURN_NONE;
+    PyObject *out = args[nargs - 1];
+    Py_ssize_t n = nargs - 2;
+    if (Py_TYPE(out) != (PyTypeObject *)Array_type)
+        Py_RETURN_NONE;
+    PyObject *b = SLOT(out, off_b);
+    if (b == NULL || SLOT(out, off_a) == NULL || SLOT(out, off_p) != Py_None || is_numpy(b))
+        Py_RETURN_NONE;
+    for (Py_ssize_t i = 1; i <= n; i++) {
+        PyObject *x = args[i];
+        if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL ||
+            SLOT(x, off_p) != Py_None || SLOT(x, off_b) == NULL || !same_backend(SLOT(x, off_b), b))
+            Py_RETURN_NONE;
+    }
+    PyObject *key = PyTuple_New(n + 2);
+    if (key == NULL)
+        return NULL;
+    Py_INCREF(args[0]);
+    PyTuple_SET_ITEM(key, 0, args[0]);
+    for (Py_ssize_t i = 1; i <= n + 1; i++) {
+        PyObject *k = layout_key(i <= n ? args[i] : out);
+        if (k == NULL) {
+            Py_DECREF(key);
+            return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+        }
+        PyTuple_SET_ITEM(key, i, k);
+    }
+    PyObject *known = PyDict_GetItemWithError(into_by_ids, key);  /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    Py_INCREF(known);
+    PyObject *n1 = SLOT(args[1], off_a), *n2 = n == 2 ? SLOT(args[2], off_a) : NULL;
+    PyObject *d1 = SLOT(args[1], off_d), *d2 = n == 2 ? SLOT(args[2], off_d) : NULL;
+    PyObject *native = PyObject_GetAttr(known, native_name), *r = NULL;
+    if (native != NULL && native != Py_None) {
+        r = run_native_into(native, out, n1, n2, as_bits(d1), n == 2 ? as_bits(d2) : 0);
+    } else if (native != NULL) {  /* short_path.run(known, natives, out, b, (addresses, out's)) */
+        PyObject *natives = n == 2 ? PyTuple_Pack(2, n1, n2) : PyTuple_Pack(1, n1);
+        PyObject *zero = PyLong_FromLong(0);
+        PyObject *addresses = zero == NULL ? NULL
+                              : PyList_New(3);
+        PyObject *read = NULL;
+        if (addresses != NULL) {
+            PyObject *items[3] = {d1 ? d1 : zero, n == 2 && d2 ? d2 : zero, zero};
+            for (int i = 0; i < 3; i++) {
+                Py_INCREF(items[i]);
+                PyList_SET_ITEM(addresses, i, items[i]);
+            }
+            read = PyTuple_Pack(2, addresses, SLOT(out, off_d) ? SLOT(out, off_d) : zero);
+        }
+        if (natives != NULL && read != NULL) {
+            PyObject *stack[5] = {known, natives, SLOT(out, off_a), b, read};
+            Py_INCREF(b);
+            PyObject *done = PyObject_Vectorcall(run_function, stack, 5, NULL);
+            Py_DECREF(b);
+            if (done != NULL) {
+                r = done == Py_None ? Py_None : out;
+                Py_INCREF(r);
+                Py_DECREF(done);
+            }
+        }
+        Py_XDECREF(natives);
+        Py_XDECREF(zero);
+        Py_XDECREF(addresses);
+        Py_XDECREF(read);
+    }
+    Py_XDECREF(native);
+    Py_DECREF(known);
+    return r;
+}
+
+static PyMethodDef methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Array, by_ids, scalar_types, lazy_var, allocator_var, hooks, launch, empty, "
+     "settle, learn_out_id, finish, source, numpy_backend, into_by_ids, a writeable and a "
+     "read-only ndarray, run)"},
+    {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
+     "binary(name, x1, x2): the hot call's Array, or None"},
+    {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,
+     "unary(name, x): the hot call's Array, or None"},
+    {"into", (PyCFunction)(void (*)(void))into, METH_FASTCALL,
+     "into(name, x, out) / into(name, x1, x2, out): out, or None"},
+    {"fused", (PyCFunction)(void (*)(void))fused, METH_FASTCALL,
+     "fused(by_ids, scalar_types, args): the fused call's Array, or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "hot_calls", "The compiled hot path of elementwise calls on Arrays.",
+    -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_hot_calls(void) { return PyModule_Create(&module); }

@@ -1,0 +1,128 @@
+"""The compiled hot path (``hot_calls.c``): built once per machine and Python by the emulator's
+g++, cached under ``$INFINI_CUPY_CACHE_DIR/native``, loaded as an extension module.
+
+Python's bytecode alone cannot take a repeated elementwise call below about 1.6 times a plain
+``np.add`` (docs/dev/hot_path.md); ``hot_calls.c`` does the same steps as the Python hot path
+in C. It is optional: where it cannot be built (no g++, no ``Python.h``, a free-threaded
+Python, Windows) or with ``INFINI_CUPY_NATIVE=0``, :func:`hot_calls` is None and the Python
+path runs alone. Either way the same plans decide every call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+
+from .. import config
+
+SOURCE = Path(__file__).with_name("hot_calls.c")
+MODULE = "hot_calls"  # PyInit_hot_calls
+# g++ compiles it as C (-x c): the one compiler the emulator already needs.
+OPTIONS = ("-x", "c", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing",
+           "-fvisibility=hidden")
+COMPILE_TIMEOUT_S = 120.0
+
+_log = logging.getLogger("infini_cupy")
+_lock = threading.Lock()
+_loaded: list = []  # [module or None] once tried in this process
+
+
+def enabled() -> bool:
+    """False under ``INFINI_CUPY_NATIVE=0``: the Python hot path alone."""
+    return os.environ.get(config.NATIVE_VAR, "1").strip() != "0"
+
+
+def _unsupported() -> str | None:
+    """Why no build of hot_calls.c can run in this interpreter, or None."""
+    if sys.platform == "win32":
+        return "Windows"
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return "a free-threaded Python"
+    if sys.implementation.name != "cpython":
+        return sys.implementation.name
+    return None
+
+
+def _unbuildable() -> str | None:
+    """Why it cannot be built here, or None (a cached build loads without g++)."""
+    if shutil.which("g++") is None:
+        return "no g++"
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "no Python.h (install the Python development headers)"
+    return None
+
+
+def library_path() -> Path:
+    """Where this Python's build of the current source is cached."""
+    digest = hashlib.sha256(SOURCE.read_bytes())
+    digest.update(" ".join(OPTIONS).encode())
+    # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return (config.cache_dir() / "native"
+            / f"{MODULE}-{digest.hexdigest()[:16]}{suffix}")
+
+
+def _build(path: Path) -> None:
+    """Compile to a temporary name and rename into place: a process never loads half a
+    file, and two processes building at once each rename a whole one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    try:
+        command = ["g++", *OPTIONS, f"-I{sysconfig.get_paths()['include']}", str(SOURCE),
+                   "-o", tmp]
+        if sys.platform == "darwin":
+            command.insert(-2, "-undefined")
+            command.insert(-2, "dynamic_lookup")
+        subprocess.run(command, capture_output=True, text=True, check=True,
+                       timeout=COMPILE_TIMEOUT_S)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(MODULE, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def hot_calls():
+    """The compiled module (``binary``, ``unary``, ``configure``), built on first use, or
+    None where it cannot be (the reason is logged once, at INFO)."""
+    if _loaded:
+        return _loaded[0]
+    with _lock:
+        if not _loaded:
+            _loaded.append(_try_load())
+    return _loaded[0]
+
+
+def _try_load():
+    if not enabled():
+        return None
+    reason = _unsupported()
+    if reason is None:
+        path = library_path()
+        try:
+            if not path.exists():
+                reason = _unbuildable()
+                if reason is None:
+                    _build(path)
+            if reason is None:
+                return _load(path)
+        except (OSError, ImportError, subprocess.SubprocessError) as e:
+            reason = f"{type(e).__name__}: {e}"
+    _log.info("the compiled hot path is not used (%s): the Python hot path runs", reason)
+    return None

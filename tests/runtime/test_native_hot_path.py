@@ -1,0 +1,279 @@
+"""The compiled hot path (``runtime/hot_calls.c``, built by ``runtime/native.py``): it serves
+repeats of elementwise and fused calls on emulator Arrays with the Python hot path's bits and
+settled outputs, declines (None, the Python way) whatever it does not handle, propagates a
+launch's error, keeps no reference it should not, and its absence leaves the Python path."""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import infini_cupy as xp
+from infini_cupy import arrays, config
+from infini_cupy.elementwise import short_path
+from infini_cupy.namespace import boundary, fusion
+from infini_cupy.runtime import launch as launches
+from infini_cupy.runtime import native, recent
+from infini_cupy.runtime.launch import recording
+
+CAN_BUILD = (shutil.which("g++") is not None and sys.platform != "win32"
+             and (Path(sysconfig.get_paths()["include"]) / "Python.h").exists()
+             and not sysconfig.get_config_var("Py_GIL_DISABLED"))
+pytestmark = pytest.mark.skipif(not CAN_BUILD, reason="no g++ or Python.h: no compiled path")
+
+
+@pytest.fixture(autouse=True)
+def _cold():
+    recent.forget_all()
+    yield
+    recent.forget_all()
+
+
+def emulated(h):
+    with config.backend("emulate"):
+        return xp.asarray(h)
+
+
+def _settled(r):
+    """An output Array holds its own native's pointer and layout id."""
+    assert type(r) is xp.Array
+    assert r._d == arrays.data_pointer(r._a)
+    assert r._k == short_path.layout_id(r._a, r._b)
+
+
+def test_it_is_built_where_g_plus_plus_and_python_h_are():
+    module = boundary.compiled_hot_calls()
+    assert module is not None
+    assert native.library_path().exists()
+    assert boundary.compiled_calls == [module.unary, module.binary, module.into, module.fused]
+
+
+def test_it_is_off_under_the_variable_and_where_the_build_fails(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv(config.NATIVE_VAR, "0")
+    assert native._try_load() is None
+    monkeypatch.setenv(config.NATIVE_VAR, "1")
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+
+    def failing(command, **kwargs):
+        raise subprocess.CalledProcessError(1, command, "", "error: no Python.h")
+
+    monkeypatch.setattr(subprocess, "run", failing)
+    with caplog.at_level("INFO", logger="infini_cupy"):
+        assert native._try_load() is None
+    assert "Python hot path runs" in caplog.text
+    assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_cached_build_loads_without_g_plus_plus(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+    assert native._try_load() is not None  # built into the empty cache
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert native._try_load() is not None  # no g++: the cached build loads
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path / "empty"))
+    with caplog.at_level("INFO", logger="infini_cupy"):
+        assert native._try_load() is None  # nothing cached, nothing to build it with
+    assert "no g++" in caplog.text
+
+
+def _calls(x, y):
+    fused = xp.fuse(lambda p, q: xp.exp(p * q + p) - q)
+    return {"add": lambda: xp.add(x, y), "x + y": lambda: x + y, "x * 2.0": lambda: x * 2.0,
+            "2.0 * x": lambda: 2.0 * x, "x - 3": lambda: x - 3, "exp": lambda: xp.exp(x),
+            "fused": lambda: fused(x, y)}
+
+
+def test_repeats_are_served_compiled(monkeypatch):
+    """With every plan's Python function refused, repeats still run: the compiled path took
+    them (it reads known.native and prepared.one, never known.fast or _launch_ids)."""
+    x = emulated(np.linspace(0, 1, 48 * 64, dtype=np.float32).reshape(48, 64))
+    y = emulated(np.full((48, 64), 2, np.float32))
+    calls = _calls(x, y)
+    expected = {}
+    for name, call in calls.items():
+        call()
+        expected[name] = np.asarray(call())
+
+    def refused(*args):
+        raise AssertionError("the Python hot path ran")
+
+    for known in short_path.by_ids.values():
+        known.fast = refused
+    monkeypatch.setattr(fusion.FusedFunction, "_launch_ids", refused)
+    for name, call in calls.items():
+        r = call()
+        _settled(r)
+        assert np.asarray(r).tobytes() == expected[name].tobytes(), name
+
+
+def _layout(h, kind):
+    if kind == "transposed":
+        return np.ascontiguousarray(h.T).T
+    if kind == "offset":  # off the 16-byte packs, aligned for its type: the flag-off tail
+        flat = np.zeros(h.size + 1, h.dtype)
+        flat[1:] = h.ravel()
+        return flat[1:].reshape(h.shape)
+    if kind == "misaligned":  # off its C++ type's alignment: declined, the full way
+        raw = np.zeros(h.nbytes + 1, np.uint8)[1:]
+        out = raw.view(h.dtype).reshape(h.shape)
+        out[...] = h
+        return out
+    return h
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), shape=st.sampled_from([(1,), (7,), (3, 5), (16, 33)]),
+       dtype=st.sampled_from(["float32", "int16", "float64", "uint8", "bool"]),
+       layouts=st.tuples(*[st.sampled_from(["contiguous", "transposed", "offset",
+                                            "misaligned"])] * 2),
+       operation=st.sampled_from(["add", "multiply", "less", "negative", "abs", "scalar",
+                                  "scalar first", "numpy scalar", "fused"]),
+       scalar=st.sampled_from([3, 2.5, True, -1]))
+def test_compiled_and_python_paths_agree_bit_for_bit(seed, shape, dtype, layouts, operation,
+                                                        scalar):
+    rng = np.random.default_rng(seed)
+    h1, h2 = ((rng.standard_normal(shape) * 50).astype(dtype) for _ in range(2))
+    x, y = emulated(_layout(h1, layouts[0])), emulated(_layout(h2, layouts[1]))
+    fused = xp.fuse(lambda p, q: p * q + p)
+    call = {"add": lambda: xp.add(x, y), "multiply": lambda: x * y,
+            "less": lambda: x < y, "negative": lambda: -x, "abs": lambda: abs(x),
+            "scalar": lambda: x + scalar, "scalar first": lambda: scalar - x,
+            "numpy scalar": lambda: x * np.int8(2), "fused": lambda: fused(x, y)}[operation]
+    try:
+        with np.errstate(all="ignore"):
+            results = [call() for _ in range(3)]  # cold, learnt, compiled
+            with boundary.python_hot_path():
+                results.append(call())
+    except (TypeError, ValueError, OverflowError) as e:  # the cold call's, on both paths
+        with pytest.raises(type(e)), np.errstate(all="ignore"):
+            call()
+        return
+    first = np.asarray(results[0])
+    for r in results[1:]:
+        assert type(r) is xp.Array
+        got = np.asarray(r)
+        assert (got.dtype, got.shape, got.tobytes()) == (first.dtype, first.shape,
+                                                         first.tobytes())
+        if r._k is not None:
+            _settled(r)
+
+
+def test_what_it_declines_goes_the_python_way():
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = emulated(h)
+    for _ in range(3):
+        x + x
+    # another allocator: its outputs, computed
+    made = []
+
+    def alloc(shape, dtype):
+        made.append(np.empty(shape, dtype))
+        return made[-1]
+
+    with arrays.outputs_from(alloc):
+        r = x + x
+    assert r._a is made[-1] and np.array_equal(np.asarray(r), 2 * h)
+    # xp.lazy(): deferred, not launched
+    with xp.lazy():
+        r = x + x
+        assert np.array_equal(np.asarray(r), 2 * h)
+    # a recording thread sees the compiled launch; a skipping one launches nothing
+    with recording() as records:
+        x + x
+    assert [r.name for r in records] and records[0].backend == "emulate"
+    with launches.launches_skipped(), recording() as records:
+        x + x
+    assert len(records) == 1
+
+
+def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
+    x = emulated(np.ones((8, 8), np.float32))
+    z = emulated(np.zeros((8, 8), np.float32))
+    fused = xp.fuse(lambda p, q: p * q + p)
+    for _ in range(3):
+        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x)
+    gc.collect()
+    before = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
+    z_refs = sys.getrefcount(z)
+
+    class Broken(RuntimeError):
+        pass
+
+    def broken(*args, **kwargs):
+        raise Broken("launch failed")
+
+    monkeypatch.setitem(launches.LAUNCHERS, "emulate", type("L", (), {"launch": broken}))
+    for _ in range(100):
+        for call in (lambda: x * x, lambda: x * 2.0, lambda: xp.add(x, x, out=z),
+                     lambda: fused(x, x)):
+            with pytest.raises(Broken):
+                call()
+    monkeypatch.undo()
+    for _ in range(1000):
+        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x)
+    gc.collect()
+    after = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
+    assert sys.getrefcount(z) == z_refs
+    assert after[:2] == before[:2]
+    assert after[2] - before[2] < 100  # no Arrays, tuples or ints kept per call
+
+
+def test_calls_into_an_array_are_served_compiled(monkeypatch):
+    """``out=`` and the in-place operators: with short_path.run refused, repeats still run
+    (the compiled ``into`` launches from known.native), into the very Array given."""
+    h = np.linspace(-2, 2, 48 * 64, dtype=np.float32).reshape(48, 64)
+    x, y, z = emulated(h), emulated(h[::-1].copy()), emulated(np.zeros_like(h))
+    calls = [lambda: xp.add(x, y, out=z), lambda: z.__iadd__(x), lambda: xp.exp(x, out=z)]
+    firsts = []
+    for call in calls:  # the full calls: each one's answer from what z held before it
+        call()
+        firsts.append(np.asarray(z).copy())
+    monkeypatch.setattr(short_path, "run", None)  # the Python path would call it: TypeError
+    z_before_iadd = firsts[0]
+    for call, expected in zip(calls, firsts):
+        assert call() is z
+        assert np.asarray(z).tobytes() == expected.tobytes()
+    np.testing.assert_array_equal(firsts[1], z_before_iadd + h)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40),
+       shift=st.integers(-3, 3), reverse=st.booleans(), read_only=st.booleans(),
+       unary=st.booleans())
+def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, read_only,
+                                                       unary):
+    """A plan warmed on separate arrays, then called with ``out`` overlapping an input (a
+    shifted or reversed view of the same buffer) or read-only: NumPy's answer or its
+    error, on the compiled path as on the Python one."""
+    rng = np.random.default_rng(seed)
+    buffer = rng.standard_normal(n + 8).astype(np.float32)
+    x_view = buffer[4:4 + n]
+    out_view = buffer[4 + shift:4 + shift + n]
+    if reverse:
+        x_view = x_view[::-1]
+    warm_x, warm_out = x_view.copy(), out_view.copy()
+    if reverse:
+        warm_x = np.ascontiguousarray(warm_x[::-1])[::-1]
+    call = (lambda a, o: xp.negative(a, out=o)) if unary else (lambda a, o: xp.add(a, a, out=o))
+    reference = (lambda a: -a) if unary else (lambda a: a + a)
+    wx, wo = emulated(warm_x), emulated(warm_out)
+    for _ in range(3):
+        call(wx, wo)
+    expected = reference(x_view.copy())
+    if read_only:
+        out_view.flags.writeable = False
+    x, out = emulated(x_view), emulated(out_view)
+    if read_only:
+        with pytest.raises(ValueError):
+            call(x, out)
+        return
+    assert call(x, out) is out
+    np.testing.assert_array_equal(np.asarray(out), expected)
