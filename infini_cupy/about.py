@@ -79,6 +79,7 @@ def config_info() -> dict[str, str]:
     """
     import platform
 
+    from .runtime import native
     from .runtime.emulate.build import _installed_compiler
 
     cupy_version, devices = _cupy_and_devices()
@@ -94,12 +95,14 @@ def config_info() -> dict[str, str]:
         "backend": config.get_backend(),
         "nvrtc": _nvrtc(),
         "g++ (emulator)": (_installed_compiler() or "not found").splitlines()[0],
+        "hot path": native.status(),
         "cache folder": str(config.cache_dir()),
     }
 
 
 def show_config(file=None) -> None:
-    """Print versions, backend, devices, NVRTC and the kernel cache folder (for bug reports).
+    """Print versions, backend, devices, NVRTC, the hot path and the kernel cache folder (for
+    bug reports).
 
     Parameters
     ----------

@@ -98,6 +98,22 @@ def _load(path: Path):
     return module
 
 
+def status() -> str:
+    """What this process does for repeated calls, in words (``show_config``), without
+    building anything."""
+    if not enabled():
+        return f"off ({config.NATIVE_VAR}=0): the Python hot path"
+    reason = _unsupported()
+    if reason is None:
+        path = library_path()
+        if path.exists():
+            return f"compiled ({path})"
+        reason = _unbuildable()
+        if reason is None:
+            return "compiled at the first repeated call (g++ and Python.h found)"
+    return f"not available ({reason}): the Python hot path"
+
+
 def hot_calls():
     """The compiled module (``binary``, ``unary``, ``configure``), built on first use, or
     None where it cannot be (the reason is logged once, at INFO)."""
