@@ -22,7 +22,8 @@
 #endif
 
 /* What configure() was given (references held for the life of the process). */
-static PyObject *Array_type, *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_types, *lazy_var, *allocator_var, *hooks,
+static PyObject *Array_type, *by_ids, *into_by_ids, *ndarray_type, *run_function,
+    *scalar_types, *lazy_var, *allocator_var, *hooks,
     *launch_function, *new_empty, *settle, *learn_out_id, *finish, *source, *numpy_backend,
     *recorders_name, *skipping_name, *native_name, *out_id_name, *one_name, *shape_name,
     *launch_kwnames, *emulate;
@@ -209,7 +210,7 @@ static PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyO
     SLOT(r, off_b) = b;
     Py_INCREF(Py_None);
     SLOT(r, off_p) = Py_None;
-    Py_INCREF(address);
+    Py_XINCREF(address);  /* NULL: unset, as Python leaves `_d` of an unsettled Array */
     SLOT(r, off_d) = address;
     Py_INCREF(k);
     SLOT(r, off_k) = k;
@@ -225,6 +226,50 @@ static PyObject *output_id(PyObject *known, PyObject *out, PyObject *b) {
         return k;
     Py_DECREF(k);
     return PyObject_CallFunctionObjArgs(learn_out_id, known, out, b, NULL);
+}
+
+/* The output: numpy.empty(shape, dtype), or, inside arrays.outputs_from, its allocator's
+ * (shape as a tuple, dtype), as arrays.empty makes it; *settled says which (an allocator's
+ * layout is its own: the Array is settled when it is next read). NULL with no error set
+ * when the allocator's output is no NumPy array (the Python path decides). */
+static PyObject *allocate(PyObject *shape, PyObject *dtype, int *settled) {
+    PyObject *allocator;
+    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
+        return NULL;
+    if (allocator == NULL || allocator == Py_None) {
+        Py_XDECREF(allocator);
+        *settled = 1;
+        PyObject *empty_args[2] = {shape, dtype};
+        return PyObject_Vectorcall(new_empty, empty_args, 2, NULL);
+    }
+    *settled = 0;
+    PyObject *dims = PySequence_Tuple(shape), *out = NULL;
+    if (dims != NULL) {
+        PyObject *alloc_args[2] = {dims, dtype};
+        out = PyObject_Vectorcall(allocator, alloc_args, 2, NULL);
+        Py_DECREF(dims);
+    }
+    Py_DECREF(allocator);
+    if (out != NULL && !PyObject_TypeCheck(out, (PyTypeObject *)ndarray_type))
+        Py_CLEAR(out);
+    return out;
+}
+
+/* The output Array of a plan (`known`: its out_id), settled with its pointer and the plan's
+ * layout id when numpy.empty made it, else left for its next use (`_k` None). */
+static PyObject *output_array(PyObject *known, PyObject *out, PyObject *b,
+                              unsigned long long address, int settled) {
+    if (!settled)
+        return new_array(out, b, NULL, Py_None);
+    PyObject *k = output_id(known, out, b);
+    if (k == NULL)
+        return NULL;
+    PyObject *address_object = PyLong_FromUnsignedLongLong(address), *r = NULL;
+    if (address_object != NULL)
+        r = new_array(out, b, address_object, k);
+    Py_XDECREF(address_object);
+    Py_DECREF(k);
+    return r;
 }
 
 /* Pack (out, x1, x2, out) + tail, a missing operand's pointer slot out again (the scalar
@@ -297,22 +342,11 @@ static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyOb
         scalar_off = PyTuple_GET_ITEM(seen, 1);
         scalar_on = PyTuple_GET_ITEM(seen, 2);
     }
-    PyObject *allocator;
-    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0) {
-        Py_XDECREF(seen);
-        return NULL;
-    }
-    if (allocator != NULL && allocator != Py_None) {  /* another allocator: finish's way */
-        Py_DECREF(allocator);
-        Py_XDECREF(seen);
-        Py_RETURN_NONE;
-    }
-    Py_XDECREF(allocator);
-    PyObject *empty_args[2] = {t[1], t[2]};
-    PyObject *out = PyObject_Vectorcall(new_empty, empty_args, 2, NULL);
+    int settled;
+    PyObject *out = allocate(t[1], t[2], &settled);
     if (out == NULL) {
         Py_XDECREF(seen);
-        return NULL;
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     }
     unsigned long long address = data_pointer(out);
     int misaligned = (a1 & vector1) || (a2 & vector2) || (address & out_mask);
@@ -329,21 +363,8 @@ static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyOb
         Py_DECREF(out);
         return NULL;
     }
-    PyObject *k = output_id(known, out, b);
-    if (k == NULL) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    PyObject *address_object = PyLong_FromUnsignedLongLong(address);
-    if (address_object == NULL) {
-        Py_DECREF(out);
-        Py_DECREF(k);
-        return NULL;
-    }
-    PyObject *r = new_array(out, b, address_object, k);
+    PyObject *r = output_array(known, out, b, address, settled);
     Py_DECREF(out);
-    Py_DECREF(k);
-    Py_DECREF(address_object);
     return r;
 }
 
@@ -582,18 +603,13 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         Py_INCREF(SLOT(x, off_a));
         PyTuple_SET_ITEM(inputs, i, SLOT(x, off_a));
     }
-    PyObject *allocator;
-    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
-        goto done;
-    if (allocator != NULL && allocator != Py_None) {
-        Py_DECREF(allocator);
+    int settled;
+    out = allocate(shape, t[1], &settled);
+    if (out == NULL) {
+        if (PyErr_Occurred())
+            goto done;
         goto decline;
     }
-    Py_XDECREF(allocator);
-    PyObject *empty_args[2] = {shape, t[1]};
-    out = PyObject_Vectorcall(new_empty, empty_args, 2, NULL);
-    if (out == NULL)
-        goto done;
     unsigned long long address = data_pointer(out);
     misaligned |= address & as_bits(t[2]);
     Py_ssize_t n_head = PyTuple_GET_SIZE(t[3]);
@@ -617,14 +633,7 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     if (launch_packed(t[4], t[5], t[6], packed) < 0)
         goto done;
-    PyObject *k = output_id(prepared, out, emulate);
-    if (k == NULL)
-        goto done;
-    PyObject *address_object = PyLong_FromUnsignedLongLong(address);
-    if (address_object != NULL)
-        r = new_array(out, emulate, address_object, k);
-    Py_XDECREF(address_object);
-    Py_DECREF(k);
+    r = output_array(prepared, out, emulate, address, settled);
     goto done;
 decline:
     Py_INCREF(Py_None);

@@ -176,16 +176,22 @@ def test_what_it_declines_goes_the_python_way():
     x = emulated(h)
     for _ in range(3):
         x + x
-    # another allocator: its outputs, computed
+    # another allocator (arrays.outputs_from): its output, computed, the Array unsettled
     made = []
 
     def alloc(shape, dtype):
         made.append(np.empty(shape, dtype))
         return made[-1]
 
+    fused = xp.fuse(lambda p, q: p * q + p)
+    for _ in range(3):
+        fused(x, x)
     with arrays.outputs_from(alloc):
-        r = x + x
-    assert r._a is made[-1] and np.array_equal(np.asarray(r), 2 * h)
+        r, f = x + x, fused(x, x)
+    assert r._a is made[-2] and np.array_equal(np.asarray(r), 2 * h) and r._k is None
+    assert f._a is made[-1] and np.array_equal(np.asarray(f), h * h + h) and f._k is None
+    r + f  # settled when next read
+    _settled(r), _settled(f)
     # xp.lazy(): deferred, not launched
     with xp.lazy():
         r = x + x
