@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 
 from .. import config
+from .emulate.build import CXX
 
 SOURCE = Path(__file__).with_name("hot_calls.c")
 MODULE = "hot_calls"  # PyInit_hot_calls
@@ -54,8 +55,8 @@ def _unsupported() -> str | None:
 
 def _unbuildable() -> str | None:
     """Why it cannot be built here, or None (a cached build loads without g++)."""
-    if shutil.which("g++") is None:
-        return "no g++"
+    if shutil.which(CXX) is None:
+        return f"no {CXX}"
     if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
         return "no Python.h (install the Python development headers)"
     return None
@@ -78,7 +79,7 @@ def _build(path: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
     try:
-        command = ["g++", *OPTIONS, f"-I{sysconfig.get_paths()['include']}", str(SOURCE),
+        command = [CXX, *OPTIONS, f"-I{sysconfig.get_paths()['include']}", str(SOURCE),
                    "-o", tmp]
         if sys.platform == "darwin":
             command.insert(-2, "-undefined")
