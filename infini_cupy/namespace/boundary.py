@@ -419,22 +419,21 @@ def _binary(impl):
                 if r is not None:
                     return r
             key = None
-            if lazy_enabled():
-                pass
-            elif type(x1) is Array:
-                b = x1._b
-                if type(x2) is Array:
-                    if x2._b == b != "numpy":
-                        key = (name, x1._k or settle(x1), x2._k or settle(x2))
-                        natives, addresses = (x1._a, x2._a), (x1._d, x2._d)
-                elif type(x2) in _HOT_SCALARS and b != "numpy":
-                    key = (name, x1._k or settle(x1), type(x2))
-                    natives, addresses = (x1._a, x2), (x1._d, 0)
-            elif type(x2) is Array and type(x1) in _HOT_SCALARS:
-                b = x2._b
-                if b != "numpy":
-                    key = (name, type(x1), x2._k or settle(x2))
-                    natives, addresses = (x1, x2._a), (0, x2._d)
+            if not lazy_enabled():
+                if type(x1) is Array:
+                    b = x1._b
+                    if type(x2) is Array:
+                        if x2._b == b != "numpy":
+                            key = (name, x1._k or settle(x1), x2._k or settle(x2))
+                            natives, addresses = (x1._a, x2._a), (x1._d, x2._d)
+                    elif type(x2) in _HOT_SCALARS and b != "numpy":
+                        key = (name, x1._k or settle(x1), type(x2))
+                        natives, addresses = (x1._a, x2), (x1._d, 0)
+                elif type(x2) is Array and type(x1) in _HOT_SCALARS:
+                    b = x2._b
+                    if b != "numpy":
+                        key = (name, type(x1), x2._k or settle(x2))
+                        natives, addresses = (x1, x2._a), (0, x2._d)
             if key is not None:
                 known = _by_ids.get(key) or _learn(key, name, b, natives)
                 if known is not None:
