@@ -44,8 +44,9 @@ LAZY_VAR = "INFINI_CUPY_LAZY"
 LAUNCH_VAR = "INFINI_CUPY_LAUNCH"
 NATIVE_VAR = "INFINI_CUPY_NATIVE"  # runtime/native.py: the compiled hot path
 # cupy: CuPy's Function object packs the arguments per call; driver: cuda.bindings'
-# cuLaunchKernel with a buffer packed once per launch record (runtime/cuda_driver.py)
-LAUNCH_MECHANISMS = ("cupy", "driver")
+# cuLaunchKernel with a buffer packed once per launch record (runtime/cuda_driver.py);
+# compiled: libcuda's cuLaunchKernel called from runtime/hot_calls.c (runtime/cuda_compiled.py)
+LAUNCH_MECHANISMS = ("cupy", "driver", "compiled")
 
 # None: no override in force, fall back to the environment variable.
 _override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -79,8 +80,9 @@ def exit_lazy(token) -> None:
 
 def launch_mechanism() -> str:
     """``$INFINI_CUPY_LAUNCH``: how the cuda backend launches a kernel, ``cupy`` (CuPy's
-    function object, the default) or ``driver`` (``cuda.bindings``' ``cuLaunchKernel`` on a
-    pre-packed argument buffer).
+    function object, the default), ``driver`` (``cuda.bindings``' ``cuLaunchKernel`` on a
+    pre-packed argument buffer) or ``compiled`` (libcuda's ``cuLaunchKernel`` called from the
+    compiled hot path, which also runs repeated elementwise calls of Arrays in C).
 
     >>> launch_mechanism()                                       # doctest: +SKIP
     'cupy'
@@ -89,6 +91,11 @@ def launch_mechanism() -> str:
     if name not in LAUNCH_MECHANISMS:
         raise ValueError(f"{LAUNCH_VAR}={name!r}: expected one of {', '.join(LAUNCH_MECHANISMS)}")
     return name
+
+
+# The mechanism the cuda launcher uses now: $INFINI_CUPY_LAUNCH, switched by
+# runtime.cuda.launch_mechanism(); runtime/hot_calls.c reads it per call (a list it holds).
+launch_in_force: list = [launch_mechanism()]
 
 
 def _check_name(name: str) -> str:

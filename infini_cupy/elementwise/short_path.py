@@ -38,7 +38,9 @@ from ..arrays import (
     numpy_data_pointer,
     read_address,
 )
+from ..runtime import cuda, cuda_compiled
 from ..runtime.launch import launch
+from ..runtime.structs import dim3
 from ..runtime.recent import RecentCalls
 from ..strided.plan_cache import prepared_copy
 from . import kernels as ek
@@ -64,7 +66,7 @@ class _Known:
     __slots__ = ("plan", "launch", "staged", "shape", "dtype_out", "dtype_in", "make", "values",
                  "bounds", "mask_arg", "arrays", "array_indices", "scalars", "casts", "pad",
                  "tail", "after_values", "vector_masks", "on_gpu", "copies", "out_check", "fast",
-                 "fast_arrays", "out_id", "native")
+                 "fast_arrays", "out_id", "native", "compiled_launch")
 
 
 # key (see _key) -> _Known; dict operations are atomic under the GIL
@@ -181,6 +183,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.bounds = dtypes.plain_scalar_bounds(dtype_in)
     known.out_id = None  # the output's layout id, from the first output of the hot path
     known.native = None  # what runtime/hot_calls.c reads of known.fast's call, if it can
+    known.compiled_launch = None  # a GPU's launch record for hot_calls.c (compiled_launch_record)
     known.fast = None if (known.staged or known.casts or out is not None or known.on_gpu
                           or not FIELD_POINTERS) else _fast_function(known)
     if (out is not None and not (known.staged or known.casts or known.on_gpu or known.scalars)
@@ -217,6 +220,57 @@ def _native_into(known) -> tuple:
     (_, align1, vector1), (_, align2, vector2) = (arrays + ((1, 0, 0),))[:2]
     return (len(arrays), None, None, out_mask, kernel, grid, block, off, on, align1, vector1,
             align2, vector2, -1, None, None, known.out_check)
+
+
+def compiled_launch_record(known):
+    """``known.compiled_launch``: what runtime/hot_calls.c reads to run a GPU's one-launch
+    call of arrays (no scalars, casts, staged copies or ``out=``) on this thread's current
+    context, or None (the Python way takes every call). The fields, in order: the number of
+    arrays, the output's shape, dtype and 16-byte mask, each input's alignment and 16-byte
+    masks, the driver's generation, the context, the device, the kernel's ``CUfunction`` there,
+    (grid, block, dynamic shared memory) as 7 ints, the parameters packed as bytes with the
+    vector flag off and on (the 4 pointer slots zero), and each parameter's offset in them
+    (uint32). Made after a call of the plan ran the Python way on this context (its kernel
+    loaded, the context current)."""
+    if known.staged or known.casts or known.scalars or known.out_check is not None:
+        return None
+    cupy = cuda.device_side_module()
+    module = cuda_compiled.driver(cupy)
+    context, record = module.current_context(), known.compiled_launch
+    if record is not None and record[8:10] == (cuda_compiled.generation(), context):
+        return record  # still this context's (C declined the call for another reason)
+    arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, (off, on) = \
+        _fast_template(known)
+    if context is None or len(arrays) + pad + 1 != module.POINTER_SLOTS:
+        return None
+    offsets, packed_off = _packed_parameters(off, module.POINTER_SLOTS)
+    packed_on = _packed_parameters(on, module.POINTER_SLOTS)[1]
+    if len(packed_off) > module.PARAMS_BYTES or len(offsets) > module.PARAMS_COUNT:
+        return None
+    device = cupy.cuda.runtime.getDevice()
+    (_, align1, vector1), (_, align2, vector2) = (arrays + ((1, 0, 0),))[:2]
+    record = (len(arrays), tuple(shape), dtype_out, out_mask, align1, vector1, align2, vector2,
+              cuda_compiled.generation(), context, device,
+              cuda.function_handle(device, ek.SOURCE, kernel),
+              (*dim3(grid), *dim3(block), 0), packed_off, packed_on,
+              np.asarray(offsets, np.uint32).tobytes())
+    assert len(record) == module.RECORD_FIELDS
+    return record
+
+
+def _packed_parameters(tail, pointers: int) -> tuple[list[int], bytes]:
+    """(each parameter's offset, the bytes) of ``pointers`` zero pointer slots followed by
+    ``tail`` (NumPy scalars: their bytes, by value), each at a multiple of 8 bytes."""
+    offsets, chunks, at = [], [], 0
+    for raw in [bytes(8)] * pointers + [value.tobytes() for value in tail]:
+        at = -(-at // 8) * 8
+        offsets.append(at)
+        chunks.append((at, raw))
+        at += len(raw)
+    packed = bytearray(at)
+    for at, raw in chunks:
+        packed[at:at + len(raw)] = raw
+    return offsets, bytes(packed)
 
 
 def _cast_step(x, cast_plan, dtype_in) -> _Cast:

@@ -47,8 +47,11 @@ from ..arrays import _allocator as _allocator_var
 from ..config import lazy_enabled
 from ..elementwise.kernels import SOURCE as _elementwise_source
 from ..runtime import native as _native
+from ..runtime.cuda import _mechanism as _cuda_mechanism
+from ..runtime.cuda_compiled import MECHANISM as _COMPILED_LAUNCH
 from ..runtime.launch import _hooks as _launch_hooks, launch as _launch
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
+                                      compiled_launch_record as _compiled_launch_record,
                                       hot_known as _hot_known, into_by_ids as _into_by_ids,
                                       known_into as _known_into, run as _run)
 
@@ -319,7 +322,11 @@ def _finish(known, natives, addresses, b):
     fast = known.fast
     if fast is None:
         r = _run(known, natives, None, b)
-        return None if r is None else _settled_output(r, b, known)
+        if r is None:
+            return None
+        if known.on_gpu and _cuda_mechanism[0] == _COMPILED_LAUNCH:  # C takes the next call
+            known.compiled_launch = _compiled_launch_record(known)
+        return _settled_output(r, b, known)
     result = fast(natives, addresses)
     if result is None:
         return None

@@ -14,12 +14,13 @@ import os
 
 CUDA_ERROR_NO_DEVICE = 100  # cudaErrorNoDevice
 CUDA_ERROR_INSUFFICIENT_DRIVER = 35  # cudaErrorInsufficientDriver
+LIBCUDA = "libcuda.so.1"  # the NVIDIA driver's library (Linux)
 
 
 def _driver_library() -> str | None:
     """Why the driver library does not load, or None when it does."""
     try:
-        ctypes.CDLL("libcuda.so.1")
+        ctypes.CDLL(LIBCUDA)
     except OSError as e:
         return str(e)
     return None

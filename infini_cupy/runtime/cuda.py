@@ -24,14 +24,18 @@ NumPy arrays of size one that CuPy's documentation shows: measured with CuPy 14.
 classes, an array costs 3.1 us per struct per launch (``CNumpyArray`` reads
 ``__array_interface__``), a structured scalar 0.17 us, and a copy plan passes seven.
 
-Two launch mechanisms, chosen by ``$INFINI_CUPY_LAUNCH`` (read at import) or
+Three launch mechanisms, chosen by ``$INFINI_CUPY_LAUNCH`` (read at import) or
 :func:`launch_mechanism`: ``cupy`` (the default until a GPU's measurement decides), CuPy's
 ``Function`` as above; ``driver``, ``cuda.bindings``' ``cuLaunchKernel`` on the same
-``Function``'s handle with arguments packed once per launch record (:mod:`.cuda_driver`).
+``Function``'s handle with arguments packed once per launch record (:mod:`.cuda_driver`);
+``compiled``, libcuda's ``cuLaunchKernel`` called from the compiled hot path, on the same
+records, and a repeated one-launch elementwise call of Arrays run in C end to end
+(:mod:`.cuda_compiled`).
 
 Tests without a GPU run this module against a stand-in for CuPy's device side
 (``tests/support/cupy_standin.py``, installed with :func:`device_side`) and, for the driver
-mechanism, one for ``cuda.bindings.driver`` (``tests/support/driver_standin.py``).
+mechanisms, one for ``cuda.bindings.driver`` and for libcuda's two entry points
+(``tests/support/driver_standin.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ import numpy as np
 from .. import config
 from ..arrays import require_cupy
 from ..perf.devices import STATIC_SHARED_BYTES as STATIC_SHARED_LIMIT  # without opting in
-from . import cuda_driver, elf
+from . import cuda_compiled, cuda_driver, elf
 from .nvrtc import NVRTC_OPTIONS, arch_for, compile_program, nvrtc_version
 from .sources import expanded_source
 from .structs import dim3
@@ -81,7 +85,7 @@ _without_gpu: list = []  # non-empty once CuPy said it has no device
 _device_side = None  # a stand-in for CuPy (tests), else None: CuPy itself
 _fallback_dir: list = []  # a per-process folder when the cache folder cannot be written
 _log = logging.getLogger("infini_cupy")  # one INFO record per kernel load, none per launch
-_mechanism = [config.launch_mechanism()]  # how launches go: "cupy" or "driver"
+_mechanism = config.launch_in_force  # how launches go: cupy, driver or compiled
 
 
 @contextlib.contextmanager
@@ -122,10 +126,14 @@ def forget_kernels() -> None:
         _optin_limits.clear()
         _allowed_shared.clear()
     cuda_driver.forget()
+    cuda_compiled.forget()
 
 
 def _cupy():
     return _device_side if _device_side is not None else require_cupy()
+
+
+device_side_module = _cupy  # () -> CuPy, or the stand-in installed with device_side
 
 
 def device_arch() -> str:
@@ -321,6 +329,11 @@ def _function_on(device: int, source: str, name: str):
     return function
 
 
+def function_handle(device: int, source: str, name: str) -> int:
+    """The ``CUfunction`` of a name expression loaded on ``device`` (the current one)."""
+    return _function_on(device, source, name).ptr
+
+
 def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> None:
     """Launch on the arrays' device, on CuPy's current stream there; no synchronization.
 
@@ -357,10 +370,11 @@ def _launch_on(device, source, name, grid, block, passed, shared_mem):
                              f"this device allows it {allowed}")
     grid = (grid, 1, 1) if type(grid) is int else dim3(grid)
     block = (block, 1, 1) if type(block) is int else dim3(block)
-    if _mechanism[0] == "driver":
-        cuda_driver.launch(_cupy(), device, function, (device, source, name, grid, block,
-                                                      shared_mem), grid, block, passed,
-                           shared_mem)
+    mechanism = _mechanism[0]
+    if mechanism != "cupy":  # driver, compiled: cuLaunchKernel on a record packed once
+        cuda_driver.launch(_cupy(), device, function, (mechanism, device, source, name, grid,
+                                                      block, shared_mem), grid, block, passed,
+                           shared_mem, mechanism)
         return
     function(grid, block, passed, shared_mem=shared_mem)
 

@@ -9,11 +9,20 @@
  * or anything unusual returns None, nothing written, and the caller takes the Python path,
  * which decides as before (and raises what the first call raised).
  *
+ * On the cuda backend with the compiled launch (INFINI_CUPY_LAUNCH=compiled,
+ * runtime/cuda_compiled.py) a one-launch call of arrays runs here end to end: the inputs'
+ * devices and alignment, the output from CuPy's pool, and the driver's cuLaunchKernel called
+ * through its address on parameters packed once per plan and device, the pointers written
+ * per call (known.compiled_launch).
+ *
  * Everything this reads is prepared in Python (short_path._native_template, kept as
- * known.native), so the rules live in one place; this file only reads them.
+ * known.native; cuda_compiled.launch_record, kept as known.compiled_launch), so the rules
+ * live in one place; this file only reads them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
+#include <string.h>
 #ifdef Py_T_OBJECT_EX /* Python 3.12 on */
 #define OBJECT_SLOT Py_T_OBJECT_EX
 #else
@@ -31,6 +40,26 @@ static PyObject *Array_type, *by_ids, *into_by_ids, *ndarray_type, *run_function
 static Py_ssize_t off_a, off_b, off_p, off_k, off_d;
 
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+/* The compiled launch's driver entry points (set_driver: libcuda's, or a stand-in's), with
+ * CUresult as an int and handles as pointers, as cuda.h declares them. */
+typedef int (*launch_kernel_entry)(void *function, unsigned int grid_x, unsigned int grid_y,
+                                   unsigned int grid_z, unsigned int block_x,
+                                   unsigned int block_y, unsigned int block_z,
+                                   unsigned int shared_mem, void *stream, void **params,
+                                   void **extra);
+typedef int (*current_context_entry)(void **context);
+static launch_kernel_entry driver_launch;
+static current_context_entry driver_context;
+static long driver_generation;  /* set_driver's count: records of an older driver are stale */
+static PyObject *mechanism, *compiled_name, *check_status, *device_array, *current_stream,
+    *compiled_launch_name, *data_name, *ptr_name, *device_id_name;
+/* One launch's packed parameters at most: a stack buffer per call (cuda_compiled checks a
+ * record against both before making it). */
+#define PARAMS_BYTES 1024
+#define PARAMS_COUNT 64
+#define RECORD_FIELDS 16  /* a launch record's length (cuda_compiled reads it here) */
+#define POINTER_SLOTS 4   /* (out, x1, x2 or out, out): the elementwise kernels' pointers */
 
 /* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
  * layout NumPy's ABI keeps): the data pointer follows the object header, as
@@ -70,6 +99,31 @@ static int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset) {
     return 0;
 }
 
+/* The names this file reads, made once (configure and set_driver both need them). */
+static int intern_names(void) {
+    if (recorders_name != NULL)
+        return 0;
+    recorders_name = PyUnicode_InternFromString("recorders");
+    skipping_name = PyUnicode_InternFromString("skipping");
+    native_name = PyUnicode_InternFromString("native");
+    out_id_name = PyUnicode_InternFromString("out_id");
+    one_name = PyUnicode_InternFromString("one");
+    shape_name = PyUnicode_InternFromString("shape");
+    emulate = PyUnicode_InternFromString("emulate");
+    launch_kwnames = Py_BuildValue("(s)", "backend");
+    data_name = PyUnicode_InternFromString("data");
+    ptr_name = PyUnicode_InternFromString("ptr");
+    device_id_name = PyUnicode_InternFromString("device_id");
+    compiled_launch_name = PyUnicode_InternFromString("compiled_launch");
+    if (!recorders_name || !skipping_name || !native_name || !out_id_name || !one_name ||
+        !shape_name || !emulate || !launch_kwnames || !data_name || !ptr_name ||
+        !device_id_name || !compiled_launch_name) {
+        Py_CLEAR(recorders_name);  /* tried again at the next call */
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *configure(PyObject *self, PyObject *args) {
     PyObject *values[17];
     if (!PyArg_UnpackTuple(args, "configure", 17, 17, &values[0], &values[1], &values[2],
@@ -101,19 +155,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         Py_INCREF(values[i]);
         Py_XSETREF(*targets[i], values[i]);
     }
-    if (recorders_name == NULL) {
-        recorders_name = PyUnicode_InternFromString("recorders");
-        skipping_name = PyUnicode_InternFromString("skipping");
-        native_name = PyUnicode_InternFromString("native");
-        out_id_name = PyUnicode_InternFromString("out_id");
-        one_name = PyUnicode_InternFromString("one");
-        shape_name = PyUnicode_InternFromString("shape");
-        emulate = PyUnicode_InternFromString("emulate");
-        launch_kwnames = Py_BuildValue("(s)", "backend");
-        if (!recorders_name || !skipping_name || !native_name || !out_id_name || !one_name ||
-            !shape_name || !emulate || !launch_kwnames)
-            return NULL;
-    }
+    if (intern_names() < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -168,27 +211,31 @@ static unsigned long long as_bits(PyObject *v) {
     return bits;
 }
 
-/* Launch as runtime/launch.py's launch() does, its hooks read here: a thread that skips
- * launches and records none launches nothing; any other calls launch() itself. */
-static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyObject *packed) {
+/* What runtime/launch.py's launch() would do with this thread's hooks: 0 launch, 1 skip
+ * (the thread skips launches and records none), 2 record (launch() itself must run), -1 on
+ * an error. */
+static int hooks_state(void) {
     PyObject *recorders = PyObject_GetAttr(hooks, recorders_name);
     if (recorders == NULL)
         return -1;
     int recording = PyObject_IsTrue(recorders);
     Py_DECREF(recorders);
-    if (recording < 0)
+    if (recording)
+        return recording < 0 ? -1 : 2;
+    PyObject *skipping = PyObject_GetAttr(hooks, skipping_name);
+    if (skipping == NULL)
         return -1;
-    if (!recording) {
-        PyObject *skipping = PyObject_GetAttr(hooks, skipping_name);
-        if (skipping == NULL)
-            return -1;
-        int skip = PyObject_IsTrue(skipping);
-        Py_DECREF(skipping);
-        if (skip < 0)
-            return -1;
-        if (skip)
-            return 0;
-    }
+    int skip = PyObject_IsTrue(skipping);
+    Py_DECREF(skipping);
+    return skip;
+}
+
+/* Launch as runtime/launch.py's launch() does, its hooks read here: a thread that skips
+ * launches and records none launches nothing; any other calls launch() itself. */
+static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyObject *packed) {
+    int state = hooks_state();
+    if (state < 0 || state == 1)
+        return state < 0 ? -1 : 0;  /* the error; skipped */
     PyObject *stack[6] = {source, kernel, grid, block, packed, emulate};  /* backend= */
     PyObject *r = PyObject_Vectorcall(launch_function, stack, 5, launch_kwnames);
     if (r == NULL)
@@ -196,7 +243,6 @@ static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyOb
     Py_DECREF(r);
     return 0;
 }
-
 
 /* A new Array over `native` on backend `b`, settled: pointer `address`, layout id `k`. */
 static PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k) {
@@ -368,9 +414,207 @@ static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyOb
     return r;
 }
 
-/* After the key's lookup: the native call, or finish(known, natives, addresses, b) with
- * the operands in the call's order: (x,), (x1, x2), or an array n1 and a scalar n2, the
- * scalar first when `scalar_first` (a scalar's address is 0). */
+/* An attribute that holds an int, as a C integer (-1 with an error set when it does not). */
+static long long int_attribute(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL)
+        return -1;
+    long long r = PyLong_AsLongLong(value);
+    Py_DECREF(value);
+    return r;
+}
+
+/* A CuPy array's device pointer and device (its MemoryPointer's ptr and device_id); -1 on
+ * an error. */
+static int device_pointer(PyObject *array, unsigned long long *pointer, long long *device) {
+    PyObject *memory = PyObject_GetAttr(array, data_name);
+    if (memory == NULL)
+        return -1;
+    long long ptr = int_attribute(memory, ptr_name);
+    long long id = ptr == -1 && PyErr_Occurred() ? -1 : int_attribute(memory, device_id_name);
+    Py_DECREF(memory);
+    if (id == -1 && PyErr_Occurred())
+        return -1;
+    *pointer = (unsigned long long)ptr;
+    if (device != NULL)
+        *device = id;
+    return 0;
+}
+
+/* 1 when the cuda launcher launches through this file (cuda._mechanism[0] is "compiled"),
+ * 0 when not. */
+static int compiled_now(void) {
+    if (driver_launch == NULL || !PyList_CheckExact(mechanism) || PyList_GET_SIZE(mechanism) < 1)
+        return 0;
+    return same_backend(PyList_GET_ITEM(mechanism, 0), compiled_name);
+}
+
+/* cuLaunchKernel through its address, the GIL released as CuPy's launch releases it; a
+ * status other than success goes to CuPy's check_status, which raises its driver error. */
+static int launch_on_driver(void *function, const unsigned int *dims, void *stream,
+                            void **params) {
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = driver_launch(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
+                           dims[6], stream, params, NULL);
+    Py_END_ALLOW_THREADS
+    if (status == 0)
+        return 0;
+    PyObject *r = PyObject_CallFunction(check_status, "i", status);
+    if (r != NULL) {
+        Py_DECREF(r);
+        PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel returned %d", status);
+    }
+    return -1;
+}
+
+/* The one-launch call of arrays on a GPU from its launch record (cuda_compiled.launch_record:
+ * (arrays, shape, dtype_out, out_mask, align1, vector1, align2, vector2, generation,
+ * context, device, function, dims, params off, params on, offsets)), the arrays n1 (and n2)
+ * at device pointers a1, a2. The record is this thread's current context's and device's;
+ * the output comes from CuPy; the kernel's parameters are the record's bytes with the four
+ * pointers written in. Returns the settled output Array, or NULL: with an error set (of the
+ * allocation or the launch), or without one when the Python way must take the call (another
+ * mechanism, a recording thread, another allocator, context or device, an input off its
+ * alignment), nothing written. */
+static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject *n1,
+                              PyObject *n2, unsigned long long a1, unsigned long long a2) {
+    if (!compiled_now() || !PyTuple_CheckExact(record) ||
+        PyTuple_GET_SIZE(record) != RECORD_FIELDS)
+        return NULL;
+    PyObject **t = &PyTuple_GET_ITEM(record, 0);
+    long arrays = PyLong_AsLong(t[0]);
+    PyObject *dims_tuple = t[12], *off = t[13], *on = t[14], *offsets = t[15];
+    if (arrays != (n2 == NULL ? 1 : 2) || PyLong_AsLong(t[8]) != driver_generation ||
+        !PyTuple_CheckExact(dims_tuple) || PyTuple_GET_SIZE(dims_tuple) != 7 ||
+        !PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) || !PyBytes_CheckExact(offsets) ||
+        PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) || PyBytes_GET_SIZE(off) > PARAMS_BYTES ||
+        PyBytes_GET_SIZE(off) < 8 * POINTER_SLOTS ||
+        PyBytes_GET_SIZE(offsets) > 4 * PARAMS_COUNT || PyBytes_GET_SIZE(offsets) % 4) {
+        PyErr_Clear();
+        return NULL;
+    }
+    unsigned int dims[7];
+    for (int i = 0; i < 7; i++) {
+        unsigned long v = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(dims_tuple, i));
+        if (PyErr_Occurred() || v > 0xFFFFFFFFUL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        dims[i] = (unsigned int)v;
+    }
+    void *function = PyLong_AsVoidPtr(t[11]), *record_context = PyLong_AsVoidPtr(t[9]);
+    long long device = PyLong_AsLongLong(t[10]);
+    if (PyErr_Occurred() || function == NULL || record_context == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int state = hooks_state();
+    if (state < 0)
+        return NULL;
+    if (state == 2)
+        return NULL;  /* recording: launch() records, then launches */
+    PyObject *allocator;
+    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
+        return NULL;
+    int own_outputs = allocator == NULL || allocator == Py_None;
+    Py_XDECREF(allocator);
+    if (!own_outputs)
+        return NULL;
+    void *context = NULL;
+    if (driver_context(&context) != 0 || context != record_context)
+        return NULL;  /* no context current, or another device's: the Python way */
+    unsigned long long align1 = as_bits(t[4]), align2 = arrays == 2 ? as_bits(t[6]) : 0;
+    if (a1 & align1 || a2 & align2)
+        return NULL;
+    long long on_device;
+    unsigned long long unused;
+    if (device_pointer(n1, &unused, &on_device) < 0)
+        return NULL;
+    if (on_device != device)
+        return NULL;
+    if (arrays == 2) {
+        if (device_pointer(n2, &unused, &on_device) < 0)
+            return NULL;
+        if (on_device != device)
+            return NULL;
+    }
+    PyObject *stream_object = PyObject_CallNoArgs(current_stream);
+    if (stream_object == NULL)
+        return NULL;
+    long long stream_ptr = int_attribute(stream_object, ptr_name);
+    Py_DECREF(stream_object);
+    if (stream_ptr == -1 && PyErr_Occurred())
+        return NULL;
+    PyObject *shape_dtype[2] = {t[1], t[2]};
+    PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
+    if (out == NULL)
+        return NULL;
+    unsigned long long address;
+    if (device_pointer(out, &address, NULL) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    int misaligned = (a1 & as_bits(t[5])) || (arrays == 2 && (a2 & as_bits(t[7]))) ||
+                     (address & as_bits(t[3]));
+    PyObject *packed = misaligned ? off : on;
+    /* the parameters: the record's bytes, the pointers written in, one address per parameter */
+    _Alignas(16) unsigned char buffer[PARAMS_BYTES];
+    void *params[PARAMS_COUNT];
+    Py_ssize_t size = PyBytes_GET_SIZE(packed), count = PyBytes_GET_SIZE(offsets) / 4;
+    memcpy(buffer, PyBytes_AS_STRING(packed), (size_t)size);
+    uint64_t pointers[POINTER_SLOTS] = {address, a1, arrays == 2 ? a2 : address, address};
+    memcpy(buffer, pointers, sizeof pointers);
+    const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(offsets);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint32_t offset;
+        memcpy(&offset, at + 4 * i, 4);
+        if (offset >= (uint32_t)size) {
+            Py_DECREF(out);
+            PyErr_SetString(PyExc_ValueError, "a launch record's offset lies past its bytes");
+            return NULL;
+        }
+        params[i] = buffer + offset;
+    }
+    if (state == 0 && launch_on_driver(function, dims,
+                                       (void *)(uintptr_t)stream_ptr, params) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyObject *r = output_array(known, out, b, address, 1);
+    Py_DECREF(out);
+    return r;
+}
+
+/* finish(known, natives, addresses, b): the Python way of a plan found by its key, the
+ * operands in the call's order ((x,), (x1, x2), or an array n1 and a scalar n2, the scalar
+ * first when `scalar_first`; a scalar's address is 0). */
+static PyObject *call_finish(PyObject *known, PyObject *b, PyObject *n1, PyObject *n2,
+                             PyObject *d1, PyObject *d2, int arrays, int scalar_first) {
+    PyObject *zero = PyLong_FromLong(0), *natives = NULL, *addresses = NULL, *r = NULL;
+    PyObject *a1 = d1 ? d1 : Py_None, *a2 = arrays == 2 && d2 ? d2 : zero;
+    if (zero == NULL)
+        return NULL;
+    if (n2 == NULL) {
+        natives = PyTuple_Pack(1, n1);
+        addresses = PyTuple_Pack(1, a1);
+    } else if (scalar_first) {
+        natives = PyTuple_Pack(2, n2, n1);
+        addresses = PyTuple_Pack(2, zero, a1);
+    } else {
+        natives = PyTuple_Pack(2, n1, n2);
+        addresses = PyTuple_Pack(2, a1, a2);
+    }
+    if (natives != NULL && addresses != NULL)
+        r = PyObject_CallFunctionObjArgs(finish, known, natives, addresses, b, NULL);
+    Py_DECREF(zero);
+    Py_XDECREF(natives);
+    Py_XDECREF(addresses);
+    return r;
+}
+
+/* After the key's lookup: the native call (the emulator's known.native, a GPU's
+ * known.compiled_launch), else finish. */
 static PyObject *serve(PyObject *known, PyObject *b, PyObject *n1, PyObject *n2,
                        PyObject *d1, PyObject *d2, int arrays, int scalar_first) {
     PyObject *native = PyObject_GetAttr(known, native_name);
@@ -378,29 +622,16 @@ static PyObject *serve(PyObject *known, PyObject *b, PyObject *n1, PyObject *n2,
         return NULL;
     Py_INCREF(b);  /* the Arrays may be released by what runs below */
     PyObject *r = NULL;
+    unsigned long long a1 = as_bits(d1), a2 = arrays == 2 ? as_bits(d2) : 0;
     if (native != Py_None) {
-        unsigned long long a1 = as_bits(d1), a2 = arrays == 2 ? as_bits(d2) : 0;
         r = run_native(known, native, b, n1, n2, a1, a2);  /* an Array, None, or NULL */
     } else {
-        PyObject *zero = PyLong_FromLong(0), *natives = NULL, *addresses = NULL;
-        PyObject *a1 = d1 ? d1 : Py_None, *a2 = arrays == 2 && d2 ? d2 : zero;
-        if (zero == NULL) {
-            /* r stays NULL: the MemoryError */
-        } else if (n2 == NULL) {
-            natives = PyTuple_Pack(1, n1);
-            addresses = PyTuple_Pack(1, a1);
-        } else if (scalar_first) {
-            natives = PyTuple_Pack(2, n2, n1);
-            addresses = PyTuple_Pack(2, zero, a1);
-        } else {
-            natives = PyTuple_Pack(2, n1, n2);
-            addresses = PyTuple_Pack(2, a1, a2);
-        }
-        if (natives != NULL && addresses != NULL)
-            r = PyObject_CallFunctionObjArgs(finish, known, natives, addresses, b, NULL);
-        Py_XDECREF(zero);
-        Py_XDECREF(natives);
-        Py_XDECREF(addresses);
+        PyObject *record = PyObject_GetAttr(known, compiled_launch_name);
+        if (record != NULL && record != Py_None && arrays == (n2 == NULL ? 1 : 2))
+            r = run_compiled(known, record, b, n1, n2, a1, a2);
+        Py_XDECREF(record);
+        if (r == NULL && !PyErr_Occurred())
+            r = call_finish(known, b, n1, n2, d1, d2, arrays, scalar_first);
     }
     Py_DECREF(native);
     Py_DECREF(b);
@@ -785,7 +1016,122 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return r;
 }
 
+/* set_driver(launch_address, context_address, mechanism, compiled, check_status, ndarray,
+ * get_current_stream): the compiled launch's entry points (the addresses of cuLaunchKernel
+ * and cuCtxGetCurrent: libcuda's, or a stand-in's; 0 and 0 to clear them), the cuda
+ * launcher's mechanism list and the name that selects this file, CuPy's check_status, its
+ * ndarray type (the outputs) and get_current_stream. Returns the new generation: records
+ * made before it are stale. */
+static PyObject *set_driver(PyObject *self, PyObject *args) {
+    PyObject *launch_address, *context_address, *values[5];
+    if (!PyArg_UnpackTuple(args, "set_driver", 7, 7, &launch_address, &context_address,
+                           &values[0], &values[1], &values[2], &values[3], &values[4]))
+        return NULL;
+    void *launch = PyLong_AsVoidPtr(launch_address);
+    void *context = launch == NULL && PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(context_address);
+    if (PyErr_Occurred())
+        return NULL;
+    if ((launch == NULL) != (context == NULL) || !PyList_CheckExact(values[0])) {
+        PyErr_SetString(PyExc_ValueError,
+                        "set_driver: both entry points or neither, and the mechanism list");
+        return NULL;
+    }
+    if (intern_names() < 0)
+        return NULL;
+    PyObject **targets[5] = {&mechanism, &compiled_name, &check_status, &device_array,
+                             &current_stream};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*targets[i], values[i]);
+    }
+    /* void* to function pointer: what dlsym's callers do (POSIX guarantees it works) */
+    memcpy(&driver_launch, &launch, sizeof launch);
+    memcpy(&driver_context, &context, sizeof context);
+    return PyLong_FromLong(++driver_generation);
+}
+
+/* launch_kernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem,
+ * stream, params, extra): cuLaunchKernel through set_driver's address (the Python launches
+ * of runtime/cuda_driver.py's records under the compiled mechanism), handles and `params`
+ * (the address of a void*[]) and `extra` as ints; returns (status,), as cuda.bindings'
+ * cuLaunchKernel does. */
+static PyObject *launch_kernel(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, "launch_kernel(function, grid_x, grid_y, grid_z, block_x, "
+                                         "block_y, block_z, shared_mem, stream, params, extra)");
+        return NULL;
+    }
+    if (driver_launch == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "launch_kernel: set_driver has not been called");
+        return NULL;
+    }
+    unsigned int dims[7];
+    for (int i = 0; i < 7; i++) {
+        unsigned long v = PyLong_AsUnsignedLong(args[1 + i]);
+        if (v == (unsigned long)-1 && PyErr_Occurred())
+            return NULL;
+        if (v > 0xFFFFFFFFUL) {
+            PyErr_SetString(PyExc_OverflowError, "value too large to convert to unsigned int");
+            return NULL;
+        }
+        dims[i] = (unsigned int)v;
+    }
+    void *function = PyLong_AsVoidPtr(args[0]);
+    void *stream = PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(args[8]);
+    void *params = PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(args[9]);
+    void *extra = PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(args[10]);
+    if (PyErr_Occurred())
+        return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = driver_launch(function, dims[0], dims[1], dims[2], dims[3], dims[4], dims[5],
+                           dims[6], stream, (void **)params, (void **)extra);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("(i)", status);
+}
+
+/* forget_driver(): no entry points until set_driver (kernels unloaded: every launch record's
+ * function handle is stale), the generation moved on. */
+static PyObject *forget_driver(PyObject *self, PyObject *unused) {
+    driver_launch = NULL;
+    driver_context = NULL;
+    ++driver_generation;
+    Py_RETURN_NONE;
+}
+
+/* current_context(): the thread's current CUDA context (cuCtxGetCurrent through set_driver's
+ * address) as an int, None when none is current. */
+static PyObject *current_context(PyObject *self, PyObject *unused) {
+    if (driver_context == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "current_context: set_driver has not been called");
+        return NULL;
+    }
+    void *context = NULL;
+    int status = driver_context(&context);
+    if (status != 0) {
+        PyObject *r = PyObject_CallFunction(check_status, "i", status);
+        if (r != NULL) {
+            Py_DECREF(r);
+            PyErr_Format(PyExc_RuntimeError, "cuCtxGetCurrent returned %d", status);
+        }
+        return NULL;
+    }
+    if (context == NULL)
+        Py_RETURN_NONE;
+    return PyLong_FromVoidPtr(context);
+}
+
 static PyMethodDef methods[] = {
+    {"forget_driver", forget_driver, METH_NOARGS,
+     "forget_driver(): no launches from C until set_driver"},
+    {"current_context", current_context, METH_NOARGS,
+     "current_context(): this thread's current CUDA context, or None"},
+    {"set_driver", set_driver, METH_VARARGS,
+     "set_driver(launch_address, context_address, mechanism, compiled, check_status, "
+     "ndarray, get_current_stream): the compiled launch's driver; returns its generation"},
+    {"launch_kernel", (PyCFunction)(void (*)(void))launch_kernel, METH_FASTCALL,
+     "launch_kernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, "
+     "stream, params, extra): (status,)"},
     {"configure", configure, METH_VARARGS,
      "configure(Array, by_ids, scalar_types, lazy_var, allocator_var, hooks, launch, empty, "
      "settle, learn_out_id, finish, source, numpy_backend, into_by_ids, a writeable and a "
@@ -805,4 +1151,16 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "hot_calls", "The compiled hot path of elementwise calls on Arrays.",
     -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit_hot_calls(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_hot_calls(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "PARAMS_BYTES", PARAMS_BYTES) < 0 ||
+        PyModule_AddIntConstant(m, "PARAMS_COUNT", PARAMS_COUNT) < 0 ||
+        PyModule_AddIntConstant(m, "RECORD_FIELDS", RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "POINTER_SLOTS", POINTER_SLOTS) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

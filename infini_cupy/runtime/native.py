@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
 import os
 import shutil
@@ -62,25 +63,45 @@ def _unbuildable() -> str | None:
     return None
 
 
-def library_path() -> Path:
-    """Where this Python's build of the current source is cached."""
+def library_path(cache_dir: Path | None = None, suffix: str | None = None) -> Path:
+    """Where this Python's build of the current source is cached (in ``cache_dir``, else
+    ``$INFINI_CUPY_CACHE_DIR``; ``suffix``: another Python's ``EXT_SUFFIX``)."""
     digest = hashlib.sha256(SOURCE.read_bytes())
     digest.update(" ".join(OPTIONS).encode())
     # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
-    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    return (config.cache_dir() / "native"
+    suffix = suffix or sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return ((cache_dir or config.cache_dir()) / "native"
             / f"{MODULE}-{digest.hexdigest()[:16]}{suffix}")
 
 
-def _build(path: Path) -> None:
-    """Compile to a temporary name and rename into place: a process never loads half a
-    file, and two processes building at once each rename a whole one."""
+def build_for(python: str, cache_dir: Path) -> Path:
+    """Build for the interpreter ``python`` (another version's, whose headers this machine
+    has) into ``cache_dir``: what ``warmup --native-python`` carries to a GPU machine that
+    lacks g++ or ``Python.h``. Returns the file's path."""
+    query = ("import json, sysconfig; print(json.dumps([sysconfig.get_paths()['include'], "
+             "sysconfig.get_config_var('EXT_SUFFIX'), "
+             "bool(sysconfig.get_config_var('Py_GIL_DISABLED'))]))")
+    done = subprocess.run([python, "-c", query], capture_output=True, text=True, check=True,
+                          timeout=COMPILE_TIMEOUT_S)
+    include, suffix, free_threaded = json.loads(done.stdout)
+    if free_threaded or not (Path(include) / "Python.h").exists():
+        raise RuntimeError(f"{python}: " + ("a free-threaded Python" if free_threaded else
+                                             f"no Python.h in {include}"))
+    path = library_path(cache_dir, suffix)
+    _build(path, include)
+    return path
+
+
+def _build(path: Path, include: str | None = None) -> None:
+    """Compile (against ``include``, else this Python's headers) to a temporary name and
+    rename into place: a process never loads half a file, and two processes building at once
+    each rename a whole one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
     try:
-        command = [CXX, *OPTIONS, f"-I{sysconfig.get_paths()['include']}", str(SOURCE),
-                   "-o", tmp]
+        include = include or sysconfig.get_paths()["include"]
+        command = [CXX, *OPTIONS, f"-I{include}", str(SOURCE), "-o", tmp]
         if sys.platform == "darwin":
             command.insert(-2, "-undefined")
             command.insert(-2, "dynamic_lookup")
@@ -124,6 +145,11 @@ def hot_calls():
         if not _loaded:
             _loaded.append(_try_load())
     return _loaded[0]
+
+
+def loaded():
+    """The compiled module if this process has loaded it, else None (nothing is built)."""
+    return _loaded[0] if _loaded else None
 
 
 def _try_load():

@@ -80,7 +80,8 @@ def test_a_record_is_made_once_and_each_call_writes_its_pointers(side):
 
 def test_a_scalar_of_another_type_is_written_as_its_bytes(side):
     """A slot keeps its bytes whatever NumPy type says them (same size): no value cast."""
-    record = cuda_driver.DriverLaunch(driver_standin, 0, (1, 1, 1), (1, 1, 1), 0,
+    record = cuda_driver.DriverLaunch((driver_standin.CUfunction, driver_standin.cuLaunchKernel),
+                                      0, (1, 1, 1), (1, 1, 1), 0,
                                       (np.float64(1.5),))
     record.write((np.float64(1.5),))
     record.write((np.int64(-3),))

@@ -6,7 +6,8 @@ outputs come from its pool, launches go through ``runtime/cuda.py``; :data:`LAUN
 with ``--backend cuda-standin-launches`` (NumPy arrays, each launch through
 ``runtime/cuda.py``); and :data:`DRIVER_RUN` with ``--backend cuda-standin`` and
 ``INFINI_CUPY_LAUNCH=driver`` (launches through ``runtime/cuda_driver.py`` and the stand-in
-for ``cuda.bindings.driver``). Fails on any failed test, on any line of :data:`LAUNCHERS` no
+for ``cuda.bindings.driver``); and :data:`COMPILED_RUN` with ``INFINI_CUPY_LAUNCH=compiled``
+(launches from ``runtime/hot_calls.c`` through the stand-in's C entry points). Fails on any failed test, on any line of :data:`LAUNCHERS` no
 run executed, and on any line of the library's cuda branches (:func:`cuda_branch_files`: the
 bodies of ``if``s that test for the cuda backend or a CuPy array, :func:`cuda_branch_lines`)
 the end-to-end run did not execute.
@@ -48,13 +49,19 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
 # its launches run in gpu-check's own subprocesses, which this run's coverage does not see.
 TIMED = ["--deselect=tests/tools/test_gpu_check.py::test_the_whole_sequence_runs_within_its_budget"]
 LAUNCHER = "infini_cupy/runtime/cuda.py"
-# The launcher's files whose every line the runs together must execute: CuPy's launch and
-# the driver's (INFINI_CUPY_LAUNCH=driver, runtime/cuda_driver.py)
-LAUNCHERS = [LAUNCHER, "infini_cupy/runtime/cuda_driver.py"]
+# The launcher's files whose every line the runs together must execute: CuPy's launch, the
+# driver's (INFINI_CUPY_LAUNCH=driver, runtime/cuda_driver.py) and the compiled one's
+# (INFINI_CUPY_LAUNCH=compiled, runtime/cuda_compiled.py)
+LAUNCHERS = [LAUNCHER, "infini_cupy/runtime/cuda_driver.py",
+             "infini_cupy/runtime/cuda_compiled.py"]
 # What runs end to end with the driver launch selected: a few files, for CI's time (the
 # driver's own tests, tests/runtime/test_driver_launch.py, run in the end-to-end run)
 DRIVER_RUN = ["tests/runtime/test_cuda_launcher.py", "tests/runtime/test_standin_arrays.py",
               "tests/elementwise/test_ops.py"]
+# What runs end to end with the compiled launch selected: the driver run's files and the hot
+# path's, whose repeats run in hot_calls.c (its own tests, tests/runtime/test_compiled_launch.py,
+# run in the end-to-end run)
+COMPILED_RUN = [*DRIVER_RUN, "tests/namespace/test_hot_path.py"]
 # What runs on the cuda backend end to end: all of it.
 END_TO_END = PARTS
 # The emulated suite's launches through the launcher (``--backend cuda-standin-launches``, a
@@ -107,8 +114,8 @@ def cuda_branch_files() -> list[str]:
 
 
 def _run(folder: Path):
-    """(the runs' results: end to end, launches only, end to end with the driver launch; the
-    coverage report of the launchers; the end-to-end run's coverage as ``coverage json``)."""
+    """(the runs' results: end to end, launches only, end to end with the driver launch and
+    with the compiled launch; the coverage report of the launchers; the end-to-end run's coverage as ``coverage json``)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
     include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *cuda_branch_files()))
     launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
@@ -128,9 +135,13 @@ def _run(folder: Path):
         [*coverage, "run", "--append", f"--include={launchers}", "-m", "pytest", "--backend",
          "cuda-standin", *pytest_args, *DRIVER_RUN], cwd=REPO,
         env=dict(env, **{LAUNCH_VAR: "driver"}), timeout=3600)
+    compiled = background.run(
+        [*coverage, "run", "--append", f"--include={launchers}", "-m", "pytest", "--backend",
+         "cuda-standin", *pytest_args, *COMPILED_RUN], cwd=REPO,
+        env=dict(env, **{LAUNCH_VAR: "compiled"}), timeout=3600)
     report = background.run([*coverage, "report", "--show-missing", f"--include={launchers}"],
                             cwd=REPO, env=env, timeout=600)
-    return (end_to_end, launches, driver), report, json_report
+    return (end_to_end, launches, driver, compiled), report, json_report
 
 
 def _runs_here(config) -> bool:
@@ -152,7 +163,8 @@ def standin_run(pytestconfig):
     return background.result(pytestconfig, "standin", _run)
 
 
-RUNS = ["cuda-standin", "cuda-standin-launches", "cuda-standin with INFINI_CUPY_LAUNCH=driver"]
+RUNS = ["cuda-standin", "cuda-standin-launches", "cuda-standin with INFINI_CUPY_LAUNCH=driver",
+        "cuda-standin with INFINI_CUPY_LAUNCH=compiled"]
 
 
 @pytest.mark.parametrize("which", RUNS)

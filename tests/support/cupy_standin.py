@@ -94,6 +94,8 @@ class _ThreadState(threading.local):
 
 
 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
+CUDA_ERROR_UNKNOWN = 999
+c_failures: list = []  # what failed inside a C entry point's model (an emulator error)
 
 
 def refuse_in_capture(what: str) -> None:
@@ -234,9 +236,12 @@ class _Driver:
 
     @staticmethod
     def check_status(status: int) -> None:
-        """CuPy's ``check_status``: a CUresult other than success as CuPy's error."""
+        """CuPy's ``check_status``: a CUresult other than success as CuPy's error (the
+        stand-in's own failure behind a ``CUDA_ERROR_UNKNOWN`` of a C entry point chained to
+        it: ``driver_standin.c_entry_points``)."""
         if status != 0:
-            raise CUDADriverError(status, "CUDA driver call")
+            cause = c_failures.pop() if status == CUDA_ERROR_UNKNOWN and c_failures else None
+            raise CUDADriverError(status, "CUDA driver call") from cause
 
     @staticmethod
     def launchKernel(*args) -> None:

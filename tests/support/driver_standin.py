@@ -1,7 +1,10 @@
 """A stand-in for ``cuda.bindings.driver`` (NVIDIA's ``cuda-bindings`` 13.x), as much of it
 as the cuda launcher's driver mechanism (``infini_cupy/runtime/cuda_driver.py``) touches:
 ``CUresult``, ``CUfunction``, ``CUstream`` and ``cuLaunchKernel``, beside the CuPy stand-in
-(``tests/support/cupy_standin.py``), whose kernels, devices, contexts and streams it shares.
+(``tests/support/cupy_standin.py``), whose kernels, devices, contexts and streams it shares;
+and libcuda's ``cuLaunchKernel`` and ``cuCtxGetCurrent`` as C functions (ctypes callbacks at
+addresses, :func:`c_entry_points`) for the compiled launch (``runtime/cuda_compiled.py``),
+the same model behind them.
 
 What it models, read from ``cuda_bindings/cuda/bindings/driver.pyx.in`` (``cuLaunchKernel``,
 ``_HelperKernelParams``, the handle classes) and checked against the installed bindings where
@@ -45,6 +48,7 @@ import types
 import numpy as np
 
 from infini_cupy.arrays import byte_extent
+from infini_cupy.runtime import cuda_compiled
 from infini_cupy.runtime.emulate import launcher as emulator
 from tests.support import cupy_standin
 
@@ -235,6 +239,48 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     return (CUresult.CUDA_SUCCESS,)
 
 
+# libcuda's entry points as C calls them (runtime/cuda_compiled.py, INFINI_CUPY_LAUNCH=compiled):
+# cuda.h's CUresult cuLaunchKernel(CUfunction, unsigned int x 7, CUstream, void **, void **)
+# and CUresult cuCtxGetCurrent(CUcontext *).
+C_LAUNCH_KERNEL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,
+                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+C_CURRENT_CONTEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_void_p))
+CONTEXT_BASE = 0x7C000  # a device's primary context handle: this plus its ordinal
+
+
+def _c_launch_kernel(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem,
+                     stream, params, extra):
+    """``cuLaunchKernel`` as C calls it: the model above on the C values (NULL handles and
+    pointers 0), its CUresult an int. Anything else that fails in the model (the emulator's
+    bounds checks) is ``CUDA_ERROR_UNKNOWN``, the failure kept for CuPy's ``check_status``
+    to chain."""
+    try:
+        status, = cuLaunchKernel(f or 0, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+                                 shared_mem, stream or 0, params or 0, extra or 0)
+        return int(status)
+    except cupy_standin.CUDADriverError as error:
+        return error.status
+    except BaseException as error:  # noqa: BLE001 - nothing may leave a C callback
+        cupy_standin.c_failures.append(error)
+        return cupy_standin.CUDA_ERROR_UNKNOWN
+
+
+def _c_current_context(context):
+    """``cuCtxGetCurrent``: the current device's context where this thread made it current
+    (CuPy's ``_ensure_context``, a load, a launch through CuPy), else NULL; always success."""
+    thread = cupy_standin._thread
+    context[0] = CONTEXT_BASE + thread.device if thread.device in thread.contexts else None
+    return CUresult.CUDA_SUCCESS
+
+
+_C_ENTRY_POINTS = (C_LAUNCH_KERNEL(_c_launch_kernel), C_CURRENT_CONTEXT(_c_current_context))
+
+
+def c_entry_points() -> tuple[int, int]:
+    """The addresses of the C entry points (``cuda_compiled.ENTRY_POINTS``' order)."""
+    return tuple(ctypes.cast(entry, ctypes.c_void_p).value for entry in _C_ENTRY_POINTS)
+
+
 NAME = "cuda.bindings.driver"
 _real: list = []  # the installed cuda.bindings.driver, imported before the stand-in took its name
 
@@ -276,7 +322,8 @@ def installed():
                     placed.append(name)
     sys.modules[NAME] = sys.modules[__name__]
     try:
-        yield sys.modules[__name__]
+        with cuda_compiled.entry_points_replaced(c_entry_points):
+            yield sys.modules[__name__]
     finally:
         if saved is None:
             sys.modules.pop(NAME, None)

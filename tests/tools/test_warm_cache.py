@@ -5,6 +5,10 @@ no compile."""
 from __future__ import annotations
 
 import json
+import shutil
+import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
@@ -12,9 +16,10 @@ pytest.importorskip("cupy")  # NVRTC
 
 from infini_cupy import config  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
-from infini_cupy.runtime import cuda  # noqa: E402
+from infini_cupy.runtime import cuda, native  # noqa: E402
 from infini_cupy.tools.warmup import warm_cache  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
+from tests.support.ci import skip_outside_ci  # noqa: E402
 
 
 def test_plans_are_the_target_gpu_s():
@@ -62,3 +67,23 @@ def test_warmup_writes_the_cache_and_its_archive(tmp_path, capsys):
     assert sorted(p.read_bytes() for p in (unpacked / "cubin").iterdir()) == \
         sorted(p.read_bytes() for p in (folder / "cubin").iterdir())
     assert main(["warmup", "--cache-dir", str(folder)]) == 2  # needs --arch
+
+
+def test_warmup_carries_the_compiled_hot_path_for_another_python(tmp_path, capsys):
+    """``--native-python``: hot_calls.c built for that interpreter into DIR/native and the
+    archive, where the GPU machine's Python finds it (here this interpreter stands for it)."""
+    if shutil.which("g++") is None or not (
+            Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        skip_outside_ci("no g++ or Python.h here: no compiled hot path")
+    folder, packed = tmp_path / "warm", tmp_path / "warm.tar.xz"
+    assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(folder), "--variants", "all",
+                 "--source", "packed.cu", "--limit", "1", "--native-python", sys.executable,
+                 "--archive", str(packed)]) == 0
+    built = native.library_path(folder)
+    assert built.is_file() and f"compiled hot path for {sys.executable}" in capsys.readouterr().out
+    unpacked = warm_cache.unpacked(packed)
+    assert native.library_path(unpacked).read_bytes() == built.read_bytes()
+    assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(folder), "--variants", "all",
+                 "--source", "packed.cu", "--limit", "1", "--native-python",
+                 str(tmp_path / "no-python")]) == 1
+    assert "FAILED the compiled hot path" in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """What a launch-bound call costs on the host with each launch mechanism of the cuda backend
 (``cupy``: CuPy's function object; ``driver``: ``cuda.bindings``' ``cuLaunchKernel`` on a
-buffer packed once, :mod:`infini_cupy.runtime.cuda_driver`), and where the microseconds go,
-layer by layer.
+buffer packed once, :mod:`infini_cupy.runtime.cuda_driver`; ``compiled``: libcuda's
+``cuLaunchKernel`` from C, a repeated call of Arrays run in C end to end,
+:mod:`infini_cupy.runtime.cuda_compiled`), and where the microseconds go, layer by layer.
 
 Every figure is host clock around :data:`CALLS` calls after :data:`WARMUP`, then a
 synchronize: on a GPU, the time per call of a call whose kernel is shorter than its launch.
@@ -125,17 +126,17 @@ def _layers(cupy, mechanism: str):
     function = cuda._function_on(device, source, name)
     passed = tuple(a.data if isinstance(a, cupy.ndarray) else a for a in args)
     grid3, block3 = dim3(grid), dim3(block)
-    if mechanism == "driver":
-        key = (device, source, name, grid3, block3, shared_mem)
+    if mechanism != "cupy":  # driver, compiled: a record packed once, then cuLaunchKernel
+        key = (mechanism, device, source, name, grid3, block3, shared_mem)
         record = cuda_driver._record(cupy, device, function, key, grid3, block3, shared_mem,
-                                     passed)
+                                     passed, mechanism)
         record.write(passed)  # the captured arrays' pointers: held alive by `captured`
         stream = cupy.cuda.get_current_stream().ptr
         innermost = [
             ("cuLaunchKernel on a packed record", lambda: record.run(
                 record.function, *grid3, *block3, shared_mem, stream, record.address, 0)),
             ("driver launch: pointers written, then cuLaunchKernel", lambda: cuda_driver.launch(
-                cupy, device, function, key, grid3, block3, passed, shared_mem))]
+                cupy, device, function, key, grid3, block3, passed, shared_mem, mechanism))]
     else:
         innermost = [("CuPy's Function: arguments packed, launched", lambda: function(
             grid3, block3, passed, shared_mem=shared_mem))]

@@ -9,7 +9,9 @@ Three ways, one registry (:func:`infini_cupy.variants.all_variants`):
   gpu-check``, the default: its smoke, the bench's key rows and the GPU sample of the suite,
   planned as on that GPU) or every variant (``--variants all``), one per name expression in
   the launcher's own cache format under ``DIR/cubin`` (:mod:`.warm_cache`); a GPU machine
-  given ``INFINI_CUPY_CACHE_DIR=DIR`` (``gpu-check --cache-dir DIR``) loads them.
+  given ``INFINI_CUPY_CACHE_DIR=DIR`` (``gpu-check --cache-dir DIR``) loads them. With
+  ``--native-python PYTHON``, the compiled hot path built for that interpreter goes to
+  ``DIR/native`` too (a GPU machine without g++ or ``Python.h`` then has it).
 - on a machine with a GPU (no ``--arch``): the ``cuda`` launcher compiles each variant as it
   would at its first launch (one NVRTC program per name expression), which fills its on-disk
   cache (``$INFINI_CUPY_CACHE_DIR/cubin``): later processes load instead of compiling.
@@ -25,13 +27,14 @@ compiled 4 variants (rearrange.cu 4) for sm_90 through NVRTC in 1.2 s; 0 failure
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from ... import variants
 from ...arrays import gpu_available
-from ...runtime import cuda
+from ...runtime import cuda, native
 from ...runtime.emulate import build as emulator_build
 from ...runtime.emulate import launcher as emulator
 from ...runtime.nvrtc import compile_ptx
@@ -50,6 +53,11 @@ def add_arguments(parser) -> None:
     parser.add_argument("--archive", help="with --cache-dir: also write the binaries as one "
                                           ".tar.xz file (what to carry; gpu-check --cache-dir "
                                           "takes it as it is)")
+    parser.add_argument("--native-python", action="append", default=[], metavar="PYTHON",
+                        help="with --cache-dir: also build the compiled hot path for this "
+                             "interpreter (the GPU machine's Python version, e.g. python3.12) "
+                             "into DIR/native, for a machine without g++ or Python.h "
+                             "(repeatable)")
     parser.add_argument("--variants", choices=("gpu-check", "all"), default="gpu-check",
                         help="with --cache-dir: what gpu-check launches (default) or every "
                              "variant")
@@ -210,6 +218,12 @@ def _fill_cache(args) -> int:
           f"{seconds:.0f} s; {len(failures)} failures")
     for source, name, error in failures:
         print(f"  FAILED {source}: {name}: {str(error).strip().splitlines()[0]}")
+    for python in args.native_python:
+        try:
+            print(f"compiled hot path for {python}: {native.build_for(python, folder)}")
+        except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
+            failures.append(("hot_calls.c", python, e))
+            print(f"  FAILED the compiled hot path for {python}: {e}")
     if args.archive:
         packed = warm_cache.archive(folder, Path(args.archive))
         print(f"archive: {args.archive} ({packed / 2**20:.1f} MiB)")

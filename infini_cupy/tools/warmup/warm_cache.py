@@ -191,13 +191,19 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+NATIVE = "native"  # the compiled hot path's builds (runtime/native.py), carried beside cubin
+
+
 def archive(folder: Path, path: Path) -> int:
-    """``folder/cubin`` as one xz-compressed tar file at ``path`` (cubins of one kernel family
+    """``folder/cubin`` (and ``folder/native``, the compiled hot path built for the GPU
+    machine's Python) as one xz-compressed tar file at ``path`` (cubins of one kernel family
     share most of their bytes: about 20 times smaller); returns its size in bytes."""
     import tarfile
 
     with tarfile.open(path, "w:xz") as tar:
         tar.add(folder / "cubin", arcname="cubin")
+        if (folder / NATIVE).is_dir():
+            tar.add(folder / NATIVE, arcname=NATIVE)
     return path.stat().st_size
 
 
@@ -208,7 +214,7 @@ def unpacked(path: Path) -> Path:
 
     folder = Path(tempfile.mkdtemp(prefix="infini_cupy-warm-"))
     with tarfile.open(path, "r:xz") as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith("cubin")
+        members = [m for m in tar.getmembers() if m.name.startswith(("cubin", NATIVE))
                    and (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts]
         tar.extractall(folder, members=members)
     return folder

@@ -1,0 +1,98 @@
+"""The cuda backend's third launch mechanism (``INFINI_CUPY_LAUNCH=compiled``): the driver's
+``cuLaunchKernel`` called from the compiled hot path (``runtime/hot_calls.c``) through its
+address in ``libcuda.so.1``, on parameters packed once.
+
+Two kinds of launch take it:
+
+- A repeated one-launch elementwise call of Arrays (``xp.add(x, y)``, ``x + y``,
+  ``xp.exp(x)``: arrays only, no casts, no staged copies, no ``out=``) runs in C from the key's
+  lookup to the launch. Its plan keeps a launch record per context
+  (``short_path.compiled_launch_record``, as ``known.compiled_launch``): the kernel's
+  ``CUfunction`` on that device, grid, block and every parameter packed as bytes (the vector
+  flag off and on), the four pointer slots zero. Per call C checks that the record is this
+  thread's current context's (``cuCtxGetCurrent``) and the inputs are on its device and aligned,
+  allocates the output with ``cupy.ndarray`` (CuPy's pool, on CuPy's current device), reads
+  CuPy's current stream, copies the bytes to a buffer on its stack, writes the four pointers
+  and launches. Anything else (another context, a recording thread, an allocator of
+  ``arrays.outputs_from``) goes the Python way, which makes the record for the new context.
+- Every other launch (copies, casts, fused calls, first calls) goes through
+  :mod:`.cuda_driver`'s per-thread records with ``hot_calls.launch_kernel`` in place of
+  ``cuda.bindings``' ``cuLaunchKernel``: no cuda-bindings needed.
+
+The driver copies the parameters at the launch, as for the other mechanisms; the stream is
+CuPy's current one (``get_current_stream().ptr``, 0 for the legacy default stream), so capture,
+streams and CuPy's stream-ordered pool work as with CuPy's launch. A ``CUresult`` other than
+success goes to ``cupy.cuda.driver.check_status``, which raises CuPy's ``CUDADriverError``.
+
+Tests without a GPU replace libcuda's two entry points with the driver stand-in's
+(``tests/support/driver_standin.py``, :func:`entry_points_replaced`): C calls them through the
+same addresses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+
+from .. import config
+from . import native
+from .availability import LIBCUDA
+ENTRY_POINTS = ("cuLaunchKernel", "cuCtxGetCurrent")  # what hot_calls.c calls, in this order
+MECHANISM = "compiled"  # its name in config.LAUNCH_MECHANISMS
+
+
+def libcuda_entry_points() -> tuple[int, int]:
+    """The addresses of :data:`ENTRY_POINTS` in the NVIDIA driver's library."""
+    library = ctypes.CDLL(LIBCUDA)
+    return tuple(ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+                 for name in ENTRY_POINTS)
+
+
+_entry_points = [libcuda_entry_points]  # () -> the addresses; tests put the stand-in's
+_configured: list = []  # [(cupy, the configured module, its generation)] once set
+
+
+@contextlib.contextmanager
+def entry_points_replaced(provider):
+    """C calls the entry points ``provider()`` gives (their addresses, in the order of
+    :data:`ENTRY_POINTS`) inside the block: a stand-in for the driver's library."""
+    previous, _entry_points[0] = _entry_points[0], provider
+    forget()
+    try:
+        yield
+    finally:
+        _entry_points[0] = previous
+        forget()
+
+
+def forget() -> None:
+    """Set the driver again at the next launch (kernels unloaded, the device side changed):
+    C launches nothing until then, and launch records made before are stale from now on."""
+    _configured.clear()
+    module = native.loaded()
+    if module is not None:
+        module.forget_driver()
+
+
+def driver(cupy):
+    """``hot_calls`` with its driver set for ``cupy``'s device side (once per device side);
+    ImportError where the compiled hot path is not available (the reason from
+    :func:`.native.status`)."""
+    configured = _configured[0] if _configured else None
+    if configured is not None and configured[0] is cupy:
+        return configured[1]
+    module = native.hot_calls()
+    if module is None:
+        raise ImportError(f"{config.LAUNCH_VAR}={MECHANISM} launches from the compiled hot "
+                          f"path, which this process does not have: {native.status()}")
+    launch, context = _entry_points[0]()
+    generation = module.set_driver(launch, context, config.launch_in_force, MECHANISM,
+                                   cupy.cuda.driver.check_status, cupy.ndarray,
+                                   cupy.cuda.get_current_stream)
+    _configured[:] = [(cupy, module, generation)]
+    return module
+
+
+def generation() -> int | None:
+    """The generation of the driver set now (a launch record of another one is stale)."""
+    return _configured[0][2] if _configured else None

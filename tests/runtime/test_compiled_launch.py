@@ -1,0 +1,324 @@
+"""The compiled launch mechanism (``runtime/cuda_compiled.py``, ``INFINI_CUPY_LAUNCH=compiled``)
+against the stand-ins for CuPy and for libcuda's C entry points
+(``tests/support/driver_standin.py`` ``c_entry_points``): a repeated elementwise call of
+Arrays runs in ``hot_calls.c`` end to end (the Python way refused, one launch per call), with
+the same answers as CuPy's launch and NumPy's, per context and device, per thread, on CuPy's
+current stream; what C declines goes the Python way; the driver's refusals raise CuPy's error.
+"""
+
+from __future__ import annotations
+
+import gc
+import shutil
+import sys
+import sysconfig
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
+
+import infini_cupy as xp  # noqa: E402
+from infini_cupy import arrays, config  # noqa: E402
+from infini_cupy.elementwise import short_path  # noqa: E402
+from infini_cupy.namespace import boundary  # noqa: E402
+from infini_cupy.runtime import cuda, cuda_compiled, launch, native, recent  # noqa: E402
+from tests.support import cupy_standin, driver_standin  # noqa: E402
+from tests.support.ci import skip_outside_ci  # noqa: E402
+
+CAN_BUILD = (shutil.which("g++") is not None and sys.platform != "win32"
+             and (Path(sysconfig.get_paths()["include"]) / "Python.h").exists()
+             and not sysconfig.get_config_var("Py_GIL_DISABLED"))
+SHAPE = (48, 64)
+
+
+@pytest.fixture
+def side(monkeypatch):
+    """Two stand-in devices as ``cupy``, the cuda backend, the compiled launch selected, and
+    CuPy's own launch and cuda-bindings' refused: every launch goes through libcuda's C entry
+    point (the stand-in's)."""
+    if not CAN_BUILD:
+        skip_outside_ci("no g++ or Python.h here: no compiled hot path")
+
+    def refused(*args, **kwargs):
+        raise AssertionError("launched through CuPy's Function or cuda-bindings with the "
+                             "compiled launch selected")
+
+    recent.forget_all()
+    with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as side, \
+            config.backend("cuda"), cuda.launch_mechanism("compiled"):
+        monkeypatch.setattr(cupy_standin.Function, "__call__", refused)
+        monkeypatch.setattr(driver_standin, "cuLaunchKernel", _counted(side))
+        yield side
+    recent.forget_all()
+
+
+def _counted(side):
+    """The driver model, counting the launches that reach it (C's and Python's alike)."""
+    real = driver_standin.__dict__["cuLaunchKernel"]
+    side.driver_launches = []
+
+    def counted(*args):
+        side.driver_launches.append(args)
+        return real(*args)
+
+    return counted
+
+
+def _python_way_refused(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeat went the Python way")
+
+    monkeypatch.setattr(boundary, "_run", refused)
+    monkeypatch.setattr(boundary, "_finish", refused)
+
+
+def _arrays(side, rng, dtype=np.float32, shape=SHAPE):
+    if np.dtype(dtype).kind == "f":
+        hosts = [rng.standard_normal(shape).astype(dtype) for _ in range(2)]
+    else:
+        hosts = [rng.integers(-100, 100, shape).astype(dtype) for _ in range(2)]
+    return hosts, [xp.asarray(side.asarray(h)) for h in hosts]
+
+
+def _host(a) -> np.ndarray:
+    return a._a.get()
+
+
+CALLS = [("add", lambda x, y: xp.add(x, y), np.add),
+         ("x - y", lambda x, y: x - y, np.subtract),
+         ("multiply", lambda x, y: xp.multiply(x, y), np.multiply),
+         ("negative", lambda x, y: xp.negative(x), lambda a, b: np.negative(a)),
+         ("x.T + y.T", lambda x, y: x.T + y.T, lambda a, b: a.T + b.T),
+         ("odd views", lambda x, y: x[1:, 3:] + y[:-1, :-3], lambda a, b: a[1:, 3:] + b[:-1, :-3]),
+         ("broadcast row", lambda x, y: x + y[0], lambda a, b: a + b[0])]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.int64, np.float16])
+@pytest.mark.parametrize("what,call,reference", CALLS, ids=[c[0] for c in CALLS])
+def test_repeats_run_in_c_with_numpy_s_answers(side, monkeypatch, dtype, what, call, reference):
+    rng = np.random.default_rng(abs(hash((what, np.dtype(dtype).name))) % 2**32)
+    (a, b), (x, y) = _arrays(side, rng, dtype)
+    expected = reference(a, b)
+    first = call(x, y)  # the full call, then the Python way that makes the launch record
+    second = call(x, y)
+    _python_way_refused(monkeypatch)
+    before = len(side.driver_launches)
+    for _ in range(3):
+        result = call(x, y)
+        assert isinstance(result, xp.Array) and result.device == first.device
+        np.testing.assert_array_equal(_host(result), expected)
+    assert len(side.driver_launches) - before == 3
+    np.testing.assert_array_equal(_host(first), expected)
+    np.testing.assert_array_equal(_host(second), expected)
+    assert result._d == result._a.data.ptr and result._k  # settled as the Python way settles
+
+
+def test_the_answers_are_those_of_cupy_s_launch_bit_for_bit(side, monkeypatch):
+    rng = np.random.default_rng(7)
+    (a, b), (x, y) = _arrays(side, rng, np.float32, (33, 65))
+    calls = [lambda: xp.exp(x), lambda: x / y, lambda: xp.sqrt(xp.abs(x)), lambda: x[:-1:2] * y[1::2]]
+    compiled = [[_host(call()) for _ in range(3)] for call in calls]
+    monkeypatch.undo()  # CuPy's own launch allowed again
+    recent.forget_all()
+    with cuda.launch_mechanism("cupy"):
+        plain = [_host(call()) for call in calls]
+    for runs, expected in zip(compiled, plain):
+        for got in runs:
+            assert got.tobytes() == expected.tobytes()
+
+
+def test_each_context_has_its_record(side, monkeypatch):
+    rng = np.random.default_rng(3)
+    (a, b), (x0, y0) = _arrays(side, rng)
+    with side.cuda.Device(1):
+        x1, y1 = xp.asarray(side.asarray(a)), xp.asarray(side.asarray(b))
+    for device, x, y in [(0, x0, y0), (1, x1, y1), (0, x0, y0), (1, x1, y1)]:
+        with side.cuda.Device(device):
+            for _ in range(3):
+                result = xp.add(x, y)
+                assert result._a.device.id == device
+                np.testing.assert_array_equal(_host(result), a + b)
+    known = short_path.by_ids.get(("add", x0._k, y0._k))
+    assert known.compiled_launch is not None
+    with side.cuda.Device(1):  # the record is device 1's now: device 0's call declines, once
+        xp.add(x1, y1)
+    _python_way_refused(monkeypatch)
+    with side.cuda.Device(1):
+        np.testing.assert_array_equal(_host(xp.add(x1, y1)), a + b)
+        with pytest.raises(AssertionError, match="Python way"):
+            xp.add(x0, y0)  # arrays of device 0 while device 1 is current: not C's call
+
+
+def test_what_c_declines_goes_the_python_way(side):
+    rng = np.random.default_rng(4)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    with launch.recording() as launches:
+        result = xp.add(x, y)
+    assert [r.name for r in launches] and launches[0].backend == "cuda"
+    np.testing.assert_array_equal(_host(result), a + b)
+    made = []
+
+    def allocator(shape, dtype):
+        made.append(shape)
+        return side.empty(shape, dtype)
+
+    with arrays.outputs_from(allocator):
+        result = xp.add(x, y)
+    assert made == [SHAPE]
+    np.testing.assert_array_equal(_host(result), a + b)
+    before = len(side.driver_launches)
+    with launch.launches_skipped():
+        result = xp.add(x, y)
+    assert len(side.driver_launches) == before and result.shape == SHAPE
+    finished = []
+    real_run = boundary._run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(boundary, "_run", lambda *args: (finished.append(1), real_run(*args))[1])
+        xp.add(x, y)
+        assert finished == []  # C's call
+        with cuda.launch_mechanism("driver"):  # the record is not used under another mechanism
+            np.testing.assert_array_equal(_host(xp.add(x, y)), a + b)
+        assert finished == [1]
+
+
+def test_the_launch_goes_on_cupy_s_current_stream(side):
+    rng = np.random.default_rng(5)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    stream = side.cuda.Stream()
+    with stream:
+        result = xp.add(x, y)
+    np.testing.assert_array_equal(_host(result), a + b)
+    assert side.driver_launches[-1][8] == stream.ptr
+    assert side.driver_launches[-2][8] == side.cuda.get_current_stream().ptr
+
+
+def test_a_refused_launch_raises_cupy_s_driver_error(side, monkeypatch):
+    rng = np.random.default_rng(6)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    monkeypatch.setattr(driver_standin, "cuLaunchKernel", lambda *args: (
+        driver_standin.CUresult.CUDA_ERROR_INVALID_VALUE,))
+    _python_way_refused(monkeypatch)
+    with pytest.raises(cupy_standin.CUDADriverError, match="error 1"):
+        xp.add(x, y)
+
+
+def test_a_failure_inside_the_stand_in_s_entry_point_is_chained(side, monkeypatch):
+    rng = np.random.default_rng(8)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+
+    def broken(*args):
+        raise IndexError("out of bounds in the emulator")
+
+    monkeypatch.setattr(driver_standin, "cuLaunchKernel", broken)
+    with pytest.raises(cupy_standin.CUDADriverError) as caught:
+        xp.add(x, y)
+    assert isinstance(caught.value.__cause__, IndexError)
+
+
+def test_threads_make_their_contexts_and_share_records(side):
+    rng = np.random.default_rng(9)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    errors = []
+
+    def worker():
+        try:
+            with config.backend("cuda"):  # a context variable: each thread sets its own
+                for _ in range(200):
+                    np.testing.assert_array_equal(_host(xp.add(x, y)), a + b)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+def test_a_new_driver_makes_records_stale(side):
+    rng = np.random.default_rng(10)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    known = short_path.by_ids.get(("add", x._k, y._k))
+    old = known.compiled_launch
+    cuda.forget_kernels()  # kernels unloaded: handles and the driver's generation change
+    for _ in range(3):
+        np.testing.assert_array_equal(_host(xp.add(x, y)), a + b)
+    assert known.compiled_launch[8] == cuda_compiled.generation() != old[8]
+
+
+def test_repeats_leak_nothing(side):
+    rng = np.random.default_rng(11)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(50):
+        xp.add(x, y)
+    gc.collect()
+    pool = side.get_default_memory_pool()
+    used, refs, objects = pool.used_bytes(), (sys.getrefcount(x), sys.getrefcount(y)), \
+        len(gc.get_objects())
+    for _ in range(1000):
+        xp.add(x, y)
+    gc.collect()
+    assert pool.used_bytes() == used
+    assert (sys.getrefcount(x), sys.getrefcount(y)) == refs
+    assert len(gc.get_objects()) - objects < 100
+
+
+def test_without_the_compiled_hot_path_the_mechanism_says_why(side, monkeypatch):
+    monkeypatch.setattr(native, "_loaded", [None])
+    monkeypatch.setenv(config.NATIVE_VAR, "0")
+    cuda_compiled.forget()
+    with pytest.raises(ImportError, match="INFINI_CUPY_NATIVE=0"):
+        cuda_compiled.driver(side)
+
+
+def test_the_c_entry_points_model_the_driver_s_answers(side):
+    rng = np.random.default_rng(12)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):
+        xp.add(x, y)
+    module = cuda_compiled.driver(side)
+    assert module.current_context() == driver_standin.CONTEXT_BASE
+    answers = []
+
+    def worker():  # a new thread has no context current
+        answers.append(module.current_context())
+        answers.append(module.launch_kernel(1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert answers == [None, (driver_standin.CUresult.CUDA_ERROR_INVALID_CONTEXT,)]
+    assert module.launch_kernel(16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0) == (
+        driver_standin.CUresult.CUDA_ERROR_INVALID_HANDLE,)
+    with pytest.raises(OverflowError):
+        module.launch_kernel(16, 1 << 32, 1, 1, 1, 1, 1, 0, 0, 0, 0)
+
+
+def test_libcuda_s_entry_points_are_read_by_name(monkeypatch):
+    """The addresses C calls: libcuda's symbols of ENTRY_POINTS, in that order (here a library
+    whose symbols are the stand-in's C functions)."""
+    launch_kernel, current_context = driver_standin._C_ENTRY_POINTS
+    opened = []
+
+    class Library:
+        cuLaunchKernel, cuCtxGetCurrent = launch_kernel, current_context
+
+    monkeypatch.setattr(cuda_compiled.ctypes, "CDLL", lambda name: opened.append(name) or Library)
+    assert cuda_compiled.libcuda_entry_points() == driver_standin.c_entry_points()
+    assert opened == ["libcuda.so.1"]
