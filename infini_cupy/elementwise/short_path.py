@@ -243,34 +243,18 @@ def compiled_launch_record(known):
         _fast_template(known)
     if context is None or len(arrays) + pad + 1 != module.POINTER_SLOTS:
         return None
-    offsets, packed_off = _packed_parameters(off, module.POINTER_SLOTS)
-    packed_on = _packed_parameters(on, module.POINTER_SLOTS)[1]
-    if len(packed_off) > module.PARAMS_BYTES or len(offsets) > module.PARAMS_COUNT:
+    offsets, packed_off = cuda_compiled.packed_parameters(off, module.POINTER_SLOTS)
+    packed_on = cuda_compiled.packed_parameters(on, module.POINTER_SLOTS)[1]
+    if not cuda_compiled.fits(module, offsets, packed_off):
         return None
     device = cupy.cuda.runtime.getDevice()
     (_, align1, vector1), (_, align2, vector2) = (arrays + ((1, 0, 0),))[:2]
     record = (len(arrays), tuple(shape), dtype_out, out_mask, align1, vector1, align2, vector2,
               cuda_compiled.generation(), context, device,
               cuda.function_handle(device, ek.SOURCE, kernel),
-              (*dim3(grid), *dim3(block), 0), packed_off, packed_on,
-              np.asarray(offsets, np.uint32).tobytes())
+              (*dim3(grid), *dim3(block), 0), packed_off, packed_on, offsets)
     assert len(record) == module.RECORD_FIELDS
     return record
-
-
-def _packed_parameters(tail, pointers: int) -> tuple[list[int], bytes]:
-    """(each parameter's offset, the bytes) of ``pointers`` zero pointer slots followed by
-    ``tail`` (NumPy scalars: their bytes, by value), each at a multiple of 8 bytes."""
-    offsets, chunks, at = [], [], 0
-    for raw in [bytes(8)] * pointers + [value.tobytes() for value in tail]:
-        at = -(-at // 8) * 8
-        offsets.append(at)
-        chunks.append((at, raw))
-        at += len(raw)
-    packed = bytearray(at)
-    for at, raw in chunks:
-        packed[at:at + len(raw)] = raw
-    return offsets, bytes(packed)
 
 
 def _cast_step(x, cast_plan, dtype_in) -> _Cast:

@@ -33,7 +33,8 @@ from ..arrays import check_plain_buffer, current_allocator as _current_allocator
 from ..arrays import data_pointer as _data_pointer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
-from ..strided.copy import (rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
+from ..strided.copy import (learn_compiled_copy as _learn_compiled_copy,
+                            rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
                             short_rearrange_ids as _short_rearrange_ids)
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
                signatures)
@@ -341,10 +342,10 @@ def _finish(known, natives, addresses, b):
     return r
 
 
-# The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused] once loaded,
-# Nones where it cannot be built; tried at the first plan found by layout ids (_learn, _into,
+# The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused, rearrange] once
+# loaded, Nones where it cannot be built; tried at the first plan found by layout ids (_learn, _into,
 # FusedFunction.__call__).
-compiled_calls: list = [None, None, None, None]
+compiled_calls: list = [None, None, None, None, None]
 _compiled_module: list = []  # [the configured module, or None] once tried
 
 
@@ -360,7 +361,8 @@ def compiled_hot_calls():
                              _launch_hooks, _launch, np.empty, settle, _learn_out_id,
                              _finish, _elementwise_source, "numpy", _into_by_ids,
                              np.empty(1), read_only, _run)
-            compiled_calls[:] = [module.unary, module.binary, module.into, module.fused]
+            compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
+                                 module.rearrange]
         _compiled_module.append(module)
     return _compiled_module[0]
 
@@ -515,8 +517,17 @@ def rearrange_(y, x):
             if _short_rearrange_ids(y._a, x._a, y._k or settle(y), x._k or settle(x), y._d,
                                     x._d):
                 return y
-        elif x._b == b != "numpy" and _short_rearrange_(y._a, x._a, b):
-            return y
+        elif x._b == b != "numpy":  # a GPU's Arrays
+            compiled = compiled_calls[4]  # the compiled launch's copy (hot_calls.rearrange)
+            if compiled is not None and compiled(y, x):
+                return y
+            if _short_rearrange_(y._a, x._a, b):
+                if _cuda_mechanism[0] == _COMPILED_LAUNCH:  # C takes the next call
+                    _learn_compiled_copy(y._a, x._a, y._k or settle(y), x._k or settle(x),
+                                         y._d, x._d)
+                    if not _compiled_module:
+                        compiled_hot_calls()
+                return y
     b = None
     if type(y) is Array:
         b = y._b

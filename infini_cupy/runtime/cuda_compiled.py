@@ -15,9 +15,14 @@ Two kinds of launch take it:
   CuPy's current stream, copies the bytes to a buffer on its stack, writes the four pointers
   and launches. Anything else (another context, a recording thread, an allocator of
   ``arrays.outputs_from``) goes the Python way, which makes the record for the new context.
-- Every other launch (copies, casts, fused calls, first calls) goes through
-  :mod:`.cuda_driver`'s per-thread records with ``hot_calls.launch_kernel`` in place of
-  ``cuda.bindings``' ``cuLaunchKernel``: no cuda-bindings needed.
+- A repeated ``rearrange_(y, x)`` of two Arrays runs in C too (``hot_calls.rearrange``): the
+  copy's launch record (``strided.copy.compiled_copy_record``, in :data:`copy_records` under
+  the Arrays' layout ids and pointers mod 32) holds the kernel, grid, block, dynamic shared
+  memory, the struct arguments packed and the byte extents; C checks context, devices and
+  overlap and launches with the two pointers written in.
+- Every other launch (casts, fused calls, first calls) goes through :mod:`.cuda_driver`'s
+  per-thread records with ``hot_calls.launch_kernel`` in place of ``cuda.bindings``'
+  ``cuLaunchKernel``: no cuda-bindings needed.
 
 The driver copies the parameters at the launch, as for the other mechanisms; the stream is
 CuPy's current one (``get_current_stream().ptr``, 0 for the legacy default stream), so capture,
@@ -33,10 +38,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import sys
 
 from .. import config
 from . import native
 from .availability import LIBCUDA
+from .recent import RecentCalls
 ENTRY_POINTS = ("cuLaunchKernel", "cuCtxGetCurrent")  # what hot_calls.c calls, in this order
 MECHANISM = "compiled"  # its name in config.LAUNCH_MECHANISMS
 
@@ -50,6 +57,9 @@ def libcuda_entry_points() -> tuple[int, int]:
 
 _entry_points = [libcuda_entry_points]  # () -> the addresses; tests put the stand-in's
 _configured: list = []  # [(cupy, the configured module, its generation)] once set
+# (y's layout id, x's, their pointers mod 32) -> a copy's launch record (strided.copy's
+# compiled_copy_record): what hot_calls.c's rearrange(y, x) looks up
+copy_records = RecentCalls()
 
 
 @contextlib.contextmanager
@@ -88,7 +98,7 @@ def driver(cupy):
     launch, context = _entry_points[0]()
     generation = module.set_driver(launch, context, config.launch_in_force, MECHANISM,
                                    cupy.cuda.driver.check_status, cupy.ndarray,
-                                   cupy.cuda.get_current_stream)
+                                   cupy.cuda.get_current_stream, copy_records)
     _configured[:] = [(cupy, module, generation)]
     return module
 
@@ -96,3 +106,25 @@ def driver(cupy):
 def generation() -> int | None:
     """The generation of the driver set now (a launch record of another one is stale)."""
     return _configured[0][2] if _configured else None
+
+
+def packed_parameters(values, pointers: int) -> tuple[bytes, bytes]:
+    """(each parameter's offset as uint32 bytes, the parameters' bytes) of ``pointers`` zero
+    pointer slots followed by ``values`` (NumPy scalars and structs: their bytes, by value),
+    each at a multiple of 8 bytes: a launch record's parameters, which hot_calls.c copies per
+    call with the pointers written in."""
+    offsets, chunks, at = [], [], 0
+    for raw in [bytes(8)] * pointers + [value.tobytes() for value in values]:
+        at = -(-at // 8) * 8
+        offsets.append(at)
+        chunks.append((at, raw))
+        at += len(raw)
+    packed = bytearray(at)
+    for at, raw in chunks:
+        packed[at:at + len(raw)] = raw
+    return b"".join(offset.to_bytes(4, sys.byteorder) for offset in offsets), bytes(packed)
+
+
+def fits(module, offsets: bytes, packed: bytes) -> bool:
+    """The parameters fit hot_calls.c's stack buffer (else the Python way launches)."""
+    return len(packed) <= module.PARAMS_BYTES and len(offsets) // 4 <= module.PARAMS_COUNT

@@ -53,12 +53,13 @@ static launch_kernel_entry driver_launch;
 static current_context_entry driver_context;
 static long driver_generation;  /* set_driver's count: records of an older driver are stale */
 static PyObject *mechanism, *compiled_name, *check_status, *device_array, *current_stream,
-    *compiled_launch_name, *data_name, *ptr_name, *device_id_name;
+    *copy_records, *compiled_launch_name, *data_name, *ptr_name, *device_id_name;
 /* One launch's packed parameters at most: a stack buffer per call (cuda_compiled checks a
  * record against both before making it). */
 #define PARAMS_BYTES 1024
 #define PARAMS_COUNT 64
 #define RECORD_FIELDS 16  /* a launch record's length (cuda_compiled reads it here) */
+#define COPY_RECORD_FIELDS 11  /* a copy's launch record's length */
 #define POINTER_SLOTS 4   /* (out, x1, x2 or out, out): the elementwise kernels' pointers */
 
 /* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
@@ -468,6 +469,78 @@ static int launch_on_driver(void *function, const unsigned int *dims, void *stre
     return -1;
 }
 
+/* The parameters of a launch record (its bytes `packed` with `count` uint32 `offsets`, the
+ * first `n` 8-byte slots the pointers), the pointers written in on a stack copy, launched on
+ * `stream`: 0, or -1 with an error set (a record whose offsets lie past its bytes, or the
+ * driver's refusal). */
+static int launch_with_pointers(void *function, const unsigned int *dims, PyObject *packed,
+                                PyObject *offsets, const uint64_t *pointers, int n,
+                                void *stream) {
+    _Alignas(16) unsigned char buffer[PARAMS_BYTES];
+    void *params[PARAMS_COUNT];
+    Py_ssize_t size = PyBytes_GET_SIZE(packed), count = PyBytes_GET_SIZE(offsets) / 4;
+    if (size > PARAMS_BYTES || size < 8 * n || count > PARAMS_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "a launch record's parameters exceed its buffer");
+        return -1;
+    }
+    memcpy(buffer, PyBytes_AS_STRING(packed), (size_t)size);
+    memcpy(buffer, pointers, sizeof(uint64_t) * (size_t)n);
+    const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(offsets);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint32_t offset;
+        memcpy(&offset, at + 4 * i, 4);
+        if (offset >= (uint32_t)size) {
+            PyErr_SetString(PyExc_ValueError, "a launch record's offset lies past its bytes");
+            return -1;
+        }
+        params[i] = buffer + offset;
+    }
+    return launch_on_driver(function, dims, stream, params);
+}
+
+/* CuPy's current stream (get_current_stream().ptr) into *stream; -1 on an error. */
+static int cupy_stream(void **stream) {
+    PyObject *stream_object = PyObject_CallNoArgs(current_stream);
+    if (stream_object == NULL)
+        return -1;
+    long long ptr = int_attribute(stream_object, ptr_name);
+    Py_DECREF(stream_object);
+    if (ptr == -1 && PyErr_Occurred())
+        return -1;
+    *stream = (void *)(uintptr_t)ptr;
+    return 0;
+}
+
+/* A launch record's 7 dims (grid, block, dynamic shared memory) and its function handle
+ * and context: 0, or -1 (no error set) when they are not what cuda_compiled makes. */
+static int record_dims(PyObject *dims_tuple, PyObject *function_int, PyObject *context_int,
+                       unsigned int *dims, void **function, void **context) {
+    if (!PyTuple_CheckExact(dims_tuple) || PyTuple_GET_SIZE(dims_tuple) != 7)
+        return -1;
+    for (int i = 0; i < 7; i++) {
+        unsigned long v = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(dims_tuple, i));
+        if (PyErr_Occurred() || v > 0xFFFFFFFFUL) {
+            PyErr_Clear();
+            return -1;
+        }
+        dims[i] = (unsigned int)v;
+    }
+    *function = PyLong_AsVoidPtr(function_int);
+    *context = PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(context_int);
+    if (PyErr_Occurred() || *function == NULL || *context == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when this thread's current context is `context`; 0 when not (none, or another
+ * device's). */
+static int context_is(void *context) {
+    void *current = NULL;
+    return driver_context(&current) == 0 && current == context;
+}
+
 /* The one-launch call of arrays on a GPU from its launch record (cuda_compiled.launch_record:
  * (arrays, shape, dtype_out, out_mask, align1, vector1, align2, vector2, generation,
  * context, device, function, dims, params off, params on, offsets)), the arrays n1 (and n2)
@@ -484,28 +557,14 @@ static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, Py
         return NULL;
     PyObject **t = &PyTuple_GET_ITEM(record, 0);
     long arrays = PyLong_AsLong(t[0]);
-    PyObject *dims_tuple = t[12], *off = t[13], *on = t[14], *offsets = t[15];
-    if (arrays != (n2 == NULL ? 1 : 2) || PyLong_AsLong(t[8]) != driver_generation ||
-        !PyTuple_CheckExact(dims_tuple) || PyTuple_GET_SIZE(dims_tuple) != 7 ||
-        !PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) || !PyBytes_CheckExact(offsets) ||
-        PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) || PyBytes_GET_SIZE(off) > PARAMS_BYTES ||
-        PyBytes_GET_SIZE(off) < 8 * POINTER_SLOTS ||
-        PyBytes_GET_SIZE(offsets) > 4 * PARAMS_COUNT || PyBytes_GET_SIZE(offsets) % 4) {
-        PyErr_Clear();
-        return NULL;
-    }
+    PyObject *off = t[13], *on = t[14], *offsets = t[15];
     unsigned int dims[7];
-    for (int i = 0; i < 7; i++) {
-        unsigned long v = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(dims_tuple, i));
-        if (PyErr_Occurred() || v > 0xFFFFFFFFUL) {
-            PyErr_Clear();
-            return NULL;
-        }
-        dims[i] = (unsigned int)v;
-    }
-    void *function = PyLong_AsVoidPtr(t[11]), *record_context = PyLong_AsVoidPtr(t[9]);
+    void *function, *record_context;
     long long device = PyLong_AsLongLong(t[10]);
-    if (PyErr_Occurred() || function == NULL || record_context == NULL) {
+    if (arrays != (n2 == NULL ? 1 : 2) || PyLong_AsLong(t[8]) != driver_generation ||
+        PyErr_Occurred() || !PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) ||
+        !PyBytes_CheckExact(offsets) || PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) ||
+        record_dims(t[12], t[11], t[9], dims, &function, &record_context) < 0) {
         PyErr_Clear();
         return NULL;
     }
@@ -519,11 +578,8 @@ static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, Py
         return NULL;
     int own_outputs = allocator == NULL || allocator == Py_None;
     Py_XDECREF(allocator);
-    if (!own_outputs)
-        return NULL;
-    void *context = NULL;
-    if (driver_context(&context) != 0 || context != record_context)
-        return NULL;  /* no context current, or another device's: the Python way */
+    if (!own_outputs || !context_is(record_context))
+        return NULL;  /* another allocator; no context current, or another device's */
     unsigned long long align1 = as_bits(t[4]), align2 = arrays == 2 ? as_bits(t[6]) : 0;
     if (a1 & align1 || a2 & align2)
         return NULL;
@@ -539,12 +595,8 @@ static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, Py
         if (on_device != device)
             return NULL;
     }
-    PyObject *stream_object = PyObject_CallNoArgs(current_stream);
-    if (stream_object == NULL)
-        return NULL;
-    long long stream_ptr = int_attribute(stream_object, ptr_name);
-    Py_DECREF(stream_object);
-    if (stream_ptr == -1 && PyErr_Occurred())
+    void *stream;
+    if (cupy_stream(&stream) < 0)
         return NULL;
     PyObject *shape_dtype[2] = {t[1], t[2]};
     PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
@@ -557,27 +609,9 @@ static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, Py
     }
     int misaligned = (a1 & as_bits(t[5])) || (arrays == 2 && (a2 & as_bits(t[7]))) ||
                      (address & as_bits(t[3]));
-    PyObject *packed = misaligned ? off : on;
-    /* the parameters: the record's bytes, the pointers written in, one address per parameter */
-    _Alignas(16) unsigned char buffer[PARAMS_BYTES];
-    void *params[PARAMS_COUNT];
-    Py_ssize_t size = PyBytes_GET_SIZE(packed), count = PyBytes_GET_SIZE(offsets) / 4;
-    memcpy(buffer, PyBytes_AS_STRING(packed), (size_t)size);
     uint64_t pointers[POINTER_SLOTS] = {address, a1, arrays == 2 ? a2 : address, address};
-    memcpy(buffer, pointers, sizeof pointers);
-    const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(offsets);
-    for (Py_ssize_t i = 0; i < count; i++) {
-        uint32_t offset;
-        memcpy(&offset, at + 4 * i, 4);
-        if (offset >= (uint32_t)size) {
-            Py_DECREF(out);
-            PyErr_SetString(PyExc_ValueError, "a launch record's offset lies past its bytes");
-            return NULL;
-        }
-        params[i] = buffer + offset;
-    }
-    if (state == 0 && launch_on_driver(function, dims,
-                                       (void *)(uintptr_t)stream_ptr, params) < 0) {
+    if (state == 0 && launch_with_pointers(function, dims, misaligned ? off : on, offsets,
+                                           pointers, POINTER_SLOTS, stream) < 0) {
         Py_DECREF(out);
         return NULL;
     }
@@ -1016,31 +1050,119 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     return r;
 }
 
+/* rearrange(y, x): rearrange_(y, x) of two Arrays of a GPU under the compiled launch, from
+ * the copy's launch record in copy_records (keyed by the Arrays' layout ids and their
+ * pointers mod 32, as strided.copy's short path keys it: cuda_compiled.copy_record's
+ * (generation, context, device, function, dims, packed, offsets, dst_lo, dst_hi, src_lo,
+ * src_hi)): True, launched, or None for the Python way (nothing written), which also
+ * decides a copy whose byte ranges meet. The caller has evaluated pending expressions. */
+static PyObject *rearrange(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "rearrange(y, x)");
+        return NULL;
+    }
+    PyObject *y = args[0], *x = args[1];
+    if (Array_type == NULL || copy_records == NULL || !compiled_now() ||
+        Py_TYPE(y) != (PyTypeObject *)Array_type || Py_TYPE(x) != (PyTypeObject *)Array_type)
+        Py_RETURN_NONE;
+    PyObject *b = SLOT(y, off_b);
+    if (b == NULL || SLOT(y, off_a) == NULL || SLOT(x, off_a) == NULL ||
+        SLOT(y, off_p) != Py_None || SLOT(x, off_p) != Py_None || SLOT(x, off_b) == NULL ||
+        !same_backend(b, SLOT(x, off_b)) || is_numpy(b))
+        Py_RETURN_NONE;
+    PyObject *ky = layout_key(y);
+    if (ky == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    PyObject *kx = layout_key(x);
+    if (kx == NULL) {
+        Py_DECREF(ky);
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    }
+    unsigned long long dy = as_bits(SLOT(y, off_d)), dx = as_bits(SLOT(x, off_d));
+    PyObject *key = Py_BuildValue("(NNii)", ky, kx, (int)(dy & 31), (int)(dx & 31));
+    if (key == NULL)
+        return NULL;
+    PyObject *record = PyDict_GetItemWithError(copy_records, key);  /* borrowed */
+    Py_DECREF(key);
+    if (record == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) != COPY_RECORD_FIELDS)
+        Py_RETURN_NONE;
+    Py_INCREF(record);  /* the memo may drop it while Python runs below */
+    PyObject **t = &PyTuple_GET_ITEM(record, 0), *r = NULL;
+    unsigned int dims[7];
+    void *function, *record_context, *stream;
+    long long device = PyLong_AsLongLong(t[2]), lo[2], hi[2], on_device;
+    lo[0] = PyLong_AsLongLong(t[7]);
+    hi[0] = PyLong_AsLongLong(t[8]);
+    lo[1] = PyLong_AsLongLong(t[9]);
+    hi[1] = PyLong_AsLongLong(t[10]);
+    unsigned long long pointer;
+    if (PyLong_AsLong(t[0]) != driver_generation || PyErr_Occurred() ||
+        !PyBytes_CheckExact(t[5]) || !PyBytes_CheckExact(t[6]) ||
+        record_dims(t[4], t[3], t[1], dims, &function, &record_context) < 0) {
+        PyErr_Clear();
+        goto decline;
+    }
+    int state = hooks_state();
+    if (state < 0)
+        goto done;
+    if (state == 2 || !context_is(record_context))
+        goto decline;  /* recording; no context current, or another device's */
+    long long py = (long long)dy, px = (long long)dx;
+    if (py + lo[0] < px + hi[1] && px + lo[1] < py + hi[0])
+        goto decline;  /* overlapping (PreparedCopy.overlaps): the full call snapshots x */
+    PyObject *natives[2] = {SLOT(y, off_a), SLOT(x, off_a)};
+    for (int i = 0; i < 2; i++) {
+        if (device_pointer(natives[i], &pointer, &on_device) < 0)
+            goto done;
+        if (on_device != device || pointer != (i == 0 ? dy : dx))
+            goto decline;
+    }
+    if (cupy_stream(&stream) < 0)
+        goto done;
+    uint64_t pointers[2] = {dy, dx};
+    if (state == 0 && launch_with_pointers(function, dims, t[5], t[6], pointers, 2, stream) < 0)
+        goto done;
+    r = Py_True;
+    Py_INCREF(r);
+    goto done;
+decline:
+    r = Py_None;
+    Py_INCREF(r);
+done:
+    Py_DECREF(record);
+    return r;
+}
+
 /* set_driver(launch_address, context_address, mechanism, compiled, check_status, ndarray,
- * get_current_stream): the compiled launch's entry points (the addresses of cuLaunchKernel
+ * get_current_stream, copy_records): the compiled launch's entry points (the addresses of cuLaunchKernel
  * and cuCtxGetCurrent: libcuda's, or a stand-in's; 0 and 0 to clear them), the cuda
  * launcher's mechanism list and the name that selects this file, CuPy's check_status, its
- * ndarray type (the outputs) and get_current_stream. Returns the new generation: records
- * made before it are stale. */
+ * ndarray type (the outputs), get_current_stream and the copies' launch records
+ * (cuda_compiled.copy_records). Returns the new generation: records made before it are
+ * stale. */
 static PyObject *set_driver(PyObject *self, PyObject *args) {
-    PyObject *launch_address, *context_address, *values[5];
-    if (!PyArg_UnpackTuple(args, "set_driver", 7, 7, &launch_address, &context_address,
-                           &values[0], &values[1], &values[2], &values[3], &values[4]))
+    PyObject *launch_address, *context_address, *values[6];
+    if (!PyArg_UnpackTuple(args, "set_driver", 8, 8, &launch_address, &context_address,
+                           &values[0], &values[1], &values[2], &values[3], &values[4],
+                           &values[5]))
         return NULL;
     void *launch = PyLong_AsVoidPtr(launch_address);
     void *context = launch == NULL && PyErr_Occurred() ? NULL : PyLong_AsVoidPtr(context_address);
     if (PyErr_Occurred())
         return NULL;
-    if ((launch == NULL) != (context == NULL) || !PyList_CheckExact(values[0])) {
-        PyErr_SetString(PyExc_ValueError,
-                        "set_driver: both entry points or neither, and the mechanism list");
+    if ((launch == NULL) != (context == NULL) || !PyList_CheckExact(values[0]) ||
+        !PyDict_Check(values[5])) {
+        PyErr_SetString(PyExc_ValueError, "set_driver: both entry points or neither, the "
+                                          "mechanism list and the copies' dict");
         return NULL;
     }
     if (intern_names() < 0)
         return NULL;
-    PyObject **targets[5] = {&mechanism, &compiled_name, &check_status, &device_array,
-                             &current_stream};
-    for (int i = 0; i < 5; i++) {
+    PyObject **targets[6] = {&mechanism, &compiled_name, &check_status, &device_array,
+                             &current_stream, &copy_records};
+    for (int i = 0; i < 6; i++) {
         Py_INCREF(values[i]);
         Py_XSETREF(*targets[i], values[i]);
     }
@@ -1128,7 +1250,10 @@ static PyMethodDef methods[] = {
      "current_context(): this thread's current CUDA context, or None"},
     {"set_driver", set_driver, METH_VARARGS,
      "set_driver(launch_address, context_address, mechanism, compiled, check_status, "
-     "ndarray, get_current_stream): the compiled launch's driver; returns its generation"},
+     "ndarray, get_current_stream, copy_records): the compiled launch's driver; returns its "
+     "generation"},
+    {"rearrange", (PyCFunction)(void (*)(void))rearrange, METH_FASTCALL,
+     "rearrange(y, x): True when the copy was launched from its record, or None"},
     {"launch_kernel", (PyCFunction)(void (*)(void))launch_kernel, METH_FASTCALL,
      "launch_kernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_mem, "
      "stream, params, extra): (status,)"},
@@ -1158,6 +1283,7 @@ PyMODINIT_FUNC PyInit_hot_calls(void) {
     if (PyModule_AddIntConstant(m, "PARAMS_BYTES", PARAMS_BYTES) < 0 ||
         PyModule_AddIntConstant(m, "PARAMS_COUNT", PARAMS_COUNT) < 0 ||
         PyModule_AddIntConstant(m, "RECORD_FIELDS", RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "COPY_RECORD_FIELDS", COPY_RECORD_FIELDS) < 0 ||
         PyModule_AddIntConstant(m, "POINTER_SLOTS", POINTER_SLOTS) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -30,8 +30,10 @@ from ..arrays import (
     read_address,
     same_layout,
 )
+from ..runtime import cuda, cuda_compiled
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
+from ..runtime.structs import dim3
 from .plan_cache import PreparedCopy, plan_for
 
 
@@ -172,6 +174,43 @@ def short_rearrange_ids(y, x, y_id: int, x_id: int, y_pointer: int, x_pointer: i
     return True
 
 
+def learn_compiled_copy(y, x, y_id: int, x_id: int, y_pointer: int, x_pointer: int) -> None:
+    """After ``short_rearrange_`` launched ``rearrange_(y, x)`` of two GPU Arrays' CuPy arrays
+    under the compiled launch: the copy's launch record for this thread's current context in
+    ``cuda_compiled.copy_records``, under the Arrays' layout ids and pointers mod 32, where
+    runtime/hot_calls.c's ``rearrange`` finds it (kept while it is this context's)."""
+    key = (y_id, x_id, y_pointer & 31, x_pointer & 31)
+    prepared = _recent.get((y.dtype, x.dtype, y.shape, x.shape, y.strides, x.strides,
+                            key[2], key[3]))
+    if prepared is None:
+        return
+    module = cuda_compiled.driver(cuda.device_side_module())
+    context, record = module.current_context(), cuda_compiled.copy_records.get(key)
+    if record is not None and record[:2] == (cuda_compiled.generation(), context):
+        return
+    record = compiled_copy_record(prepared, module, context)
+    if record is not None:
+        cuda_compiled.copy_records.remember(key, record)
+
+
+def compiled_copy_record(prepared: PreparedCopy, module, context):
+    """The launch record of ``prepared`` on ``context`` (the current one) for hot_calls.c:
+    (the driver's generation, the context, the device, the kernel's ``CUfunction`` there,
+    (grid, block, dynamic shared memory) as 7 ints, the struct arguments packed after two
+    zero pointer slots, their offsets, and the byte extents dst_lo, dst_hi, src_lo, src_hi
+    relative to the pointers); None without a context or where the parameters do not fit."""
+    offsets, packed = cuda_compiled.packed_parameters(prepared.struct_args, 2)
+    if context is None or not cuda_compiled.fits(module, offsets, packed):
+        return None
+    device = cuda.device_side_module().cuda.runtime.getDevice()
+    record = (cuda_compiled.generation(), context, device,
+              cuda.function_handle(device, prepared.source, prepared.kernel),
+              (*dim3(prepared.grid), *dim3(prepared.block), prepared.shared_mem), packed,
+              offsets, *prepared.dst_extent, *prepared.src_extent)
+    assert len(record) == module.COPY_RECORD_FIELDS
+    return record
+
+
 def _rearrange_checked(y, x):
     """``rearrange_`` with every check; remembers the layout for the short path."""
     backend = _validate(y, x)
@@ -206,4 +245,5 @@ def rearrange_copy(x):
     return rearrange_(y, x)
 
 
-__all__ = ["rearrange_", "rearrange_copy", "short_rearrange_", "short_rearrange_ids"]
+__all__ = ["learn_compiled_copy", "rearrange_", "rearrange_copy", "short_rearrange_",
+           "short_rearrange_ids"]

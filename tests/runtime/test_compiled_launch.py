@@ -3,7 +3,8 @@ against the stand-ins for CuPy and for libcuda's C entry points
 (``tests/support/driver_standin.py`` ``c_entry_points``): a repeated elementwise call of
 Arrays runs in ``hot_calls.c`` end to end (the Python way refused, one launch per call), with
 the same answers as CuPy's launch and NumPy's, per context and device, per thread, on CuPy's
-current stream; what C declines goes the Python way; the driver's refusals raise CuPy's error.
+current stream; so does a repeated ``rearrange_`` of Arrays; what C declines goes the Python
+way; the driver's refusals raise CuPy's error.
 """
 
 from __future__ import annotations
@@ -322,3 +323,65 @@ def test_libcuda_s_entry_points_are_read_by_name(monkeypatch):
     monkeypatch.setattr(cuda_compiled.ctypes, "CDLL", lambda name: opened.append(name) or Library)
     assert cuda_compiled.libcuda_entry_points() == driver_standin.c_entry_points()
     assert opened == ["libcuda.so.1"]
+
+
+def _short_rearrange_refused(monkeypatch):
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeated copy went the Python way")
+
+    monkeypatch.setattr(boundary, "_short_rearrange_", refused)
+
+
+COPIES = [("transpose fp32", np.float32, (48, 64), lambda x: x.T),
+          ("odd transpose int8", np.int8, (37, 301), lambda x: x.T),
+          ("staged fp16 tiles", np.float16, (256, 384), lambda x: x.T),
+          ("reversed rows int64", np.int64, (40, 33), lambda x: x[::-1, 1:]),
+          ("a 3-D permutation", np.float32, (6, 10, 14), lambda x: xp.permute_dims(x, (2, 0, 1)))]
+
+
+@pytest.mark.parametrize("what,dtype,shape,view", COPIES, ids=[c[0] for c in COPIES])
+def test_repeated_copies_run_in_c_with_numpy_s_answers(side, monkeypatch, what, dtype, shape,
+                                                       view):
+    host = np.random.default_rng(len(what)).integers(-100, 100, shape).astype(dtype)
+    x = view(xp.asarray(side.asarray(host)))
+    expected = np.asarray(view(xp.asarray(host, device=xp.Device("cpu")))._a)
+    y = xp.asarray(side.zeros(expected.shape, dtype))
+    xp.rearrange_(y, x)  # the full call
+    xp.rearrange_(y, x)  # the Python way, which makes the launch record
+    _short_rearrange_refused(monkeypatch)
+    for _ in range(3):
+        y._a[...] = 0
+        before = len(side.driver_launches)
+        assert xp.rearrange_(y, x) is y
+        assert len(side.driver_launches) == before + 1
+        np.testing.assert_array_equal(_host(y), expected)
+
+
+def test_copies_c_declines_go_the_python_way(side, monkeypatch):
+    host = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+    base = xp.asarray(side.asarray(host))
+    x, y = base.T, xp.asarray(side.zeros((48, 64), np.float32))
+    for _ in range(3):
+        xp.rearrange_(y, x)
+    taken = []
+    real = boundary._short_rearrange_
+    monkeypatch.setattr(boundary, "_short_rearrange_",
+                        lambda *args: (taken.append(1), real(*args))[1])
+    xp.rearrange_(y, x)
+    assert taken == []  # C's
+    with launch.recording() as launches:
+        xp.rearrange_(y, x)
+    assert len(launches) == 1 and taken == [1]
+    with side.cuda.Device(1):  # another context current: the Python way decides
+        xp.rearrange_(y, x)
+    assert len(taken) == 2
+    before = len(side.driver_launches)
+    with launch.launches_skipped():
+        assert xp.rearrange_(y, x) is y
+    assert len(side.driver_launches) == before
+    # a copy onto an overlapping view of its own source: the full call's snapshot
+    square = xp.asarray(side.asarray(np.arange(32 * 32, dtype=np.float32).reshape(32, 32)))
+    for _ in range(3):
+        xp.rearrange_(xp.asarray(side.zeros((32, 32), np.float32)), square.T)
+    xp.rearrange_(square, square.T)
+    np.testing.assert_array_equal(_host(square), np.arange(32 * 32).reshape(32, 32).T)

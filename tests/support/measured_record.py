@@ -99,8 +99,8 @@ def host_us_from_bench_step(rows, mechanism: str | None = None) -> dict:
     for row in rows:
         call = row.get("case", "").removeprefix("host us per call: ")
         us = row.get("us_per_call", {}).get(mechanism)
-        if call != row.get("case") and us:
-            found[call.split()[0]] = us
+        if call != row.get("case") and us:  # the first row of a call: CuPy arrays' copy
+            found.setdefault(call.split()[0], us)
     missing = {"rearrange_", "add"} - set(found)
     if missing:
         raise SystemExit(f"no host us per call of {sorted(missing)} with the {mechanism} launch "

@@ -44,17 +44,20 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
     host = np.random.default_rng(1).standard_normal(launch_costs.ADD_SHAPE, np.float32)
     for mechanism in config.LAUNCH_MECHANISMS:
         with cuda.launch_mechanism(mechanism):
-            (_, add, add_reference, torch_add), (_, transpose, *_) = launch_costs.calls(
-                np, "emulate")
+            (_, add, add_reference, torch_add), (_, transpose, *_), \
+                (_, array_transpose, *_) = launch_costs.calls(np, "emulate")
             assert torch_add is None  # torch only beside CuPy
             np.testing.assert_array_equal(add_reference(), host + host)
             result = add()
             assert isinstance(result, xp.Array)
             np.testing.assert_array_equal(np.asarray(result), host + host)
             np.testing.assert_array_equal(transpose(), host.T)
+            np.testing.assert_array_equal(array_transpose(), host.T)
     rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
-    assert [r["case"] for r in rows] == ["host us per call: add 48x64 fp32 Array",
-                                         "host us per call: rearrange_ 64x48 fp32 (cached)"]
+    assert [r["case"] for r in rows] == [
+        "host us per call: add 48x64 fp32 Array",
+        "host us per call: rearrange_ 64x48 fp32 (cached)",
+        "host us per call: rearrange_ 64x48 fp32 Array (cached)"]
     for row in rows:
         assert row["ok"], row
         assert set(row["us_per_call"]) == set(config.LAUNCH_MECHANISMS)

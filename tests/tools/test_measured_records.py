@@ -147,7 +147,7 @@ def test_a_record_takes_its_host_times_from_gpu_check_s_launch_costs(monkeypatch
     rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
     assert all(r["ok"] for r in rows)
     rows.append({"case": "planners: transpose odd int8", "ok": True})
-    for mechanism in ("cupy", "driver"):
+    for mechanism in ("cupy", "driver", "compiled"):  # the CuPy arrays' copy, not the Array's
         add, rearrange = (r["us_per_call"][mechanism] for r in rows[:2])
         assert host_us_from_bench_step(rows, mechanism) == {
             "rearrange": rearrange, "elementwise": add, "ttc": rearrange}

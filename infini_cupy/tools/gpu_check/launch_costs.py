@@ -56,23 +56,27 @@ class _Captured:
 
 
 def calls(library, backend: str):
-    """(name, call, CuPy's call, torch's call or None) of the two launch-bound calls:
-    ``xp.add`` of a 48x64 float32 Array and a cached 64x48 ``rearrange_`` (a transpose), on
-    ``library``'s arrays; ours return their result (the operand: :data:`ADD_SHAPE` float32
-    normals of seed 1). Torch's where torch imports and ``library`` is CuPy."""
+    """(name, call, CuPy's call, torch's call or None) of the launch-bound calls: ``xp.add``
+    of a 48x64 float32 Array and a cached 64x48 ``rearrange_`` (a transpose), of ``library``'s
+    arrays and of Arrays (the compiled launch takes a repeated one of Arrays into C); ours
+    return their result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's
+    where torch imports and ``library`` is CuPy."""
     import infini_cupy as xp
     from infini_cupy.namespace.array import wrap
 
     rng = np.random.default_rng(1)
     x = library.asarray(rng.standard_normal(ADD_SHAPE, np.float32))
     y = library.empty(ADD_SHAPE[::-1], np.float32)
-    array = wrap(x, backend)
+    array, y_array = wrap(x, backend), wrap(y, backend)
     torch = _torch() if backend == "cuda" else None
     if torch is not None:
         tx, ty = torch.from_dlpack(x), torch.from_dlpack(y)
     return [("add 48x64 fp32 Array", lambda: xp.add(array, array),
              lambda: library.add(x, x), torch and (lambda: torch.add(tx, tx))),
             ("rearrange_ 64x48 fp32 (cached)", lambda: (xp.rearrange_(y, x.T), y)[1],
+             lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T))),
+            ("rearrange_ 64x48 fp32 Array (cached)",
+             lambda: xp.rearrange_(y_array, array.T)._a,
              lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T)))]
 
 
