@@ -186,8 +186,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.compiled_launch = None  # a GPU's launch record for hot_calls.c (compiled_launch_record)
     known.fast = None if (known.staged or known.casts or out is not None or known.on_gpu
                           or not FIELD_POINTERS) else _fast_function(known)
-    if (out is not None and not (known.staged or known.casts or known.on_gpu or known.scalars)
-            and FIELD_POINTERS):
+    if out is not None and not (known.staged or known.casts or known.on_gpu) and FIELD_POINTERS:
         known.native = _native_into(known)
     _known.remember(key, known)
     if out is None:
@@ -212,11 +211,19 @@ def _fast_template(known) -> tuple:
             kernel_launch.grid, kernel_launch.block, known.pad, tails)
 
 
-def _native_into(known) -> tuple:
-    """``known.native`` of a call of arrays alone into ``out=`` on the emulator (what
-    runtime/hot_calls.c's ``into`` reads): ``_fast_function``'s fields (no shape or dtype:
-    nothing is allocated) and ``known.out_check``, the checks ``run`` makes of ``out``."""
-    arrays, _, _, out_mask, kernel, grid, block, _, (off, on) = _fast_template(known)
+def _native_into(known) -> tuple | None:
+    """``known.native`` of a call into ``out=`` on the emulator (what runtime/hot_calls.c's
+    ``into`` reads): ``_fast_function``'s fields (no shape or dtype: nothing is allocated) and
+    ``known.out_check``, the checks ``run`` makes of ``out``; for arrays alone, or one array
+    and one scalar by value (``z *= 2.0``); None otherwise (the Python way)."""
+    arrays, _, _, out_mask, kernel, grid, block, pad, (off, on) = _fast_template(known)
+    if known.scalars:
+        if not _scalar_by_value(known, arrays, pad):
+            return None
+        _, align1, vector1 = arrays[0]
+        last, seen_for = _scalar_tails(known, off[3:], on[3:])
+        return (1, None, None, out_mask, kernel, grid, block, off[3:], on[3:], align1,
+                vector1, 0, 0, known.scalars[0], last, seen_for, known.out_check)
     (_, align1, vector1), (_, align2, vector2) = (arrays + ((1, 0, 0),))[:2]
     return (len(arrays), None, None, out_mask, kernel, grid, block, off, on, align1, vector1,
             align2, vector2, -1, None, None, known.out_check)
@@ -409,29 +416,11 @@ def _fast_function(known):
             launch(source, kernel, grid, block, (out, args[0], out, out)
                    + (off if a1 & vector1 or address & out_mask else on), backend="emulate")
             return out, (address if alloc is None else None)
-    elif len(scalars) == 1 and len(arrays) == 1 and pad == 1 and known.bounds is not None:
+    elif _scalar_by_value(known, arrays, pad):
         k, align1, vector1 = arrays[0]
         s = scalars[0]
-        low, high = known.bounds
-        make, zero = known.make, known.values[2]
         off, on = off[3:], on[3:]  # the scalar mask, the layouts, the flag
-
-        # the last scalar (the very object, so its value) and the packed tails it gives
-        last = [(None, off, on)]
-
-        def seen_for(v):
-            """(v, the tails flag off and on) for the scalar ``v``, kept as the last seen;
-            None when its value goes the full way."""
-            kind = type(v)
-            if (kind is float or kind is int) and low <= v <= high:
-                value = make(v)
-            else:
-                value = _value(known, v)
-                if value is None:
-                    return None
-            values = (zero, value, zero) if s == 1 else (value, zero, zero)
-            seen = last[0] = (v, values + off, values + on)
-            return seen
+        last, seen_for = _scalar_tails(known, off, on)
 
         known.native = (1, tuple(shape), dtype_out, out_mask, kernel, grid, block, off, on,
                         align1, vector1, 0, 0, s, last, seen_for)
@@ -478,6 +467,40 @@ def _fast_function(known):
             return out, address
 
     return fast
+
+
+def _scalar_by_value(known, arrays, pad) -> bool:
+    """A call of one array and one scalar whose value goes by value into its kernel's tail
+    (the scalar's seen tails, :func:`_scalar_tails`, serve it)."""
+    return (len(known.scalars) == 1 and len(arrays) == 1 and pad == 1
+            and known.bounds is not None)
+
+
+def _scalar_tails(known, off, on):
+    """([the last (scalar, tail off, tail on) seen], seen_for): the packed tails of a plan of
+    one array and one scalar (``off``/``on``: the scalar mask, the layouts and the flag), made
+    per scalar object and kept for the next call with the same object (hot_calls.c reads
+    both, as ``known.native``'s last two scalar fields)."""
+    s = known.scalars[0]
+    low, high = known.bounds
+    make, zero = known.make, known.values[2]
+    last = [(None, off, on)]  # the last scalar (the very object, so its value) and its tails
+
+    def seen_for(v):
+        """(v, the tails flag off and on) for the scalar ``v``, kept as the last seen; None
+        when its value goes the full way."""
+        kind = type(v)
+        if (kind is float or kind is int) and low <= v <= high:
+            value = make(v)
+        else:
+            value = _value(known, v)
+            if value is None:
+                return None
+        values = (zero, value, zero) if s == 1 else (value, zero, zero)
+        seen = last[0] = (v, values + off, values + on)
+        return seen
+
+    return last, seen_for
 
 
 def _scalars_filled(known, args, out):

@@ -452,15 +452,16 @@ def _broadcast(library, value, shape):
     return np.ndarray(shape, value.dtype, buffer=value, strides=tuple(strides))
 
 
-ARRAY_TYPES: tuple = (np.ndarray,)
+_native_types: list = [None, (np.ndarray,)]  # [the cupy module read, the array types]
 
 
 def native_array_types() -> tuple:
-    """NumPy's array type, and CuPy's once CuPy is imported."""
+    """NumPy's array type, and CuPy's once CuPy is imported: the ``cupy`` module imported
+    now (read again when it is another, as when the tests' stand-in takes its name)."""
     cp = sys.modules.get("cupy")
-    if cp is not None and len(ARRAY_TYPES) == 1:
-        globals()["ARRAY_TYPES"] = (np.ndarray, cp.ndarray)
-    return ARRAY_TYPES
+    if cp is not _native_types[0]:
+        _native_types[:] = [cp, (np.ndarray,) if cp is None else (np.ndarray, cp.ndarray)]
+    return _native_types[1]
 
 
 def wrap_result(result, backend: str):

@@ -348,6 +348,26 @@ static int pack_and_launch(PyObject **t, PyObject *out, PyObject *n1, PyObject *
     return failed;
 }
 
+/* The packed tails of the scalar `v` of a plan with one array and one scalar (native's
+ * t[14] = [the last (v, tail off, tail on) seen], t[15] = seen_for, which makes and keeps
+ * them): the seen tuple (a new reference), Py_None (a new reference) when the scalar's value
+ * goes the Python way (out of its dtype's range), or NULL on an error. */
+static PyObject *scalar_seen(PyObject **t, PyObject *v) {
+    PyObject *last = t[14];
+    if (!PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
+        Py_RETURN_NONE;
+    PyObject *seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
+    Py_INCREF(seen);
+    if (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3 && PyTuple_GET_ITEM(seen, 0) == v)
+        return seen;
+    Py_DECREF(seen);
+    seen = PyObject_CallOneArg(t[15], v);  /* the scalar's tails, or None */
+    if (seen == NULL || (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3))
+        return seen;
+    Py_DECREF(seen);
+    Py_RETURN_NONE;
+}
+
 /* The one-launch call on the emulator (known.native, see short_path._native_template):
  * arrays n1 (and n2, or the scalar v at operand s) at addresses a1, a2. Returns the settled
  * output Array, Py_None (new reference) when a check sends the call the Python way, or
@@ -370,22 +390,9 @@ static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyOb
     PyObject *seen = NULL;
     long scalar_at = PyLong_AsLong(t[13]);
     if (scalar_at >= 0) {  /* an array and a Python scalar, n2 the scalar */
-        PyObject *last = t[14];
-        if (!PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
-            Py_RETURN_NONE;
-        seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
-        Py_INCREF(seen);
-        if (!PyTuple_CheckExact(seen) || PyTuple_GET_SIZE(seen) != 3 ||
-            PyTuple_GET_ITEM(seen, 0) != n2) {
-            Py_DECREF(seen);
-            seen = PyObject_CallOneArg(t[15], n2);  /* the scalar's tails, or None */
-            if (seen == NULL)
-                return NULL;
-            if (!PyTuple_CheckExact(seen) || PyTuple_GET_SIZE(seen) != 3) {
-                Py_DECREF(seen);
-                Py_RETURN_NONE;
-            }
-        }
+        seen = scalar_seen(t, n2);
+        if (seen == NULL || seen == Py_None)
+            return seen;
         scalar_off = PyTuple_GET_ITEM(seen, 1);
         scalar_on = PyTuple_GET_ITEM(seen, 2);
     }
@@ -916,13 +923,24 @@ done:
 /* A call into `out` (an Array) on the emulator from native = the 16 fields of run_native's
  * and t[16] = short_path's out_check (align_mask, lo, hi, ((k, x_lo, x_hi, same), ...)):
  * short_path.run's checks of out= (writeable, aligned, overlapping no input but in its very
- * layout) and its launch. Returns `out` itself, or Py_None (new references), or NULL. */
-static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject *n1,
-                                 PyObject *n2, unsigned long long a1, unsigned long long a2) {
+ * layout) and its launch. operands[k]: operand k's native array (address[k]) or, at the
+ * plan's scalar index t[13], its scalar (address 0). Returns `out` itself, or Py_None (new
+ * references), or NULL. */
+static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject **operands,
+                                 const unsigned long long *address) {
     if (!flags_readable || !PyTuple_CheckExact(native) || PyTuple_GET_SIZE(native) != 17)
         Py_RETURN_NONE;
     PyObject **t = &PyTuple_GET_ITEM(native, 0);
-    long arrays = PyLong_AsLong(t[0]);
+    long arrays = PyLong_AsLong(t[0]), scalar_at = PyLong_AsLong(t[13]);
+    if (PyErr_Occurred() || arrays < 1 || arrays > 2 || scalar_at > 1 ||
+        (scalar_at >= 0 && arrays != 1)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    /* the arrays in kernel order: n1 (and n2), at a1 (and a2); a scalar's array is n1 */
+    int first = scalar_at == 0 ? 1 : 0;
+    PyObject *n1 = operands[first], *n2 = arrays == 2 ? operands[1] : NULL;
+    unsigned long long a1 = address[first], a2 = arrays == 2 ? address[1] : 0;
     unsigned long long align1 = as_bits(t[9]), vector1 = as_bits(t[10]);
     unsigned long long align2 = arrays == 2 ? as_bits(t[11]) : 0;
     unsigned long long vector2 = arrays == 2 ? as_bits(t[12]) : 0;
@@ -949,29 +967,37 @@ static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject
         long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
         long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
         int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
-        if (PyErr_Occurred() || same < 0 || k < 0 || k >= arrays) {
+        if (PyErr_Occurred() || same < 0 || k < 0 || k > 1 || k == scalar_at) {
             PyErr_Clear();
             Py_RETURN_NONE;
         }
-        long long address = (long long)(k == 0 ? a1 : a2);
-        if (address + x_lo < hi && lo < address + x_hi &&
-            !(same && (unsigned long long)address == out_address))
+        long long at = (long long)address[k];
+        if (at + x_lo < hi && lo < at + x_hi && !(same && (unsigned long long)at == out_address))
             Py_RETURN_NONE;  /* overlapping: the full call decides */
     }
     int misaligned = (a1 & vector1) || (a2 & vector2) || (out_address & as_bits(t[3]));
-    PyObject *tail = misaligned ? t[7] : t[8];
-    if (!PyTuple_CheckExact(tail))
-        Py_RETURN_NONE;
-    if (pack_and_launch(t, out, n1, n2, arrays, -1, tail) < 0)
-        return NULL;
+    PyObject *seen = NULL, *tail = misaligned ? t[7] : t[8];
+    if (scalar_at >= 0) {  /* the scalar's tails (its value by value) */
+        seen = scalar_seen(t, operands[scalar_at]);
+        if (seen == NULL || seen == Py_None)
+            return seen;
+        tail = PyTuple_GET_ITEM(seen, misaligned ? 1 : 2);
+    }
+    int failed = !PyTuple_CheckExact(tail) ? 1
+                 : pack_and_launch(t, out, n1, scalar_at >= 0 ? operands[scalar_at] : n2,
+                                   arrays, scalar_at, tail);
+    Py_XDECREF(seen);
+    if (failed)
+        return failed < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
     Py_INCREF(out_array);
     return out_array;
 }
 
-/* into(name, x, out) or into(name, x1, x2, out): name(..., out=out) of Arrays into the Array
- * `out` (out=, the in-place operators) on the hot path (boundary._into's key: each operand's
- * layout id, then out's; short_path.into_by_ids): `out`, or None for the Python path (an
- * operand that is a scalar included). The caller has checked xp.lazy() and pending reads. */
+/* into(name, x, out) or into(name, x1, x2, out): name(..., out=out) of Arrays (or an Array
+ * and a Python or NumPy scalar) into the Array `out` (out=, the in-place operators: z += x,
+ * z *= 2.0) on the hot path (boundary._into's key: each operand's layout id or scalar type,
+ * then out's; short_path.into_by_ids): `out`, or None for the Python path. The caller has
+ * checked xp.lazy() and pending reads. */
 static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 && nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "into(name, x, out) or into(name, x1, x2, out)");
@@ -986,10 +1012,17 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *b = SLOT(out, off_b);
     if (b == NULL || SLOT(out, off_a) == NULL || SLOT(out, off_p) != Py_None || is_numpy(b))
         Py_RETURN_NONE;
+    int scalars = 0;
     for (Py_ssize_t i = 1; i <= n; i++) {
         PyObject *x = args[i];
-        if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL ||
-            SLOT(x, off_p) != Py_None || SLOT(x, off_b) == NULL || !same_backend(SLOT(x, off_b), b))
+        if (Py_TYPE(x) != (PyTypeObject *)Array_type) {
+            int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(x));
+            if (scalar < 0)
+                return NULL;
+            if (!scalar || ++scalars == n)
+                Py_RETURN_NONE;  /* not a hot scalar, or no array at all */
+        } else if (SLOT(x, off_a) == NULL || SLOT(x, off_p) != Py_None ||
+                   SLOT(x, off_b) == NULL || !same_backend(SLOT(x, off_b), b))
             Py_RETURN_NONE;
     }
     PyObject *key = PyTuple_New(n + 2);
@@ -998,10 +1031,16 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_INCREF(args[0]);
     PyTuple_SET_ITEM(key, 0, args[0]);
     for (Py_ssize_t i = 1; i <= n + 1; i++) {
-        PyObject *k = layout_key(i <= n ? args[i] : out);
-        if (k == NULL) {
-            Py_DECREF(key);
-            return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+        PyObject *x = i <= n ? args[i] : out, *k;
+        if (Py_TYPE(x) == (PyTypeObject *)Array_type) {
+            k = layout_key(x);
+            if (k == NULL) {
+                Py_DECREF(key);
+                return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+            }
+        } else {
+            k = (PyObject *)Py_TYPE(x);  /* a scalar: its type, as boundary._into keys it */
+            Py_INCREF(k);
         }
         PyTuple_SET_ITEM(key, i, k);
     }
@@ -1010,19 +1049,29 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (known == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     Py_INCREF(known);
-    PyObject *n1 = SLOT(args[1], off_a), *n2 = n == 2 ? SLOT(args[2], off_a) : NULL;
-    PyObject *d1 = SLOT(args[1], off_d), *d2 = n == 2 ? SLOT(args[2], off_d) : NULL;
+    /* each operand's native array and settled pointer, or the scalar itself and 0 */
+    PyObject *operands[2] = {NULL, NULL}, *pointers[2] = {NULL, NULL};
+    unsigned long long address[2] = {0, 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *x = args[1 + i];
+        int array = Py_TYPE(x) == (PyTypeObject *)Array_type;
+        operands[i] = array ? SLOT(x, off_a) : x;
+        pointers[i] = array ? SLOT(x, off_d) : NULL;
+        address[i] = array ? as_bits(pointers[i]) : 0;
+    }
     PyObject *native = PyObject_GetAttr(known, native_name), *r = NULL;
     if (native != NULL && native != Py_None) {
-        r = run_native_into(native, out, n1, n2, as_bits(d1), n == 2 ? as_bits(d2) : 0);
+        r = run_native_into(native, out, operands, address);
     } else if (native != NULL) {  /* short_path.run(known, natives, out, b, (addresses, out's)) */
-        PyObject *natives = n == 2 ? PyTuple_Pack(2, n1, n2) : PyTuple_Pack(1, n1);
+        PyObject *natives = n == 2 ? PyTuple_Pack(2, operands[0], operands[1])
+                                   : PyTuple_Pack(1, operands[0]);
         PyObject *zero = PyLong_FromLong(0);
         PyObject *addresses = zero == NULL ? NULL
                               : PyList_New(3);
         PyObject *read = NULL;
         if (addresses != NULL) {
-            PyObject *items[3] = {d1 ? d1 : zero, n == 2 && d2 ? d2 : zero, zero};
+            PyObject *items[3] = {pointers[0] ? pointers[0] : zero,
+                                  pointers[1] ? pointers[1] : zero, zero};
             for (int i = 0; i < 3; i++) {
                 Py_INCREF(items[i]);
                 PyList_SET_ITEM(addresses, i, items[i]);

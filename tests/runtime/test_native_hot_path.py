@@ -243,7 +243,9 @@ def test_calls_into_an_array_are_served_compiled(monkeypatch):
     (the compiled ``into`` launches from known.native), into the very Array given."""
     h = np.linspace(-2, 2, 48 * 64, dtype=np.float32).reshape(48, 64)
     x, y, z = emulated(h), emulated(h[::-1].copy()), emulated(np.zeros_like(h))
-    calls = [lambda: xp.add(x, y, out=z), lambda: z.__iadd__(x), lambda: xp.exp(x, out=z)]
+    calls = [lambda: xp.add(x, y, out=z), lambda: z.__iadd__(x), lambda: xp.exp(x, out=z),
+             lambda: z.__imul__(0.5), lambda: xp.subtract(3.0, z, out=z),
+             lambda: z.__iadd__(np.float32(1.5)), lambda: xp.multiply(x, 2, out=z)]
     firsts = []
     for call in calls:  # the full calls: each one's answer from what z held before it
         call()
@@ -254,14 +256,22 @@ def test_calls_into_an_array_are_served_compiled(monkeypatch):
         assert call() is z
         assert np.asarray(z).tobytes() == expected.tobytes()
     np.testing.assert_array_equal(firsts[1], z_before_iadd + h)
+    np.testing.assert_array_equal(firsts[4], np.float32(3) - firsts[3])
+    monkeypatch.undo()  # a scalar out of range declines: the Python path decides
+    small = emulated(np.arange(-5, 5, dtype=np.int8))
+    for _ in range(3):
+        small += 1
+    with pytest.raises(OverflowError):  # out of int8's range: the full call's error
+        small += 1000
+    np.testing.assert_array_equal(np.asarray(small), np.arange(-2, 8, dtype=np.int8))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40),
        shift=st.integers(-3, 3), reverse=st.booleans(), read_only=st.booleans(),
-       unary=st.booleans())
+       unary=st.booleans(), scalar=st.booleans())
 def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, read_only,
-                                                       unary):
+                                                       unary, scalar):
     """A plan warmed on separate arrays, then called with ``out`` overlapping an input (a
     shifted or reversed view of the same buffer) or read-only: NumPy's answer or its
     error, on the compiled path as on the Python one."""
@@ -274,8 +284,9 @@ def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, 
     warm_x, warm_out = x_view.copy(), out_view.copy()
     if reverse:
         warm_x = np.ascontiguousarray(warm_x[::-1])[::-1]
-    call = (lambda a, o: xp.negative(a, out=o)) if unary else (lambda a, o: xp.add(a, a, out=o))
-    reference = (lambda a: -a) if unary else (lambda a: a + a)
+    call = (lambda a, o: xp.negative(a, out=o)) if unary else (
+        (lambda a, o: xp.multiply(a, 2.0, out=o)) if scalar else (lambda a, o: xp.add(a, a, out=o)))
+    reference = (lambda a: -a) if unary else (lambda a: a + a)  # a * 2.0 is a + a
     wx, wo = emulated(warm_x), emulated(warm_out)
     for _ in range(3):
         call(wx, wo)

@@ -111,6 +111,7 @@ def _ratio_rows(backend: str):
         ("fused exp(x*y+x)-y", lambda: fused(x, y)),
         ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
         ("z += x", lambda: z.__iadd__(x)),
+        ("z *= 2.0", lambda: z.__imul__(2.0)),
     ]
 
 
