@@ -94,6 +94,7 @@ def config_info() -> dict[str, str]:
         "devices": ", ".join(["cpu", "emulator", *devices]),
         "backend": config.get_backend(),
         "nvrtc": _nvrtc(),
+        "cuda launch": config.launch_in_force[0],  # INFINI_CUPY_LAUNCH (docs/dev/launch.md)
         "g++ (emulator)": (_installed_compiler() or "not found").splitlines()[0],
         "hot path": native.status(),
         "cache folder": str(config.cache_dir()),
@@ -101,8 +102,8 @@ def config_info() -> dict[str, str]:
 
 
 def show_config(file=None) -> None:
-    """Print versions, backend, devices, NVRTC, the hot path and the kernel cache folder (for
-    bug reports).
+    """Print versions, backend, devices, NVRTC, the cuda launch mechanism, the hot path and
+    the kernel cache folder (for bug reports).
 
     Parameters
     ----------

@@ -36,11 +36,16 @@ def test_show_config_names_what_a_bug_report_needs():
     out = io.StringIO()
     xp.show_config(file=out)
     text = out.getvalue()
-    for key in ("infini_cupy", "numpy", "cupy", "devices", "backend", "nvrtc", "cache folder"):
+    for key in ("infini_cupy", "numpy", "cupy", "devices", "backend", "nvrtc", "cuda launch",
+                "cache folder"):
         assert any(line.startswith(key + " ") for line in text.splitlines()), key
     assert f"backend              {xp.get_backend()}" in text
     with xp.backend("emulate"):
         assert xp.about.config_info()["backend"] == "emulate"
+    from infini_cupy.runtime import cuda
+
+    with cuda.launch_mechanism("compiled"):
+        assert xp.about.config_info()["cuda launch"] == "compiled"
 
 
 
