@@ -48,7 +48,6 @@ from ..arrays import _allocator as _allocator_var
 from ..config import lazy_enabled
 from ..elementwise.kernels import SOURCE as _elementwise_source
 from ..runtime import native as _native
-from ..runtime.cuda import _mechanism as _cuda_mechanism
 from ..runtime.cuda_compiled import MECHANISM as _COMPILED_LAUNCH
 from ..runtime.launch import _hooks as _launch_hooks, launch as _launch
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
@@ -325,7 +324,7 @@ def _finish(known, natives, addresses, b):
         r = _run(known, natives, None, b)
         if r is None:
             return None
-        if known.on_gpu and _cuda_mechanism[0] == _COMPILED_LAUNCH:  # C takes the next call
+        if known.on_gpu and _config.launch_in_force[0] == _COMPILED_LAUNCH:  # C takes the next call
             known.compiled_launch = _compiled_launch_record(known)
         return _settled_output(r, b, known)
     result = fast(natives, addresses)
@@ -343,8 +342,8 @@ def _finish(known, natives, addresses, b):
 
 
 # The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused, rearrange] once
-# loaded, Nones where it cannot be built; tried at the first plan found by layout ids (_learn, _into,
-# FusedFunction.__call__).
+# loaded, Nones where it cannot be built; tried at the first plan found by layout ids (_learn,
+# _into, FusedFunction.__call__, a GPU's rearrange_ under the compiled launch).
 compiled_calls: list = [None, None, None, None, None]
 _compiled_module: list = []  # [the configured module, or None] once tried
 
@@ -522,7 +521,7 @@ def rearrange_(y, x):
             if compiled is not None and compiled(y, x):
                 return y
             if _short_rearrange_(y._a, x._a, b):
-                if _cuda_mechanism[0] == _COMPILED_LAUNCH:  # C takes the next call
+                if _config.launch_in_force[0] == _COMPILED_LAUNCH:  # C takes the next call
                     _learn_compiled_copy(y._a, x._a, y._k or settle(y), x._k or settle(x),
                                          y._d, x._d)
                     if not _compiled_module:
