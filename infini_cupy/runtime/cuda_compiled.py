@@ -44,6 +44,7 @@ from .. import config
 from . import native
 from .availability import LIBCUDA
 from .recent import RecentCalls
+
 ENTRY_POINTS = ("cuLaunchKernel", "cuCtxGetCurrent")  # what hot_calls.c calls, in this order
 MECHANISM = "compiled"  # its name in config.LAUNCH_MECHANISMS
 
