@@ -231,15 +231,18 @@ def _native_into(known) -> tuple | None:
 
 def compiled_launch_record(known):
     """``known.compiled_launch``: what runtime/hot_calls.c reads to run a GPU's one-launch
-    call of arrays (no scalars, casts, staged copies or ``out=``) on this thread's current
-    context, or None (the Python way takes every call). The fields, in order: the number of
-    arrays, the output's shape, dtype and 16-byte mask, each input's alignment and 16-byte
-    masks, the driver's generation, the context, the device, the kernel's ``CUfunction`` there,
-    (grid, block, dynamic shared memory) as 7 ints, the parameters packed as bytes with the
-    vector flag off and on (the 4 pointer slots zero), and each parameter's offset in them
-    (uint32). Made after a call of the plan ran the Python way on this context (its kernel
-    loaded, the context current)."""
-    if known.staged or known.casts or known.scalars or known.out_check is not None:
+    call (arrays, or one array and one scalar by value; into a new output or into ``out=``; no
+    casts or staged copies) on this thread's current context, or None (the Python way takes
+    every call). The fields, in order: the number of arrays, the output's shape, dtype and
+    16-byte mask, each input's alignment and 16-byte masks, the driver's generation, the
+    context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
+    memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the 4
+    pointer slots zero; a scalar's value zero), each parameter's offset in them (uint32), the
+    scalar's operand index (-1: none), ``[the last (scalar, bytes off, bytes on) seen]`` and
+    the function that makes them for another scalar (:func:`_compiled_scalar_bytes`), and
+    ``known.out_check`` (None: a new output). Made after a call of the plan ran the Python way
+    on this context (its kernel loaded, the context current)."""
+    if known.staged or known.casts:
         return None
     cupy = cuda.device_side_module()
     module = cuda_compiled.driver(cupy)
@@ -248,7 +251,13 @@ def compiled_launch_record(known):
         return record  # still this context's (C declined the call for another reason)
     arrays, shape, dtype_out, out_mask, kernel, grid, block, pad, (off, on) = \
         _fast_template(known)
-    if context is None or len(arrays) + pad + 1 != module.POINTER_SLOTS:
+    scalar_at, last, bytes_for = -1, None, None
+    if known.scalars:
+        if not _scalar_by_value(known, arrays, pad):
+            return None
+        scalar_at = known.scalars[0]
+        last, bytes_for = _compiled_scalar_bytes(known, off, on, module.POINTER_SLOTS)
+    if context is None or len(arrays) + len(known.scalars) + pad + 1 != module.POINTER_SLOTS:
         return None
     offsets, packed_off = cuda_compiled.packed_parameters(off, module.POINTER_SLOTS)
     packed_on = cuda_compiled.packed_parameters(on, module.POINTER_SLOTS)[1]
@@ -259,9 +268,31 @@ def compiled_launch_record(known):
     record = (len(arrays), tuple(shape), dtype_out, out_mask, align1, vector1, align2, vector2,
               cuda_compiled.generation(), context, device,
               cuda.function_handle(device, ek.SOURCE, kernel),
-              (*dim3(grid), *dim3(block), 0), packed_off, packed_on, offsets)
+              (*dim3(grid), *dim3(block), 0), packed_off, packed_on, offsets,
+              scalar_at, last, bytes_for, known.out_check)
     assert len(record) == module.RECORD_FIELDS
     return record
+
+
+def _compiled_scalar_bytes(known, off, on, pointers):
+    """([the last (scalar, parameters off, parameters on) seen], bytes_for): a GPU launch
+    record's parameters with the scalar's value in (``off``/``on``: the template's tails), made
+    per scalar object from :func:`_scalar_tails`'s and kept for the next call with the same
+    object, as hot_calls.c reads them."""
+    _, seen_for = _scalar_tails(known, off[3:], on[3:])
+    last = [(None, b"", b"")]
+
+    def bytes_for(v):
+        """(v, the parameters flag off and on) for the scalar ``v``, kept as the last seen;
+        None when its value goes the full way."""
+        seen = seen_for(v)
+        if seen is None:
+            return None
+        packed = last[0] = (v, cuda_compiled.packed_parameters(seen[1], pointers)[1],
+                            cuda_compiled.packed_parameters(seen[2], pointers)[1])
+        return packed
+
+    return last, bytes_for
 
 
 def _cast_step(x, cast_plan, dtype_in) -> _Cast:

@@ -311,8 +311,17 @@ def _into(name, operands, out):
         _into_by_ids.remember(key, known)
         if not _compiled_module:
             compiled_hot_calls()
-    done = _run(known, natives, out._a, b, (addresses, out._d))
+    done = _run_into(known, natives, out._a, b, (addresses, out._d))
     return None if done is None else out
+
+
+def _run_into(known, natives, out, b, read):
+    """``short_path.run`` of a call into ``out`` (a native array), and on a GPU under the
+    compiled launch the plan's launch record for the next call (hot_calls.c's ``into``)."""
+    done = _run(known, natives, out, b, read)
+    if done is not None and known.on_gpu and _config.launch_in_force[0] == _COMPILED_LAUNCH:
+        known.compiled_launch = _compiled_launch_record(known)
+    return done
 
 
 def _finish(known, natives, addresses, b):
@@ -359,7 +368,7 @@ def compiled_hot_calls():
             module.configure(Array, _by_ids, _HOT_SCALARS, _config._lazy, _allocator_var,
                              _launch_hooks, _launch, np.empty, settle, _learn_out_id,
                              _finish, _elementwise_source, "numpy", _into_by_ids,
-                             np.empty(1), read_only, _run)
+                             np.empty(1), read_only, _run_into)
             compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
                                  module.rearrange]
         _compiled_module.append(module)

@@ -37,9 +37,11 @@ from ..elementwise.fused_plan import (FLAG_OFF, FLAG_ON, ArraySpec, plan_argumen
                                       scalar_slots)
 from ..elementwise.kernels import SOURCE
 from ..elementwise.trace import ReadsNoArray, Untraceable, stopping_call, trace_function
+from ..runtime import cuda, cuda_compiled
 from ..runtime import launch as launches
 from ..runtime.launch import launch
 from ..runtime.recent import RecentCalls
+from ..runtime.structs import dim3
 from . import pending
 from .array import Array, check_same_device, learn_out_id, settle, wrap
 from .boundary import compiled_calls, compiled_hot_calls, elementwise_operands
@@ -60,7 +62,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one", "out_id")
+                 "wrap", "one", "out_id", "compiled_launch")
 
 
 def _spec(value):
@@ -90,6 +92,46 @@ def _one_output_template(prepared):
     flags = (FLAG_OFF, FLAG_OFF if plan.vector_masks is None else FLAG_ON)
     return (prepared.input_checks, dtype, out_mask, (prepared.scalars, *plan.layout_args),
             plan.kernel, plan.grid, plan.block, flags)
+
+
+def compiled_fused_record(prepared):
+    """``prepared.compiled_launch``: what runtime/hot_calls.c's ``fused`` reads to run a GPU's
+    call of Arrays with one output and no per-call scalar on this thread's current context,
+    or None (the Python way takes every call). The fields, in order: the input checks, the
+    output's shape, dtype and 16-byte mask, the driver's generation, the context, the device,
+    the kernel's ``CUfunction`` there, (grid, block, dynamic shared memory) as 7 ints, the
+    parameters packed as bytes with the vector flag off and on (the pointer slots, the
+    output's then the inputs', zero and last), each parameter's offset in them (uint32), and
+    the index of the first pointer slot. Made after a call launched the Python way on this
+    context."""
+    plan = prepared.plan
+    if (plan is None or prepared.arg_slots or prepared.wrap is None or prepared.returns != "one"
+            or len(prepared.output_checks) != 1
+            or not all(unwrap for _, unwrap, _, _ in prepared.input_checks)):
+        return None
+    cupy = cuda.device_side_module()
+    module = cuda_compiled.driver(cupy)
+    context, record = module.current_context(), prepared.compiled_launch
+    if record is not None and record[4:6] == (cuda_compiled.generation(), context):
+        return record
+    if context is None:
+        return None
+    (dtype, out_mask), = prepared.output_checks
+    head = (prepared.scalars, *plan.layout_args)
+    pointers = 1 + len(prepared.input_checks)
+    offsets, packed_off = cuda_compiled.packed_parameters((*head, FLAG_OFF), pointers, True)
+    flag_on = FLAG_OFF if plan.vector_masks is None else FLAG_ON
+    packed_on = cuda_compiled.packed_parameters((*head, flag_on), pointers, True)[1]
+    if not cuda_compiled.fits(module, offsets, packed_off):
+        return None
+    device = cupy.cuda.runtime.getDevice()
+    record = (prepared.input_checks, tuple(prepared.shape), dtype, out_mask,
+              cuda_compiled.generation(), context, device,
+              cuda.function_handle(device, SOURCE, plan.kernel),
+              (*dim3(plan.grid), *dim3(plan.block), 0), packed_off, packed_on, offsets,
+              len(head) + 1)
+    assert len(record) == module.FUSED_RECORD_FIELDS
+    return record
 
 
 class _Nothing(str):
@@ -146,11 +188,16 @@ class FusedFunction:
                 prepared = self._by_ids.get(key)
                 if prepared is None:
                     prepared = self._prepared.get(self._key(args))
-                    if (prepared is not None and prepared.one is not None
-                            and prepared.wrap is not None):
+                    if (prepared is not None and prepared.wrap is not None
+                            and (prepared.one is not None
+                                 or prepared.compiled_launch is not None)):
                         self._by_ids.remember(key, prepared)
                         compiled_hot_calls()  # built and loaded once
+                        if prepared.one is None:  # a GPU's, which C declined or met first
+                            return self._launch(prepared, args)
                         return self._launch_ids(prepared, args)
+                elif prepared.one is None:
+                    return self._launch(prepared, args)
                 else:
                     return self._launch_ids(prepared, args)
             prepared = self._prepared.get(self._key(args))
@@ -297,6 +344,8 @@ class FusedFunction:
             flag = FLAG_OFF if misaligned or plan.vector_masks is None else FLAG_ON
             operands = (scalars, *plan.layout_args, flag, *outputs, *inputs)
             launch(SOURCE, plan.kernel, plan.grid, plan.block, operands, backend=backend)
+            if prepared.on_gpu and config.launch_in_force[0] == cuda_compiled.MECHANISM:
+                prepared.compiled_launch = compiled_fused_record(prepared)  # C: the next
         if prepared.wrap is not None:
             outputs = [wrap(o, backend) for o in outputs]
         returns = prepared.returns
@@ -376,6 +425,7 @@ class FusedFunction:
         prepared = _Prepared()
         prepared.fx, prepared.plan, prepared.keywords = fx, plan, keywords
         prepared.out_id = None  # its outputs' layout id, learnt from the first (_launch_ids)
+        prepared.compiled_launch = None  # a GPU's launch record (compiled_fused_record)
         prepared.returns = fx.returns
         prepared.layouts = layouts
         prepared.backend = backend

@@ -2,25 +2,32 @@
 ``cuLaunchKernel`` called from the compiled hot path (``runtime/hot_calls.c``) through its
 address in ``libcuda.so.1``, on parameters packed once.
 
-Two kinds of launch take it:
+What takes it:
 
 - A repeated one-launch elementwise call of Arrays (``xp.add(x, y)``, ``x + y``,
-  ``xp.exp(x)``: arrays only, no casts, no staged copies, no ``out=``) runs in C from the key's
-  lookup to the launch. Its plan keeps a launch record per context
+  ``xp.exp(x)``; one array and a Python or NumPy scalar, ``x * 2.0``; into ``out=`` or in
+  place, ``z += x``; not casts or staged copies) runs in C from the key's lookup to the
+  launch. Its plan keeps a launch record per context
   (``short_path.compiled_launch_record``, as ``known.compiled_launch``): the kernel's
   ``CUfunction`` on that device, grid, block and every parameter packed as bytes (the vector
   flag off and on), the four pointer slots zero. Per call C checks that the record is this
   thread's current context's (``cuCtxGetCurrent``) and the inputs are on its device and aligned,
   allocates the output with ``cupy.ndarray`` (CuPy's pool, on CuPy's current device), reads
   CuPy's current stream, copies the bytes to a buffer on its stack, writes the four pointers
-  and launches. Anything else (another context, a recording thread, an allocator of
-  ``arrays.outputs_from``) goes the Python way, which makes the record for the new context.
+  and launches (a scalar's value in bytes made once per scalar object; ``out=`` checked for
+  its device, alignment and overlap as the Python way checks it, nothing allocated).
+  Anything else (another context, a recording thread, an allocator of
+  ``arrays.outputs_from``, an overlap) goes the Python way, which makes the record for the
+  new context.
+- A repeated fused call of Arrays with one output and no scalar argument
+  (``namespace/fusion.py`` ``compiled_fused_record``) runs in C the same way, its pointer
+  slots after the other parameters.
 - A repeated ``rearrange_(y, x)`` of two Arrays runs in C too (``hot_calls.rearrange``): the
   copy's launch record (``strided.copy.compiled_copy_record``, in :data:`copy_records` under
   the Arrays' layout ids and pointers mod 32) holds the kernel, grid, block, dynamic shared
   memory, the struct arguments packed and the byte extents; C checks context, devices and
   overlap and launches with the two pointers written in.
-- Every other launch (casts, fused calls, first calls) goes through :mod:`.cuda_driver`'s
+- Every other launch (casts, staged copies, first calls) goes through :mod:`.cuda_driver`'s
   per-thread records with ``hot_calls.launch_kernel`` in place of ``cuda.bindings``'
   ``cuLaunchKernel``: no cuda-bindings needed.
 
@@ -109,13 +116,16 @@ def generation() -> int | None:
     return _configured[0][2] if _configured else None
 
 
-def packed_parameters(values, pointers: int) -> tuple[bytes, bytes]:
+def packed_parameters(values, pointers: int, pointers_last: bool = False) -> tuple[bytes, bytes]:
     """(each parameter's offset as uint32 bytes, the parameters' bytes) of ``pointers`` zero
     pointer slots followed by ``values`` (NumPy scalars and structs: their bytes, by value),
-    each at a multiple of 8 bytes: a launch record's parameters, which hot_calls.c copies per
-    call with the pointers written in."""
+    or the slots after the values (``pointers_last``: a fused kernel's), each at a multiple
+    of 8 bytes: a launch record's parameters, which hot_calls.c copies per call with the
+    pointers written in at their offsets."""
+    raws = [value.tobytes() for value in values]
+    slots = [bytes(8)] * pointers
     offsets, chunks, at = [], [], 0
-    for raw in [bytes(8)] * pointers + [value.tobytes() for value in values]:
+    for raw in (raws + slots if pointers_last else slots + raws):
         at = -(-at // 8) * 8
         offsets.append(at)
         chunks.append((at, raw))

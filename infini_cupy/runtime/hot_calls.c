@@ -10,14 +10,16 @@
  * which decides as before (and raises what the first call raised).
  *
  * On the cuda backend with the compiled launch (INFINI_CUPY_LAUNCH=compiled,
- * runtime/cuda_compiled.py) a one-launch call of arrays runs here end to end: the inputs'
- * devices and alignment, the output from CuPy's pool, and the driver's cuLaunchKernel called
- * through its address on parameters packed once per plan and device, the pointers written
- * per call (known.compiled_launch).
+ * runtime/cuda_compiled.py) a one-launch call (of arrays, with a scalar, into out=), a fused
+ * call and a copy run here end to end: the inputs' devices and alignment, the output from
+ * CuPy's pool, and the driver's cuLaunchKernel called through its address on parameters
+ * packed once per plan and device, the pointers written per call (known.compiled_launch,
+ * prepared.compiled_launch, cuda_compiled.copy_records).
  *
- * Everything this reads is prepared in Python (short_path._native_template, kept as
- * known.native; cuda_compiled.launch_record, kept as known.compiled_launch), so the rules
- * live in one place; this file only reads them.
+ * Everything this reads is prepared in Python (short_path._fast_function, kept as
+ * known.native; short_path.compiled_launch_record, fusion.compiled_fused_record and
+ * strided.copy.compiled_copy_record for the launch records), so the rules live in one
+ * place; this file only reads them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -58,8 +60,9 @@ static PyObject *mechanism, *compiled_name, *check_status, *device_array, *curre
  * record against both before making it). */
 #define PARAMS_BYTES 1024
 #define PARAMS_COUNT 64
-#define RECORD_FIELDS 16  /* a launch record's length (cuda_compiled reads it here) */
+#define RECORD_FIELDS 20  /* a launch record's length (short_path reads it here) */
 #define COPY_RECORD_FIELDS 11  /* a copy's launch record's length */
+#define FUSED_RECORD_FIELDS 13  /* a fused call's launch record's length */
 #define POINTER_SLOTS 4   /* (out, x1, x2 or out, out): the elementwise kernels' pointers */
 
 /* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
@@ -145,7 +148,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
                               &hooks, &launch_function, &new_empty, &settle, &learn_out_id,
                               &finish, &source, &numpy_backend, &into_by_ids, &ndarray_type};
     /* values[14], values[15]: a writeable and a read-only numpy.ndarray; values[16]:
-       short_path.run, for calls into an Array whose plan has no native form */
+       short_path.run (boundary._run_into: and a GPU's launch record), for calls into an
+       Array whose plan has no native form or whose record declines */
     Py_INCREF(values[16]);
     Py_XSETREF(run_function, values[16]);
     flags_readable = Py_TYPE(values[14]) == Py_TYPE(values[15]) &&
@@ -348,12 +352,13 @@ static int pack_and_launch(PyObject **t, PyObject *out, PyObject *n1, PyObject *
     return failed;
 }
 
-/* The packed tails of the scalar `v` of a plan with one array and one scalar (native's
- * t[14] = [the last (v, tail off, tail on) seen], t[15] = seen_for, which makes and keeps
- * them): the seen tuple (a new reference), Py_None (a new reference) when the scalar's value
- * goes the Python way (out of its dtype's range), or NULL on an error. */
-static PyObject *scalar_seen(PyObject **t, PyObject *v) {
-    PyObject *last = t[14];
+/* What a plan of one array and one scalar keeps per scalar `v`: `last` = [the last (v, off,
+ * on) seen], `made` the function that makes and keeps them for another scalar (the
+ * emulator's packed tails, short_path._scalar_tails: native's t[14], t[15]; a GPU's packed
+ * parameters, short_path._compiled_scalar_bytes: a launch record's). Returns the seen tuple
+ * (a new reference), Py_None (a new reference) when the scalar's value goes the Python way
+ * (out of its dtype's range), or NULL on an error. */
+static PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v) {
     if (!PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
         Py_RETURN_NONE;
     PyObject *seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
@@ -361,14 +366,49 @@ static PyObject *scalar_seen(PyObject **t, PyObject *v) {
     if (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3 && PyTuple_GET_ITEM(seen, 0) == v)
         return seen;
     Py_DECREF(seen);
-    seen = PyObject_CallOneArg(t[15], v);  /* the scalar's tails, or None */
+    seen = PyObject_CallOneArg(made, v);  /* the scalar's tails or bytes, or None */
     if (seen == NULL || (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3))
         return seen;
     Py_DECREF(seen);
     Py_RETURN_NONE;
 }
 
-/* The one-launch call on the emulator (known.native, see short_path._native_template):
+/* 1 when the kernel may write into `out` at `out_address` directly (short_path._out_usable's
+ * overlap rule, `check` = known.out_check = (align_mask, lo, hi, ((k, x_lo, x_hi, same),
+ * ...)): aligned, overlapping no input but in its very layout, the inputs at `address[k]`);
+ * 0 when the Python way decides (an overlap computes into a temporary there). */
+static int out_clear(PyObject *check, unsigned long long out_address,
+                     const unsigned long long *address, long scalar_at) {
+    if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4 ||
+        out_address & as_bits(PyTuple_GET_ITEM(check, 0)))
+        return 0;
+    long long lo = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 1));
+    long long hi = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 2));
+    PyObject *inputs = PyTuple_GET_ITEM(check, 3);
+    if (PyErr_Occurred() || !PyTuple_CheckExact(inputs)) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
+        PyObject *input = PyTuple_GET_ITEM(inputs, i);
+        if (!PyTuple_CheckExact(input) || PyTuple_GET_SIZE(input) != 4)
+            return 0;
+        long k = PyLong_AsLong(PyTuple_GET_ITEM(input, 0));
+        long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
+        long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
+        int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
+        if (PyErr_Occurred() || same < 0 || k < 0 || k > 1 || k == scalar_at) {
+            PyErr_Clear();
+            return 0;
+        }
+        long long at = (long long)address[k];
+        if (at + x_lo < hi && lo < at + x_hi && !(same && (unsigned long long)at == out_address))
+            return 0;  /* overlapping: the full call decides */
+    }
+    return 1;
+}
+
+/* The one-launch call on the emulator (known.native, see short_path._fast_function):
  * arrays n1 (and n2, or the scalar v at operand s) at addresses a1, a2. Returns the settled
  * output Array, Py_None (new reference) when a check sends the call the Python way, or
  * NULL on an error of numpy.empty or of the launch. */
@@ -390,7 +430,7 @@ static PyObject *run_native(PyObject *known, PyObject *native, PyObject *b, PyOb
     PyObject *seen = NULL;
     long scalar_at = PyLong_AsLong(t[13]);
     if (scalar_at >= 0) {  /* an array and a Python scalar, n2 the scalar */
-        seen = scalar_seen(t, n2);
+        seen = scalar_seen(t[14], t[15], n2);
         if (seen == NULL || seen == Py_None)
             return seen;
         scalar_off = PyTuple_GET_ITEM(seen, 1);
@@ -476,30 +516,32 @@ static int launch_on_driver(void *function, const unsigned int *dims, void *stre
     return -1;
 }
 
-/* The parameters of a launch record (its bytes `packed` with `count` uint32 `offsets`, the
- * first `n` 8-byte slots the pointers), the pointers written in on a stack copy, launched on
- * `stream`: 0, or -1 with an error set (a record whose offsets lie past its bytes, or the
- * driver's refusal). */
+/* The parameters of a launch record (its bytes `packed` with `count` uint32 `offsets`), the
+ * `n` pointers written in at the offsets of parameters first..first+n-1 on a stack copy,
+ * launched on `stream`: 0, or -1 with an error set (a record whose offsets lie past its
+ * bytes, or the driver's refusal). */
 static int launch_with_pointers(void *function, const unsigned int *dims, PyObject *packed,
-                                PyObject *offsets, const uint64_t *pointers, int n,
-                                void *stream) {
+                                PyObject *offsets, const uint64_t *pointers, Py_ssize_t n,
+                                Py_ssize_t first, void *stream) {
     _Alignas(16) unsigned char buffer[PARAMS_BYTES];
     void *params[PARAMS_COUNT];
     Py_ssize_t size = PyBytes_GET_SIZE(packed), count = PyBytes_GET_SIZE(offsets) / 4;
-    if (size > PARAMS_BYTES || size < 8 * n || count > PARAMS_COUNT) {
+    if (size > PARAMS_BYTES || count > PARAMS_COUNT || first < 0 || first + n > count) {
         PyErr_SetString(PyExc_ValueError, "a launch record's parameters exceed its buffer");
         return -1;
     }
     memcpy(buffer, PyBytes_AS_STRING(packed), (size_t)size);
-    memcpy(buffer, pointers, sizeof(uint64_t) * (size_t)n);
     const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(offsets);
     for (Py_ssize_t i = 0; i < count; i++) {
         uint32_t offset;
         memcpy(&offset, at + 4 * i, 4);
-        if (offset >= (uint32_t)size) {
+        int pointer = i >= first && i < first + n;
+        if (offset >= (uint32_t)size || (pointer && offset + 8 > (uint32_t)size)) {
             PyErr_SetString(PyExc_ValueError, "a launch record's offset lies past its bytes");
             return -1;
         }
+        if (pointer)
+            memcpy(buffer + offset, &pointers[i - first], 8);
         params[i] = buffer + offset;
     }
     return launch_on_driver(function, dims, stream, params);
@@ -548,29 +590,37 @@ static int context_is(void *context) {
     return driver_context(&current) == 0 && current == context;
 }
 
-/* The one-launch call of arrays on a GPU from its launch record (cuda_compiled.launch_record:
+/* The one-launch call on a GPU from its launch record (short_path.compiled_launch_record:
  * (arrays, shape, dtype_out, out_mask, align1, vector1, align2, vector2, generation,
- * context, device, function, dims, params off, params on, offsets)), the arrays n1 (and n2)
- * at device pointers a1, a2. The record is this thread's current context's and device's;
- * the output comes from CuPy; the kernel's parameters are the record's bytes with the four
- * pointers written in. Returns the settled output Array, or NULL: with an error set (of the
+ * context, device, function, dims, params off, params on, offsets, scalar_at, last,
+ * bytes_for, out_check)): the kernel's arrays natives[0] (and natives[1]) at device pointers
+ * address[0] (and address[1]), `scalar` the Python or NumPy scalar of a plan of one array
+ * and one scalar at operand `scalar_at` (else NULL and -1), into a new output or into the
+ * Array `out_array` (out=, the in-place operators; NULL: a new output). The record is this
+ * thread's current context's and device's; a new output comes from CuPy; the kernel's
+ * parameters are the record's bytes (the scalar's, by value) with the four pointers written
+ * in. Returns the output Array (settled) or `out_array`, or NULL: with an error set (of the
  * allocation or the launch), or without one when the Python way must take the call (another
  * mechanism, a recording thread, another allocator, context or device, an input off its
- * alignment), nothing written. */
-static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject *n1,
-                              PyObject *n2, unsigned long long a1, unsigned long long a2) {
+ * alignment, a scalar out of its dtype's range, an `out` that overlaps an input), nothing
+ * written. */
+static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b,
+                              PyObject *const *natives, const unsigned long long *address,
+                              PyObject *scalar, long scalar_at, PyObject *out_array) {
     if (!compiled_now() || !PyTuple_CheckExact(record) ||
         PyTuple_GET_SIZE(record) != RECORD_FIELDS)
         return NULL;
     PyObject **t = &PyTuple_GET_ITEM(record, 0);
     long arrays = PyLong_AsLong(t[0]);
-    PyObject *off = t[13], *on = t[14], *offsets = t[15];
+    PyObject *off = t[13], *on = t[14], *offsets = t[15], *check = t[19];
     unsigned int dims[7];
     void *function, *record_context;
     long long device = PyLong_AsLongLong(t[10]);
-    if (arrays != (n2 == NULL ? 1 : 2) || PyLong_AsLong(t[8]) != driver_generation ||
+    if (arrays < 1 || arrays > 2 || (arrays == 2 && scalar != NULL) ||
+        PyLong_AsLong(t[16]) != scalar_at || PyLong_AsLong(t[8]) != driver_generation ||
         PyErr_Occurred() || !PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) ||
         !PyBytes_CheckExact(offsets) || PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) ||
+        (out_array == NULL) != (check == Py_None) ||
         record_dims(t[12], t[11], t[9], dims, &function, &record_context) < 0) {
         PyErr_Clear();
         return NULL;
@@ -580,49 +630,99 @@ static PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, Py
         return NULL;
     if (state == 2)
         return NULL;  /* recording: launch() records, then launches */
-    PyObject *allocator;
-    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
-        return NULL;
-    int own_outputs = allocator == NULL || allocator == Py_None;
-    Py_XDECREF(allocator);
-    if (!own_outputs || !context_is(record_context))
-        return NULL;  /* another allocator; no context current, or another device's */
-    unsigned long long align1 = as_bits(t[4]), align2 = arrays == 2 ? as_bits(t[6]) : 0;
-    if (a1 & align1 || a2 & align2)
+    if (out_array == NULL) {
+        PyObject *allocator;
+        if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
+            return NULL;
+        int own_outputs = allocator == NULL || allocator == Py_None;
+        Py_XDECREF(allocator);
+        if (!own_outputs)
+            return NULL;  /* another allocator's outputs */
+    }
+    if (!context_is(record_context))
+        return NULL;  /* no context current, or another device's */
+    unsigned long long a1 = address[0], a2 = arrays == 2 ? address[1] : 0;
+    if (a1 & as_bits(t[4]) || (arrays == 2 && a2 & as_bits(t[6])))
         return NULL;
     long long on_device;
-    unsigned long long unused;
-    if (device_pointer(n1, &unused, &on_device) < 0)
-        return NULL;
-    if (on_device != device)
-        return NULL;
-    if (arrays == 2) {
-        if (device_pointer(n2, &unused, &on_device) < 0)
+    unsigned long long pointer;
+    for (long i = 0; i < arrays; i++) {
+        if (device_pointer(natives[i], &pointer, &on_device) < 0)
             return NULL;
         if (on_device != device)
             return NULL;
     }
+    unsigned long long out_address = 0;
+    PyObject *out = NULL;
+    if (out_array != NULL) {  /* into out=: its device, alignment and overlap, as run checks */
+        out = SLOT(out_array, off_a);
+        if (out == NULL || !PyObject_TypeCheck(out, (PyTypeObject *)device_array))
+            return NULL;
+        if (device_pointer(out, &out_address, &on_device) < 0)
+            return NULL;
+        /* the inputs' pointers by operand index, as the check's k counts them */
+        unsigned long long by_operand[2] = {a1, a2};
+        if (scalar_at == 0) {
+            by_operand[0] = 0;
+            by_operand[1] = a1;
+        }
+        if (on_device != device || !out_clear(check, out_address, by_operand, scalar_at))
+            return NULL;
+    }
+    PyObject *seen = NULL;
+    if (scalar != NULL) {  /* the parameters with the scalar's value in */
+        seen = scalar_seen(t[17], t[18], scalar);
+        if (seen == NULL || seen == Py_None) {
+            Py_XDECREF(seen);
+            return NULL;  /* an error of its conversion, or a value for the Python way */
+        }
+        off = PyTuple_GET_ITEM(seen, 1);
+        on = PyTuple_GET_ITEM(seen, 2);
+        if (!PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) ||
+            PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(t[13]) ||
+            PyBytes_GET_SIZE(on) != PyBytes_GET_SIZE(t[13])) {
+            Py_DECREF(seen);
+            return NULL;
+        }
+    }
     void *stream;
-    if (cupy_stream(&stream) < 0)
+    if (cupy_stream(&stream) < 0) {
+        Py_XDECREF(seen);
         return NULL;
-    PyObject *shape_dtype[2] = {t[1], t[2]};
-    PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
-    if (out == NULL)
-        return NULL;
-    unsigned long long address;
-    if (device_pointer(out, &address, NULL) < 0) {
-        Py_DECREF(out);
-        return NULL;
+    }
+    if (out_array == NULL) {
+        PyObject *shape_dtype[2] = {t[1], t[2]};
+        out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
+        if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
+            Py_XDECREF(out);
+            Py_XDECREF(seen);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(out);
     }
     int misaligned = (a1 & as_bits(t[5])) || (arrays == 2 && (a2 & as_bits(t[7]))) ||
-                     (address & as_bits(t[3]));
-    uint64_t pointers[POINTER_SLOTS] = {address, a1, arrays == 2 ? a2 : address, address};
-    if (state == 0 && launch_with_pointers(function, dims, misaligned ? off : on, offsets,
-                                           pointers, POINTER_SLOTS, stream) < 0) {
-        Py_DECREF(out);
-        return NULL;
+                     (out_address & as_bits(t[3]));
+    /* (out, x1, x2, out), a missing operand's slot out again (a scalar first: (out, out, the
+       array, out)), as the Python way packs them */
+    uint64_t pointers[POINTER_SLOTS] = {out_address, a1, arrays == 2 ? a2 : out_address,
+                                        out_address};
+    if (scalar_at == 0) {
+        pointers[1] = out_address;
+        pointers[2] = a1;
     }
-    PyObject *r = output_array(known, out, b, address, 1);
+    int failed = state == 0 && launch_with_pointers(function, dims, misaligned ? off : on, offsets,
+                                                    pointers, POINTER_SLOTS, 0, stream) < 0;
+    Py_XDECREF(seen);
+    PyObject *r = NULL;
+    if (!failed) {
+        if (out_array != NULL) {
+            Py_INCREF(out_array);
+            r = out_array;
+        } else {
+            r = output_array(known, out, b, out_address, 1);
+        }
+    }
     Py_DECREF(out);
     return r;
 }
@@ -668,8 +768,13 @@ static PyObject *serve(PyObject *known, PyObject *b, PyObject *n1, PyObject *n2,
         r = run_native(known, native, b, n1, n2, a1, a2);  /* an Array, None, or NULL */
     } else {
         PyObject *record = PyObject_GetAttr(known, compiled_launch_name);
-        if (record != NULL && record != Py_None && arrays == (n2 == NULL ? 1 : 2))
-            r = run_compiled(known, record, b, n1, n2, a1, a2);
+        if (record != NULL && record != Py_None) {
+            PyObject *natives[2] = {n1, arrays == 2 ? n2 : NULL};
+            unsigned long long address[2] = {a1, a2};
+            PyObject *scalar = arrays == 1 ? n2 : NULL;  /* unary: none */
+            r = run_compiled(known, record, b, natives, address, scalar,
+                             scalar == NULL ? -1 : scalar_first ? 0 : 1, NULL);
+        }
         Py_XDECREF(record);
         if (r == NULL && !PyErr_Occurred())
             r = call_finish(known, b, n1, n2, d1, d2, arrays, scalar_first);
@@ -798,6 +903,98 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 }
 
 
+/* The Array a fused call's input check (k, unwrap, align_mask, vector_mask) names: operand k
+ * of `operands`, borrowed; NULL (no error set) when the check is not one or operand k is no
+ * Array (the Python way decides). */
+static PyObject *checked_array(PyObject *check, PyObject *operands) {
+    if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
+        return NULL;
+    Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0));
+    if (k < 0 || k >= PyTuple_GET_SIZE(operands)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *x = PyTuple_GET_ITEM(operands, k);
+    if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL ||
+        SLOT(x, off_b) == NULL)
+        return NULL;
+    return x;
+}
+
+/* A fused call of Arrays on a GPU from its launch record (namespace/fusion.py
+ * compiled_fused_record: (checks, shape, dtype, out_mask, generation, context, device,
+ * function, dims, params off, params on, offsets, first pointer), checks = (k, unwrap,
+ * align_mask, vector_mask) per input, each operand k an Array): the inputs on the record's
+ * device and aligned, the output from CuPy, the output's and the inputs' pointers written in
+ * from parameter `first pointer` on. Returns the output Array (settled), or NULL: with an
+ * error set, or without one for the Python way (as run_compiled), nothing written. */
+static PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands) {
+    if (!compiled_now() || !PyTuple_CheckExact(record) ||
+        PyTuple_GET_SIZE(record) != FUSED_RECORD_FIELDS)
+        return NULL;
+    PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0];
+    unsigned int dims[7];
+    void *function, *record_context;
+    long long device = PyLong_AsLongLong(t[6]);
+    Py_ssize_t first = PyLong_AsSsize_t(t[12]);
+    if (!PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) + 1 > PARAMS_COUNT ||
+        PyLong_AsLong(t[4]) != driver_generation || PyErr_Occurred() ||
+        !PyBytes_CheckExact(t[9]) || !PyBytes_CheckExact(t[10]) || !PyBytes_CheckExact(t[11]) ||
+        PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10]) ||
+        record_dims(t[8], t[7], t[5], dims, &function, &record_context) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int state = hooks_state();
+    if (state < 0 || state == 2)
+        return NULL;  /* an error; recording: launch() records, then launches */
+    PyObject *allocator;
+    if (PyContextVar_Get(allocator_var, NULL, &allocator) < 0)
+        return NULL;
+    int own_outputs = allocator == NULL || allocator == Py_None;
+    Py_XDECREF(allocator);
+    if (!own_outputs || !context_is(record_context))
+        return NULL;  /* another allocator; no context current, or another device's */
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(checks);
+    uint64_t pointers[PARAMS_COUNT];
+    unsigned long long misaligned = 0;
+    PyObject *b = NULL;
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        PyObject *check = PyTuple_GET_ITEM(checks, i), *x = checked_array(check, operands);
+        if (x == NULL)
+            return NULL;
+        b = SLOT(x, off_b);
+        unsigned long long address;
+        long long on_device;
+        if (device_pointer(SLOT(x, off_a), &address, &on_device) < 0)
+            return NULL;
+        if (on_device != device || address & as_bits(PyTuple_GET_ITEM(check, 2)))
+            return NULL;  /* another device's; off its C++ type's alignment */
+        misaligned |= address & as_bits(PyTuple_GET_ITEM(check, 3));
+        pointers[1 + i] = address;
+    }
+    void *stream;
+    if (b == NULL || cupy_stream(&stream) < 0)
+        return NULL;
+    PyObject *shape_dtype[2] = {t[1], t[2]};
+    PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
+    unsigned long long out_address;
+    if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    misaligned |= out_address & as_bits(t[3]);
+    pointers[0] = out_address;
+    Py_INCREF(b);  /* held by the inputs, which the launch's Python may release */
+    PyObject *r = NULL;
+    if (state == 1 || launch_with_pointers(function, dims, misaligned ? t[9] : t[10], t[11],
+                                           pointers, 1 + n_inputs, first, stream) == 0)
+        r = output_array(prepared, out, b, out_address, 1);
+    Py_DECREF(b);
+    Py_DECREF(out);
+    return r;
+}
+
 /* fused(by_ids, scalar_types, args): a fused function's call on Arrays
  * and scalars (namespace/fusion.py FusedFunction._launch_ids): keyed by each Array's layout
  * id and each scalar's type in `by_ids`, launched from the plan's one-output template
@@ -844,6 +1041,16 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *r = NULL, *inputs = NULL, *out = NULL, *packed = NULL;
     if (shape == NULL)
         goto done;
+    if (one == Py_None) {  /* a GPU's prepared call: its launch record, if it has one */
+        PyObject *record = PyObject_GetAttr(prepared, compiled_launch_name);
+        if (record == NULL)
+            goto done;
+        r = record == Py_None ? NULL : run_fused_compiled(prepared, record, operands);
+        Py_DECREF(record);
+        if (r == NULL && !PyErr_Occurred())
+            goto decline;
+        goto done;
+    }
     if (!PyTuple_CheckExact(one) || PyTuple_GET_SIZE(one) != 8)
         goto decline;
     PyObject **t = &PyTuple_GET_ITEM(one, 0);
@@ -857,16 +1064,8 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         goto done;
     unsigned long long misaligned = 0;
     for (Py_ssize_t i = 0; i < n_inputs; i++) {
-        PyObject *check = PyTuple_GET_ITEM(t[0], i);
-        if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
-            goto decline;
-        Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0));
-        if (k < 0 || k >= n) {
-            PyErr_Clear();
-            goto decline;
-        }
-        PyObject *x = PyTuple_GET_ITEM(operands, k);
-        if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL)
+        PyObject *check = PyTuple_GET_ITEM(t[0], i), *x = checked_array(check, operands);
+        if (x == NULL)
             goto decline;
         unsigned long long address = as_bits(SLOT(x, off_d));
         if (address & as_bits(PyTuple_GET_ITEM(check, 2)))
@@ -944,41 +1143,17 @@ static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject
     unsigned long long align1 = as_bits(t[9]), vector1 = as_bits(t[10]);
     unsigned long long align2 = arrays == 2 ? as_bits(t[11]) : 0;
     unsigned long long vector2 = arrays == 2 ? as_bits(t[12]) : 0;
-    PyObject *out = SLOT(out_array, off_a), *check = t[16];
-    if (a1 & align1 || a2 & align2 || out == NULL || Py_TYPE(out) != (PyTypeObject *)ndarray_type
-        || !PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
+    PyObject *out = SLOT(out_array, off_a);
+    if (a1 & align1 || a2 & align2 || out == NULL || Py_TYPE(out) != (PyTypeObject *)ndarray_type)
         Py_RETURN_NONE;
     unsigned long long out_address = as_bits(SLOT(out_array, off_d));
-    if (out_address != data_pointer(out) || out_address & as_bits(PyTuple_GET_ITEM(check, 0)) ||
-        !(((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE))
+    if (out_address != data_pointer(out) || !(((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE)
+        || !out_clear(t[16], out_address, address, scalar_at))
         Py_RETURN_NONE;
-    long long lo = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 1));
-    long long hi = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 2));
-    PyObject *inputs = PyTuple_GET_ITEM(check, 3);
-    if (PyErr_Occurred() || !PyTuple_CheckExact(inputs)) {
-        PyErr_Clear();
-        Py_RETURN_NONE;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
-        PyObject *input = PyTuple_GET_ITEM(inputs, i);
-        if (!PyTuple_CheckExact(input) || PyTuple_GET_SIZE(input) != 4)
-            Py_RETURN_NONE;
-        long k = PyLong_AsLong(PyTuple_GET_ITEM(input, 0));
-        long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
-        long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
-        int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
-        if (PyErr_Occurred() || same < 0 || k < 0 || k > 1 || k == scalar_at) {
-            PyErr_Clear();
-            Py_RETURN_NONE;
-        }
-        long long at = (long long)address[k];
-        if (at + x_lo < hi && lo < at + x_hi && !(same && (unsigned long long)at == out_address))
-            Py_RETURN_NONE;  /* overlapping: the full call decides */
-    }
     int misaligned = (a1 & vector1) || (a2 & vector2) || (out_address & as_bits(t[3]));
     PyObject *seen = NULL, *tail = misaligned ? t[7] : t[8];
     if (scalar_at >= 0) {  /* the scalar's tails (its value by value) */
-        seen = scalar_seen(t, operands[scalar_at]);
+        seen = scalar_seen(t[14], t[15], operands[scalar_at]);
         if (seen == NULL || seen == Py_None)
             return seen;
         tail = PyTuple_GET_ITEM(seen, misaligned ? 1 : 2);
@@ -1060,9 +1235,22 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         address[i] = array ? as_bits(pointers[i]) : 0;
     }
     PyObject *native = PyObject_GetAttr(known, native_name), *r = NULL;
+    PyObject *record = native == NULL || native != Py_None ? NULL
+                       : PyObject_GetAttr(known, compiled_launch_name);
     if (native != NULL && native != Py_None) {
         r = run_native_into(native, out, operands, address);
-    } else if (native != NULL) {  /* short_path.run(known, natives, out, b, (addresses, out's)) */
+    } else if (record != NULL && record != Py_None) {  /* a GPU's, under the compiled launch */
+        Py_ssize_t s = n == 2 && Py_TYPE(args[1]) != (PyTypeObject *)Array_type ? 0
+                       : n == 2 && Py_TYPE(args[2]) != (PyTypeObject *)Array_type ? 1 : -1;
+        PyObject *natives[2] = {operands[s == 0 ? 1 : 0], s < 0 && n == 2 ? operands[1] : NULL};
+        unsigned long long kernel_address[2] = {address[s == 0 ? 1 : 0],
+                                                s < 0 && n == 2 ? address[1] : 0};
+        r = run_compiled(known, record, b, natives, kernel_address, s < 0 ? NULL : operands[s],
+                         (long)s, out);
+    }
+    if (r == NULL && !PyErr_Occurred() && native == Py_None) {
+        /* short_path.run(known, natives, out, b, (addresses, out's)), through boundary, which
+           makes a GPU's launch record for the next call */
         PyObject *natives = n == 2 ? PyTuple_Pack(2, operands[0], operands[1])
                                    : PyTuple_Pack(1, operands[0]);
         PyObject *zero = PyLong_FromLong(0);
@@ -1094,6 +1282,7 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         Py_XDECREF(addresses);
         Py_XDECREF(read);
     }
+    Py_XDECREF(record);
     Py_XDECREF(native);
     Py_DECREF(known);
     return r;
@@ -1171,7 +1360,7 @@ static PyObject *rearrange(PyObject *self, PyObject *const *args, Py_ssize_t nar
     if (cupy_stream(&stream) < 0)
         goto done;
     uint64_t pointers[2] = {dy, dx};
-    if (state == 0 && launch_with_pointers(function, dims, t[5], t[6], pointers, 2, stream) < 0)
+    if (state == 0 && launch_with_pointers(function, dims, t[5], t[6], pointers, 2, 0, stream) < 0)
         goto done;
     r = Py_True;
     Py_INCREF(r);
@@ -1333,6 +1522,7 @@ PyMODINIT_FUNC PyInit_hot_calls(void) {
         PyModule_AddIntConstant(m, "PARAMS_COUNT", PARAMS_COUNT) < 0 ||
         PyModule_AddIntConstant(m, "RECORD_FIELDS", RECORD_FIELDS) < 0 ||
         PyModule_AddIntConstant(m, "COPY_RECORD_FIELDS", COPY_RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "FUSED_RECORD_FIELDS", FUSED_RECORD_FIELDS) < 0 ||
         PyModule_AddIntConstant(m, "POINTER_SLOTS", POINTER_SLOTS) < 0) {
         Py_DECREF(m);
         return NULL;

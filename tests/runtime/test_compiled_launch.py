@@ -117,6 +117,211 @@ def test_repeats_run_in_c_with_numpy_s_answers(side, monkeypatch, dtype, what, c
     assert result._d == result._a.data.ptr and result._k  # settled as the Python way settles
 
 
+SCALAR_CALLS = [("x * 2", lambda x, v: x * v, lambda a, v: a * v, 2),
+                ("3 - x", lambda x, v: v - x, lambda a, v: v - a, 3),
+                ("maximum(x, 5)", lambda x, v: xp.maximum(x, v), lambda a, v: np.maximum(a, v), 5),
+                ("x + its dtype's scalar", lambda x, v: x + v, lambda a, v: a + v, np.int8(1))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.int64, np.float16])
+@pytest.mark.parametrize("what,call,reference,scalar", SCALAR_CALLS,
+                         ids=[c[0] for c in SCALAR_CALLS])
+def test_repeats_with_a_scalar_run_in_c_with_numpy_s_answers(side, monkeypatch, dtype, what,
+                                                             call, reference, scalar):
+    """A Python or NumPy scalar goes by value: the record's parameters with its bytes in, made
+    once per scalar object (a float for a float array, an int for an integer one)."""
+    rng = np.random.default_rng(abs(hash((what, np.dtype(dtype).name))) % 2**32)
+    (a, _), (x, _) = _arrays(side, rng, dtype)
+    if isinstance(scalar, np.generic):
+        scalar = np.dtype(dtype).type(scalar)  # a NumPy scalar of the array's dtype
+    elif np.dtype(dtype).kind == "f":
+        scalar = float(scalar)
+    call(x, scalar)
+    call(x, scalar)  # the Python way, which makes the launch record
+    _python_way_refused(monkeypatch)
+    values = [scalar] * 3 + [type(scalar)(v) for v in (1, 4, 1)]  # new objects: new bytes
+    before = len(side.driver_launches)
+    for v in values:
+        result = call(x, v)
+        expected = reference(a, v)
+        assert isinstance(result, xp.Array) and result.dtype == expected.dtype
+        np.testing.assert_array_equal(_host(result), expected)
+    assert len(side.driver_launches) - before == len(values)
+
+
+def test_a_scalar_out_of_its_dtype_s_range_still_raises(side):
+    rng = np.random.default_rng(13)
+    (a, _), (x, _) = _arrays(side, rng, np.int8)
+    for _ in range(3):
+        np.testing.assert_array_equal(_host(x + 100), a + 100)
+    with pytest.raises(OverflowError):
+        x + 1000  # noqa: B018 - NumPy 2 refuses a Python int out of int8's range
+    np.testing.assert_array_equal(_host(x + 100), a + 100)
+
+
+INTO_CALLS = [("add(x, y, out=z)", lambda x, y, z: xp.add(x, y, out=z), lambda a, b, c: a + b),
+              ("z += x", lambda x, y, z: z.__iadd__(x), lambda a, b, c: c + a),
+              ("z *= 2", lambda x, y, z: z.__imul__(2), lambda a, b, c: c * 2),
+              ("subtract(3, y, out=z)", lambda x, y, z: xp.subtract(3, y, out=z),
+               lambda a, b, c: 3 - b),
+              ("negative(x.T, out=z.T)", lambda x, y, z: _returned_out(
+                  lambda out: xp.negative(x.T, out=out), z.T, z), lambda a, b, c: -a)]
+
+
+def _returned_out(call, out, base):
+    """``call(out)`` returned ``out`` (a view of ``base``): ``base``, as the other calls."""
+    assert call(out) is out
+    return base
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.float16])
+@pytest.mark.parametrize("what,call,reference", INTO_CALLS, ids=[c[0] for c in INTO_CALLS])
+def test_repeats_into_out_run_in_c_with_numpy_s_answers(side, monkeypatch, dtype, what, call,
+                                                        reference):
+    """``out=`` and the in-place operators: nothing allocated, the four pointers ``out``'s
+    and the inputs', ``out`` itself returned."""
+    rng = np.random.default_rng(abs(hash((what, np.dtype(dtype).name, "into"))) % 2**32)
+    (a, b), (x, y) = _arrays(side, rng, dtype)
+    c = rng.integers(-3, 3, SHAPE).astype(dtype)
+    z = xp.asarray(side.asarray(c))
+    expected = c
+    for _ in range(2):  # the full call, then the Python way that makes the record
+        call(x, y, z)
+        expected = reference(a, b, expected)
+    _python_way_refused(monkeypatch)
+    pool = side.get_default_memory_pool()
+    before, used = len(side.driver_launches), pool.used_bytes()
+    for _ in range(3):
+        result = call(x, y, z)
+        expected = reference(a, b, expected)
+        assert result is z
+        np.testing.assert_array_equal(_host(z), expected)
+    assert len(side.driver_launches) - before == 3 and pool.used_bytes() == used
+
+
+def test_an_out_that_overlaps_an_input_goes_the_python_way(side, monkeypatch):
+    """C writes into ``out`` only where the Python way would (no overlap but the same view);
+    a shifted view of an input is computed into a temporary there, NumPy's answer."""
+    rng = np.random.default_rng(14)
+    (a, b), (x, y) = _arrays(side, rng)
+    for _ in range(3):  # the same view as an input: in place, in C
+        xp.add(x, y, out=x)
+        a = a + b
+    np.testing.assert_array_equal(_host(x), a)
+    w = xp.asarray(side.zeros(SHAPE, np.float32))
+    for _ in range(3):  # the plan and its record, out= another array of the same layout
+        xp.multiply(x[:-1], 2.0, out=w[1:])
+    np.testing.assert_array_equal(_host(w)[1:], a[:-1] * 2)
+    calls = []
+    real = boundary._run
+    monkeypatch.setattr(boundary, "_run", lambda *args: (calls.append(1), real(*args))[1])
+    for _ in range(3):  # the same layouts, out= overlapping the input shifted by a row
+        xp.multiply(x[:-1], 2.0, out=x[1:])
+        np.multiply(a[:-1], 2.0, out=a[1:])
+        np.testing.assert_array_equal(_host(x), a)
+    assert len(calls) >= 3  # each declined by C; the Python way computes into a temporary
+
+
+def test_an_out_on_another_device_goes_the_python_way(side, monkeypatch):
+    rng = np.random.default_rng(15)
+    (a, b), (x, y) = _arrays(side, rng)
+    z = xp.asarray(side.zeros(SHAPE, np.float32))
+    for _ in range(3):
+        xp.add(x, y, out=z)
+    with side.cuda.Device(1):
+        elsewhere = xp.asarray(side.zeros(SHAPE, np.float32))
+    with pytest.raises(ValueError) as c_way:
+        xp.add(x, y, out=elsewhere)
+    recent.forget_all()
+    with pytest.raises(ValueError) as first_call:
+        xp.add(x, y, out=elsewhere)
+    assert str(c_way.value) == str(first_call.value)
+    np.testing.assert_array_equal(_host(elsewhere), np.zeros(SHAPE, np.float32))
+
+
+FUSED = [("exp(x*y+x)-y", lambda x, y: xp.exp(x * y + x) - y,
+          lambda a, b: np.exp(a * b + a) - b, lambda x, y: (x, y)),
+         ("x * y + 1.5 of odd views", lambda x, y: x * y + 1.5,
+          lambda a, b: a * b + np.float32(1.5), lambda x, y: (x.T, y[::-1].T)),
+         ("where(x > y, x, 2 * y) in float16", lambda x, y: xp.where(x > y, x, 2 * y),
+          lambda a, b: np.where(a > b, a, 2 * b), lambda x, y: (x, y))]
+
+
+@pytest.mark.parametrize("what,function,reference,views", FUSED, ids=[c[0] for c in FUSED])
+def test_repeated_fused_calls_run_in_c(side, monkeypatch, what, function, reference, views):
+    """A fused call of Arrays with one output: its kernel's parameters packed once (the
+    expression's constants, the layouts, the flag), the pointers written last."""
+    dtype = np.float16 if "float16" in what else np.float32
+    rng = np.random.default_rng(len(what))
+    (a, b), (x, y) = _arrays(side, rng, dtype, (33, 41) if "odd" in what else SHAPE)
+    (a, b), (x, y) = views(a, b), views(x, y)
+    fused = xp.fuse(function)
+    first = _host(fused(x, y))  # the full call; then the Python way, which makes the record
+    tolerance = 2e-3 if dtype == np.float16 else 1e-5  # exp's ulps, cancelled by the "- y"
+    np.testing.assert_allclose(first, reference(a, b), rtol=tolerance, atol=tolerance)
+    fused(x, y)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeated fused call went the Python way")
+
+    monkeypatch.setattr(type(fused), "_launch", refused)
+    monkeypatch.setattr(type(fused), "_call", refused)
+    before = len(side.driver_launches)
+    for _ in range(3):
+        result = fused(x, y)
+        assert isinstance(result, xp.Array) and result._k and result._d == result._a.data.ptr
+        assert _host(result).tobytes() == first.tobytes()  # the Python way's, bit for bit
+    assert len(side.driver_launches) - before == 3
+
+
+def test_fused_calls_c_declines_go_the_python_way(side):
+    rng = np.random.default_rng(16)
+    (a, b), (x, y) = _arrays(side, rng)
+    scaled = xp.fuse(lambda x, y, s: x * s + y)  # a scalar argument: its bytes per call
+    for s in (1.5, 2.5, 3.5):
+        np.testing.assert_allclose(_host(scaled(x, y, s)), a * np.float32(s) + b, rtol=1e-6)
+    fused = xp.fuse(lambda x, y: x * y - x)
+    for _ in range(3):
+        fused(x, y)
+    with side.cuda.Device(1):
+        x1, y1 = xp.asarray(side.asarray(a)), xp.asarray(side.asarray(b))
+        for _ in range(3):  # device 1's context: C declines device 0's record, Python remakes
+            result = fused(x1, y1)
+            assert result._a.device.id == 1
+            np.testing.assert_allclose(_host(result), a * b - a, rtol=1e-6)
+    with launch.recording() as launches:
+        np.testing.assert_allclose(_host(fused(x, y)), a * b - a, rtol=1e-6)
+    assert len(launches) == 1
+    made = []
+    with arrays.outputs_from(lambda shape, dtype: made.append(shape) or side.empty(shape, dtype)):
+        np.testing.assert_allclose(_host(fused(x, y)), a * b - a, rtol=1e-6)
+    assert made == [SHAPE]
+
+
+def test_calls_into_preallocated_arrays_capture_from_c(side, monkeypatch):
+    """``out=``, in-place operators and ``rearrange_`` of Arrays launched from C do nothing a
+    capturing stream refuses (no compile, file access, load, allocation or synchronization:
+    the stand-in's capture mode, tests/support/capture.py)."""
+    from tests.support.capture import capturing
+
+    rng = np.random.default_rng(17)
+    (a, b), (x, y) = _arrays(side, rng)
+    z, t = xp.asarray(side.zeros(SHAPE, np.float32)), xp.asarray(side.zeros(SHAPE[::-1], np.float32))
+    calls = [lambda: xp.add(x, y, out=z), lambda: z.__imul__(2.0), lambda: xp.rearrange_(t, x.T)]
+    for _ in range(2):  # the full call, then the Python way, which makes each record
+        for call in calls:
+            call()
+    _python_way_refused(monkeypatch)
+    _short_rearrange_refused(monkeypatch)
+    before = len(side.driver_launches)
+    with capturing():
+        for call in calls:
+            call()
+    assert len(side.driver_launches) - before == len(calls)
+    np.testing.assert_array_equal(_host(z), (a + b) * 2)
+    np.testing.assert_array_equal(_host(t), a.T)
+
+
 def test_the_answers_are_those_of_cupy_s_launch_bit_for_bit(side, monkeypatch):
     rng = np.random.default_rng(7)
     (a, b), (x, y) = _arrays(side, rng, np.float32, (33, 65))
@@ -266,14 +471,22 @@ def test_a_new_driver_makes_records_stale(side):
 def test_repeats_leak_nothing(side):
     rng = np.random.default_rng(11)
     (a, b), (x, y) = _arrays(side, rng)
-    for _ in range(50):
+    z = xp.asarray(side.zeros(SHAPE, np.float32))
+
+    def calls():  # arrays, a scalar, into out=, an in-place scalar (a new float each time)
         xp.add(x, y)
+        x * 2.0  # noqa: B018
+        xp.add(x, y, out=z)
+        z.__imul__(float(len(side.driver_launches) % 3))
+
+    for _ in range(50):
+        calls()
     gc.collect()
     pool = side.get_default_memory_pool()
     used, refs, objects = pool.used_bytes(), (sys.getrefcount(x), sys.getrefcount(y)), \
         len(gc.get_objects())
     for _ in range(1000):
-        xp.add(x, y)
+        calls()
     gc.collect()
     assert pool.used_bytes() == used
     assert (sys.getrefcount(x), sys.getrefcount(y)) == refs

@@ -58,10 +58,11 @@ LAUNCHERS = [LAUNCHER, "infini_cupy/runtime/cuda_driver.py",
 # driver's own tests, tests/runtime/test_driver_launch.py, run in the end-to-end run)
 DRIVER_RUN = ["tests/runtime/test_cuda_launcher.py", "tests/runtime/test_standin_arrays.py",
               "tests/elementwise/test_ops.py"]
-# What runs end to end with the compiled launch selected: the driver run's files and the hot
-# path's, whose repeats run in hot_calls.c (its own tests, tests/runtime/test_compiled_launch.py,
-# run in the end-to-end run)
-COMPILED_RUN = [*DRIVER_RUN, "tests/namespace/test_hot_path.py"]
+# What runs end to end with the compiled launch selected: the driver run's files, the hot
+# path's and the fused calls', whose repeats run in hot_calls.c (its own tests,
+# tests/runtime/test_compiled_launch.py, run in the end-to-end run)
+COMPILED_RUN = [*DRIVER_RUN, "tests/namespace/test_hot_path.py",
+                "tests/elementwise/test_fusion.py"]
 # What runs on the cuda backend end to end: all of it.
 END_TO_END = PARTS
 # The emulated suite's launches through the launcher (``--backend cuda-standin-launches``, a
