@@ -172,6 +172,7 @@ def standin_steps(tmp_path, monkeypatch, backend_name):
     # the matrix of test_rearrange_kernels.py passed too few tests in the sample's share
     monkeypatch.setattr(gpu_check, "SAMPLE", ["tests/strided/test_copy.py"])
     monkeypatch.setattr(gpu_check, "REST", ["tests/runtime/test_launch.py"])
+    monkeypatch.setattr(gpu_check, "COMPILED_SAMPLE", ["tests/namespace/test_hot_path.py"])
     monkeypatch.setattr(gpu_check, "cuda_unavailable", lambda: None)
     written = []
     real_write = gpu_check._write
@@ -207,6 +208,8 @@ def test_the_whole_sequence_runs_within_its_budget(standin_steps, tmp_path):
     assert len(gpu_check._records(tools["memcheck"]["output_tail"], '{"case"')) == 2
     assert steps["sample"]["outcomes"]["passed"] >= 10 and "failed" not in steps["sample"]["outcomes"]
     assert steps["rest"]["outcomes"]["passed"] >= 3
+    compiled = steps["compiled"]  # the compiled launch, through the stand-in's C entry points
+    assert compiled["outcomes"]["passed"] >= 10 and "failed" not in compiled["outcomes"]
     rows = steps["bench"]["rows"]
     assert [r["case"] for r in rows][:2] == ["device-to-device copy", "transpose fp32"]
     assert all(r["ok"] and (r.get("fraction") is not None or r.get("plans")
@@ -220,6 +223,10 @@ def test_the_whole_sequence_runs_within_its_budget(standin_steps, tmp_path):
     # then each launch mechanism's host time per call (no layers: they need device arrays)
     assert [r["case"] for r in rows[launch_bound + 2 + len(rivals):]] == [
         "host us per call: add 48x64 fp32 Array",
+        "host us per call: multiply 48x64 fp32 Array by 2.0",
+        "host us per call: exp 48x64 fp32 Array",
+        "host us per call: fused exp(x*y+x)-y 48x64 fp32 Arrays",
+        "host us per call: add 48x64 fp32 Array, out=",
         "host us per call: rearrange_ 64x48 fp32 (cached)",
         "host us per call: rearrange_ 64x48 fp32 Array (cached)"]
     assert [r["case"] for r in rivals] == [f"planners: {n}" for n in gpu_bench.RIVAL_CASES]

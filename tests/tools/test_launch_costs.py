@@ -44,18 +44,30 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
     host = np.random.default_rng(1).standard_normal(launch_costs.ADD_SHAPE, np.float32)
     for mechanism in config.LAUNCH_MECHANISMS:
         with cuda.launch_mechanism(mechanism):
-            (_, add, add_reference, torch_add), (_, transpose, *_), \
+            (_, add, add_reference, torch_add), (_, scaled, scaled_reference, _), \
+                (_, exp, exp_reference, _), (_, fused, fused_reference, _), \
+                (_, into, into_reference, _), (_, transpose, *_), \
                 (_, array_transpose, *_) = launch_costs.calls(np, "emulate")
             assert torch_add is None  # torch only beside CuPy
-            np.testing.assert_array_equal(add_reference(), host + host)
-            result = add()
-            assert isinstance(result, xp.Array)
-            np.testing.assert_array_equal(np.asarray(result), host + host)
+            four_ops = np.exp(host * host + host) - host
+            for call, reference, expected in [(add, add_reference, host + host),
+                                              (scaled, scaled_reference, host * 2.0),
+                                              (exp, exp_reference, np.exp(host)),
+                                              (fused, fused_reference, four_ops),
+                                              (into, into_reference, host + host)]:
+                np.testing.assert_allclose(reference(), expected, rtol=1e-6)
+                result = call()
+                assert isinstance(result, xp.Array)
+                np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-5, atol=1e-6)
             np.testing.assert_array_equal(transpose(), host.T)
             np.testing.assert_array_equal(array_transpose(), host.T)
     rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
     assert [r["case"] for r in rows] == [
         "host us per call: add 48x64 fp32 Array",
+        "host us per call: multiply 48x64 fp32 Array by 2.0",
+        "host us per call: exp 48x64 fp32 Array",
+        "host us per call: fused exp(x*y+x)-y 48x64 fp32 Arrays",
+        "host us per call: add 48x64 fp32 Array, out=",
         "host us per call: rearrange_ 64x48 fp32 (cached)",
         "host us per call: rearrange_ 64x48 fp32 Array (cached)"]
     for row in rows:
@@ -101,3 +113,20 @@ def test_a_failing_layer_is_reported_not_raised(monkeypatch):
     rows = list(launch_costs.breakdown_rows(None, lambda: None, (1, 1)))
     assert [(r["launch"], r["ok"], r["error"]) for r in rows] == [
         (m, False, "RuntimeError: no device") for m in config.LAUNCH_MECHANISMS]
+
+
+def test_the_mechanisms_rows_run_on_the_stand_ins_arrays():
+    """``--mechanisms``: each launch-bound call of the stand-in's device arrays and Arrays
+    with every mechanism (the compiled one from C through the stand-in's entry points)."""
+    done = subprocess.run([sys.executable, "-m", "tests.support.standin_python", "-m",
+                           "infini_cupy.tools.gpu_check.launch_costs", "--mechanisms",
+                           "--calls", "4", "--warmup", "2"], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [r["case"] for r in rows] == [f"host us per call: {name}" for name, *_ in
+                                         launch_costs.calls(np, "emulate")]
+    for row in rows:
+        assert row["ok"], row
+        assert all(row["us_per_call"][m] > 0 for m in config.LAUNCH_MECHANISMS)
+        assert row["cupy_us_per_call"] > 0 and row["torch_us_per_call"] is None

@@ -13,6 +13,9 @@ Steps, in order (``--step`` picks some):
 - ``sample``: ``pytest --backend cuda`` on :data:`SAMPLE` (every kernel family, every dtype
   group, fusion, bfloat16, threads and streams), with pytest-xdist where installed;
 - ``bench``: the bench's key rows (:mod:`.bench_step`), GB/s and fractions of a copy;
+- ``compiled``: ``pytest --backend cuda`` with ``INFINI_CUPY_LAUNCH=compiled`` on
+  :data:`COMPILED_SAMPLE` (repeated calls of Arrays, fused calls, threads and streams: what
+  runs from C through libcuda);
 - ``profile``: Nsight Compute on the bench cases the model misjudges most
   (:mod:`.gpu_profile`): DRAM and SM throughput, occupancy, cycles per issued instruction,
   cache hit rates per launch; ``skipped``, with the tool's words, where ncu is absent or may
@@ -43,7 +46,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ...config import LAUNCH_VAR
 from ...runtime import cuda
+from ...runtime.cuda_compiled import MECHANISM as COMPILED_LAUNCH
 from ...runtime.availability import cuda_unavailable
 from . import nsight_profile as gpu_profile
 from .environment import environment, sanitizer
@@ -62,6 +67,10 @@ SAMPLE = ["tests/strided/test_rearrange_kernels.py", "tests/strided/test_transpo
           "tests/elementwise/test_paths.py", "tests/elementwise/test_fusion.py",
           "tests/elementwise/test_bfloat16.py", "tests/runtime/test_concurrency.py"]
 REST = ["tests"]  # less the sample
+# The compiled launch mechanism's sample (INFINI_CUPY_LAUNCH=compiled): repeated calls of Arrays
+# (scalars, out=, copies), fused calls, threads and streams, each repeat launched from C.
+COMPILED_SAMPLE = ["tests/namespace/test_hot_path.py", "tests/elementwise/test_fusion.py",
+                   "tests/runtime/test_concurrency.py"]
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 SANITIZER_CASES = ["copy .T float32", "float16 transpose, tile"]  # tiled and packed smoke cases
 PYTHON = [sys.executable]  # how steps start Python (the tests run them against a stand-in)
@@ -238,10 +247,11 @@ _OUTCOME = re.compile(r"^(?:\[gw\d+\] \[\s*\d+%\] (PASSED|FAILED|ERROR|SKIPPED|X
                       r"|\S+::.*? (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b)", re.M)
 
 
-def _pytest(paths, limit, log: Path) -> dict:
-    """``pytest --backend cuda`` on ``paths``, with pytest-xdist (where installed) one worker
-    per CPU core but two, at most 14 (each holds a CUDA context); each failure's traceback
-    written as it happens beside the log (:mod:`.gpu_failures`)."""
+def _pytest(paths, limit, log: Path, env=None) -> dict:
+    """``pytest --backend cuda`` on ``paths`` (``env``: variables set for it), with
+    pytest-xdist (where installed) one worker per CPU core but two, at most 14 (each holds a
+    CUDA context); each failure's traceback written as it happens beside the log
+    (:mod:`.gpu_failures`)."""
     try:
         import xdist  # noqa: F401
 
@@ -253,7 +263,7 @@ def _pytest(paths, limit, log: Path) -> dict:
     result = run_command([*PYTHON, "-m", "pytest", "--backend", "cuda", "-v", "-p",
                           "no:cacheprovider", "-p", "infini_cupy.tools.gpu_check.failures", "-o",
                           "addopts=-rfE", *workers, *paths], limit, log,
-                         env={FAILURES_VAR: str(failures.resolve())})
+                         env={**(env or {}), FAILURES_VAR: str(failures.resolve())})
     outcomes = [a or b for a, b in _OUTCOME.findall(log.read_text())]
     result["outcomes"] = {k.lower(): outcomes.count(k) for k in sorted(set(outcomes))}
     result["log"] = str(log)
@@ -278,6 +288,11 @@ def _bench(args, report_path, limit) -> dict:
     result["summary"] = "; ".join(
         f"{r['case']} {r.get('fraction', 'error')}" for r in result["rows"][1:4]) or "no rows"
     return result
+
+
+def _compiled(args, report_path, limit) -> dict:
+    return _pytest(COMPILED_SAMPLE, limit, report_path.with_suffix(".compiled.log"),
+                   {LAUNCH_VAR: COMPILED_LAUNCH})
 
 
 def _profile(args, report_path, limit) -> dict:
@@ -305,5 +320,6 @@ def _rest(args, report_path, limit) -> dict:
 
 STEPS = {"env": Step(_env, 2, 30), "smoke": Step(_smoke, 15, 90),
          "sanitizer": Step(_sanitizer, 30, 150), "sample": Step(_sample, 45, 180),
-         "bench": Step(_bench, 20, 90), "profile": Step(_profile, 30, 120),
+         "bench": Step(_bench, 20, 90), "compiled": Step(_compiled, 20, 60),
+         "profile": Step(_profile, 30, 120),
          "rest": Step(_rest, 30, None)}

@@ -8,9 +8,9 @@ Every figure is host clock around :data:`CALLS` calls after :data:`WARMUP`, then
 synchronize: on a GPU, the time per call of a call whose kernel is shorter than its launch.
 ``gpu-check``'s bench step reports :func:`mechanism_rows` and :func:`breakdown_rows`; without a
 GPU, ``python -m tests.support.standin_python -m infini_cupy.tools.gpu_check.launch_costs``
-runs the breakdown against the stand-ins for CuPy and ``cuda.bindings.driver`` with their
-kernels not run (host side only: the innermost layer is then the stand-in's Python, not a
-driver).
+runs the breakdown (``--mechanisms``: the rows per mechanism) against the stand-ins for CuPy
+and ``cuda.bindings.driver`` with their kernels not run (host side only: the innermost layer
+is then the stand-in's Python, not a driver).
 """
 
 from __future__ import annotations
@@ -56,23 +56,39 @@ class _Captured:
 
 
 def calls(library, backend: str):
-    """(name, call, CuPy's call, torch's call or None) of the launch-bound calls: ``xp.add``
-    of a 48x64 float32 Array and a cached 64x48 ``rearrange_`` (a transpose), of ``library``'s
-    arrays and of Arrays (the compiled launch takes a repeated one of Arrays into C); ours
-    return their result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's
-    where torch imports and ``library`` is CuPy."""
+    """(name, call, CuPy's call, torch's call or None) of the launch-bound calls of a 48x64
+    float32 Array: ``xp.add``, a Python scalar (``x * 2.0``), ``xp.exp``, a fused 4-op call
+    (``xp.fuse``; CuPy's ``cupy.fuse``; torch's four ops), ``out=`` (``xp.add(x, x,
+    out=z)``), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
+    Arrays (the compiled launch takes a repeated one of Arrays into C); ours return their
+    result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's where torch
+    imports and ``library`` is CuPy."""
     import infini_cupy as xp
     from infini_cupy.namespace.array import wrap
 
     rng = np.random.default_rng(1)
     x = library.asarray(rng.standard_normal(ADD_SHAPE, np.float32))
     y = library.empty(ADD_SHAPE[::-1], np.float32)
-    array, y_array = wrap(x, backend), wrap(y, backend)
-    torch = _torch() if backend == "cuda" else None
+    z = library.empty(ADD_SHAPE, np.float32)
+    array, y_array, z_array = wrap(x, backend), wrap(y, backend), wrap(z, backend)
+    # torch beside CuPy's own arrays (not the stand-in's, whose memory torch cannot read)
+    torch = _torch() if backend == "cuda" and type(x).__module__.startswith("cupy") else None
     if torch is not None:
-        tx, ty = torch.from_dlpack(x), torch.from_dlpack(y)
+        tx, ty, tz = torch.from_dlpack(x), torch.from_dlpack(y), torch.from_dlpack(z)
+    fused = xp.fuse(lambda a, b: xp.exp(a * b + a) - b)
+    library_fused = (lambda a, b: library.exp(a * b + a) - b)
+    if hasattr(library, "fuse"):  # CuPy's own fusion (NumPy and the stand-in have none)
+        library_fused = library.fuse(library_fused)
     return [("add 48x64 fp32 Array", lambda: xp.add(array, array),
              lambda: library.add(x, x), torch and (lambda: torch.add(tx, tx))),
+            ("multiply 48x64 fp32 Array by 2.0", lambda: array * 2.0,
+             lambda: x * 2.0, torch and (lambda: tx * 2.0)),
+            ("exp 48x64 fp32 Array", lambda: xp.exp(array),
+             lambda: library.exp(x), torch and (lambda: torch.exp(tx))),
+            ("fused exp(x*y+x)-y 48x64 fp32 Arrays", lambda: fused(array, array),
+             lambda: library_fused(x, x), torch and (lambda: torch.exp(tx * tx + tx) - tx)),
+            ("add 48x64 fp32 Array, out=", lambda: xp.add(array, array, out=z_array),
+             lambda: library.add(x, x, out=z), torch and (lambda: torch.add(tx, tx, out=tz))),
             ("rearrange_ 64x48 fp32 (cached)", lambda: (xp.rearrange_(y, x.T), y)[1],
              lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T))),
             ("rearrange_ 64x48 fp32 Array (cached)",
@@ -176,15 +192,23 @@ def breakdown_rows(cupy, synchronize, repeat=(CALLS, WARMUP)):
 
 def main(argv=None, cupy=None) -> int:
     """Print the breakdown, one JSON row per line (on a GPU unless ``cupy`` is given);
-    ``--calls N --warmup M`` time fewer calls."""
+    ``--calls N --warmup M`` time fewer calls; ``--mechanisms`` prints the launch-bound
+    calls' rows per mechanism (:func:`mechanism_rows`, on the cuda backend) instead."""
     parser = argparse.ArgumentParser(prog="launch_costs")
     parser.add_argument("--calls", type=int, default=CALLS)
     parser.add_argument("--warmup", type=int, default=WARMUP)
+    parser.add_argument("--mechanisms", action="store_true")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if cupy is None:  # pragma: no cover - on a GPU
         import cupy
-    rows = list(breakdown_rows(cupy, cupy.cuda.runtime.deviceSynchronize,
-                               (args.calls, args.warmup)))
+    repeat, synchronize = (args.calls, args.warmup), cupy.cuda.runtime.deviceSynchronize
+    if args.mechanisms:
+        from ... import config
+
+        with config.backend("cuda"):
+            rows = list(mechanism_rows(cupy, "cuda", synchronize, repeat))
+    else:
+        rows = list(breakdown_rows(cupy, synchronize, repeat))
     for row in rows:
         print(json.dumps(row), flush=True)
     return 0 if all(r["ok"] for r in rows) else 1
