@@ -45,7 +45,7 @@ LAUNCH_VAR = "INFINI_CUPY_LAUNCH"
 NATIVE_VAR = "INFINI_CUPY_NATIVE"  # runtime/native.py: the compiled hot path
 # cupy: CuPy's Function object packs the arguments per call; driver: cuda.bindings'
 # cuLaunchKernel with a buffer packed once per launch record (runtime/cuda_driver.py);
-# compiled: libcuda's cuLaunchKernel called from runtime/hot_calls.c (runtime/cuda_compiled.py)
+# compiled: libcuda's cuLaunchKernel called from runtime/compiled_launch.c (runtime/cuda_compiled.py)
 LAUNCH_MECHANISMS = ("cupy", "driver", "compiled")
 
 # None: no override in force, fall back to the environment variable.

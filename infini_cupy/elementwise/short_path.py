@@ -183,7 +183,7 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
     known.bounds = dtypes.plain_scalar_bounds(dtype_in)
     known.out_id = None  # the output's layout id, from the first output of the hot path
     known.native = None  # what runtime/hot_calls.c reads of known.fast's call, if it can
-    known.compiled_launch = None  # a GPU's launch record for hot_calls.c (compiled_launch_record)
+    known.compiled_launch = None  # a GPU's launch record for compiled_launch.c (compiled_launch_record)
     known.fast = None if (known.staged or known.casts or out is not None or known.on_gpu
                           or not FIELD_POINTERS) else _fast_function(known)
     if out is not None and not (known.staged or known.casts or known.on_gpu) and FIELD_POINTERS:
@@ -230,10 +230,10 @@ def _native_into(known) -> tuple | None:
 
 
 def compiled_launch_record(known):
-    """``known.compiled_launch``: what runtime/hot_calls.c reads to run a GPU's one-launch
-    call (arrays, or one array and one scalar by value; into a new output or into ``out=``; no
-    casts or staged copies) on this thread's current context, or None (the Python way takes
-    every call). The fields, in order: the number of arrays, the output's shape, dtype and
+    """``known.compiled_launch``: what runtime/compiled_launch.c reads to run a GPU's
+    one-launch call (arrays, or one array and one scalar by value; into a new output or into
+    ``out=``; no casts or staged copies) on this thread's current context, or None (the
+    Python way takes every call). The fields, in order: the number of arrays, the output's shape, dtype and
     16-byte mask, each input's alignment and 16-byte masks, the driver's generation, the
     context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
     memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the 4
@@ -278,7 +278,7 @@ def _compiled_scalar_bytes(known, off, on, pointers):
     """([the last (scalar, parameters off, parameters on) seen], bytes_for): a GPU launch
     record's parameters with the scalar's value in (``off``/``on``: the template's tails), made
     per scalar object from :func:`_scalar_tails`'s and kept for the next call with the same
-    object, as hot_calls.c reads them."""
+    object, as compiled_launch.c reads them."""
     _, seen_for = _scalar_tails(known, off[3:], on[3:])
     last = [(None, b"", b"")]
 

@@ -95,9 +95,9 @@ def _one_output_template(prepared):
 
 
 def compiled_fused_record(prepared):
-    """``prepared.compiled_launch``: what runtime/hot_calls.c's ``fused`` reads to run a GPU's
-    call of Arrays with one output and no per-call scalar on this thread's current context,
-    or None (the Python way takes every call). The fields, in order: the input checks, the
+    """``prepared.compiled_launch``: what runtime/compiled_launch.c reads (from hot_calls.c's
+    ``fused``) to run a GPU's call of Arrays with one output and no per-call scalar on this
+    thread's current context, or None (the Python way takes every call). The fields, in order: the input checks, the
     output's shape, dtype and 16-byte mask, the driver's generation, the context, the device,
     the kernel's ``CUfunction`` there, (grid, block, dynamic shared memory) as 7 ints, the
     parameters packed as bytes with the vector flag off and on (the pointer slots, the

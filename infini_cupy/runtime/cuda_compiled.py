@@ -1,5 +1,5 @@
 """The cuda backend's third launch mechanism (``INFINI_CUPY_LAUNCH=compiled``): the driver's
-``cuLaunchKernel`` called from the compiled hot path (``runtime/hot_calls.c``) through its
+``cuLaunchKernel`` called from the compiled hot path (``runtime/compiled_launch.c``) through its
 address in ``libcuda.so.1``, on parameters packed once.
 
 What takes it:
@@ -52,7 +52,7 @@ from . import native
 from .availability import LIBCUDA
 from .recent import RecentCalls
 
-ENTRY_POINTS = ("cuLaunchKernel", "cuCtxGetCurrent")  # what hot_calls.c calls, in this order
+ENTRY_POINTS = ("cuLaunchKernel", "cuCtxGetCurrent")  # what compiled_launch.c calls, in this order
 MECHANISM = "compiled"  # its name in config.LAUNCH_MECHANISMS
 
 
@@ -66,7 +66,7 @@ def libcuda_entry_points() -> tuple[int, int]:
 _entry_points = [libcuda_entry_points]  # () -> the addresses; tests put the stand-in's
 _configured: list = []  # [(cupy, the configured module, its generation)] once set
 # (y's layout id, x's, their pointers mod 32) -> a copy's launch record (strided.copy's
-# compiled_copy_record): what hot_calls.c's rearrange(y, x) looks up
+# compiled_copy_record): what compiled_launch.c's rearrange(y, x) looks up
 copy_records = RecentCalls()
 
 
@@ -120,7 +120,7 @@ def packed_parameters(values, pointers: int, pointers_last: bool = False) -> tup
     """(each parameter's offset as uint32 bytes, the parameters' bytes) of ``pointers`` zero
     pointer slots followed by ``values`` (NumPy scalars and structs: their bytes, by value),
     or the slots after the values (``pointers_last``: a fused kernel's), each at a multiple
-    of 8 bytes: a launch record's parameters, which hot_calls.c copies per call with the
+    of 8 bytes: a launch record's parameters, which compiled_launch.c copies per call with the
     pointers written in at their offsets."""
     raws = [value.tobytes() for value in values]
     slots = [bytes(8)] * pointers
@@ -137,5 +137,5 @@ def packed_parameters(values, pointers: int, pointers_last: bool = False) -> tup
 
 
 def fits(module, offsets: bytes, packed: bytes) -> bool:
-    """The parameters fit hot_calls.c's stack buffer (else the Python way launches)."""
+    """The parameters fit compiled_launch.c's stack buffer (else the Python way launches)."""
     return len(packed) <= module.PARAMS_BYTES and len(offsets) // 4 <= module.PARAMS_COUNT

@@ -1,5 +1,6 @@
-"""The compiled hot path (``hot_calls.c``): built once per machine and Python by the emulator's
-g++, cached under ``$INFINI_CUPY_CACHE_DIR/native``, loaded as an extension module.
+"""The compiled hot path (``hot_calls.c``, with ``compiled_launch.c``, the compiled launch
+mechanism's part, and their header ``hot_calls.h``): built once per machine and Python by the
+emulator's g++ into one extension module, cached under ``$INFINI_CUPY_CACHE_DIR/native``.
 
 Python's bytecode alone cannot take a repeated elementwise call below about 1.6 times a plain
 ``np.add`` (docs/dev/hot_path.md); ``hot_calls.c`` does the same steps as the Python hot path
@@ -26,11 +27,13 @@ from pathlib import Path
 from .. import config
 from .emulate.build import CXX
 
-SOURCE = Path(__file__).with_name("hot_calls.c")
-MODULE = "hot_calls"  # PyInit_hot_calls
-# g++ compiles it as C (-x c): the one compiler the emulator already needs.
-OPTIONS = ("-x", "c", "-O2", "-fPIC", "-shared", "-fno-strict-aliasing",
-           "-fvisibility=hidden")
+SOURCES = tuple(Path(__file__).with_name(name) for name in ("hot_calls.c", "compiled_launch.c"))
+HEADER = Path(__file__).with_name("hot_calls.h")
+MODULE = "hot_calls"  # PyInit_hot_calls, its one exported symbol (-fvisibility=hidden)
+# g++ compiles them as C (-x c before each: g++ takes a later .c file as C++ otherwise): the
+# one compiler the emulator already needs.
+OPTIONS = ("-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden")
+LANGUAGE = ("-x", "c")
 COMPILE_TIMEOUT_S = 120.0
 
 _log = logging.getLogger("infini_cupy")
@@ -66,8 +69,10 @@ def _unbuildable() -> str | None:
 def library_path(cache_dir: Path | None = None, suffix: str | None = None) -> Path:
     """Where this Python's build of the current source is cached (in ``cache_dir``, else
     ``$INFINI_CUPY_CACHE_DIR``; ``suffix``: another Python's ``EXT_SUFFIX``)."""
-    digest = hashlib.sha256(SOURCE.read_bytes())
-    digest.update(" ".join(OPTIONS).encode())
+    digest = hashlib.sha256()
+    for path in (*SOURCES, HEADER):
+        digest.update(path.read_bytes())
+    digest.update(" ".join((*OPTIONS, *LANGUAGE)).encode())
     # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
     suffix = suffix or sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     return ((cache_dir or config.cache_dir()) / "native"
@@ -101,7 +106,8 @@ def _build(path: Path, include: str | None = None) -> None:
     os.close(fd)
     try:
         include = include or sysconfig.get_paths()["include"]
-        command = [CXX, *OPTIONS, f"-I{include}", str(SOURCE), "-o", tmp]
+        sources = [part for source in SOURCES for part in (*LANGUAGE, str(source))]
+        command = [CXX, *OPTIONS, f"-I{include}", *sources, "-o", tmp]
         if sys.platform == "darwin":
             command.insert(-2, "-undefined")
             command.insert(-2, "dynamic_lookup")

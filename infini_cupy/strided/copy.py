@@ -178,7 +178,7 @@ def learn_compiled_copy(y, x, y_id: int, x_id: int, y_pointer: int, x_pointer: i
     """After ``short_rearrange_`` launched ``rearrange_(y, x)`` of two GPU Arrays' CuPy arrays
     under the compiled launch: the copy's launch record for this thread's current context in
     ``cuda_compiled.copy_records``, under the Arrays' layout ids and pointers mod 32, where
-    runtime/hot_calls.c's ``rearrange`` finds it (kept while it is this context's)."""
+    runtime/compiled_launch.c's ``rearrange`` finds it (kept while it is this context's)."""
     key = (y_id, x_id, y_pointer & 31, x_pointer & 31)
     prepared = _recent.get((y.dtype, x.dtype, y.shape, x.shape, y.strides, x.strides,
                             key[2], key[3]))
@@ -194,7 +194,7 @@ def learn_compiled_copy(y, x, y_id: int, x_id: int, y_pointer: int, x_pointer: i
 
 
 def compiled_copy_record(prepared: PreparedCopy, module, context):
-    """The launch record of ``prepared`` on ``context`` (the current one) for hot_calls.c:
+    """The launch record of ``prepared`` on ``context`` (the current one) for compiled_launch.c:
     (the driver's generation, the context, the device, the kernel's ``CUfunction`` there,
     (grid, block, dynamic shared memory) as 7 ints, the struct arguments packed after two
     zero pointer slots, their offsets, and the byte extents dst_lo, dst_hi, src_lo, src_hi

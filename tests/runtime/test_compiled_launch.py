@@ -1,7 +1,7 @@
 """The compiled launch mechanism (``runtime/cuda_compiled.py``, ``INFINI_CUPY_LAUNCH=compiled``)
 against the stand-ins for CuPy and for libcuda's C entry points
 (``tests/support/driver_standin.py`` ``c_entry_points``): a repeated elementwise call of
-Arrays runs in ``hot_calls.c`` end to end (the Python way refused, one launch per call), with
+Arrays runs in C (``runtime/compiled_launch.c``) end to end (the Python way refused, one launch per call), with
 the same answers as CuPy's launch and NumPy's, per context and device, per thread, on CuPy's
 current stream; so does a repeated ``rearrange_`` of Arrays; what C declines goes the Python
 way; the driver's refusals raise CuPy's error.

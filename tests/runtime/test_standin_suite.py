@@ -7,7 +7,7 @@ with ``--backend cuda-standin-launches`` (NumPy arrays, each launch through
 ``runtime/cuda.py``); and :data:`DRIVER_RUN` with ``--backend cuda-standin`` and
 ``INFINI_CUPY_LAUNCH=driver`` (launches through ``runtime/cuda_driver.py`` and the stand-in
 for ``cuda.bindings.driver``); and :data:`COMPILED_RUN` with ``INFINI_CUPY_LAUNCH=compiled``
-(launches from ``runtime/hot_calls.c`` through the stand-in's C entry points). Fails on any failed test, on any line of :data:`LAUNCHERS` no
+(launches from ``runtime/compiled_launch.c`` through the stand-in's C entry points). Fails on any failed test, on any line of :data:`LAUNCHERS` no
 run executed, and on any line of the library's cuda branches (:func:`cuda_branch_files`: the
 bodies of ``if``s that test for the cuda backend or a CuPy array, :func:`cuda_branch_lines`)
 the end-to-end run did not execute.
