@@ -1,8 +1,9 @@
 """The accuracy table of :doc:`/user/elementwise`, rendered from ``docs/user/accuracy.json``.
 
 The JSON is the one place of the table's data: ``tests/elementwise/test_accuracy.py``
-measures the ``cpu`` and ``emulator`` columns against it, and this extension's
-``accuracy-table`` directive renders every column as a Markdown table in the page.
+measures the ``cpu`` (or, on a CPU with AVX-512, ``cpu_avx512``) and ``emulator`` columns
+against it, and this extension's ``accuracy-table`` directive renders it as a Markdown table
+in the page, the ``cpu_avx512`` entry in parentheses in the ``cpu`` cell where it differs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from sphinx.util.docutils import SphinxDirective
 
 TABLE = Path(__file__).resolve().parent.parent / "user" / "accuracy.json"
 DEVICES = ("cpu", "emulator", "cuda")
+AVX512_COLUMN = "cpu_avx512"  # NumPy's AVX-512 loops: shown beside cpu's where they differ
 DTYPES = ("float32", "float64")
 # Correctly rounded by definition (IEEE 754 basic operations) wherever they run; any other
 # function measured correctly rounded is so on the sampled inputs only.
@@ -62,10 +64,41 @@ def markdown_table(table: dict) -> list[str]:
     header = ["function"] + [f"{device} {dtype}" for dtype in DTYPES for device in DEVICES]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, devices in table["functions"].items():
-        cells = [f"`{name}`"] + [cell(name, devices[device][dtype])
+        cells = [f"`{name}`"] + [device_cell(name, devices, device, dtype)
                                  for dtype in DTYPES for device in DEVICES]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
+
+
+def device_cell(name: str, devices: dict, device: str, dtype: str) -> str:
+    """A device's cell; ``cpu``'s with the AVX-512 entry in parentheses where it differs.
+
+    Parameters
+    ----------
+    name : str
+        The function's name.
+    devices : dict
+        Its row of the JSON: ``{device: {dtype: entry}}``.
+    device, dtype : str
+        The column.
+
+    Returns
+    -------
+    str
+        The cell's Markdown.
+
+    Examples
+    --------
+    >>> row = {"cpu": {"float32": 1}, "cpu_avx512": {"float32": 2}}
+    >>> device_cell("tan", row, "cpu", "float32")
+    '≤ 1 (≤ 2)'
+    """
+    text = cell(name, devices[device][dtype])
+    if device == "cpu" and AVX512_COLUMN in devices:
+        other = cell(name, devices[AVX512_COLUMN][dtype])
+        if other != text:
+            text += f" ({other})"
+    return text
 
 
 class AccuracyTable(SphinxDirective):

@@ -91,22 +91,24 @@ def host_us_from_bench_step(rows, mechanism: str | None = None) -> dict:
     """The host's microseconds per call by suite from gpu-check's bench rows
     (``gpu-check.bench.json``, ``launch_costs.mechanism_rows``: ours with ``mechanism``, by
     default the launch mechanism in force, ``INFINI_CUPY_LAUNCH``): the cached ``rearrange_``
-    for the rearrange and TTC suites, the ``add`` for the elementwise one."""
+    of CuPy arrays for the rearrange and TTC suites, the ``add`` of Arrays for the elementwise
+    one (``launch_costs.COPY_CALL``, ``ADD_CALL``)."""
     from infini_cupy import config
+    from infini_cupy.tools.gpu_check.launch_costs import ADD_CALL, COPY_CALL
 
     mechanism = mechanism or config.launch_mechanism()
     found = {}
     for row in rows:
         call = row.get("case", "").removeprefix("host us per call: ")
         us = row.get("us_per_call", {}).get(mechanism)
-        if call != row.get("case") and us:  # the first row of a call: CuPy arrays' copy
-            found.setdefault(call.split()[0], us)
-    missing = {"rearrange_", "add"} - set(found)
+        if call in (ADD_CALL, COPY_CALL) and us:
+            found[call] = us
+    missing = {ADD_CALL, COPY_CALL} - set(found)
     if missing:
         raise SystemExit(f"no host us per call of {sorted(missing)} with the {mechanism} launch "
                          "in the gpu-check bench rows")
-    return {"rearrange": found["rearrange_"], "elementwise": found["add"],
-            "ttc": found["rearrange_"]}
+    return {"rearrange": found[COPY_CALL], "elementwise": found[ADD_CALL],
+            "ttc": found[COPY_CALL]}
 
 
 def host_us_per_call(argv, previous: dict) -> dict:

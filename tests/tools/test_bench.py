@@ -169,12 +169,19 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
 
 
 def test_host_ratio_measures_the_ratio_of_two_calls():
-    """A call that does the reference's work twice costs about twice as much."""
+    """A call that does the reference's work twice costs about twice as much (on one of three
+    tries: on a machine busy with other jobs one measurement can land outside)."""
     from infini_cupy.tools.bench.command import host_ratio
 
     a = np.ones((256, 256), np.float32)
-    ratio, host_us = host_ratio(lambda: (np.add(a, a), np.add(a, a)), lambda: np.add(a, a))
-    assert 1.4 < ratio < 2.8 and host_us > 0
+    measured = []
+    for _ in range(3):
+        ratio, host_us = host_ratio(lambda: (np.add(a, a), np.add(a, a)), lambda: np.add(a, a))
+        assert host_us > 0
+        measured.append(ratio)
+        if 1.4 < ratio < 2.8:
+            break
+    assert 1.4 < measured[-1] < 2.8, measured
 
 
 def test_cli_fusion_suite_one_launch_and_inputs_plus_outputs_moved(tmp_path, capsys):

@@ -142,13 +142,15 @@ def test_a_record_takes_its_host_times_from_gpu_check_s_launch_costs(monkeypatch
     from infini_cupy.tools.gpu_check import launch_costs
     from tests.support.measured_record import host_us_from_bench_step
 
-    figures = iter(np.random.default_rng(5).uniform(1, 30, 16).round(2))
+    figures = iter(np.random.default_rng(5).uniform(1, 30, 100).round(2))
     monkeypatch.setattr(launch_costs, "host_us_per_call", lambda *args: next(figures))
     rows = list(launch_costs.mechanism_rows(np, "emulate", lambda: None, (2, 1)))
     assert all(r["ok"] for r in rows)
     rows.append({"case": "planners: transpose odd int8", "ok": True})
+    by_case = {r["case"].removeprefix("host us per call: "): r for r in rows}
     for mechanism in ("cupy", "driver", "compiled"):  # the CuPy arrays' copy, not the Array's
-        add, rearrange = (r["us_per_call"][mechanism] for r in rows[:2])
+        add, rearrange = (by_case[call]["us_per_call"][mechanism] for call in (
+            "add 48x64 fp32 Array", "rearrange_ 64x48 fp32 (cached)"))
         assert host_us_from_bench_step(rows, mechanism) == {
             "rearrange": rearrange, "elementwise": add, "ttc": rearrange}
     rows[0]["us_per_call"]["cupy"] = None  # that mechanism could not launch
