@@ -12,7 +12,8 @@
  * current_context). Every check that fails returns NULL with no error set (or None to
  * Python), nothing written: the Python way decides.
  */
-#include "hot_calls.h"
+#include "compiled_launch.h"
+#include "hot_arrays.h"
 
 /* The compiled launch's driver entry points (set_driver: libcuda's, or a stand-in's), with
  * CUresult as an int and handles as pointers, as cuda.h declares them. */
@@ -496,7 +497,7 @@ static PyObject *set_driver(PyObject *self, PyObject *args) {
                                           "mechanism list and the copies' dict");
         return NULL;
     }
-    if (intern_names() < 0 || intern_driver_names() < 0)
+    if (intern_array_names() < 0 || intern_driver_names() < 0)
         return NULL;
     PyObject **targets[6] = {&mechanism, &compiled_name, &check_status, &device_array,
                              &current_stream, &copy_records};
@@ -600,14 +601,14 @@ static PyMethodDef compiled_launch_methods[] = {
 
 /* The mechanism's functions and constants on the module (PyInit_hot_calls): 0, or -1 with an
  * error set. */
-int add_compiled_launch(PyObject *module) {
-    if (PyModule_AddFunctions(module, compiled_launch_methods) < 0 ||
-        PyModule_AddIntConstant(module, "PARAMS_BYTES", PARAMS_BYTES) < 0 ||
-        PyModule_AddIntConstant(module, "PARAMS_COUNT", PARAMS_COUNT) < 0 ||
-        PyModule_AddIntConstant(module, "RECORD_FIELDS", RECORD_FIELDS) < 0 ||
-        PyModule_AddIntConstant(module, "COPY_RECORD_FIELDS", COPY_RECORD_FIELDS) < 0 ||
-        PyModule_AddIntConstant(module, "FUSED_RECORD_FIELDS", FUSED_RECORD_FIELDS) < 0 ||
-        PyModule_AddIntConstant(module, "POINTER_SLOTS", POINTER_SLOTS) < 0)
+int add_compiled_launch(PyObject *m) {
+    if (PyModule_AddFunctions(m, compiled_launch_methods) < 0 ||
+        PyModule_AddIntConstant(m, "PARAMS_BYTES", PARAMS_BYTES) < 0 ||
+        PyModule_AddIntConstant(m, "PARAMS_COUNT", PARAMS_COUNT) < 0 ||
+        PyModule_AddIntConstant(m, "RECORD_FIELDS", RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "COPY_RECORD_FIELDS", COPY_RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "FUSED_RECORD_FIELDS", FUSED_RECORD_FIELDS) < 0 ||
+        PyModule_AddIntConstant(m, "POINTER_SLOTS", POINTER_SLOTS) < 0)
         return -1;
     return 0;
 }

@@ -12,11 +12,13 @@
  * On the cuda backend with the compiled launch (INFINI_CUPY_LAUNCH=compiled) a plan's launch
  * record (known.compiled_launch, prepared.compiled_launch) goes to compiled_launch.c, which
  * launches it through the driver; this file finds the plan and hands over the operands.
+ * What both read and make of Arrays (slots, layout ids, outputs) is hot_arrays.c's.
  *
  * Everything this reads is prepared in Python (short_path._fast_function, kept as
  * known.native), so the rules live in one place; this file only reads them.
  */
-#include "hot_calls.h"
+#include "compiled_launch.h"
+#include "hot_arrays.h"
 #ifdef Py_T_OBJECT_EX /* Python 3.12 on */
 #define OBJECT_SLOT Py_T_OBJECT_EX
 #else
@@ -24,14 +26,11 @@
 #define OBJECT_SLOT T_OBJECT_EX
 #endif
 
-/* What configure() was given (references held for the life of the process). */
-PyObject *Array_type, *allocator_var;
+/* What configure() was given (references held for the life of the process; those both C
+ * files read are hot_arrays.c's). */
 static PyObject *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_types, *lazy_var,
-    *hooks, *launch_function, *new_empty, *settle, *learn_out_id, *finish, *source,
-    *numpy_backend, *recorders_name, *skipping_name, *native_name, *out_id_name, *one_name,
-    *shape_name, *launch_kwnames, *emulate, *compiled_launch_name;
-/* Byte offsets of the Array's slots. */
-Py_ssize_t off_a, off_b, off_p, off_k, off_d;
+    *launch_function, *new_empty, *finish, *source, *native_name, *one_name, *shape_name,
+    *launch_kwnames, *emulate, *compiled_launch_name;
 
 /* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
  * layout NumPy's ABI keeps): the data pointer follows the object header, as
@@ -71,22 +70,21 @@ static int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset) {
     return 0;
 }
 
-/* The names the hot path reads, made once (configure and set_driver both need them). */
-int intern_names(void) {
-    if (recorders_name != NULL)
+/* The names the hot path reads, made once (configure). */
+static int intern_names(void) {
+    if (intern_array_names() < 0)
+        return -1;
+    if (native_name != NULL)
         return 0;
-    recorders_name = PyUnicode_InternFromString("recorders");
-    skipping_name = PyUnicode_InternFromString("skipping");
     native_name = PyUnicode_InternFromString("native");
-    out_id_name = PyUnicode_InternFromString("out_id");
     one_name = PyUnicode_InternFromString("one");
     shape_name = PyUnicode_InternFromString("shape");
     emulate = PyUnicode_InternFromString("emulate");
     launch_kwnames = Py_BuildValue("(s)", "backend");
     compiled_launch_name = PyUnicode_InternFromString("compiled_launch");
-    if (!recorders_name || !skipping_name || !native_name || !out_id_name || !one_name ||
-        !shape_name || !emulate || !launch_kwnames || !compiled_launch_name) {
-        Py_CLEAR(recorders_name);  /* tried again at the next call */
+    if (!native_name || !one_name || !shape_name || !emulate || !launch_kwnames ||
+        !compiled_launch_name) {
+        Py_CLEAR(native_name);  /* tried again at the next call */
         return -1;
     }
     return 0;
@@ -141,64 +139,6 @@ static int lazy_now(void) {
     return on;
 }
 
-/* The Array's layout id (settling it on first use: boundary's `x._k or settle(x)`), a new
- * reference; NULL with no error set when it has no such slot value. */
-PyObject *layout_key(PyObject *x) {
-    PyObject *k = SLOT(x, off_k);
-    if (k == NULL)
-        return NULL;
-    int truth = PyObject_IsTrue(k);
-    if (truth < 0)
-        return NULL;
-    if (truth) {
-        Py_INCREF(k);
-        return k;
-    }
-    return PyObject_CallOneArg(settle, x);
-}
-
-int same_backend(PyObject *b1, PyObject *b2) {
-    if (b1 == b2)
-        return 1;
-    if (!PyUnicode_Check(b1) || !PyUnicode_Check(b2))
-        return 0;
-    return PyUnicode_Compare(b1, b2) == 0;
-}
-
-int is_numpy(PyObject *b) { return same_backend(b, numpy_backend); }
-
-unsigned long long as_bits(PyObject *v) {
-    /* an address or mask held as a Python int; -1 (all bits) if it is none, so that a
-       check on it fails and the call goes the Python way */
-    if (v == NULL || !PyLong_Check(v))
-        return ~0ULL;
-    unsigned long long bits = PyLong_AsUnsignedLongLongMask(v);
-    if (bits == (unsigned long long)-1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return ~0ULL;
-    }
-    return bits;
-}
-
-/* What runtime/launch.py's launch() would do with this thread's hooks: 0 launch, 1 skip
- * (the thread skips launches and records none), 2 record (launch() itself must run), -1 on
- * an error. */
-int hooks_state(void) {
-    PyObject *recorders = PyObject_GetAttr(hooks, recorders_name);
-    if (recorders == NULL)
-        return -1;
-    int recording = PyObject_IsTrue(recorders);
-    Py_DECREF(recorders);
-    if (recording)
-        return recording < 0 ? -1 : 2;
-    PyObject *skipping = PyObject_GetAttr(hooks, skipping_name);
-    if (skipping == NULL)
-        return -1;
-    int skip = PyObject_IsTrue(skipping);
-    Py_DECREF(skipping);
-    return skip;
-}
-
 /* Launch as runtime/launch.py's launch() does, its hooks read here: a thread that skips
  * launches and records none launches nothing; any other calls launch() itself. */
 static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyObject *packed) {
@@ -211,36 +151,6 @@ static int launch_packed(PyObject *kernel, PyObject *grid, PyObject *block, PyOb
         return -1;
     Py_DECREF(r);
     return 0;
-}
-
-/* A new Array over `native` on backend `b`, settled: pointer `address`, layout id `k`. */
-static PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k) {
-    PyTypeObject *type = (PyTypeObject *)Array_type;
-    PyObject *r = type->tp_alloc(type, 0);
-    if (r == NULL)
-        return NULL;
-    Py_INCREF(native);
-    SLOT(r, off_a) = native;
-    Py_INCREF(b);
-    SLOT(r, off_b) = b;
-    Py_INCREF(Py_None);
-    SLOT(r, off_p) = Py_None;
-    Py_XINCREF(address);  /* NULL: unset, as Python leaves `_d` of an unsettled Array */
-    SLOT(r, off_d) = address;
-    Py_INCREF(k);
-    SLOT(r, off_k) = k;
-    return r;
-}
-
-/* The output's layout id: the plan's, learnt from its first output. New reference. */
-static PyObject *output_id(PyObject *known, PyObject *out, PyObject *b) {
-    PyObject *k = PyObject_GetAttr(known, out_id_name);
-    if (k == NULL)
-        return NULL;
-    if (k != Py_None)
-        return k;
-    Py_DECREF(k);
-    return PyObject_CallFunctionObjArgs(learn_out_id, known, out, b, NULL);
 }
 
 /* The output: numpy.empty(shape, dtype), or, inside arrays.outputs_from, its allocator's
@@ -270,23 +180,6 @@ static PyObject *allocate(PyObject *shape, PyObject *dtype, int *settled) {
     return out;
 }
 
-/* The output Array of a plan (`known`: its out_id), settled with its pointer and the plan's
- * layout id when numpy.empty made it, else left for its next use (`_k` None). */
-PyObject *output_array(PyObject *known, PyObject *out, PyObject *b,
-                              unsigned long long address, int settled) {
-    if (!settled)
-        return new_array(out, b, NULL, Py_None);
-    PyObject *k = output_id(known, out, b);
-    if (k == NULL)
-        return NULL;
-    PyObject *address_object = PyLong_FromUnsignedLongLong(address), *r = NULL;
-    if (address_object != NULL)
-        r = new_array(out, b, address_object, k);
-    Py_XDECREF(address_object);
-    Py_DECREF(k);
-    return r;
-}
-
 /* Pack (out, x1, x2, out) + tail, a missing operand's pointer slot out again (the scalar
  * first: (out, out, the array, out)), and launch the plan's kernel (native's t[4:7]). */
 static int pack_and_launch(PyObject **t, PyObject *out, PyObject *n1, PyObject *n2,
@@ -314,62 +207,6 @@ static int pack_and_launch(PyObject **t, PyObject *out, PyObject *n1, PyObject *
     int failed = launch_packed(t[4], t[5], t[6], packed);
     Py_DECREF(packed);
     return failed;
-}
-
-/* What a plan of one array and one scalar keeps per scalar `v`: `last` = [the last (v, off,
- * on) seen], `made` the function that makes and keeps them for another scalar (the
- * emulator's packed tails, short_path._scalar_tails: native's t[14], t[15]; a GPU's packed
- * parameters, short_path._compiled_scalar_bytes: a launch record's). Returns the seen tuple
- * (a new reference), Py_None (a new reference) when the scalar's value goes the Python way
- * (out of its dtype's range), or NULL on an error. */
-PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v) {
-    if (!PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
-        Py_RETURN_NONE;
-    PyObject *seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
-    Py_INCREF(seen);
-    if (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3 && PyTuple_GET_ITEM(seen, 0) == v)
-        return seen;
-    Py_DECREF(seen);
-    seen = PyObject_CallOneArg(made, v);  /* the scalar's tails or bytes, or None */
-    if (seen == NULL || (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3))
-        return seen;
-    Py_DECREF(seen);
-    Py_RETURN_NONE;
-}
-
-/* 1 when the kernel may write into `out` at `out_address` directly (short_path._out_usable's
- * overlap rule, `check` = known.out_check = (align_mask, lo, hi, ((k, x_lo, x_hi, same),
- * ...)): aligned, overlapping no input but in its very layout, the inputs at `address[k]`);
- * 0 when the Python way decides (an overlap computes into a temporary there). */
-int out_clear(PyObject *check, unsigned long long out_address,
-                     const unsigned long long *address, long scalar_at) {
-    if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4 ||
-        out_address & as_bits(PyTuple_GET_ITEM(check, 0)))
-        return 0;
-    long long lo = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 1));
-    long long hi = (long long)out_address + PyLong_AsLongLong(PyTuple_GET_ITEM(check, 2));
-    PyObject *inputs = PyTuple_GET_ITEM(check, 3);
-    if (PyErr_Occurred() || !PyTuple_CheckExact(inputs)) {
-        PyErr_Clear();
-        return 0;
-    }
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
-        PyObject *input = PyTuple_GET_ITEM(inputs, i);
-        if (!PyTuple_CheckExact(input) || PyTuple_GET_SIZE(input) != 4)
-            return 0;
-        long k = PyLong_AsLong(PyTuple_GET_ITEM(input, 0));
-        long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
-        long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
-        int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
-        if (PyErr_Occurred() || same < 0 || k < 0 || k > 1 || k == scalar_at) {
-            PyErr_Clear();
-            return 0;
-        }
-        long long at = (long long)address[k];
-        if (at + x_lo < hi && lo < at + x_hi && !(same && (unsigned long long)at == out_address))
-            return 0;  /* overlapping: the full call decides */
-    }
-    return 1;
 }
 
 /* The one-launch call on the emulator (known.native, see short_path._fast_function):
@@ -598,24 +435,6 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *key = PyTuple_Pack(2, name, k);
     Py_DECREF(k);
     return serve_key(key, b, SLOT(x, off_a), NULL, SLOT(x, off_d), NULL, 1, 0);
-}
-
-/* The Array a fused call's input check (k, unwrap, align_mask, vector_mask) names: operand k
- * of `operands`, borrowed; NULL (no error set) when the check is not one or operand k is no
- * Array (the Python way decides). */
-PyObject *checked_array(PyObject *check, PyObject *operands) {
-    if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4)
-        return NULL;
-    Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0));
-    if (k < 0 || k >= PyTuple_GET_SIZE(operands)) {
-        PyErr_Clear();
-        return NULL;
-    }
-    PyObject *x = PyTuple_GET_ITEM(operands, k);
-    if (Py_TYPE(x) != (PyTypeObject *)Array_type || SLOT(x, off_a) == NULL ||
-        SLOT(x, off_b) == NULL)
-        return NULL;
-    return x;
 }
 
 /* fused(by_ids, scalar_types, args): a fused function's call on Arrays
@@ -927,12 +746,12 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
+static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "hot_calls", "The compiled hot path of elementwise calls on Arrays.",
     -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit_hot_calls(void) {
-    PyObject *m = PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module_definition);
     if (m == NULL)
         return NULL;
     if (add_compiled_launch(m) < 0) {

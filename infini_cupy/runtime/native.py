@@ -1,6 +1,7 @@
 """The compiled hot path (``hot_calls.c``, with ``compiled_launch.c``, the compiled launch
-mechanism's part, and their header ``hot_calls.h``): built once per machine and Python by the
-emulator's g++ into one extension module, cached under ``$INFINI_CUPY_CACHE_DIR/native``.
+mechanism's part, ``hot_arrays.c``, what both read and make of Arrays, and the headers of
+the last two): built once per machine and Python by the emulator's g++ into one extension
+module, cached under ``$INFINI_CUPY_CACHE_DIR/native``.
 
 Python's bytecode alone cannot take a repeated elementwise call below about 1.6 times a plain
 ``np.add`` (docs/dev/hot_path.md); ``hot_calls.c`` does the same steps as the Python hot path
@@ -27,8 +28,9 @@ from pathlib import Path
 from .. import config
 from .emulate.build import CXX
 
-SOURCES = tuple(Path(__file__).with_name(name) for name in ("hot_calls.c", "compiled_launch.c"))
-HEADER = Path(__file__).with_name("hot_calls.h")
+SOURCES = tuple(Path(__file__).with_name(name)
+                for name in ("hot_calls.c", "compiled_launch.c", "hot_arrays.c"))
+HEADERS = tuple(Path(__file__).with_name(name) for name in ("compiled_launch.h", "hot_arrays.h"))
 MODULE = "hot_calls"  # PyInit_hot_calls, its one exported symbol (-fvisibility=hidden)
 # g++ compiles them as C (-x c before each: g++ takes a later .c file as C++ otherwise): the
 # one compiler the emulator already needs.
@@ -70,7 +72,7 @@ def library_path(cache_dir: Path | None = None, suffix: str | None = None) -> Pa
     """Where this Python's build of the current source is cached (in ``cache_dir``, else
     ``$INFINI_CUPY_CACHE_DIR``; ``suffix``: another Python's ``EXT_SUFFIX``)."""
     digest = hashlib.sha256()
-    for path in (*SOURCES, HEADER):
+    for path in (*SOURCES, *HEADERS):
         digest.update(path.read_bytes())
     digest.update(" ".join((*OPTIONS, *LANGUAGE)).encode())
     # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
