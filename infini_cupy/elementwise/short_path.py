@@ -230,10 +230,10 @@ def _native_into(known) -> tuple | None:
 
 
 def compiled_launch_record(known):
-    """``known.compiled_launch``: what runtime/compiled_launch.c reads to run a GPU's
-    one-launch call (arrays, or one array and one scalar by value; into a new output or into
-    ``out=``; no casts or staged copies) on this thread's current context, or None (the
-    Python way takes every call). The fields, in order: the number of arrays, the output's shape, dtype and
+    """``known.compiled_launch``: what runtime/compiled_launch.c reads to run a GPU's one-launch
+    call (arrays, or one array and one scalar by value; into a new output or into ``out=``; no
+    casts or staged copies) on this thread's current context, or None (the Python way takes
+    every call). The fields, in order: the number of arrays, the output's shape, dtype and
     16-byte mask, each input's alignment and 16-byte masks, the driver's generation, the
     context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
     memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the 4

@@ -97,13 +97,13 @@ def _one_output_template(prepared):
 def compiled_fused_record(prepared):
     """``prepared.compiled_launch``: what runtime/compiled_launch.c reads (from hot_calls.c's
     ``fused``) to run a GPU's call of Arrays with one output and no per-call scalar on this
-    thread's current context, or None (the Python way takes every call). The fields, in order: the input checks, the
-    output's shape, dtype and 16-byte mask, the driver's generation, the context, the device,
-    the kernel's ``CUfunction`` there, (grid, block, dynamic shared memory) as 7 ints, the
-    parameters packed as bytes with the vector flag off and on (the pointer slots, the
-    output's then the inputs', zero and last), each parameter's offset in them (uint32), and
-    the index of the first pointer slot. Made after a call launched the Python way on this
-    context."""
+    thread's current context, or None (the Python way takes every call). The fields, in order:
+    the input checks, the output's shape, dtype and 16-byte mask, the driver's generation, the
+    context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
+    memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the
+    pointer slots, the output's then the inputs', zero and last), each parameter's offset in
+    them (uint32), and the index of the first pointer slot. Made after a call launched the
+    Python way on this context."""
     plan = prepared.plan
     if (plan is None or prepared.arg_slots or prepared.wrap is None or prepared.returns != "one"
             or len(prepared.output_checks) != 1

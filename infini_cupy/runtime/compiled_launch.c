@@ -190,6 +190,25 @@ static int context_is(void *context) {
     return driver_context(&current) == 0 && current == context;
 }
 
+/* Whether a launch record (its driver generation, 7 dims, function handle and context, as
+ * every record holds them) may launch now, its dims and function read into `dims` and
+ * `function`: 0 launch, 1 make the call but skip the launch (a thread that skips launches),
+ * 2 decline (a stale record, a recording thread: launch() records, then launches; no
+ * context current, or another device's), -1 an error set. */
+static int record_live(PyObject *generation, PyObject *dims_tuple, PyObject *function_int,
+                       PyObject *context_int, unsigned int *dims, void **function) {
+    void *context;
+    if (PyLong_AsLong(generation) != driver_generation || PyErr_Occurred() ||
+        record_dims(dims_tuple, function_int, context_int, dims, function, &context) < 0) {
+        PyErr_Clear();
+        return 2;
+    }
+    int state = hooks_state();
+    if (state < 0 || state == 2)
+        return state;
+    return context_is(context) ? state : 2;
+}
+
 /* The one-launch call on a GPU from its launch record (short_path.compiled_launch_record:
  * (arrays, shape, dtype_out, out_mask, align1, vector1, align2, vector2, generation,
  * context, device, function, dims, params off, params on, offsets, scalar_at, last,
@@ -204,9 +223,9 @@ static int context_is(void *context) {
  * mechanism, a recording thread, another allocator, context or device, an input off its
  * alignment, a scalar out of its dtype's range, an `out` that overlaps an input), nothing
  * written. */
-PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b,
-                              PyObject *const *natives, const unsigned long long *address,
-                              PyObject *scalar, long scalar_at, PyObject *out_array) {
+PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject *const *natives,
+                       const unsigned long long *address, PyObject *scalar, long scalar_at,
+                       PyObject *out_array) {
     if (!compiled_now() || !PyTuple_CheckExact(record) ||
         PyTuple_GET_SIZE(record) != RECORD_FIELDS)
         return NULL;
@@ -214,26 +233,21 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b,
     long arrays = PyLong_AsLong(t[0]);
     PyObject *off = t[13], *on = t[14], *offsets = t[15], *check = t[19];
     unsigned int dims[7];
-    void *function, *record_context;
+    void *function;
     long long device = PyLong_AsLongLong(t[10]);
     if (arrays < 1 || arrays > 2 || (arrays == 2 && scalar != NULL) ||
-        PyLong_AsLong(t[16]) != scalar_at || PyLong_AsLong(t[8]) != driver_generation ||
-        PyErr_Occurred() || !PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) ||
-        !PyBytes_CheckExact(offsets) || PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) ||
-        (out_array == NULL) != (check == Py_None) ||
-        record_dims(t[12], t[11], t[9], dims, &function, &record_context) < 0) {
+        PyLong_AsLong(t[16]) != scalar_at || PyErr_Occurred() || !PyBytes_CheckExact(off) ||
+        !PyBytes_CheckExact(on) || !PyBytes_CheckExact(offsets) ||
+        PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(on) ||
+        (out_array == NULL) != (check == Py_None)) {
         PyErr_Clear();
         return NULL;
     }
-    int state = hooks_state();
-    if (state < 0)
-        return NULL;
-    if (state == 2)
-        return NULL;  /* recording: launch() records, then launches */
+    int state = record_live(t[8], t[12], t[11], t[9], dims, &function);
+    if (state < 0 || state == 2)
+        return NULL;  /* an error; the Python way */
     if (out_array == NULL && outputs_own() <= 0)
         return NULL;  /* an error; another allocator's outputs */
-    if (!context_is(record_context))
-        return NULL;  /* no context current, or another device's */
     unsigned long long a1 = address[0], a2 = arrays == 2 ? address[1] : 0;
     if (a1 & as_bits(t[4]) || (arrays == 2 && a2 & as_bits(t[6])))
         return NULL;
@@ -333,22 +347,18 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
         return NULL;
     PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0];
     unsigned int dims[7];
-    void *function, *record_context;
+    void *function;
     long long device = PyLong_AsLongLong(t[6]);
     Py_ssize_t first = PyLong_AsSsize_t(t[12]);
     if (!PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) + 1 > PARAMS_COUNT ||
-        PyLong_AsLong(t[4]) != driver_generation || PyErr_Occurred() ||
-        !PyBytes_CheckExact(t[9]) || !PyBytes_CheckExact(t[10]) || !PyBytes_CheckExact(t[11]) ||
-        PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10]) ||
-        record_dims(t[8], t[7], t[5], dims, &function, &record_context) < 0) {
+        PyErr_Occurred() || !PyBytes_CheckExact(t[9]) || !PyBytes_CheckExact(t[10]) ||
+        !PyBytes_CheckExact(t[11]) || PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10])) {
         PyErr_Clear();
         return NULL;
     }
-    int state = hooks_state();
-    if (state < 0 || state == 2)
-        return NULL;  /* an error; recording: launch() records, then launches */
-    if (outputs_own() <= 0 || !context_is(record_context))
-        return NULL;  /* another allocator; no context current, or another device's */
+    int state = record_live(t[4], t[8], t[7], t[5], dims, &function);
+    if (state < 0 || state == 2 || outputs_own() <= 0)
+        return NULL;  /* an error; the Python way; another allocator's outputs */
     Py_ssize_t n_inputs = PyTuple_GET_SIZE(checks);
     uint64_t pointers[PARAMS_COUNT];
     unsigned long long misaligned = 0;
@@ -430,24 +440,22 @@ static PyObject *rearrange(PyObject *self, PyObject *const *args, Py_ssize_t nar
     Py_INCREF(record);  /* the memo may drop it while Python runs below */
     PyObject **t = &PyTuple_GET_ITEM(record, 0), *r = NULL;
     unsigned int dims[7];
-    void *function, *record_context, *stream;
+    void *function, *stream;
     long long device = PyLong_AsLongLong(t[2]), lo[2], hi[2], on_device;
     lo[0] = PyLong_AsLongLong(t[7]);
     hi[0] = PyLong_AsLongLong(t[8]);
     lo[1] = PyLong_AsLongLong(t[9]);
     hi[1] = PyLong_AsLongLong(t[10]);
     unsigned long long pointer;
-    if (PyLong_AsLong(t[0]) != driver_generation || PyErr_Occurred() ||
-        !PyBytes_CheckExact(t[5]) || !PyBytes_CheckExact(t[6]) ||
-        record_dims(t[4], t[3], t[1], dims, &function, &record_context) < 0) {
+    if (PyErr_Occurred() || !PyBytes_CheckExact(t[5]) || !PyBytes_CheckExact(t[6])) {
         PyErr_Clear();
         goto decline;
     }
-    int state = hooks_state();
+    int state = record_live(t[0], t[4], t[3], t[1], dims, &function);
     if (state < 0)
         goto done;
-    if (state == 2 || !context_is(record_context))
-        goto decline;  /* recording; no context current, or another device's */
+    if (state == 2)
+        goto decline;  /* the Python way */
     long long py = (long long)dy, px = (long long)dx;
     if (py + lo[0] < px + hi[1] && px + lo[1] < py + hi[0])
         goto decline;  /* overlapping (PreparedCopy.overlaps): the full call snapshots x */

@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from ... import config
 from ...config import LAUNCH_MECHANISMS
 
 CALLS, WARMUP = 3000, 300
@@ -206,8 +207,6 @@ def main(argv=None, cupy=None) -> int:
         import cupy
     repeat, synchronize = (args.calls, args.warmup), cupy.cuda.runtime.deviceSynchronize
     if args.mechanisms:
-        from ... import config
-
         with config.backend("cuda"):
             rows = list(mechanism_rows(cupy, "cuda", synchronize, repeat))
     else:
