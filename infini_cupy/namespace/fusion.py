@@ -62,7 +62,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one", "out_id", "compiled_launch")
+                 "wrap", "one", "out_id", "compiled_launch", "scalar_positions")
 
 
 def _spec(value):
@@ -78,34 +78,88 @@ def _spec(value):
     return value
 
 
+def scalar_slots_filled(prepared, args):
+    """The kernel's ``ic::Scalars`` for a call: the constants and each per-call slot's
+    argument converted as traced; None when a computed scalar changed type (``2 ** -1``: the
+    unfused calls decide)."""
+    if not prepared.arg_slots:
+        return prepared.scalars
+    buffer = bytearray(prepared.scalar_bytes)
+    try:
+        for j, k, convert in prepared.arg_slots:
+            value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
+            buffer[j:j + len(value)] = value
+    except Untraceable:  # Python arithmetic of scalar arguments changed type (2 ** -1)
+        return None
+    return np.void(bytes(buffer))
+
+
+def _scalar_arguments(prepared, pack=None):
+    """What a hot path (hot_calls.c's ``fused``, compiled_launch.c) reads of a call with
+    scalar arguments, or None without them: (their positions, ``[the last (their values,
+    made off, made on) seen]``, ``made(args)``). ``made`` fills the scalar slots
+    (:func:`scalar_slots_filled`), keeps them as the last seen and returns them, or None
+    (the Python way decides); ``pack(scalars, flag)``: what is kept per flag (a GPU's packed
+    parameters), else the scalars themselves twice. Kept per the arguments' objects: a
+    literal, the same object at every call, is converted once."""
+    if not prepared.arg_slots:
+        return None
+    positions = prepared.scalar_positions
+    last = [(None, None, None)]
+
+    def made(args):
+        scalars = scalar_slots_filled(prepared, args)
+        if scalars is None:
+            return None
+        values = tuple([args[k] for k in positions])
+        seen = last[0] = ((values, scalars, scalars) if pack is None else
+                          (values, pack(scalars, False), pack(scalars, True)))
+        return seen
+
+    return positions, last, made
+
+
+def seen_scalars(scalar_args, args):
+    """The last seen entry of :func:`_scalar_arguments` for ``args`` (the Python twin of
+    hot_arrays.c's ``scalars_seen``): kept when every scalar argument is the same object,
+    else made; None for the Python way."""
+    positions, last, made = scalar_args
+    seen = last[0]
+    values = seen[0]
+    if values is not None and all(args[k] is v for k, v in zip(positions, values)):
+        return seen
+    return made(args)
+
+
 def _one_output_template(prepared):
-    """What ``_launch`` reads of a call on the emulator with one output and no per-call
-    scalar (None for any other): the input checks, the output's dtype and 16-byte mask, the
-    arguments before the flag (scalars, layouts), the kernel, grid and block, and the flag
-    for misaligned and aligned pointers."""
+    """What ``_launch`` reads of a call on the emulator with one output (None for any other):
+    the input checks, the output's dtype and 16-byte mask, the arguments before the flag
+    (scalars, layouts), the kernel, grid and block, the flag for misaligned and aligned
+    pointers, and the scalar arguments' source (:func:`_scalar_arguments`; None without
+    them: the scalars in the head serve every call)."""
     plan = prepared.plan
     if (prepared.backend != "emulate" or not FIELD_POINTERS or plan is None
-            or prepared.arg_slots or prepared.returns != "one"
-            or len(prepared.output_checks) != 1):
+            or prepared.returns != "one" or len(prepared.output_checks) != 1):
         return None
     (dtype, out_mask), = prepared.output_checks
     flags = (FLAG_OFF, FLAG_OFF if plan.vector_masks is None else FLAG_ON)
     return (prepared.input_checks, dtype, out_mask, (prepared.scalars, *plan.layout_args),
-            plan.kernel, plan.grid, plan.block, flags)
+            plan.kernel, plan.grid, plan.block, flags, _scalar_arguments(prepared))
 
 
 def compiled_fused_record(prepared):
     """``prepared.compiled_launch``: what runtime/compiled_launch.c reads (from hot_calls.c's
-    ``fused``) to run a GPU's call of Arrays with one output and no per-call scalar on this
-    thread's current context, or None (the Python way takes every call). The fields, in order:
-    the input checks, the output's shape, dtype and 16-byte mask, the driver's generation, the
+    ``fused``) to run a GPU's call of Arrays (and scalars) with one output on this thread's
+    current context, or None (the Python way takes every call). The fields, in order: the
+    input checks, the output's shape, dtype and 16-byte mask, the driver's generation, the
     context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
     memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the
     pointer slots, the output's then the inputs', zero and last), each parameter's offset in
-    them (uint32), and the index of the first pointer slot. Made after a call launched the
-    Python way on this context."""
+    them (uint32), the index of the first pointer slot, and the scalar arguments' source
+    (:func:`_scalar_arguments`, keeping both packings per scalar values; None without
+    scalar arguments). Made after a call launched the Python way on this context."""
     plan = prepared.plan
-    if (plan is None or prepared.arg_slots or prepared.wrap is None or prepared.returns != "one"
+    if (plan is None or prepared.wrap is None or prepared.returns != "one"
             or len(prepared.output_checks) != 1
             or not all(unwrap for _, unwrap, _, _ in prepared.input_checks)):
         return None
@@ -125,11 +179,16 @@ def compiled_fused_record(prepared):
     if not cuda_compiled.fits(module, offsets, packed_off):
         return None
     device = cupy.cuda.runtime.getDevice()
+
+    def pack(scalars, aligned):
+        flag = flag_on if aligned else FLAG_OFF
+        return cuda_compiled.packed_parameters((scalars, *head[1:], flag), pointers, True)[1]
+
     record = (prepared.input_checks, tuple(prepared.shape), dtype, out_mask,
               cuda_compiled.generation(), context, device,
               cuda.function_handle(device, SOURCE, plan.kernel),
               (*dim3(plan.grid), *dim3(plan.block), 0), packed_off, packed_on, offsets,
-              len(head) + 1)
+              len(head) + 1, _scalar_arguments(prepared, pack))
     assert len(record) == module.FUSED_RECORD_FIELDS
     return record
 
@@ -240,18 +299,6 @@ class FusedFunction:
             inputs.append(x)
         return inputs, misaligned
 
-    def _scalars(self, prepared, args):
-        if not prepared.arg_slots:
-            return prepared.scalars
-        buffer = bytearray(prepared.scalar_bytes)
-        try:
-            for j, k, convert in prepared.arg_slots:
-                value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
-                buffer[j:j + len(value)] = value
-        except Untraceable:  # Python arithmetic of scalar arguments changed type (2 ** -1)
-            return None
-        return np.void(bytes(buffer))
-
     def _on_gpu(self, prepared, args, out):
         """A prepared call on CuPy arrays: all on one GPU (else the unfused call's error),
         outputs allocated and the kernel launched there."""
@@ -272,7 +319,12 @@ class FusedFunction:
         and the plan's layout id. ``__call__`` keys it by the Arrays' layout ids (settled
         once, see :func:`~.array.settle`) and the scalars' types; any other argument (a
         native array) goes by the layout key (``_key``)."""
-        checks, dtype, out_mask, head, kernel, grid, block, flags = prepared.one
+        checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = prepared.one
+        if scalar_args is not None:
+            seen = seen_scalars(scalar_args, args)
+            if seen is None:
+                return self._fallback(prepared, args, None)
+            head = (seen[1], *head[1:])
         inputs, misaligned = [], 0
         for k, _, align_mask, vector_mask in checks:
             x = args[k]  # an Array: __call__'s key takes no other array
@@ -306,7 +358,12 @@ class FusedFunction:
         (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
         one = prepared.one
         if one is not None:  # the emulator, one output, no per-call scalars: written out
-            checks, dtype, out_mask, head, kernel, grid, block, flags = one
+            checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = one
+            if scalar_args is not None:
+                seen = seen_scalars(scalar_args, args)
+                if seen is None:
+                    return self._fallback(prepared, args, None)
+                head = (seen[1], *head[1:])
             inputs, misaligned = [], 0
             for k, unwrap, align_mask, vector_mask in checks:
                 x = args[k]._a if unwrap else args[k]
@@ -330,7 +387,7 @@ class FusedFunction:
                 return self._fallback(prepared, args, None)  # off its C++ type's alignment
             misaligned |= address & vector_mask
             inputs.append(x)
-        scalars = prepared.scalars if not prepared.arg_slots else self._scalars(prepared, args)
+        scalars = scalar_slots_filled(prepared, args)
         if scalars is None:
             return self._fallback(prepared, args, None)
         backend, shape = prepared.backend, prepared.shape
@@ -361,7 +418,7 @@ class FusedFunction:
             raise TypeError(f"fuse({self.__name__}): out= takes a function of one output; "
                             f"this one returns a {fx.returns} of {len(fx.output_dtypes)}")
         inputs, misaligned = self._inputs(prepared, args)
-        scalars = None if inputs is None else self._scalars(prepared, args)
+        scalars = None if inputs is None else scalar_slots_filled(prepared, args)
         if scalars is None:
             return self._fallback(prepared, args, out)
         return launch_into(f"fuse({self.__name__})", prepared, scalars, inputs, misaligned, out)
@@ -444,6 +501,8 @@ class FusedFunction:
             for k, d, mask in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
         prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
         prepared.scalars, prepared.arg_slots = scalar_slots(fx)
+        prepared.scalar_positions = tuple(k for k, a in enumerate(operands)
+                                          if type(a) in _SCALAR_TYPES)
         prepared.scalar_bytes = prepared.scalars.tobytes()
         prepared.one = _one_output_template(prepared)
         return prepared

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from .. import config, dtypes
 from ..elementwise.launcher import check_clip_bounds, resolve, scalar_clip_bound
 from ..elementwise.ops import OPS
 from . import pending
-from .array import Array, check_same_device
+from .array import Array, check_same_device, settle
 
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
@@ -28,11 +29,12 @@ _CAST_DTYPES = frozenset(dt for dt in dtypes.ALL_DTYPES if not dtypes.is_bfloat1
 _CLIP_BOUNDS = frozenset({type(None), bool, int, float})  # complex: the eager TypeError
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 _KERNEL_BACKENDS = ("emulate", "cuda")
-# (name, per operand: dtype and shape, or a Python scalar's type) -> what resolve gave: a
-# signature seen before skips the resolution (its checks passed for it then)
+# (name, per operand: an Array's layout id, a pending result's kind, or a scalar's type) ->
+# what _resolve kept: a signature seen before skips the resolution (its checks passed then)
 _resolved: dict = {}
 _MAX_RESOLVED = 4096
-_int_bounds: dict = {}  # dtype -> (low, high): a Python int between converts without a check
+_kinds: dict = {}  # (dtype, shape, backend) of a pending result -> its kind (_kind)
+_next_kind = itertools.count(1).__next__
 _new = object.__new__
 
 
@@ -98,8 +100,10 @@ def defer(name: str, args) -> Array | None:
     scalars, an Array among them), after every check of the eager call; None where the
     call runs now (the cpu device, a native array among the arguments, a comparison whose
     answer NumPy decides from a scalar out of range)."""
-    backend = device = None
-    stands, key = [], [name]
+    backend = device = None  # device: a GPU's index on cuda
+    key = [name]
+    operands = []  # a deferred Array's pending expression, else the argument
+    nodes, inputs, scalars = 1, 0, 0
     for a in args:
         kind = type(a)
         if kind is Array:
@@ -109,51 +113,96 @@ def defer(name: str, args) -> Array | None:
             elif b != backend:
                 check_same_device(backend, b)  # the eager call's ValueError
             p = a._p
-            stand = p if p is not None else a._a
-            stands.append(stand)
-            key += (stand.dtype, stand.shape)
-        elif kind in _PYTHON_SCALARS:
-            stands.append(a)
+            if b == "cuda":
+                on = p.device if p is not None else a._a.data.device_id
+                if device is None:
+                    device = on
+                elif on != device:
+                    return None  # arrays on several GPUs: the eager call says what happens
+            if p is not None:
+                key.append(p.kind)
+                operands.append(p)
+                nodes += p.nodes
+                inputs += p.inputs
+                scalars += p.scalars
+                continue
+            key.append(a._k or settle(a))
+            inputs += 1
+        elif kind in _PYTHON_SCALARS or kind in _NUMPY_SCALARS:
             key.append(kind)
-        elif kind in _NUMPY_SCALARS:
-            stands.append(a)
-            key += (a.dtype, ())
+            scalars += 1
         else:
             return None
+        operands.append(a)
+        nodes += 1
     if backend not in _KERNEL_BACKENDS:
         return None
-    if backend == "cuda":
-        devices = {s.device if type(s) is pending.PendingExpression else s.device.id
-                   for s in stands if type(s) not in _PYTHON_SCALARS
-                   and not isinstance(s, np.generic)}
-        if len(devices) != 1:
-            return None  # arrays on several GPUs: the eager call says what happens
-        device = devices.pop()
-    if name in _COMPARISONS and len(args) == 2 and _out_of_range(stands):
-        return None
     key = tuple(key)
-    resolved = _resolved.get(key)
-    if resolved is None:  # dtypes and broadcast shape: the eager call's errors
-        resolved = resolve(OPS[name], tuple(stands))
-        if len(_resolved) >= _MAX_RESOLVED:
-            _resolved.clear()
-        _resolved[key] = resolved
-    dtype_in, dtype_out, shape = resolved
-    for s in stands:
-        if type(s) is int:  # only an int can fail its conversion (OverflowError as eager)
-            bounds = _int_bounds.get(dtype_in) or _int_bounds.setdefault(
-                dtype_in, dtypes.plain_scalar_bounds(dtype_in) or (0, -1))
-            if not bounds[0] <= s <= bounds[1]:
-                dtypes.scalar_value(s, dtype_in)
-    nodes, inputs, scalars = _size(stands)
+    known = _resolved.get(key)
+    if known is None:
+        stands = [_stand(a) for a in args]
+        if name in _COMPARISONS and len(args) == 2 and _out_of_range(stands):
+            return None
+        known = _resolve(name, stands, key, backend)
+    dtype_out, shape, kind, bounds, ints, compared, dtype_in = known
+    for k, dtype in compared:  # an int out of the array's range: the eager call answers
+        if not dtypes.scalar_fits(args[k], dtype):
+            return None
+    for k in ints:  # only an int can fail its conversion (OverflowError as eager)
+        v = args[k]
+        if not bounds[0] <= v <= bounds[1]:
+            dtypes.scalar_value(v, dtype_in)
     if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
             or scalars > pending.MAX_SCALARS):
         pending.evaluate_all(f"{name}(): expression past the kernel's limits")
-        stands = [a._a if type(a) is Array else a for a in args]
-        nodes, inputs, scalars = _size(stands)
-    operands = tuple([a._p if type(a) is Array and a._p is not None else a for a in args])
-    return _deferred(pending.PendingExpression(name, operands, dtype_out, shape, backend,
-                                               device, nodes, inputs, scalars))
+        operands = list(args)
+        nodes, inputs, scalars = _size([a._a if type(a) is Array else a for a in args])
+    return _deferred(pending.PendingExpression(name, tuple(operands), dtype_out, shape, backend,
+                                               device, nodes, inputs, scalars, kind))
+
+
+def _stand(a):
+    """What stands for an argument in the resolution: a deferred Array's pending
+    expression, an Array's native array, a scalar itself."""
+    if type(a) is Array:
+        p = a._p
+        return p if p is not None else a._a
+    return a
+
+
+def _resolve(name, stands, key, backend) -> tuple:
+    """What ``defer`` keeps per signature (``key``: the name, per operand an Array's layout
+    id, a pending expression's kind or a scalar's type), after the eager call's checks of
+    dtypes and broadcasting (its errors raised here): the result's dtype, shape and kind,
+    the dtype the kernel computes in's scalar bounds, the positions of Python ints (their
+    values checked per call) and the (position, dtype) of ints a comparison may find out
+    of the array's range."""
+    dtype_in, dtype_out, shape = resolve(OPS[name], tuple(stands))
+    ints = tuple(k for k, s in enumerate(stands) if type(s) is int)
+    bounds = dtypes.plain_scalar_bounds(dtype_in) or (0, -1)  # complex: always converted
+    compared = ()
+    if name in _COMPARISONS and len(stands) == 2:
+        compared = tuple((k, stands[1 - k].dtype) for k in ints
+                         if type(stands[1 - k]) not in _PYTHON_SCALARS
+                         and stands[1 - k].dtype.kind in "iu")
+    known = (dtype_out, shape, _kind(dtype_out, shape, backend), bounds, ints, compared,
+             dtype_in)
+    if len(_resolved) >= _MAX_RESOLVED:
+        _resolved.clear()
+    _resolved[key] = known
+    return known
+
+
+def _kind(dtype, shape, backend) -> int:
+    """The interned id of a pending result's dtype, shape and backend: negative, so that a
+    signature's key never takes it for an Array's layout id."""
+    key = (dtype, shape, backend)
+    kind = _kinds.get(key)
+    if kind is None:
+        if len(_kinds) >= _MAX_RESOLVED:
+            _kinds.clear()  # ids are never reused: a signature keyed by an old one stays right
+        kind = _kinds[key] = -_next_kind()
+    return kind
 
 
 def deferring_astype(astype):
@@ -191,7 +240,8 @@ def _defer_cast(x, dtype) -> Array | None:
         p, nodes, inputs, scalars = None, 2, 1, 0
     return _deferred(pending.PendingExpression("astype", (p if p is not None else x,), dtype,
                                                stand.shape, backend, device, nodes, inputs,
-                                               scalars, constants=(dtype,)))
+                                               scalars, _kind(dtype, stand.shape, backend),
+                                               constants=(dtype,)))
 
 
 def deferring_clip(clip):
@@ -232,7 +282,8 @@ def _defer_clip(x, lo, hi) -> Array | None:
         pending.evaluate_all("clip(): expression past the kernel's limits")
         operands[0], (nodes, inputs, scalars) = x, _size([x._a, lo, hi])
     return _deferred(pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
-                                               backend, device, nodes, inputs, scalars))
+                                               backend, device, nodes, inputs, scalars,
+                                               _kind(dtype, stand.shape, backend)))
 
 
 def _deferred(expression) -> Array:

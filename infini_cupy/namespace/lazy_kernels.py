@@ -20,10 +20,11 @@ def install(public: dict) -> None:
     pending.evaluate_group = evaluate_group
 
 
-def evaluate_group(group) -> None:
+def evaluate_group(group, program=None) -> None:
     """One fused kernel computing the group's deferred Arrays (the calls themselves where
-    fuse cannot fuse them: bit-identical either way)."""
-    steps, outputs, leaves = pending.program([e for e, _ in group])
+    fuse cannot fuse them: bit-identical either way); ``program``: the group's (steps,
+    outputs, leaves) when the tape has it, else walked from the group's expressions."""
+    steps, outputs, leaves = program or pending.program([e for e, _ in group])
     key = (steps, outputs, len(leaves))
     fused = _fused.get(key)
     if fused is None:
@@ -34,6 +35,8 @@ def evaluate_group(group) -> None:
         results = fused(*leaves)
     except TypeError:  # cannot fuse (strict): the calls, one kernel each
         results = fused.function(*leaves)
+    if len(outputs) == 1:
+        results = (results,)
     for (expression, owner), result in zip(group, results):
         owner._a = result._a
         owner._p = None
@@ -50,6 +53,8 @@ def _replay(steps, outputs):
         for function, constants, refs in calls:
             values.append(function(*[values[k] if step else leaves[k] for step, k in refs],
                                    *constants))
+        if len(outputs) == 1:  # one result, not a tuple: the hot paths' one-output calls
+            return values[outputs[0]]
         return tuple(values[j] for j in outputs)
 
     replay.__name__ = replay.__qualname__ = "lazy"

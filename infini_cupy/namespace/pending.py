@@ -34,11 +34,14 @@ MAX_OUTPUTS = 8  # Arrays one kernel writes
 # ones are evaluated: code that defers in a loop and never reads stays bounded.
 MAX_REGISTERED = 1024
 
-expressions: list = []  # weakref of every PendingExpression not yet evaluated, in call order
+# weakref of every deferred Array (its ``_p`` the PendingExpression) registered since the
+# last evaluation, in call order: dead once nothing references it (an intermediate)
+expressions: list = []
 _lock = threading.RLock()
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
-# group of (expression, deferred Array) -> None: computes each and sets the Array's ``_a``;
-# set by lazy_kernels.install (it needs fuse, which this module may not import)
+# (group of (expression, deferred Array), its program or None) -> None: computes each and
+# sets the Array's ``_a``; set by lazy_kernels.install (it needs fuse, which this module may
+# not import)
 evaluate_group = None
 
 
@@ -49,32 +52,100 @@ class PendingExpression:
     constants: arguments of the call that are part of the kernel (astype's dtype).
     dtype, shape: the result's, resolved at the call. backend, device: the Array's (device:
     the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
-    size (uses of a shared subexpression counted each). owner: weakref to the deferred
-    Array (dead once nothing references it: an intermediate). result: the evaluated Array.
+    size (uses of a shared subexpression counted each). kind: an id of (dtype, shape,
+    backend), for the signature of a call taking it (``lazy._kind``). result: the evaluated
+    Array. index: its step's position on the tape (:class:`_Tape`).
     """
 
     __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
-                 "inputs", "scalars", "owner", "result", "__weakref__")
+                 "inputs", "scalars", "kind", "result", "index")
 
-    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars,
+    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars, kind,
                  constants=()):
         self.name, self.args, self.constants = name, args, constants
         self.dtype, self.shape = dtype, shape
         self.backend, self.device = backend, device
         self.nodes, self.inputs, self.scalars = nodes, inputs, scalars
-        self.owner = self.result = None
+        self.kind = kind
+        self.result = None
+
+
+class _Tape:
+    """The program of every expression registered since the last evaluation, written as
+    they are registered (call order is an order of computation): per expression its step
+    ``(name, constants, refs)``, a ref ``(0, k)`` to leaf k or ``(1, j)`` to step j. While
+    every expression on it has one backend, device and shape and its size is within the
+    kernel's limits, an evaluation whose live Arrays make one group takes it as the group's
+    program (:func:`program`'s walk aside), intermediates nothing references included:
+    computed in registers, never stored."""
+
+    def __init__(self):
+        self.steps, self.leaves, self.leaf_of = [], [], {}
+        self.shape = self.backend = self.device = None  # of its expressions
+        self.usable = True  # False once past the limits or mixed
+        self.inputs = self.scalars = 0
+
+    def add(self, expression) -> None:
+        if not self.usable:
+            return
+        if self.shape is None:
+            self.shape, self.backend = expression.shape, expression.backend
+            self.device = expression.device
+        elif (expression.shape != self.shape or expression.backend != self.backend
+              or expression.device != self.device):
+            self.give_up()
+            return
+        refs, leaves = [], self.leaves
+        for arg in expression.args:
+            if type(arg) is PendingExpression:
+                if arg.result is None:
+                    refs.append((1, arg.index))
+                    continue
+                arg = arg.result
+            if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic) or arg is None:
+                refs.append((0, len(leaves)))  # a scalar: a slot per use
+                leaves.append(arg)
+                self.scalars += 1
+                continue
+            k = self.leaf_of.get(id(arg))  # an Array: one kernel input however many uses
+            if k is None:
+                k = self.leaf_of[id(arg)] = len(leaves)
+                leaves.append(arg)  # held: its id stays its own
+                self.inputs += 1
+            refs.append((0, k))
+        expression.index = len(self.steps)
+        self.steps.append((expression.name, expression.constants, tuple(refs)))
+        if (len(self.steps) + len(leaves) > MAX_NODES or self.inputs > MAX_INPUTS
+                or self.scalars > MAX_SCALARS):
+            self.give_up()
+
+    def give_up(self) -> None:
+        """Evaluations walk the expressions until the next; the leaves held go now (the tape
+        holds the Arrays its dead steps read until an evaluation, no longer)."""
+        self.usable = False
+        self.steps, self.leaves, self.leaf_of = [], [], {}
+
+    def program(self, group):
+        """(steps, output step indices, leaves) of ``group``, or None for the walk."""
+        if not self.usable:
+            return None
+        return tuple(self.steps), tuple([e.index for e, _ in group]), self.leaves
+
+
+_tape = _Tape()
 
 
 def register(expression: PendingExpression, array) -> None:
-    expression.owner = weakref.ref(array)
+    """Put ``array``, deferred with ``expression``, in :data:`expressions` and on the tape."""
     with _lock:
         if not expressions:
             _deferred_class[0] = cls = type(array)
             cls.__getattr__ = _read_pending
-        expressions.append(weakref.ref(expression))
+        _tape.add(expression)
+        expressions.append(weakref.ref(array))
         if len(expressions) < MAX_REGISTERED:
             return
-        expressions[:] = [ref for ref in expressions if _referenced(ref())]
+        expressions[:] = [ref for ref in expressions if _unevaluated(ref())]
         crowded = len(expressions) >= MAX_REGISTERED // 2
     if crowded:
         evaluate_all(f"{len(expressions)} pending arrays")
@@ -106,33 +177,41 @@ def _release_class() -> None:
         del cls.__getattr__
 
 
-def _referenced(expression) -> bool:
-    return (expression is not None and expression.result is None
-            and expression.owner() is not None)
+def _unevaluated(owner) -> bool:
+    """A deferred Array still referenced, not yet evaluated."""
+    return owner is not None and owner._p is not None
 
 
 def evaluate_all(reason: str) -> None:
     """Compute every pending Array still referenced (``reason``: what needs it, for the log)."""
+    global _tape
     with _lock:
         live = []
         for ref in expressions:
-            expression = ref()
-            if _referenced(expression):
-                owner = expression.owner()
-                if owner is not None:  # (alive a moment ago; checked again as it is held)
+            owner = ref()
+            if owner is not None:
+                expression = owner._p
+                if expression is not None:
                     live.append((expression, owner))
         expressions.clear()
+        tape, _tape = _tape, _Tape()
         if not live:
             _release_class()
             return
         token = config.enter_lazy(False)  # the evaluation's own calls run now
         kernels = 0
         try:
-            for group in _groups(live):
-                evaluate_group(group)
-                kernels += 1
+            groups = _groups(live)
+            if len(groups) == 1:
+                evaluate_group(groups[0], tape.program(groups[0]))
+                kernels = 1
+            else:
+                for group in groups:
+                    evaluate_group(group, None)
+                    kernels += 1
         except BaseException:
-            expressions.extend(weakref.ref(e) for e, _ in live if e.result is None)
+            expressions.extend(weakref.ref(owner) for e, owner in live if e.result is None)
+            _tape.give_up()  # their steps are not on it
             raise
         finally:
             config.exit_lazy(token)

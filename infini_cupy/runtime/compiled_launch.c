@@ -34,7 +34,7 @@ static PyObject *mechanism, *compiled_name, *check_status, *device_array, *curre
 #define PARAMS_COUNT 64
 #define RECORD_FIELDS 20  /* a launch record's length (short_path reads it here) */
 #define COPY_RECORD_FIELDS 11  /* a copy's launch record's length */
-#define FUSED_RECORD_FIELDS 13  /* a fused call's launch record's length */
+#define FUSED_RECORD_FIELDS 14  /* a fused call's launch record's length */
 #define POINTER_SLOTS 4   /* (out, x1, x2 or out, out): the elementwise kernels' pointers */
 
 /* The names this file reads, made once (set_driver). */
@@ -190,6 +190,27 @@ static int context_is(void *context) {
     return driver_context(&current) == 0 && current == context;
 }
 
+/* `seen` (a new reference from scalar_seen or scalars_seen: a tuple (values, params off,
+ * params on), Py_None or NULL) when both packings are bytes of `template`'s size, with
+ * `*off` and `*on` set to them; else NULL, `seen` released (the Python way, or an error). */
+static PyObject *packed_seen(PyObject *seen, PyObject *template, PyObject **off,
+                             PyObject **on) {
+    if (seen == NULL || seen == Py_None) {
+        Py_XDECREF(seen);
+        return NULL;
+    }
+    PyObject *made_off = PyTuple_GET_ITEM(seen, 1), *made_on = PyTuple_GET_ITEM(seen, 2);
+    if (!PyBytes_CheckExact(made_off) || !PyBytes_CheckExact(made_on) ||
+        PyBytes_GET_SIZE(made_off) != PyBytes_GET_SIZE(template) ||
+        PyBytes_GET_SIZE(made_on) != PyBytes_GET_SIZE(template)) {
+        Py_DECREF(seen);
+        return NULL;
+    }
+    *off = made_off;
+    *on = made_on;
+    return seen;
+}
+
 /* Whether a launch record (its driver generation, 7 dims, function handle and context, as
  * every record holds them) may launch now, its dims and function read into `dims` and
  * `function`: 0 launch, 1 make the call but skip the launch (a thread that skips launches),
@@ -278,19 +299,9 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject 
     }
     PyObject *seen = NULL;
     if (scalar != NULL) {  /* the parameters with the scalar's value in */
-        seen = scalar_seen(t[17], t[18], scalar);
-        if (seen == NULL || seen == Py_None) {
-            Py_XDECREF(seen);
+        seen = packed_seen(scalar_seen(t[17], t[18], scalar), t[13], &off, &on);
+        if (seen == NULL)
             return NULL;  /* an error of its conversion, or a value for the Python way */
-        }
-        off = PyTuple_GET_ITEM(seen, 1);
-        on = PyTuple_GET_ITEM(seen, 2);
-        if (!PyBytes_CheckExact(off) || !PyBytes_CheckExact(on) ||
-            PyBytes_GET_SIZE(off) != PyBytes_GET_SIZE(t[13]) ||
-            PyBytes_GET_SIZE(on) != PyBytes_GET_SIZE(t[13])) {
-            Py_DECREF(seen);
-            return NULL;
-        }
     }
     void *stream;
     if (cupy_stream(&stream) < 0) {
@@ -334,13 +345,15 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject 
     return r;
 }
 
-/* A fused call of Arrays on a GPU from its launch record (namespace/fusion.py
+/* A fused call of Arrays (and scalars) on a GPU from its launch record (namespace/fusion.py
  * compiled_fused_record: (checks, shape, dtype, out_mask, generation, context, device,
- * function, dims, params off, params on, offsets, first pointer), checks = (k, unwrap,
- * align_mask, vector_mask) per input, each operand k an Array): the inputs on the record's
- * device and aligned, the output from CuPy, the output's and the inputs' pointers written in
- * from parameter `first pointer` on. Returns the output Array (settled), or NULL: with an
- * error set, or without one for the Python way (as run_compiled), nothing written. */
+ * function, dims, params off, params on, offsets, first pointer, scalar arguments), checks =
+ * (k, unwrap, align_mask, vector_mask) per input, each operand k an Array): the inputs on
+ * the record's device and aligned, the output from CuPy, the parameters those packed for the
+ * scalar arguments' values (scalars_seen) when the record has a source for them, the output's
+ * and the inputs' pointers written in from parameter `first pointer` on. Returns the output
+ * Array (settled), or NULL: with an error set, or without one for the Python way (as
+ * run_compiled), nothing written. */
 PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands) {
     if (!compiled_now() || !PyTuple_CheckExact(record) ||
         PyTuple_GET_SIZE(record) != FUSED_RECORD_FIELDS)
@@ -380,22 +393,30 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
     void *stream;
     if (b == NULL || cupy_stream(&stream) < 0)
         return NULL;
+    PyObject *off = t[9], *on = t[10], *seen = NULL;
+    if (t[13] != Py_None) {  /* the parameters with the scalar arguments' values in */
+        seen = packed_seen(scalars_seen(t[13], operands), t[9], &off, &on);
+        if (seen == NULL)
+            return NULL;  /* an error of a conversion, or a value for the Python way */
+    }
     PyObject *shape_dtype[2] = {t[1], t[2]};
     PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
     unsigned long long out_address;
     if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
         Py_XDECREF(out);
+        Py_XDECREF(seen);
         return NULL;
     }
     misaligned |= out_address & as_bits(t[3]);
     pointers[0] = out_address;
     Py_INCREF(b);  /* held by the inputs, which the launch's Python may release */
     PyObject *r = NULL;
-    if (state == 1 || launch_with_pointers(function, dims, misaligned ? t[9] : t[10], t[11],
+    if (state == 1 || launch_with_pointers(function, dims, misaligned ? off : on, t[11],
                                            pointers, 1 + n_inputs, first, stream) == 0)
         r = output_array(prepared, out, b, out_address, 1);
     Py_DECREF(b);
     Py_DECREF(out);
+    Py_XDECREF(seen);
     return r;
 }
 

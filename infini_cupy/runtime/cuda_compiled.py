@@ -19,9 +19,9 @@ What takes it:
   Anything else (another context, a recording thread, an allocator of
   ``arrays.outputs_from``, an overlap) goes the Python way, which makes the record for the
   new context.
-- A repeated fused call of Arrays with one output and no scalar argument
-  (``namespace/fusion.py`` ``compiled_fused_record``) runs in C the same way, its pointer
-  slots after the other parameters.
+- A repeated fused call of Arrays (and scalars) with one output (``namespace/fusion.py``
+  ``compiled_fused_record``) runs in C the same way, its pointer slots after the other
+  parameters, scalar arguments packed once per their objects.
 - A repeated ``rearrange_(y, x)`` of two Arrays runs in C too (``hot_calls.rearrange``): the
   copy's launch record (``strided.copy.compiled_copy_record``, in :data:`copy_records` under
   the Arrays' layout ids and pointers mod 32) holds the kernel, grid, block, dynamic shared

@@ -129,6 +129,40 @@ PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v) {
     Py_RETURN_NONE;
 }
 
+/* What a fused plan with scalar arguments keeps per their values: `source` = (positions,
+ * last, made) of fusion._scalar_arguments, `last` = [the last (values, off, on) seen]. The
+ * seen tuple (a new reference) when each scalar argument of `operands` is the object seen
+ * last, else made(operands)'s; Py_None (a new reference) for the Python way; NULL on an
+ * error. fusion.seen_scalars is its Python twin. */
+PyObject *scalars_seen(PyObject *source, PyObject *operands) {
+    if (!PyTuple_CheckExact(source) || PyTuple_GET_SIZE(source) != 3)
+        Py_RETURN_NONE;
+    PyObject *positions = PyTuple_GET_ITEM(source, 0), *last = PyTuple_GET_ITEM(source, 1);
+    if (!PyTuple_CheckExact(positions) || !PyList_CheckExact(last) || PyList_GET_SIZE(last) != 1)
+        Py_RETURN_NONE;
+    PyObject *seen = PyList_GET_ITEM(last, 0);  /* one read: another thread may replace it */
+    Py_INCREF(seen);
+    Py_ssize_t n = PyTuple_GET_SIZE(positions);
+    if (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3) {
+        PyObject *values = PyTuple_GET_ITEM(seen, 0);
+        int same = PyTuple_CheckExact(values) && PyTuple_GET_SIZE(values) == n;
+        for (Py_ssize_t i = 0; same && i < n; i++) {
+            Py_ssize_t k = PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, i));
+            same = k >= 0 && k < PyTuple_GET_SIZE(operands) &&
+                   PyTuple_GET_ITEM(operands, k) == PyTuple_GET_ITEM(values, i);
+        }
+        PyErr_Clear();  /* a position that is no index: made() decides */
+        if (same)
+            return seen;
+    }
+    Py_DECREF(seen);
+    seen = PyObject_CallOneArg(PyTuple_GET_ITEM(source, 2), operands);
+    if (seen == NULL || (PyTuple_CheckExact(seen) && PyTuple_GET_SIZE(seen) == 3))
+        return seen;
+    Py_DECREF(seen);
+    Py_RETURN_NONE;
+}
+
 /* 1 when the kernel may write into `out` at `out_address` directly (short_path._out_usable's
  * overlap rule, `check` = known.out_check = (align_mask, lo, hi, ((k, x_lo, x_hi, same),
  * ...)): aligned, overlapping no input but in its very layout, the inputs at `address[k]`);

@@ -23,6 +23,7 @@ int hooks_state(void);
 PyObject *output_array(PyObject *known, PyObject *out, PyObject *b, unsigned long long address,
                        int settled);
 PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v);
+PyObject *scalars_seen(PyObject *source, PyObject *operands);
 int out_clear(PyObject *check, unsigned long long out_address, const unsigned long long *address,
               long scalar_at);
 PyObject *checked_array(PyObject *check, PyObject *operands);

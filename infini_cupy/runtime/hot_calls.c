@@ -440,8 +440,9 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 /* fused(by_ids, scalar_types, args): a fused function's call on Arrays
  * and scalars (namespace/fusion.py FusedFunction._launch_ids): keyed by each Array's layout
  * id and each scalar's type in `by_ids`, launched from the plan's one-output template
- * `prepared.one` = (checks, dtype, out_mask, head, kernel, grid, block, flags), packed as
- * (*head, flag, out, *inputs). None for the Python path. */
+ * `prepared.one` = (checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args),
+ * packed as (*head, flag, out, *inputs), head[0] the scalars seen for the call's scalar
+ * arguments when it has any (scalars_seen). None for the Python path. */
 static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyDict_Check(args[0]) || !PyTuple_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "fused(by_ids, scalar_types, args)");
@@ -480,7 +481,7 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     Py_INCREF(prepared);
     PyObject *one = PyObject_GetAttr(prepared, one_name);
     PyObject *shape = one == NULL ? NULL : PyObject_GetAttr(prepared, shape_name);
-    PyObject *r = NULL, *inputs = NULL, *out = NULL, *packed = NULL;
+    PyObject *r = NULL, *inputs = NULL, *out = NULL, *packed = NULL, *seen = NULL;
     if (shape == NULL)
         goto done;
     if (one == Py_None) {  /* a GPU's prepared call: its launch record, if it has one */
@@ -493,13 +494,20 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             goto decline;
         goto done;
     }
-    if (!PyTuple_CheckExact(one) || PyTuple_GET_SIZE(one) != 8)
+    if (!PyTuple_CheckExact(one) || PyTuple_GET_SIZE(one) != 9)
         goto decline;
     PyObject **t = &PyTuple_GET_ITEM(one, 0);
     /* checks: (k, unwrap, align_mask, vector_mask) per input, each an Array (the key) */
     if (!PyTuple_CheckExact(t[0]) || !PyTuple_CheckExact(t[3]) || !PyTuple_CheckExact(t[7]) ||
-        PyTuple_GET_SIZE(t[7]) != 2)
+        PyTuple_GET_SIZE(t[7]) != 2 || PyTuple_GET_SIZE(t[3]) < 1)
         goto decline;
+    if (t[8] != Py_None) {  /* the scalar arguments' slots, kept per their objects */
+        seen = scalars_seen(t[8], operands);
+        if (seen == NULL)
+            goto done;
+        if (seen == Py_None)
+            goto decline;  /* a computed scalar of another type: the Python way's fallback */
+    }
     Py_ssize_t n_inputs = PyTuple_GET_SIZE(t[0]);
     inputs = PyTuple_New(n_inputs);
     if (inputs == NULL)
@@ -530,7 +538,8 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     if (packed == NULL)
         goto done;
     for (Py_ssize_t i = 0; i < n_head; i++) {
-        PyObject *item = PyTuple_GET_ITEM(t[3], i);
+        PyObject *item = i == 0 && seen != NULL ? PyTuple_GET_ITEM(seen, 1)
+                                                : PyTuple_GET_ITEM(t[3], i);
         Py_INCREF(item);
         PyTuple_SET_ITEM(packed, i, item);
     }
@@ -552,6 +561,7 @@ decline:
     Py_INCREF(Py_None);
     r = Py_None;
 done:
+    Py_XDECREF(seen);
     Py_XDECREF(packed);
     Py_XDECREF(out);
     Py_XDECREF(inputs);

@@ -227,6 +227,23 @@ def test_referenced_intermediates_are_outputs_of_the_same_kernel():
     _same_bits(np.asarray(y), np.asarray((x - mu) / xp.sqrt(var + 1e-5) * w + b))
 
 
+def test_a_chain_of_one_shape_is_one_kernel_with_its_intermediates_unwritten():
+    rng = np.random.default_rng(5)
+    x, w = (xp.asarray(rng.standard_normal((3, 5)).astype(np.float32), device="emulator")
+            for _ in range(2))
+    for s in (0.5, float("-2.25"), np.float32(3)):  # the second round: the same kernel
+        with recording() as launches, xp.lazy():
+            unused = xp.exp(w) * s  # noqa: F841  referenced by nothing at the end
+            t = xp.abs(x)
+            y = xp.log1p(xp.exp(-t)) + xp.maximum(x, 0) * s
+            kept = t * 3
+            del unused
+        assert len(launches) == 1 and launches[0].name.startswith("ew_fused")
+        _same_bits(np.asarray(y),
+                   np.asarray(xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(x, 0) * s))
+        _same_bits(np.asarray(kept), np.asarray(xp.abs(x) * 3))
+
+
 @pytest.mark.parametrize("call", [
     lambda x, y: x + 300,                       # OverflowError: 300 is past int8
     lambda x, y: x + y[:2],                     # ValueError: shapes do not broadcast

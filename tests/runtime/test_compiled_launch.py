@@ -274,12 +274,43 @@ def test_repeated_fused_calls_run_in_c(side, monkeypatch, what, function, refere
     assert len(side.driver_launches) - before == 3
 
 
+def test_fused_calls_with_scalar_arguments_run_in_c(side, monkeypatch):
+    """Scalar arguments: the parameters packed per the scalars' objects (a literal's once, a
+    new float's per call), bit for bit the Python way's; a computed scalar whose type
+    changes (``2 ** -1``) goes the unfused way."""
+    rng = np.random.default_rng(17)
+    (a, b), (x, y) = _arrays(side, rng)
+    scaled = xp.fuse(lambda x, y, s, n: x * s + y * 2 ** n)
+    values = [(1.5, 3), (-2.25, 0), (np.float32(0.5), 1), (True, 2)]
+    expected = {}
+    for s, n in values:  # the full call, then the Python way's (which makes the record)
+        expected[repr((s, n))] = _host(scaled(x, y, s, n))
+        assert _host(scaled(x, y, s, n)).tobytes() == expected[repr((s, n))].tobytes()
+        np.testing.assert_allclose(expected[repr((s, n))], a * np.float32(s) + b * 2 ** n,
+                                   rtol=1e-6)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeated fused call went the Python way")
+
+    before = len(side.driver_launches)
+    with monkeypatch.context() as patched:
+        patched.setattr(type(scaled), "_launch", refused)
+        patched.setattr(type(scaled), "_call", refused)
+        for _ in range(2):
+            for s, n in values:
+                fresh = type(s)(str(s)) if type(s) is float else s  # a new object, same value
+                result = scaled(x, y, fresh, n)
+                assert isinstance(result, xp.Array) and result._k
+                assert _host(result).tobytes() == expected[repr((s, n))].tobytes()
+    assert len(side.driver_launches) - before == 2 * len(values)
+    result = scaled(x, y, 1.5, -1)  # 2 ** -1 is a float, traced for an int: the unfused calls
+    np.testing.assert_allclose(_host(result), a * np.float32(1.5) + b * 0.5, rtol=1e-6)
+    assert len(side.driver_launches) - before == 2 * len(values) + 3  # x * s, y * 0.5, a sum
+
+
 def test_fused_calls_c_declines_go_the_python_way(side):
     rng = np.random.default_rng(16)
     (a, b), (x, y) = _arrays(side, rng)
-    scaled = xp.fuse(lambda x, y, s: x * s + y)  # a scalar argument: its bytes per call
-    for s in (1.5, 2.5, 3.5):
-        np.testing.assert_allclose(_host(scaled(x, y, s)), a * np.float32(s) + b, rtol=1e-6)
     fused = xp.fuse(lambda x, y: x * y - x)
     for _ in range(3):
         fused(x, y)

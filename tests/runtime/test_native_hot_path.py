@@ -92,9 +92,11 @@ def test_a_cached_build_loads_without_g_plus_plus(monkeypatch, tmp_path, caplog)
 
 def _calls(x, y):
     fused = xp.fuse(lambda p, q: xp.exp(p * q + p) - q)
+    scaled = xp.fuse(lambda p, q, s, n: p * s + q * 2 ** n)
     return {"add": lambda: xp.add(x, y), "x + y": lambda: x + y, "x * 2.0": lambda: x * 2.0,
             "2.0 * x": lambda: 2.0 * x, "x - 3": lambda: x - 3, "exp": lambda: xp.exp(x),
-            "fused": lambda: fused(x, y)}
+            "fused": lambda: fused(x, y), "fused, a literal": lambda: scaled(x, y, 1.5, 2),
+            "fused, a new float": lambda: scaled(x, y, float("-0.75"), 1)}
 
 
 def test_repeats_are_served_compiled(monkeypatch):
@@ -141,7 +143,7 @@ def _layout(h, kind):
        layouts=st.tuples(*[st.sampled_from(["contiguous", "transposed", "offset",
                                             "misaligned"])] * 2),
        operation=st.sampled_from(["add", "multiply", "less", "negative", "abs", "scalar",
-                                  "scalar first", "numpy scalar", "fused"]),
+                                  "scalar first", "numpy scalar", "fused", "fused scalar"]),
        scalar=st.sampled_from([3, 2.5, True, -1]))
 def test_compiled_and_python_paths_agree_bit_for_bit(seed, shape, dtype, layouts, operation,
                                                         scalar):
@@ -149,10 +151,12 @@ def test_compiled_and_python_paths_agree_bit_for_bit(seed, shape, dtype, layouts
     h1, h2 = ((rng.standard_normal(shape) * 50).astype(dtype) for _ in range(2))
     x, y = emulated(_layout(h1, layouts[0])), emulated(_layout(h2, layouts[1]))
     fused = xp.fuse(lambda p, q: p * q + p)
+    scaled = xp.fuse(lambda p, q, s: p * s - q)
     call = {"add": lambda: xp.add(x, y), "multiply": lambda: x * y,
             "less": lambda: x < y, "negative": lambda: -x, "abs": lambda: abs(x),
             "scalar": lambda: x + scalar, "scalar first": lambda: scalar - x,
-            "numpy scalar": lambda: x * np.int8(2), "fused": lambda: fused(x, y)}[operation]
+            "numpy scalar": lambda: x * np.int8(2), "fused": lambda: fused(x, y),
+            "fused scalar": lambda: scaled(x, y, scalar)}[operation]
     try:
         with np.errstate(all="ignore"):
             results = [call() for _ in range(3)]  # cold, learnt, compiled
@@ -210,8 +214,9 @@ def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
     x = emulated(np.ones((8, 8), np.float32))
     z = emulated(np.zeros((8, 8), np.float32))
     fused = xp.fuse(lambda p, q: p * q + p)
+    scaled = xp.fuse(lambda p, s: p * s + p)
     for _ in range(3):
-        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x)
+        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x), scaled(x, 2.0)
     gc.collect()
     before = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
     z_refs = sys.getrefcount(z)
@@ -225,12 +230,12 @@ def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
     monkeypatch.setitem(launches.LAUNCHERS, "emulate", type("L", (), {"launch": broken}))
     for _ in range(100):
         for call in (lambda: x * x, lambda: x * 2.0, lambda: xp.add(x, x, out=z),
-                     lambda: fused(x, x)):
+                     lambda: fused(x, x), lambda: scaled(x, float("1.5"))):
             with pytest.raises(Broken):
                 call()
     monkeypatch.undo()
-    for _ in range(1000):
-        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x)
+    for k in range(1000):
+        x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x), scaled(x, k / 2)
     gc.collect()
     after = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
     assert sys.getrefcount(z) == z_refs
