@@ -331,12 +331,14 @@ def _value(known, v):
     return dtypes.scalar_value(v, known.dtype_in)
 
 
-def _current_device() -> int:
+def current_device() -> int:
+    """CuPy's current device."""
     return sys.modules["cupy"].cuda.runtime.getDevice()
 
 
-def _out_usable(check, out, out_address, addresses) -> bool:
-    """``out`` may take the kernel's writes directly (else the full call decides)."""
+def out_usable(check, out, out_address, addresses) -> bool:
+    """``out`` at ``out_address`` may take the kernel's writes directly (else the full call
+    decides); ``check``: :func:`_out_check`'s, ``addresses[k]``: input k's pointer."""
     align_mask, lo, hi, inputs = check
     if out_address & align_mask or not is_writeable(out):
         return False
@@ -487,7 +489,6 @@ def _fast_function(known):
             filled = _scalars_filled(known, args, None)
             if filled is None:
                 return None
-            alloc = allocator()
             out, address = output()
             operands, values = filled
             operands = [out if k in scalars else a for k, a in enumerate(operands)]
@@ -570,7 +571,7 @@ def run(known, args, out, backend, read=None):
             if addresses[k] & align_mask:
                 return None
     elif backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
-        device = _current_device()
+        device = current_device()
         for k, align_mask in known.arrays:
             memory = args[k].data
             address = addresses[k] = memory.ptr
@@ -590,7 +591,7 @@ def run(known, args, out, backend, read=None):
     else:
         if out_address is None:
             out_address = pointer(out)
-        if not _out_usable(known.out_check, out, out_address, addresses):
+        if not out_usable(known.out_check, out, out_address, addresses):
             return None
     operands = args
     tail = known.tail  # the scalar values, the scalar mask, the packed layouts

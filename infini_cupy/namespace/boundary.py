@@ -625,6 +625,7 @@ def public_namespace() -> dict:
                                         creation=name in signatures.CREATION)
     public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
     public["clip"] = _lazy.deferring_clip(public["clip"])
+    public["where"] = _lazy.deferring_where(public["where"])  # a select node inside lazy()
     _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)

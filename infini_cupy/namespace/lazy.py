@@ -27,6 +27,7 @@ _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
 # casts the trace makes exactly as the cast kernel (bfloat16 goes through ml_dtypes eagerly)
 _CAST_DTYPES = frozenset(dt for dt in dtypes.ALL_DTYPES if not dtypes.is_bfloat16(dt))
 _CLIP_BOUNDS = frozenset({type(None), bool, int, float})  # complex: the eager TypeError
+_WHERE_SCALARS = frozenset({bool, int, float})
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 _KERNEL_BACKENDS = ("emulate", "cuda")
 # (name, per operand: an Array's layout id, a pending result's kind, or a scalar's type) ->
@@ -42,16 +43,16 @@ _new = object.__new__
 def lazy(enabled: bool = True):
     """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
 
-    Inside the block, the elementwise functions, operators, casts (``astype``) and ``clip``
-    by scalars on Arrays of the ``emulator`` and ``cuda`` devices return deferred Arrays:
+    Inside the block, the elementwise functions, operators, casts (``astype``), ``clip``
+    by scalars and ``where`` by a bool condition on Arrays of the ``emulator`` and ``cuda``
+    devices return deferred Arrays:
     every check runs at the call (an error is raised there, as the eager call raises it),
     the kernel later. A deferred Array is
     computed when its value is needed (its data read, a non-elementwise function, a write
     into any Array, the end of the block): every pending Array still referenced then runs
     in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
     eager calls), and intermediates nothing references are never allocated. Arrays on the
-    ``cpu`` device and ``where`` run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on
-    everywhere. See the user guide's page on lazy evaluation.
+    ``cpu`` device run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere. See the user guide's page on lazy evaluation.
 
     Parameters
     ----------
@@ -284,6 +285,71 @@ def _defer_clip(x, lo, hi) -> Array | None:
     return _deferred(pending.PendingExpression("clip", tuple(operands), dtype, stand.shape,
                                                backend, device, nodes, inputs, scalars,
                                                _kind(dtype, stand.shape, backend)))
+
+
+def deferring_where(where):
+    """The public ``where``, deferred inside ``lazy()`` for a bool Array condition and Array
+    or Python scalar values of one device (a select node of the kernel); else the call
+    itself, which evaluates what it reads and raises what ``where`` raises."""
+    @functools.wraps(where)
+    def deferred(condition, x1, x2, /):
+        if type(condition) is Array and config.lazy_enabled():
+            result = _defer_where(condition, x1, x2)
+            if result is not None:
+                return result
+        return where(condition, x1, x2)
+
+    return deferred
+
+
+def _defer_where(condition, x1, x2) -> Array | None:
+    backend, device, stands, dry = condition._b, None, [], []
+    if backend not in _KERNEL_BACKENDS:
+        return None
+    for a in (condition, x1, x2):
+        kind = type(a)
+        if kind is Array:
+            if a._b != backend:
+                return None  # the eager call's ValueError, from the eager call
+            p = a._p
+            stand = p if p is not None else a._a
+            if dtypes.is_bfloat16(stand.dtype):
+                return None
+            if backend == "cuda":
+                on = p.device if p is not None else stand.data.device_id
+                if device is not None and on != device:
+                    return None
+                device = on
+            dry.append(np.empty((), stand.dtype))
+        elif kind in _WHERE_SCALARS:
+            stand = a
+            dry.append(a)
+        else:
+            return None
+        stands.append(stand)
+    if stands[0].dtype != np.bool_ or type(x1) is not Array and type(x2) is not Array:
+        return None  # a condition of another dtype, or scalars alone: the eager call's rules
+    try:  # the eager call's dtype (NumPy 2's rules, which CuPy 14 follows) and shape
+        dtype = np.where(*dry).dtype
+        shape = np.broadcast_shapes(*(s.shape for s in stands if type(s) not in _WHERE_SCALARS))
+    except (TypeError, ValueError, OverflowError):
+        return None  # the eager call raises it
+    if dtype not in _CAST_DTYPES:
+        return None
+    bounds = dtypes.plain_scalar_bounds(dtype) or (0, -1)
+    for v in stands:  # a value the kernel's conversion refuses: NumPy's where converts it
+        if type(v) in _WHERE_SCALARS and type(v) is not bool and not bounds[0] <= v <= bounds[1]:
+            return None
+    nodes, inputs, scalars = _size(stands)
+    operands = [a._p if type(a) is Array and a._p is not None else a for a in (condition, x1, x2)]
+    if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
+            or scalars > pending.MAX_SCALARS):
+        pending.evaluate_all("where(): expression past the kernel's limits")
+        operands = [condition, x1, x2]
+        nodes, inputs, scalars = _size([a._a if type(a) is Array else a for a in operands])
+    return _deferred(pending.PendingExpression("where", tuple(operands), dtype, shape, backend,
+                                               device, nodes, inputs, scalars,
+                                               _kind(dtype, shape, backend)))
 
 
 def _deferred(expression) -> Array:

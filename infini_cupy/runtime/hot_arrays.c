@@ -163,7 +163,7 @@ PyObject *scalars_seen(PyObject *source, PyObject *operands) {
     Py_RETURN_NONE;
 }
 
-/* 1 when the kernel may write into `out` at `out_address` directly (short_path._out_usable's
+/* 1 when the kernel may write into `out` at `out_address` directly (short_path.out_usable's
  * overlap rule, `check` = known.out_check = (align_mask, lo, hi, ((k, x_lo, x_hi, same),
  * ...)): aligned, overlapping no input but in its very layout, the inputs at `address[k]`);
  * 0 when the Python way decides (an overlap computes into a temporary there). */

@@ -171,6 +171,37 @@ def test_out_overlapping_an_input_gives_numpys_answer(to_device, to_host):
         np.testing.assert_array_equal(to_host(a), b)
 
 
+def test_repeated_calls_into_an_array_check_out_at_each_call(to_device, to_host):
+    """Repeats of a call of Arrays into an Array (by layout ids, fused_out.run_into) make
+    every check of ``out=`` per call, as the first call makes them: in place into an input's
+    own view, through a temporary into a shifted view of it (NumPy's answer), a new scalar
+    per call, an ``out`` made read-only since."""
+    fused = xp.fuse(lambda x, y, s: x * s + y, strict=True)
+    rng = np.random.default_rng(3)
+    y_host = rng.standard_normal(8)
+    y = xp.asarray(to_device(y_host))
+    for s in (2.0, float("-0.5"), 3.0, 2.0):
+        for shift in (0, 1):  # out is x itself, then x shifted by one element
+            host = rng.standard_normal(9)
+            buffer = xp.asarray(to_device(host.copy()))
+            x, out = buffer[:8], buffer[shift:shift + 8]
+            expected = host.copy()
+            expected[shift:shift + 8] = host[:8] * s + y_host
+            assert fused(x, y, s, out=out) is out
+            np.testing.assert_array_equal(to_host(buffer), expected)
+    out = xp.asarray(np.zeros(8), device="emulator")  # (a GPU's arrays are never read-only)
+    x = xp.asarray(np.ones(8), device="emulator")
+    for _ in range(2):
+        fused(x, x, 1.5, out=out)
+    out._a.flags.writeable = False
+    with pytest.raises(ValueError) as repeat:
+        fused(x, x, 1.5, out=out)
+    with pytest.raises(ValueError) as unfused:
+        xp.add(x * 1.5, x, out=out)
+    assert type(repeat.value) is type(unfused.value)
+    np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.5))
+
+
 def _axpy_into(x, y, out):
     """axpy unfused, its last call writing into ``out``."""
     return xp.add(xp.multiply(x, y), xp.multiply(xp.subtract(x, y), 2.5), out=out)

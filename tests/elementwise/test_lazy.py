@@ -244,6 +244,45 @@ def test_a_chain_of_one_shape_is_one_kernel_with_its_intermediates_unwritten():
         _same_bits(np.asarray(kept), np.asarray(xp.abs(x) * 3))
 
 
+WHERE_VALUES = ["int8", "uint8", "int64", "float16", "float32", "bool", 2, -1, 300, 0.5, True]
+
+
+@pytest.mark.parametrize("second", WHERE_VALUES)
+@pytest.mark.parametrize("first", WHERE_VALUES[:6])
+def test_where_is_a_select_node_bit_for_bit(first, second, to_device, to_host):
+    """``where`` of a bool condition and Array or scalar values: deferred, one kernel with
+    what computes its operands, the eager call's dtype, shape and bits (or its error)."""
+    rng = np.random.default_rng(len(str(first)) * 31 + len(str(second)))
+    condition = xp.asarray(to_device(rng.integers(0, 2, (3, 4)).astype(bool)))
+
+    def value(v, shape):
+        if isinstance(v, str):
+            return xp.asarray(to_device(_values(v, shape, rng)))
+        return v
+
+    x1, x2 = value(first, (3, 4)), value(second, (4,))
+
+    def chain():
+        return xp.where(condition & True, -x1 if x1.dtype != xp.bool else x1, x2)
+
+    try:
+        eager = chain()
+    except ERRORS as error:
+        with xp.lazy(), pytest.raises(type(error)):
+            chain()
+        return
+    out_of_range = (type(second) is int and eager.dtype.kind in "iu"
+                    and not np.iinfo(eager.dtype).min <= second <= np.iinfo(eager.dtype).max)
+    with recording() as launches, xp.lazy():
+        deferred = chain()
+        # a scalar past the result's range: NumPy's where converts it, eagerly
+        assert (deferred._p is None) == out_of_range
+    assert len(launches) == 1  # (eagerly: its operands, then the library's where)
+    got, expected = to_host(deferred), to_host(eager)
+    assert (got.dtype, got.shape) == (expected.dtype, expected.shape)
+    _same_bits(got, expected)
+
+
 @pytest.mark.parametrize("call", [
     lambda x, y: x + 300,                       # OverflowError: 300 is past int8
     lambda x, y: x + y[:2],                     # ValueError: shapes do not broadcast
