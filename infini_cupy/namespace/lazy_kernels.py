@@ -41,7 +41,7 @@ def evaluate_group(group, program=None) -> None:
         owner._a = result._a
         owner._p = None
         expression.result = owner
-        expression.args = ()  # its inputs may go now
+        expression.args, expression.tape = (), None  # its inputs (and its tape's) may go
 
 
 def _replay(steps, outputs):

@@ -54,11 +54,11 @@ class PendingExpression:
     the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
     size (uses of a shared subexpression counted each). kind: an id of (dtype, shape,
     backend), for the signature of a call taking it (``lazy._kind``). result: the evaluated
-    Array. index: its step's position on the tape (:class:`_Tape`).
+    Array. tape, index: the tape its step is on (:class:`_Tape`, None: none) and its position.
     """
 
     __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
-                 "inputs", "scalars", "kind", "result", "index")
+                 "inputs", "scalars", "kind", "result", "tape", "index")
 
     def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars, kind,
                  constants=()):
@@ -67,7 +67,7 @@ class PendingExpression:
         self.backend, self.device = backend, device
         self.nodes, self.inputs, self.scalars = nodes, inputs, scalars
         self.kind = kind
-        self.result = None
+        self.result = self.tape = None
 
 
 class _Tape:
@@ -99,6 +99,9 @@ class _Tape:
         for arg in expression.args:
             if type(arg) is PendingExpression:
                 if arg.result is None:
+                    if arg.tape is not self:  # (not on it: registered before a failure)
+                        self.give_up()
+                        return
                     refs.append((1, arg.index))
                     continue
                 arg = arg.result
@@ -113,7 +116,7 @@ class _Tape:
                 leaves.append(arg)  # held: its id stays its own
                 self.inputs += 1
             refs.append((0, k))
-        expression.index = len(self.steps)
+        expression.tape, expression.index = self, len(self.steps)
         self.steps.append((expression.name, expression.constants, tuple(refs)))
         if (len(self.steps) + len(leaves) > MAX_NODES or self.inputs > MAX_INPUTS
                 or self.scalars > MAX_SCALARS):

@@ -244,6 +244,25 @@ def test_a_chain_of_one_shape_is_one_kernel_with_its_intermediates_unwritten():
         _same_bits(np.asarray(kept), np.asarray(xp.abs(x) * 3))
 
 
+def test_calls_after_a_failed_evaluation_still_compute_what_was_pending(monkeypatch):
+    x = xp.asarray(np.arange(4.0), device="emulator")
+    with xp.lazy():
+        y = x * 2
+        z = y + 1
+        with monkeypatch.context() as patched:
+            patched.setattr(pending, "evaluate_group", _broken_kernel)
+            with pytest.raises(RuntimeError, match="kernel failed"):
+                np.asarray(z)
+        assert z._p is not None  # still pending, as y
+        w = z * 3 - y  # steps on the pending ones of before the failure
+    np.testing.assert_array_equal(np.asarray(w), (np.arange(4.0) * 2 + 1) * 3 - np.arange(4.0) * 2)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(4.0) * 2)
+
+
+def _broken_kernel(group, program):
+    raise RuntimeError("kernel failed")
+
+
 WHERE_VALUES = ["int8", "uint8", "int64", "float16", "float32", "bool", 2, -1, 300, 0.5, True]
 
 
