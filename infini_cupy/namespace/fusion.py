@@ -82,7 +82,8 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one", "out_id", "compiled_launch", "scalar_positions")
+                 "wrap", "one", "out_id", "compiled_launch", "scalar_positions",
+                 "scalar_source")
 
 
 def _spec(value):
@@ -164,7 +165,7 @@ def _one_output_template(prepared):
     (dtype, out_mask), = prepared.output_checks
     flags = (FLAG_OFF, FLAG_OFF if plan.vector_masks is None else FLAG_ON)
     return (prepared.input_checks, dtype, out_mask, (prepared.scalars, *plan.layout_args),
-            plan.kernel, plan.grid, plan.block, flags, _scalar_arguments(prepared))
+            plan.kernel, plan.grid, plan.block, flags, prepared.scalar_source)
 
 
 def compiled_fused_record(prepared):
@@ -414,9 +415,12 @@ class FusedFunction:
                 return self._fallback(prepared, args, None)  # off its C++ type's alignment
             misaligned |= address & vector_mask
             inputs.append(x)
-        scalars = scalar_slots_filled(prepared, args)
+        source = prepared.scalar_source
+        scalars = prepared.scalars if source is None else seen_scalars(source, args)
         if scalars is None:
             return self._fallback(prepared, args, None)
+        if source is not None:
+            scalars = scalars[1]
         backend, shape = prepared.backend, prepared.shape
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
@@ -483,7 +487,7 @@ class FusedFunction:
         result = self._launch_into(prepared, operands, out)
         key = None if kwargs or type(out) is not Array else _ids_into(args, out)
         if key is not None:  # passed every check of out=: its repeats by layout ids
-            record = into_record(prepared, args, out, _scalar_arguments(prepared))
+            record = into_record(prepared, args, out, prepared.scalar_source)
             if record is not None:
                 self._into_by_ids.remember(key, record)
         return result
@@ -536,6 +540,7 @@ class FusedFunction:
         prepared.scalars, prepared.arg_slots = scalar_slots(fx)
         prepared.scalar_positions = tuple(k for k, a in enumerate(operands)
                                           if type(a) in _SCALAR_TYPES)
+        prepared.scalar_source = _scalar_arguments(prepared)  # slots kept per their objects
         prepared.scalar_bytes = prepared.scalars.tobytes()
         prepared.one = _one_output_template(prepared)
         return prepared

@@ -46,6 +46,7 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
         with cuda.launch_mechanism(mechanism):
             (_, add, add_reference, torch_add), (_, scaled, scaled_reference, _), \
                 (_, exp, exp_reference, _), (_, fused, fused_reference, _), \
+                (_, fused_scalar, fused_scalar_reference, _), \
                 (_, into, into_reference, _), (_, transpose, *_), \
                 (_, array_transpose, *_) = launch_costs.calls(np, "emulate")
             assert torch_add is None  # torch only beside CuPy
@@ -54,6 +55,8 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
                                               (scaled, scaled_reference, host * 2.0),
                                               (exp, exp_reference, np.exp(host)),
                                               (fused, fused_reference, four_ops),
+                                              (fused_scalar, fused_scalar_reference,
+                                               host * np.float32(2.5) + host),
                                               (into, into_reference, host + host)]:
                 np.testing.assert_allclose(reference(), expected, rtol=1e-6)
                 result = call()
@@ -67,6 +70,7 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
         "host us per call: multiply 48x64 fp32 Array by 2.0",
         "host us per call: exp 48x64 fp32 Array",
         "host us per call: fused exp(x*y+x)-y 48x64 fp32 Arrays",
+        "host us per call: fused x*s+y 48x64 fp32 Arrays, s=2.5",
         "host us per call: add 48x64 fp32 Array, out=",
         "host us per call: rearrange_ 64x48 fp32 (cached)",
         "host us per call: rearrange_ 64x48 fp32 Array (cached)"]

@@ -62,7 +62,8 @@ class _Captured:
 def calls(library, backend: str):
     """(name, call, CuPy's call, torch's call or None) of the launch-bound calls of a 48x64
     float32 Array: ``xp.add``, a Python scalar (``x * 2.0``), ``xp.exp``, a fused 4-op call
-    (``xp.fuse``; CuPy's ``cupy.fuse``; torch's four ops), ``out=`` (``xp.add(x, x,
+    (``xp.fuse``; CuPy's ``cupy.fuse``; torch's four ops), a fused call with a scalar
+    argument (``x * s + x``, ``s = 2.5``), ``out=`` (``xp.add(x, x,
     out=z)``), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
     Arrays (the compiled launch takes a repeated one of Arrays into C); ours return their
     result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's where torch
@@ -80,9 +81,11 @@ def calls(library, backend: str):
     if torch is not None:
         tx, ty, tz = torch.from_dlpack(x), torch.from_dlpack(y), torch.from_dlpack(z)
     fused = xp.fuse(lambda a, b: xp.exp(a * b + a) - b)
+    scaled = xp.fuse(lambda a, b, s: a * s + b)
     library_fused = (lambda a, b: library.exp(a * b + a) - b)
+    library_scaled = (lambda a, b, s: a * s + b)
     if hasattr(library, "fuse"):  # CuPy's own fusion (NumPy and the stand-in have none)
-        library_fused = library.fuse(library_fused)
+        library_fused, library_scaled = library.fuse(library_fused), library.fuse(library_scaled)
     return [(ADD_CALL, lambda: xp.add(array, array),
              lambda: library.add(x, x), torch and (lambda: torch.add(tx, tx))),
             ("multiply 48x64 fp32 Array by 2.0", lambda: array * 2.0,
@@ -91,6 +94,8 @@ def calls(library, backend: str):
              lambda: library.exp(x), torch and (lambda: torch.exp(tx))),
             ("fused exp(x*y+x)-y 48x64 fp32 Arrays", lambda: fused(array, array),
              lambda: library_fused(x, x), torch and (lambda: torch.exp(tx * tx + tx) - tx)),
+            ("fused x*s+y 48x64 fp32 Arrays, s=2.5", lambda: scaled(array, array, 2.5),
+             lambda: library_scaled(x, x, 2.5), torch and (lambda: tx * 2.5 + tx)),
             ("add 48x64 fp32 Array, out=", lambda: xp.add(array, array, out=z_array),
              lambda: library.add(x, x, out=z), torch and (lambda: torch.add(tx, tx, out=tz))),
             (COPY_CALL, lambda: (xp.rearrange_(y, x.T), y)[1],
