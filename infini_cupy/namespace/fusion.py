@@ -101,8 +101,9 @@ def _spec(value):
 
 def scalar_slots_filled(prepared, args):
     """The kernel's ``ic::Scalars`` for a call: the constants and each per-call slot's
-    argument converted as traced; None when a computed scalar changed type (``2 ** -1``: the
-    unfused calls decide)."""
+    argument converted as traced; None when a computed scalar changed type (``2 ** -1``) or a
+    value does not convert (an int past its slot's range): the unfused calls decide (they
+    raise the eager call's error, or answer as NumPy's ``where`` does)."""
     if not prepared.arg_slots:
         return prepared.scalars
     buffer = bytearray(prepared.scalar_bytes)
@@ -110,7 +111,7 @@ def scalar_slots_filled(prepared, args):
         for j, k, convert in prepared.arg_slots:
             value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
             buffer[j:j + len(value)] = value
-    except Untraceable:  # Python arithmetic of scalar arguments changed type (2 ** -1)
+    except (Untraceable, OverflowError):
         return None
     return np.void(bytes(buffer))
 

@@ -202,6 +202,26 @@ def test_repeated_calls_into_an_array_check_out_at_each_call(to_device, to_host)
     np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.5))
 
 
+def test_a_scalar_argument_past_its_slot_is_the_unfused_calls_answer(to_device, to_host):
+    """A value the traced slot cannot hold (300 for int8) runs the unfused calls: NumPy's
+    ``where`` converts it, ``add`` raises OverflowError, as without fuse."""
+    condition = xp.asarray(to_device(np.array([True, False, True])))
+    x = xp.asarray(to_device(np.array([1, 2, 3], np.int8)))
+    select = xp.fuse(lambda c, x, s: xp.where(c, x, s))
+    added = xp.fuse(lambda x, s: x + s)
+    for s in (2, 300, -1, 300):  # a slot traced for an int, then values in and out of range
+        np.testing.assert_array_equal(to_host(select(condition, x, s)),
+                                      to_host(xp.where(condition, x, s)))
+        if s == 300:
+            with pytest.raises(OverflowError) as unfused:
+                x + s
+            with pytest.raises(OverflowError) as fused:
+                added(x, s)
+            assert str(fused.value) == str(unfused.value)
+        else:
+            np.testing.assert_array_equal(to_host(added(x, s)), to_host(x + s))
+
+
 def _axpy_into(x, y, out):
     """axpy unfused, its last call writing into ``out``."""
     return xp.add(xp.multiply(x, y), xp.multiply(xp.subtract(x, y), 2.5), out=out)
