@@ -45,14 +45,14 @@ def lazy(enabled: bool = True):
 
     Inside the block, the elementwise functions, operators, casts (``astype``), ``clip``
     by scalars and ``where`` by a bool condition on Arrays of the ``emulator`` and ``cuda``
-    devices return deferred Arrays:
-    every check runs at the call (an error is raised there, as the eager call raises it),
-    the kernel later. A deferred Array is
-    computed when its value is needed (its data read, a non-elementwise function, a write
+    devices return deferred Arrays: every check runs at the call (an error is raised there,
+    as the eager call raises it), the kernel later. A deferred Array is computed when its
+    value is needed (its data read, a non-elementwise function, a write
     into any Array, the end of the block): every pending Array still referenced then runs
     in one fused kernel per device and shape (:func:`fuse`'s kernels, bit-identical to the
     eager calls), and intermediates nothing references are never allocated. Arrays on the
-    ``cpu`` device run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere. See the user guide's page on lazy evaluation.
+    ``cpu`` device run eagerly. ``$INFINI_CUPY_LAZY=1`` turns it on everywhere. See the
+    user guide's page on lazy evaluation.
 
     Parameters
     ----------
