@@ -272,6 +272,16 @@ def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
         xp.rearrange_(two_gpus.empty((8, 4), np.float32), x1._a.T)
     with pytest.raises(ValueError, match="different devices: cuda:0 and cuda:1"), xp.lazy():
         x0 + x1  # noqa: B018  (the eager call says what is wrong)
+    with pytest.raises(ValueError) as eager:
+        xp.where(x0 > 0, x0, x1)
+    with pytest.raises(ValueError) as deferred, xp.lazy():
+        xp.where(x0 > 0, x0, x1)  # the condition pending on cuda:0: where runs eagerly
+    assert str(deferred.value) == str(eager.value)
+    with xp.lazy():  # one GPU (cuda:1, not current): deferred, computed there
+        chosen = xp.where(x1 > 0, x1, 0.5)
+        assert chosen._p is not None
+    assert chosen.device == "cuda:1"
+    np.testing.assert_array_equal(np.asarray(chosen.to_device("cpu")), np.where(h > 0, h, 0.5))
     with xp.lazy():
         y = x0 * 2
         interface = y.__cuda_array_interface__  # evaluated before it is read
