@@ -305,19 +305,21 @@ def _cast_step(x, cast_plan, dtype_in) -> _Cast:
 
 
 def _out_check(args, out, known, casts) -> tuple:
-    """What ``short_call`` checks of ``out=`` per call: (its alignment mask, its byte extent
-    relative to its pointer, and per input used in place: (index, the input's extent, whether
-    it is out's very layout, so that only the same address is safe in place))."""
+    """:func:`out_check` of the inputs the kernel reads in place (a cast one is read through
+    its temporary)."""
+    return out_check(out, [(k, args[k]) for k, _ in known.arrays if k not in casts])
+
+
+def out_check(out, inputs) -> tuple:
+    """What a repeated call checks of ``out=`` per call (:func:`out_usable`): (its alignment
+    mask, its byte extent relative to its pointer, and per input ``(k, x)`` in ``inputs``:
+    (k, the input's extent, whether it is out's very layout, so that only the same address
+    is safe in place))."""
     lo, hi = layout_extent(out.shape, out.strides, out.itemsize)
-    inputs = []
-    for k, _ in known.arrays:
-        if k in casts:
-            continue  # read through its temporary
-        x = args[k]
-        same = (x.shape == out.shape and x.strides == out.strides
-                and x.itemsize == out.itemsize)
-        inputs.append((k, *layout_extent(x.shape, x.strides, x.itemsize), same))
-    return dtypes.alignment(out.dtype) - 1, lo, hi, tuple(inputs)
+    checks = tuple((k, *layout_extent(x.shape, x.strides, x.itemsize),
+                    x.shape == out.shape and x.strides == out.strides
+                    and x.itemsize == out.itemsize) for k, x in inputs)
+    return dtypes.alignment(out.dtype) - 1, lo, hi, checks
 
 
 def _value(known, v):
@@ -331,14 +333,13 @@ def _value(known, v):
     return dtypes.scalar_value(v, known.dtype_in)
 
 
-def current_device() -> int:
-    """CuPy's current device."""
+def _current_device() -> int:
     return sys.modules["cupy"].cuda.runtime.getDevice()
 
 
 def out_usable(check, out, out_address, addresses) -> bool:
     """``out`` at ``out_address`` may take the kernel's writes directly (else the full call
-    decides); ``check``: :func:`_out_check`'s, ``addresses[k]``: input k's pointer."""
+    decides); ``check``: :func:`out_check`'s, ``addresses[k]``: input k's pointer."""
     align_mask, lo, hi, inputs = check
     if out_address & align_mask or not is_writeable(out):
         return False
@@ -571,7 +572,7 @@ def run(known, args, out, backend, read=None):
             if addresses[k] & align_mask:
                 return None
     elif backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
-        device = current_device()
+        device = _current_device()
         for k, align_mask in known.arrays:
             memory = args[k].data
             address = addresses[k] = memory.ptr

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..arrays import layout_extent
 from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused
 from ..elementwise.kernels import SOURCE
@@ -24,7 +22,7 @@ from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.launcher import _self_overlapping as self_overlapping
 from ..elementwise.launcher import cast
-from ..elementwise.short_path import current_device, out_usable
+from ..elementwise.short_path import out_check, out_usable
 from ..runtime.launch import launch
 from .array import Array
 from .boundary import elementwise_operands, rearrange_
@@ -79,51 +77,38 @@ def write_out(name, result, out):
 
 
 def into_record(prepared, args, out, scalar_args):
-    """What a repeated call of Arrays into the Array ``out`` reads (:func:`run_into`), after a
-    call that passed ``launch_into``'s checks, or None where every call goes that way (``out``
-    of another dtype, an empty result): the backend, the input checks, ``out``'s per-call
-    checks as the elementwise functions' repeats make them (``short_path.out_usable``:
-    aligned, writeable, overlapping no input but in its very layout) and its 16-byte mask,
-    the plan for ``out``'s strides (the arguments before the flag, kernel, grid, block, the
-    flag for misaligned and aligned pointers), and ``scalar_args``
-    (``fusion._scalar_arguments``: the scalar arguments' slots per call; None without)."""
+    """What a repeated call of Arrays into the emulator Array ``out`` reads
+    (:func:`run_into`), after a call that passed ``launch_into``'s checks, or None where every
+    call goes that way (a GPU's, ``out`` of another dtype, an empty result): the input checks,
+    ``out``'s per-call checks as the elementwise functions' repeats make them
+    (``short_path.out_check``) and its 16-byte mask, the plan for ``out``'s strides (the
+    arguments before the flag, kernel, grid, block, the flag for misaligned and aligned
+    pointers), and ``scalar_args`` (``fusion._scalar_arguments``: the scalar arguments'
+    slots per call; None without)."""
     native = out._a
-    if (prepared.plan is None or out._b not in ("emulate", "cuda")
+    if (prepared.plan is None or out._b != "emulate"
             or native.dtype != prepared.fx.output_dtypes[0] or self_overlapping(native)):
         return None
     plan = plan_fused(*prepared.layouts, (tuple(native.strides),))
     if plan is None:
         return None
-    lo, hi = layout_extent(native.shape, native.strides, native.itemsize)
-    inputs = []
-    for k, _, _, _ in prepared.input_checks:
-        x = args[k]._a
-        same = (x.shape == native.shape and x.strides == native.strides
-                and x.itemsize == native.itemsize)
-        inputs.append((k, *layout_extent(x.shape, x.strides, x.itemsize), same))
-    out_check = (dtypes.alignment(native.dtype) - 1, lo, hi, tuple(inputs))
+    checks = out_check(native, [(k, args[k]._a) for k, _, _, _ in prepared.input_checks])
     masks = plan.vector_masks
     flags = (FLAG_OFF, FLAG_OFF if masks is None else FLAG_ON)
-    return (out._b, prepared.input_checks, out_check, 0 if masks is None else masks[0],
+    return (prepared.input_checks, checks, 0 if masks is None else masks[0],
             (prepared.scalars, *plan.layout_args), plan.kernel, plan.grid, plan.block, flags,
             scalar_args)
 
 
-def run_into(record, args, out, scalars_seen):
-    """A repeated call of settled Arrays into the Array ``out`` from :func:`into_record`:
-    ``out``, written, or None (nothing written) for the full way (a check failed; on a GPU,
-    an array off the current device). ``scalars_seen``: ``fusion.seen_scalars``, for the
-    scalar arguments' slots."""
-    backend, checks, out_check, out_mask, head, kernel, grid, block, flags, scalar_args = record
-    native = out._a
-    device = current_device() if backend == "cuda" else None
-    if device is not None and native.data.device_id != device:
+def run_into(record, args, out, head_for):
+    """A repeated call of settled Arrays into the emulator Array ``out`` from
+    :func:`into_record`: ``out``, written, or None (nothing written) for the full way (a
+    check of ``out`` or an input failed: ``short_path.out_usable``). ``head_for``:
+    ``fusion.head_for``, the arguments before the flag with the scalar arguments' slots."""
+    checks, out_checks, out_mask, head, kernel, grid, block, flags, scalar_args = record
+    head = head_for(head, scalar_args, args)
+    if head is None:
         return None
-    if scalar_args is not None:
-        seen = scalars_seen(scalar_args, args)
-        if seen is None:
-            return None
-        head = (seen[1], *head[1:])
     addresses = [0] * len(args)
     inputs, misaligned = [], 0
     for k, _, align_mask, vector_mask in checks:
@@ -131,15 +116,12 @@ def run_into(record, args, out, scalars_seen):
         address = addresses[k] = x._d
         if address & align_mask:
             return None
-        x = x._a
-        if device is not None and x.data.device_id != device:
-            return None
         misaligned |= address & vector_mask
-        inputs.append(x)
-    out_address = out._d
-    if not out_usable(out_check, native, out_address, addresses):
+        inputs.append(x._a)
+    native, out_address = out._a, out._d
+    if not out_usable(out_checks, native, out_address, addresses):
         return None
     misaligned |= out_address & out_mask
     launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], native, *inputs),
-           backend=backend)
+           backend="emulate")
     return out

@@ -82,8 +82,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one", "out_id", "compiled_launch", "scalar_positions",
-                 "scalar_source")
+                 "wrap", "one", "out_id", "compiled_launch", "scalar_source")
 
 
 def _spec(value):
@@ -116,17 +115,16 @@ def scalar_slots_filled(prepared, args):
     return np.void(bytes(buffer))
 
 
-def _scalar_arguments(prepared, pack=None):
+def _scalar_arguments(prepared, positions, pack=None):
     """What a hot path (hot_calls.c's ``fused``, compiled_launch.c) reads of a call with
-    scalar arguments, or None without them: (their positions, ``[the last (their values,
-    made off, made on) seen]``, ``made(args)``). ``made`` fills the scalar slots
-    (:func:`scalar_slots_filled`), keeps them as the last seen and returns them, or None
-    (the Python way decides); ``pack(scalars, flag)``: what is kept per flag (a GPU's packed
-    parameters), else the scalars themselves twice. Kept per the arguments' objects: a
-    literal, the same object at every call, is converted once."""
+    scalar arguments (at ``positions``), or None without them: (their positions, ``[the last
+    (their values, made off, made on) seen]``, ``made(args)``). ``made`` fills the scalar
+    slots (:func:`scalar_slots_filled`), keeps them as the last seen and returns them, or
+    None (the Python way decides); ``pack(scalars, flag)``: what is kept per flag (a GPU's
+    packed parameters), else the scalars themselves twice. Kept per the arguments' objects:
+    a literal, the same object at every call, is converted once."""
     if not prepared.arg_slots:
         return None
-    positions = prepared.scalar_positions
     last = [(None, None, None)]
 
     def made(args):
@@ -141,16 +139,22 @@ def _scalar_arguments(prepared, pack=None):
     return positions, last, made
 
 
-def seen_scalars(scalar_args, args):
-    """The last seen entry of :func:`_scalar_arguments` for ``args`` (the Python twin of
-    hot_arrays.c's ``scalars_seen``): kept when every scalar argument is the same object,
-    else made; None for the Python way."""
+def head_for(head, scalar_args, args):
+    """``head`` (the arguments before the flag: the scalars, the layouts) with the scalar
+    arguments' slots for ``args`` from :func:`_scalar_arguments`'s ``scalar_args``: the last
+    seen when every scalar argument is the same object, else made (the Python twin of
+    hot_arrays.c's ``scalars_seen``); ``head`` itself without scalar arguments; None for the
+    Python way."""
+    if scalar_args is None:
+        return head
     positions, last, made = scalar_args
     seen = last[0]
     values = seen[0]
-    if values is not None and all(args[k] is v for k, v in zip(positions, values)):
-        return seen
-    return made(args)
+    if values is None or any(args[k] is not v for k, v in zip(positions, values)):
+        seen = made(args)
+        if seen is None:
+            return None
+    return (seen[1], *head[1:])
 
 
 def _one_output_template(prepared):
@@ -201,6 +205,7 @@ def compiled_fused_record(prepared):
     if not cuda_compiled.fits(module, offsets, packed_off):
         return None
     device = cupy.cuda.runtime.getDevice()
+    source = prepared.scalar_source
 
     def pack(scalars, aligned):
         flag = flag_on if aligned else FLAG_OFF
@@ -210,7 +215,8 @@ def compiled_fused_record(prepared):
               cuda_compiled.generation(), context, device,
               cuda.function_handle(device, SOURCE, plan.kernel),
               (*dim3(plan.grid), *dim3(plan.block), 0), packed_off, packed_on, offsets,
-              len(head) + 1, _scalar_arguments(prepared, pack))
+              len(head) + 1,
+              source and _scalar_arguments(prepared, source[0], pack))
     assert len(record) == module.FUSED_RECORD_FIELDS
     return record
 
@@ -291,7 +297,7 @@ class FusedFunction:
         elif type(out) is Array and not kwargs and not pending.expressions:
             key = _ids_into(args, out)  # Arrays into an Array: a record seen before
             record = None if key is None else self._into_by_ids.get(key)
-            if record is not None and run_into(record, args, out, seen_scalars) is not None:
+            if record is not None and run_into(record, args, out, head_for) is not None:
                 return out
         if out is not None and pending.expressions:  # a write: pending reads go first
             pending.evaluate_all(f"fuse({self.__name__})(out=...)")
@@ -349,11 +355,9 @@ class FusedFunction:
         once, see :func:`~.array.settle`) and the scalars' types; any other argument (a
         native array) goes by the layout key (``_key``)."""
         checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = prepared.one
-        if scalar_args is not None:
-            seen = seen_scalars(scalar_args, args)
-            if seen is None:
-                return self._fallback(prepared, args, None)
-            head = (seen[1], *head[1:])
+        head = head_for(head, scalar_args, args)
+        if head is None:
+            return self._fallback(prepared, args, None)
         inputs, misaligned = [], 0
         for k, _, align_mask, vector_mask in checks:
             x = args[k]  # an Array: __call__'s key takes no other array
@@ -388,11 +392,9 @@ class FusedFunction:
         one = prepared.one
         if one is not None:  # the emulator, one output, no per-call scalars: written out
             checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = one
-            if scalar_args is not None:
-                seen = seen_scalars(scalar_args, args)
-                if seen is None:
-                    return self._fallback(prepared, args, None)
-                head = (seen[1], *head[1:])
+            head = head_for(head, scalar_args, args)
+            if head is None:
+                return self._fallback(prepared, args, None)
             inputs, misaligned = [], 0
             for k, unwrap, align_mask, vector_mask in checks:
                 x = args[k]._a if unwrap else args[k]
@@ -416,12 +418,10 @@ class FusedFunction:
                 return self._fallback(prepared, args, None)  # off its C++ type's alignment
             misaligned |= address & vector_mask
             inputs.append(x)
-        source = prepared.scalar_source
-        scalars = prepared.scalars if source is None else seen_scalars(source, args)
+        scalars = head_for((prepared.scalars,), prepared.scalar_source, args)
         if scalars is None:
             return self._fallback(prepared, args, None)
-        if source is not None:
-            scalars = scalars[1]
+        scalars = scalars[0]
         backend, shape = prepared.backend, prepared.shape
         outputs = []
         for dtype, vector_mask in prepared.output_checks:
@@ -539,9 +539,8 @@ class FusedFunction:
             for k, d, mask in zip(fx.inputs, fx.input_dtypes, masks[nout:]))
         prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
         prepared.scalars, prepared.arg_slots = scalar_slots(fx)
-        prepared.scalar_positions = tuple(k for k, a in enumerate(operands)
-                                          if type(a) in _SCALAR_TYPES)
-        prepared.scalar_source = _scalar_arguments(prepared)  # slots kept per their objects
+        prepared.scalar_source = _scalar_arguments(  # slots kept per the scalars' objects
+            prepared, tuple(k for k, a in enumerate(operands) if type(a) in _SCALAR_TYPES))
         prepared.scalar_bytes = prepared.scalars.tobytes()
         prepared.one = _one_output_template(prepared)
         return prepared

@@ -153,13 +153,21 @@ def defer(name: str, args) -> Array | None:
         v = args[k]
         if not bounds[0] <= v <= bounds[1]:
             dtypes.scalar_value(v, dtype_in)
+    operands, nodes, inputs, scalars = _within_limits(name, args, operands, nodes, inputs,
+                                                      scalars)
+    return _deferred(pending.PendingExpression(name, operands, dtype_out, shape, backend,
+                                               device, nodes, inputs, scalars, kind))
+
+
+def _within_limits(name, args, operands, nodes, inputs, scalars) -> tuple:
+    """(operands, nodes, inputs, scalars) of a call: as given, or past the kernel's limits
+    the arguments themselves once everything pending is evaluated (a new chain starts)."""
     if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
             or scalars > pending.MAX_SCALARS):
         pending.evaluate_all(f"{name}(): expression past the kernel's limits")
-        operands = list(args)
-        nodes, inputs, scalars = _size([a._a if type(a) is Array else a for a in args])
-    return _deferred(pending.PendingExpression(name, tuple(operands), dtype_out, shape, backend,
-                                               device, nodes, inputs, scalars, kind))
+        return (tuple(args),
+                *_size([a._a if type(a) is Array else a for a in args]))
+    return tuple(operands), nodes, inputs, scalars
 
 
 def _stand(a):
@@ -340,14 +348,11 @@ def _defer_where(condition, x1, x2) -> Array | None:
     for v in stands:  # a value the kernel's conversion refuses: NumPy's where converts it
         if type(v) in _WHERE_SCALARS and type(v) is not bool and not bounds[0] <= v <= bounds[1]:
             return None
-    nodes, inputs, scalars = _size(stands)
-    operands = [a._p if type(a) is Array and a._p is not None else a for a in (condition, x1, x2)]
-    if (nodes > pending.MAX_NODES or inputs > pending.MAX_INPUTS
-            or scalars > pending.MAX_SCALARS):
-        pending.evaluate_all("where(): expression past the kernel's limits")
-        operands = [condition, x1, x2]
-        nodes, inputs, scalars = _size([a._a if type(a) is Array else a for a in operands])
-    return _deferred(pending.PendingExpression("where", tuple(operands), dtype, shape, backend,
+    args = (condition, x1, x2)
+    operands, nodes, inputs, scalars = _within_limits(
+        "where", args, [a._p if type(a) is Array and a._p is not None else a for a in args],
+        *_size(stands))
+    return _deferred(pending.PendingExpression("where", operands, dtype, shape, backend,
                                                device, nodes, inputs, scalars,
                                                _kind(dtype, shape, backend)))
 

@@ -133,7 +133,7 @@ PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v) {
  * last, made) of fusion._scalar_arguments, `last` = [the last (values, off, on) seen]. The
  * seen tuple (a new reference) when each scalar argument of `operands` is the object seen
  * last, else made(operands)'s; Py_None (a new reference) for the Python way; NULL on an
- * error. fusion.seen_scalars is its Python twin. */
+ * error. fusion.head_for is its Python twin. */
 PyObject *scalars_seen(PyObject *source, PyObject *operands) {
     if (!PyTuple_CheckExact(source) || PyTuple_GET_SIZE(source) != 3)
         Py_RETURN_NONE;
