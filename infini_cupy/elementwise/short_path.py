@@ -333,7 +333,7 @@ def _value(known, v):
     return dtypes.scalar_value(v, known.dtype_in)
 
 
-def _current_device() -> int:
+def current_device() -> int:
     return sys.modules["cupy"].cuda.runtime.getDevice()
 
 
@@ -572,7 +572,7 @@ def run(known, args, out, backend, read=None):
             if addresses[k] & align_mask:
                 return None
     elif backend == "cuda":  # arrays on the current GPU (apply allocates on another one)
-        device = _current_device()
+        device = current_device()
         for k, align_mask in known.arrays:
             memory = args[k].data
             address = addresses[k] = memory.ptr

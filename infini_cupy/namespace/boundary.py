@@ -350,10 +350,11 @@ def _finish(known, natives, addresses, b):
     return r
 
 
-# The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused, rearrange] once
-# loaded, Nones where it cannot be built; tried at the first plan found by layout ids (_learn,
-# _into, FusedFunction.__call__, a GPU's rearrange_ under the compiled launch).
-compiled_calls: list = [None, None, None, None, None]
+# The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused, rearrange,
+# fused_into] once loaded, Nones where it cannot be built; tried at the first plan found by
+# layout ids (_learn, _into, FusedFunction.__call__ with and without out=, a GPU's
+# rearrange_ under the compiled launch).
+compiled_calls: list = [None, None, None, None, None, None]
 _compiled_module: list = []  # [the configured module, or None] once tried
 
 
@@ -370,7 +371,7 @@ def compiled_hot_calls():
                              _finish, _elementwise_source, "numpy", _into_by_ids,
                              np.empty(1), read_only, _run_into)
             compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
-                                 module.rearrange]
+                                 module.rearrange, module.fused_into]
         _compiled_module.append(module)
     return _compiled_module[0]
 

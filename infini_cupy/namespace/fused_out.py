@@ -1,7 +1,10 @@
 """``out=`` of a fused function (:mod:`.fusion`): the one result written into an array of any
 layout, checked as the elementwise functions check ``out=`` (``launcher._prepare_out``:
 shape, dtype, device, self-overlap, read-only); an overlap with an input other than the very
-same view computes into a temporary first, then copies (NumPy's answer).
+same view computes into a temporary first, then copies (NumPy's answer). A repeated call of
+Arrays into an Array, on the emulator or a GPU, goes by its layout ids and checks per call
+only what they do not fix (:func:`into_record`, :func:`run_into`; in C, runtime/hot_calls.c's
+``fused_into``).
 
 >>> import numpy as np, infini_cupy as xp
 >>> out = np.zeros((3, 2)).T
@@ -22,7 +25,7 @@ from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.launcher import _self_overlapping as self_overlapping
 from ..elementwise.launcher import cast
-from ..elementwise.short_path import out_check, out_usable
+from ..elementwise.short_path import current_device, out_check, out_usable
 from ..runtime.launch import launch
 from .array import Array
 from .boundary import elementwise_operands, rearrange_
@@ -77,16 +80,18 @@ def write_out(name, result, out):
 
 
 def into_record(prepared, args, out, scalar_args):
-    """What a repeated call of Arrays into the emulator Array ``out`` reads
-    (:func:`run_into`), after a call that passed ``launch_into``'s checks, or None where every
-    call goes that way (a GPU's, ``out`` of another dtype, an empty result): the input checks,
-    ``out``'s per-call checks as the elementwise functions' repeats make them
-    (``short_path.out_check``) and its 16-byte mask, the plan for ``out``'s strides (the
-    arguments before the flag, kernel, grid, block, the flag for misaligned and aligned
-    pointers), and ``scalar_args`` (``fusion._scalar_arguments``: the scalar arguments'
-    slots per call; None without)."""
-    native = out._a
-    if (prepared.plan is None or out._b != "emulate"
+    """What a repeated call of Arrays into the Array ``out`` reads (:func:`run_into`), after
+    a call that passed ``launch_into``'s checks, or None where every call goes that way
+    (``out`` of another dtype or backend, an empty result): the backend and, on a GPU,
+    ``out``'s device, the input checks, ``out``'s per-call checks as the elementwise
+    functions' repeats make them (``short_path.out_check``) and its 16-byte mask, the plan
+    for ``out``'s strides (the arguments before the flag, kernel, grid, block, the flag for
+    misaligned and aligned pointers), and ``scalar_args`` (``fusion._scalar_arguments``: the
+    scalar arguments' slots per call; None without), ``prepared`` and, on a GPU, ``[its
+    launch record for runtime/hot_calls.c's fused_into]`` (``fusion.compiled_fused_record``,
+    made after a repeat under the compiled launch; None before)."""
+    native, backend = out._a, out._b
+    if (prepared.plan is None or backend != prepared.backend or prepared.wrap is None
             or native.dtype != prepared.fx.output_dtypes[0] or self_overlapping(native)):
         return None
     plan = plan_fused(*prepared.layouts, (tuple(native.strides),))
@@ -95,17 +100,23 @@ def into_record(prepared, args, out, scalar_args):
     checks = out_check(native, [(k, args[k]._a) for k, _, _, _ in prepared.input_checks])
     masks = plan.vector_masks
     flags = (FLAG_OFF, FLAG_OFF if masks is None else FLAG_ON)
-    return (prepared.input_checks, checks, 0 if masks is None else masks[0],
+    device = native.data.device_id if backend == "cuda" else None
+    return (backend, device, prepared.input_checks, checks, 0 if masks is None else masks[0],
             (prepared.scalars, *plan.layout_args), plan.kernel, plan.grid, plan.block, flags,
-            scalar_args)
+            scalar_args, prepared, [None])
 
 
 def run_into(record, args, out, head_for):
-    """A repeated call of settled Arrays into the emulator Array ``out`` from
-    :func:`into_record`: ``out``, written, or None (nothing written) for the full way (a
-    check of ``out`` or an input failed: ``short_path.out_usable``). ``head_for``:
-    ``fusion.head_for``, the arguments before the flag with the scalar arguments' slots."""
-    checks, out_checks, out_mask, head, kernel, grid, block, flags, scalar_args = record
+    """A repeated call of settled Arrays into the Array ``out`` from :func:`into_record`
+    (runtime/hot_calls.c's ``fused_into`` is its twin in C): ``out``, written, or None
+    (nothing written) for the full way (an input or ``out`` on another device than the
+    current one, a check of ``out`` or an input failed: ``short_path.out_usable``).
+    ``head_for``: ``fusion.head_for``, the arguments before the flag with the scalar
+    arguments' slots."""
+    (backend, device, checks, out_checks, out_mask, head, kernel, grid, block, flags,
+     scalar_args, _, _) = record
+    if backend == "cuda" and (current_device() != device or out._a.data.device_id != device):
+        return None  # launched on the current GPU: arrays of another one go the full way
     head = head_for(head, scalar_args, args)
     if head is None:
         return None
@@ -116,12 +127,15 @@ def run_into(record, args, out, head_for):
         address = addresses[k] = x._d
         if address & align_mask:
             return None
+        native = x._a
+        if backend == "cuda" and native.data.device_id != device:
+            return None
         misaligned |= address & vector_mask
-        inputs.append(x._a)
+        inputs.append(native)
     native, out_address = out._a, out._d
     if not out_usable(out_checks, native, out_address, addresses):
         return None
     misaligned |= out_address & out_mask
     launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], native, *inputs),
-           backend="emulate")
+           backend=backend)
     return out

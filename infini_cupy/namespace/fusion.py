@@ -173,34 +173,43 @@ def _one_output_template(prepared):
             plan.kernel, plan.grid, plan.block, flags, prepared.scalar_source)
 
 
-def compiled_fused_record(prepared):
+def compiled_fused_record(prepared, into=None):
     """``prepared.compiled_launch``: what runtime/compiled_launch.c reads (from hot_calls.c's
     ``fused``) to run a GPU's call of Arrays (and scalars) with one output on this thread's
-    current context, or None (the Python way takes every call). The fields, in order: the
-    input checks, the output's shape, dtype and 16-byte mask, the driver's generation, the
-    context, the device, the kernel's ``CUfunction`` there, (grid, block, dynamic shared
-    memory) as 7 ints, the parameters packed as bytes with the vector flag off and on (the
-    pointer slots, the output's then the inputs', zero and last), each parameter's offset in
-    them (uint32), the index of the first pointer slot, and the scalar arguments' source
-    (:func:`_scalar_arguments`, keeping both packings per scalar values; None without
-    scalar arguments). Made after a call launched the Python way on this context."""
+    current context, or None (the Python way takes every call); with ``into``, a record of
+    ``fused_out.into_record``, its launch record (``fused_into``'s) for the call's plan into
+    ``out``'s layout. The fields, in order: the input checks, the output's shape, dtype and
+    16-byte mask, the driver's generation, the context, the device, the kernel's
+    ``CUfunction`` there, (grid, block, dynamic shared memory) as 7 ints, the parameters
+    packed as bytes with the vector flag off and on (the pointer slots, the output's then the
+    inputs', zero and last), each parameter's offset in them (uint32), the index of the first
+    pointer slot, the scalar arguments' source (:func:`_scalar_arguments`, keeping both
+    packings per scalar values; None without scalar arguments), and ``out``'s per-call checks
+    (``short_path.out_check``; None for a new output). Made after a call launched the Python
+    way on this context."""
     plan = prepared.plan
     if (plan is None or prepared.wrap is None or prepared.returns != "one"
             or len(prepared.output_checks) != 1
             or not all(unwrap for _, unwrap, _, _ in prepared.input_checks)):
         return None
+    (dtype, out_mask), = prepared.output_checks
+    if into is None:
+        head, kernel, grid, block = ((prepared.scalars, *plan.layout_args), plan.kernel,
+                                     plan.grid, plan.block)
+        flag_on = FLAG_OFF if plan.vector_masks is None else FLAG_ON
+        record, out_check = prepared.compiled_launch, None
+    else:
+        _, _, _, out_check, out_mask, head, kernel, grid, block, flags, _, _, made = into
+        flag_on, record = flags[1], made[0]
     cupy = cuda.device_side_module()
     module = cuda_compiled.driver(cupy)
-    context, record = module.current_context(), prepared.compiled_launch
+    context = module.current_context()
     if record is not None and record[4:6] == (cuda_compiled.generation(), context):
         return record
     if context is None:
         return None
-    (dtype, out_mask), = prepared.output_checks
-    head = (prepared.scalars, *plan.layout_args)
     pointers = 1 + len(prepared.input_checks)
     offsets, packed_off = cuda_compiled.packed_parameters((*head, FLAG_OFF), pointers, True)
-    flag_on = FLAG_OFF if plan.vector_masks is None else FLAG_ON
     packed_on = cuda_compiled.packed_parameters((*head, flag_on), pointers, True)[1]
     if not cuda_compiled.fits(module, offsets, packed_off):
         return None
@@ -213,12 +222,21 @@ def compiled_fused_record(prepared):
 
     record = (prepared.input_checks, tuple(prepared.shape), dtype, out_mask,
               cuda_compiled.generation(), context, device,
-              cuda.function_handle(device, SOURCE, plan.kernel),
-              (*dim3(plan.grid), *dim3(plan.block), 0), packed_off, packed_on, offsets,
+              cuda.function_handle(device, SOURCE, kernel),
+              (*dim3(grid), *dim3(block), 0), packed_off, packed_on, offsets,
               len(head) + 1,
-              source and _scalar_arguments(prepared, source[0], pack))
+              source and _scalar_arguments(prepared, source[0], pack), out_check)
     assert len(record) == module.FUSED_RECORD_FIELDS
     return record
+
+
+def _keep_compiled_into(record):
+    """After a GPU's repeat into an Array ran the Python way (``fused_out.run_into``) under
+    the compiled launch: its launch record, kept in ``record`` (``fused_out.into_record``'s)
+    for hot_calls.c's ``fused_into`` to run the next repeat."""
+    *_, prepared, kept = record
+    if record[1] is not None and config.launch_in_force[0] == cuda_compiled.MECHANISM:
+        kept[0] = compiled_fused_record(prepared, record)
 
 
 class _Nothing(str):
@@ -295,9 +313,14 @@ class FusedFunction:
                                          or config.get_backend() == "emulate"):
                 return self._launch(prepared, args)
         elif type(out) is Array and not kwargs and not pending.expressions:
+            compiled = compiled_calls[5]  # the same steps compiled (runtime/hot_calls.c)
+            if compiled is not None and compiled(self._into_by_ids, _SCALAR_TYPES, args,
+                                                 out) is not None:
+                return out
             key = _ids_into(args, out)  # Arrays into an Array: a record seen before
             record = None if key is None else self._into_by_ids.get(key)
             if record is not None and run_into(record, args, out, head_for) is not None:
+                _keep_compiled_into(record)
                 return out
         if out is not None and pending.expressions:  # a write: pending reads go first
             pending.evaluate_all(f"fuse({self.__name__})(out=...)")
@@ -484,13 +507,15 @@ class FusedFunction:
         if prepared.wrap is not None and type(out) is Array:
             check_same_device(prepared.wrap, out._b)
         if prepared.on_gpu:
-            return self._on_gpu(prepared, operands, out)
-        result = self._launch_into(prepared, operands, out)
+            result = self._on_gpu(prepared, operands, out)
+        else:
+            result = self._launch_into(prepared, operands, out)
         key = None if kwargs or type(out) is not Array else _ids_into(args, out)
         if key is not None:  # passed every check of out=: its repeats by layout ids
             record = into_record(prepared, args, out, prepared.scalar_source)
             if record is not None:
                 self._into_by_ids.remember(key, record)
+                compiled_hot_calls()  # built and loaded once
         return result
 
     def _prepare(self, operands, keywords, out=None):

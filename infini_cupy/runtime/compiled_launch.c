@@ -4,13 +4,13 @@
  * parameters packed once, the pointers written per call.
  *
  * What runs here: a repeated one-launch elementwise call of Arrays (of arrays, with a
- * scalar, into out=; run_compiled, from hot_calls.c's serve and into), a fused call
- * (run_fused_compiled, from hot_calls.c's fused) and a copy (rearrange), each from its
- * launch record (short_path.compiled_launch_record, fusion.compiled_fused_record,
- * strided.copy.compiled_copy_record, made in Python); and the module functions of the
- * mechanism's other launches (launch_kernel) and of its driver (set_driver, forget_driver,
- * current_context). Every check that fails returns NULL with no error set (or None to
- * Python), nothing written: the Python way decides.
+ * scalar, into out=; run_compiled, from hot_calls.c's serve and into), a fused call (into a
+ * new output or out=; run_fused_compiled, from hot_calls.c's fused and fused_into) and a copy
+ * (rearrange), each from its launch record (short_path.compiled_launch_record,
+ * fusion.compiled_fused_record, strided.copy.compiled_copy_record, made in Python); and the
+ * module functions of the mechanism's other launches (launch_kernel) and of its driver
+ * (set_driver, forget_driver, current_context). Every check that fails returns NULL with no
+ * error set (or None to Python), nothing written: the Python way decides.
  */
 #include "compiled_launch.h"
 #include "hot_arrays.h"
@@ -34,7 +34,7 @@ static PyObject *mechanism, *compiled_name, *check_status, *device_array, *curre
 #define PARAMS_COUNT 64
 #define RECORD_FIELDS 20  /* a launch record's length (short_path reads it here) */
 #define COPY_RECORD_FIELDS 11  /* a copy's launch record's length */
-#define FUSED_RECORD_FIELDS 14  /* a fused call's launch record's length */
+#define FUSED_RECORD_FIELDS 15  /* a fused call's launch record's length */
 #define POINTER_SLOTS 4   /* (out, x1, x2 or out, out): the elementwise kernels' pointers */
 
 /* The names this file reads, made once (set_driver). */
@@ -294,7 +294,7 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject 
             by_operand[0] = 0;
             by_operand[1] = a1;
         }
-        if (on_device != device || !out_clear(check, out_address, by_operand, scalar_at))
+        if (on_device != device || !out_clear(check, out_address, by_operand, 2, scalar_at))
             return NULL;
     }
     PyObject *seen = NULL;
@@ -347,34 +347,40 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject 
 
 /* A fused call of Arrays (and scalars) on a GPU from its launch record (namespace/fusion.py
  * compiled_fused_record: (checks, shape, dtype, out_mask, generation, context, device,
- * function, dims, params off, params on, offsets, first pointer, scalar arguments), checks =
- * (k, unwrap, align_mask, vector_mask) per input, each operand k an Array): the inputs on
- * the record's device and aligned, the output from CuPy, the parameters those packed for the
- * scalar arguments' values (scalars_seen) when the record has a source for them, the output's
- * and the inputs' pointers written in from parameter `first pointer` on. Returns the output
- * Array (settled), or NULL: with an error set, or without one for the Python way (as
- * run_compiled), nothing written. */
-PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands) {
+ * function, dims, params off, params on, offsets, first pointer, scalar arguments,
+ * out_check), checks = (k, unwrap, align_mask, vector_mask) per input, each operand k an
+ * Array): the inputs on the record's device and aligned, the output from CuPy or, into the
+ * Array `out_array` (the record's out_check not None), `out_array`'s on that device and
+ * clear of the inputs (out_clear), the parameters those packed for the scalar arguments'
+ * values (scalars_seen) when the record has a source for them, the output's and the
+ * inputs' pointers written in from parameter `first pointer` on. Returns the output Array
+ * (settled) or `out_array`, or NULL: with an error set, or without one for the Python way
+ * (as run_compiled), nothing written. */
+PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands,
+                             PyObject *out_array) {
     if (!compiled_now() || !PyTuple_CheckExact(record) ||
         PyTuple_GET_SIZE(record) != FUSED_RECORD_FIELDS)
         return NULL;
-    PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0];
+    PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0], *out_check = t[14];
     unsigned int dims[7];
     void *function;
     long long device = PyLong_AsLongLong(t[6]);
-    Py_ssize_t first = PyLong_AsSsize_t(t[12]);
+    Py_ssize_t first = PyLong_AsSsize_t(t[12]), n_operands = PyTuple_GET_SIZE(operands);
     if (!PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) + 1 > PARAMS_COUNT ||
-        PyErr_Occurred() || !PyBytes_CheckExact(t[9]) || !PyBytes_CheckExact(t[10]) ||
-        !PyBytes_CheckExact(t[11]) || PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10])) {
+        n_operands > PARAMS_COUNT || PyErr_Occurred() || !PyBytes_CheckExact(t[9]) ||
+        !PyBytes_CheckExact(t[10]) || !PyBytes_CheckExact(t[11]) ||
+        PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10]) ||
+        (out_array == NULL) != (out_check == Py_None)) {
         PyErr_Clear();
         return NULL;
     }
     int state = record_live(t[4], t[8], t[7], t[5], dims, &function);
-    if (state < 0 || state == 2 || outputs_own() <= 0)
+    if (state < 0 || state == 2 || (out_array == NULL && outputs_own() <= 0))
         return NULL;  /* an error; the Python way; another allocator's outputs */
     Py_ssize_t n_inputs = PyTuple_GET_SIZE(checks);
     uint64_t pointers[PARAMS_COUNT];
-    unsigned long long misaligned = 0;
+    unsigned long long misaligned = 0, by_operand[PARAMS_COUNT] = {0};
+    long long on_device;
     PyObject *b = NULL;
     for (Py_ssize_t i = 0; i < n_inputs; i++) {
         PyObject *check = PyTuple_GET_ITEM(checks, i), *x = checked_array(check, operands);
@@ -382,13 +388,23 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
             return NULL;
         b = SLOT(x, off_b);
         unsigned long long address;
-        long long on_device;
         if (device_pointer(SLOT(x, off_a), &address, &on_device) < 0)
             return NULL;
         if (on_device != device || address & as_bits(PyTuple_GET_ITEM(check, 2)))
             return NULL;  /* another device's; off its C++ type's alignment */
         misaligned |= address & as_bits(PyTuple_GET_ITEM(check, 3));
         pointers[1 + i] = address;
+        by_operand[PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0))] = address;  /* checked */
+    }
+    unsigned long long out_address = 0;
+    PyObject *out = NULL;
+    if (out_array != NULL) {  /* into out=: its device, alignment and overlap, as run_into */
+        out = SLOT(out_array, off_a);
+        if (out == NULL || !PyObject_TypeCheck(out, (PyTypeObject *)device_array) ||
+            device_pointer(out, &out_address, &on_device) < 0)
+            return NULL;
+        if (on_device != device || !out_clear(out_check, out_address, by_operand, n_operands, -1))
+            return NULL;
     }
     void *stream;
     if (b == NULL || cupy_stream(&stream) < 0)
@@ -399,21 +415,30 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
         if (seen == NULL)
             return NULL;  /* an error of a conversion, or a value for the Python way */
     }
-    PyObject *shape_dtype[2] = {t[1], t[2]};
-    PyObject *out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
-    unsigned long long out_address;
-    if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
-        Py_XDECREF(out);
-        Py_XDECREF(seen);
-        return NULL;
+    if (out_array == NULL) {
+        PyObject *shape_dtype[2] = {t[1], t[2]};
+        out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
+        if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
+            Py_XDECREF(out);
+            Py_XDECREF(seen);
+            return NULL;
+        }
+    } else {
+        Py_INCREF(out);
     }
     misaligned |= out_address & as_bits(t[3]);
     pointers[0] = out_address;
     Py_INCREF(b);  /* held by the inputs, which the launch's Python may release */
     PyObject *r = NULL;
     if (state == 1 || launch_with_pointers(function, dims, misaligned ? off : on, t[11],
-                                           pointers, 1 + n_inputs, first, stream) == 0)
-        r = output_array(prepared, out, b, out_address, 1);
+                                           pointers, 1 + n_inputs, first, stream) == 0) {
+        if (out_array != NULL) {
+            Py_INCREF(out_array);
+            r = out_array;
+        } else {
+            r = output_array(prepared, out, b, out_address, 1);
+        }
+    }
     Py_DECREF(b);
     Py_DECREF(out);
     Py_XDECREF(seen);

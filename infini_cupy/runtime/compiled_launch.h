@@ -10,7 +10,8 @@
 PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject *const *natives,
                        const unsigned long long *address, PyObject *scalar, long scalar_at,
                        PyObject *out_array);
-PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands);
+PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands,
+                             PyObject *out_array);
 int add_compiled_launch(PyObject *m);
 
 #endif

@@ -164,11 +164,12 @@ PyObject *scalars_seen(PyObject *source, PyObject *operands) {
 }
 
 /* 1 when the kernel may write into `out` at `out_address` directly (short_path.out_usable's
- * overlap rule, `check` = known.out_check = (align_mask, lo, hi, ((k, x_lo, x_hi, same),
- * ...)): aligned, overlapping no input but in its very layout, the inputs at `address[k]`);
- * 0 when the Python way decides (an overlap computes into a temporary there). */
+ * overlap rule, `check` = short_path.out_check's (align_mask, lo, hi, ((k, x_lo, x_hi,
+ * same), ...)): aligned, overlapping no input but in its very layout, the inputs at
+ * `address[k]`, k < n, none the scalar's `scalar_at`); 0 when the Python way decides (an
+ * overlap computes into a temporary there). */
 int out_clear(PyObject *check, unsigned long long out_address,
-                     const unsigned long long *address, long scalar_at) {
+              const unsigned long long *address, Py_ssize_t n, long scalar_at) {
     if (!PyTuple_CheckExact(check) || PyTuple_GET_SIZE(check) != 4 ||
         out_address & as_bits(PyTuple_GET_ITEM(check, 0)))
         return 0;
@@ -187,7 +188,7 @@ int out_clear(PyObject *check, unsigned long long out_address,
         long long x_lo = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 1));
         long long x_hi = PyLong_AsLongLong(PyTuple_GET_ITEM(input, 2));
         int same = PyObject_IsTrue(PyTuple_GET_ITEM(input, 3));
-        if (PyErr_Occurred() || same < 0 || k < 0 || k > 1 || k == scalar_at) {
+        if (PyErr_Occurred() || same < 0 || k < 0 || k >= n || k == scalar_at) {
             PyErr_Clear();
             return 0;
         }

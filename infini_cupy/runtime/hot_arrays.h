@@ -25,7 +25,7 @@ PyObject *output_array(PyObject *known, PyObject *out, PyObject *b, unsigned lon
 PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v);
 PyObject *scalars_seen(PyObject *source, PyObject *operands);
 int out_clear(PyObject *check, unsigned long long out_address, const unsigned long long *address,
-              long scalar_at);
+              Py_ssize_t n, long scalar_at);
 PyObject *checked_array(PyObject *check, PyObject *operands);
 
 /* The small checks of every call, inline in each file that makes them. */

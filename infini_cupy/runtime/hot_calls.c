@@ -488,7 +488,7 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *record = PyObject_GetAttr(prepared, compiled_launch_name);
         if (record == NULL)
             goto done;
-        r = record == Py_None ? NULL : run_fused_compiled(prepared, record, operands);
+        r = record == Py_None ? NULL : run_fused_compiled(prepared, record, operands, NULL);
         Py_DECREF(record);
         if (r == NULL && !PyErr_Occurred())
             goto decline;
@@ -571,6 +571,144 @@ done:
     return r;
 }
 
+/* fused_into(into_by_ids, scalar_types, args, out): a fused function's call on Arrays and
+ * scalars into the Array `out` (namespace/fusion.py FusedFunction.__call__ with out=, keyed
+ * as its _ids_into: each Array's layout id, each scalar's type, out's layout id), from the
+ * record of namespace/fused_out.py into_record: (backend, device, checks, out_checks,
+ * out_mask, head, kernel, grid, block, flags, scalar_args, prepared, [a GPU's launch
+ * record]). On the emulator (device None) run_into's steps: the scalar arguments' slots
+ * (scalars_seen), the inputs aligned, `out` writeable and clear of them (out_clear), the
+ * launch of (*head, flag, out, *inputs); a GPU's goes to run_fused_compiled when the record
+ * holds a launch record. `out`, or None for the Python path (nothing written). The caller
+ * has checked pending reads. */
+static PyObject *fused_into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyDict_Check(args[0]) || !PyTuple_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "fused_into(into_by_ids, scalar_types, args, out)");
+        return NULL;
+    }
+    PyObject *table = args[0], *kinds = args[1], *operands = args[2], *out_array = args[3];
+    if (Array_type == NULL || Py_TYPE(out_array) != (PyTypeObject *)Array_type ||
+        SLOT(out_array, off_a) == NULL || SLOT(out_array, off_p) != Py_None)
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    if (n > 64)
+        Py_RETURN_NONE;
+    PyObject *key = PyTuple_New(n + 1);
+    if (key == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        PyObject *a = i < n ? PyTuple_GET_ITEM(operands, i) : out_array, *item;
+        if (Py_TYPE(a) == (PyTypeObject *)Array_type) {
+            item = SLOT(a, off_p) == Py_None ? layout_key(a) : NULL;
+            if (item == NULL) {
+                Py_DECREF(key);
+                return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+            }
+        } else {
+            int scalar = PySet_Contains(kinds, (PyObject *)Py_TYPE(a));
+            if (scalar <= 0) {
+                Py_DECREF(key);
+                return scalar < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+            }
+            item = (PyObject *)Py_TYPE(a);
+            Py_INCREF(item);
+        }
+        PyTuple_SET_ITEM(key, i, item);
+    }
+    PyObject *record = PyDict_GetItemWithError(table, key);  /* borrowed */
+    Py_DECREF(key);
+    if (record == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) != 13)
+        Py_RETURN_NONE;
+    Py_INCREF(record);
+    PyObject **t = &PyTuple_GET_ITEM(record, 0), *r = NULL, *inputs = NULL, *packed = NULL,
+             *seen = NULL;
+    if (t[1] != Py_None) {  /* a GPU's: its launch record, once a repeat made one */
+        PyObject *launch_record = NULL;
+        if (PyList_CheckExact(t[12]) && PyList_GET_SIZE(t[12]) == 1) {
+            launch_record = PyList_GET_ITEM(t[12], 0);  /* one read, held */
+            Py_INCREF(launch_record);
+        }
+        if (launch_record != NULL && launch_record != Py_None)
+            r = run_fused_compiled(NULL, launch_record, operands, out_array);
+        Py_XDECREF(launch_record);
+        if (r == NULL && !PyErr_Occurred())
+            goto decline;
+        goto done;
+    }
+    PyObject *out = SLOT(out_array, off_a);
+    if (!flags_readable || !PyTuple_CheckExact(t[2]) || !PyTuple_CheckExact(t[5]) ||
+        PyTuple_GET_SIZE(t[5]) < 1 || !PyTuple_CheckExact(t[9]) || PyTuple_GET_SIZE(t[9]) != 2 ||
+        Py_TYPE(out) != (PyTypeObject *)ndarray_type ||
+        !(((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE))
+        goto decline;
+    unsigned long long out_address = as_bits(SLOT(out_array, off_d));
+    if (out_address != data_pointer(out))
+        goto decline;
+    if (t[10] != Py_None) {  /* the scalar arguments' slots, kept per their objects */
+        seen = scalars_seen(t[10], operands);
+        if (seen == NULL)
+            goto done;
+        if (seen == Py_None)
+            goto decline;
+    }
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(t[2]);
+    inputs = PyTuple_New(n_inputs);
+    if (inputs == NULL)
+        goto done;
+    unsigned long long misaligned = 0, address[64] = {0};
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        PyObject *check = PyTuple_GET_ITEM(t[2], i), *x = checked_array(check, operands);
+        if (x == NULL)
+            goto decline;
+        unsigned long long at = as_bits(SLOT(x, off_d));
+        if (at & as_bits(PyTuple_GET_ITEM(check, 2)))
+            goto decline;  /* off its C++ type's alignment: the Python path's fallback */
+        misaligned |= at & as_bits(PyTuple_GET_ITEM(check, 3));
+        address[PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0))] = at;  /* checked: k < n */
+        Py_INCREF(SLOT(x, off_a));
+        PyTuple_SET_ITEM(inputs, i, SLOT(x, off_a));
+    }
+    if (!out_clear(t[3], out_address, address, n, -1))
+        goto decline;
+    misaligned |= out_address & as_bits(t[4]);
+    Py_ssize_t n_head = PyTuple_GET_SIZE(t[5]);
+    packed = PyTuple_New(n_head + 2 + n_inputs);
+    if (packed == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_head; i++) {
+        PyObject *item = i == 0 && seen != NULL ? PyTuple_GET_ITEM(seen, 1)
+                                                : PyTuple_GET_ITEM(t[5], i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(packed, i, item);
+    }
+    PyObject *flag = PyTuple_GET_ITEM(t[9], misaligned ? 0 : 1);  /* flags[not misaligned] */
+    Py_INCREF(flag);
+    PyTuple_SET_ITEM(packed, n_head, flag);
+    Py_INCREF(out);
+    PyTuple_SET_ITEM(packed, n_head + 1, out);
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        PyObject *item = PyTuple_GET_ITEM(inputs, i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(packed, n_head + 2 + i, item);
+    }
+    if (launch_packed(t[6], t[7], t[8], packed) < 0)
+        goto done;
+    Py_INCREF(out_array);
+    r = out_array;
+    goto done;
+decline:
+    Py_INCREF(Py_None);
+    r = Py_None;
+done:
+    Py_XDECREF(seen);
+    Py_XDECREF(packed);
+    Py_XDECREF(inputs);
+    Py_DECREF(record);
+    return r;
+}
+
 /* A call into `out` (an Array) on the emulator from native = the 16 fields of run_native's
  * and t[16] = short_path's out_check (align_mask, lo, hi, ((k, x_lo, x_hi, same), ...)):
  * short_path.run's checks of out= (writeable, aligned, overlapping no input but in its very
@@ -600,7 +738,7 @@ static PyObject *run_native_into(PyObject *native, PyObject *out_array, PyObject
         Py_RETURN_NONE;
     unsigned long long out_address = as_bits(SLOT(out_array, off_d));
     if (out_address != data_pointer(out) || !(((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE)
-        || !out_clear(t[16], out_address, address, scalar_at))
+        || !out_clear(t[16], out_address, address, 2, scalar_at))
         Py_RETURN_NONE;
     int misaligned = (a1 & vector1) || (a2 & vector2) || (out_address & as_bits(t[3]));
     PyObject *seen = NULL, *tail = misaligned ? t[7] : t[8];
@@ -753,6 +891,8 @@ static PyMethodDef methods[] = {
      "into(name, x, out) / into(name, x1, x2, out): out, or None"},
     {"fused", (PyCFunction)(void (*)(void))fused, METH_FASTCALL,
      "fused(by_ids, scalar_types, args): the fused call's Array, or None"},
+    {"fused_into", (PyCFunction)(void (*)(void))fused_into, METH_FASTCALL,
+     "fused_into(into_by_ids, scalar_types, args, out): out, written, or None"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -145,6 +145,22 @@ def test_the_short_path_checks_each_pointer(to_device, to_host):
     assert short_path._known
 
 
+def test_fused_repeats_into_an_array_check_each_pointer(to_device, to_host):
+    """A fused call into an Array, remembered on aligned Arrays (fused_out.into_record); a
+    repeat with an input of the same layout at an odd address goes the full way (which runs
+    it unfused, copied aligned), NumPy's answer."""
+    recent.forget_all()
+    shape = (64,)
+    data = values(shape, np.float32, seed=8)
+    fused = xp.fuse(lambda a, b: a * b + a)
+    out = xp.asarray(to_device(np.zeros(shape, np.float32)))
+    for offset in (0, 0, 0, 2, 1, 0, 3):
+        _, x, _ = twins(to_device, to_host, np.float32, shape, (4,), offset, data)
+        x = xp.asarray(x)
+        assert fused(x, x, out=out) is out
+        np.testing.assert_allclose(to_host(out), data * data + data, rtol=1e-6)
+
+
 # ---------------------------------------------------------------- the property
 def check_elementwise_at_byte_offsets(case, to_device, to_host):
     """add, negative (or logical_not), equal and a cast of views at byte offsets, into new

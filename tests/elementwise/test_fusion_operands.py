@@ -202,6 +202,34 @@ def test_repeated_calls_into_an_array_check_out_at_each_call(to_device, to_host)
     np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.5))
 
 
+def test_repeats_into_an_array_skip_the_first_calls_way(to_device, to_host, monkeypatch):
+    """After a first call of Arrays into an Array, its repeats (fused_out.run_into, on the
+    emulator and a GPU alike) launch without the first call's way: with that way refused
+    they still give the first call's bits, for new scalars, into a transposed ``out``."""
+    from infini_cupy.namespace import fusion
+
+    fused = xp.fuse(lambda x, y, s: xp.exp(x * s) - y, strict=True)
+    rng = np.random.default_rng(31)
+    x_host, y_host = rng.standard_normal((2, 6, 5)).astype(np.float32)
+    x, y = xp.asarray(to_device(x_host)), xp.asarray(to_device(y_host))
+    out = xp.asarray(to_device(np.zeros((5, 6), np.float32))).T  # a transposed layout
+    expected = {}
+    for s in (0.5, 2.0):  # the first call's way, for the bits the repeats must give
+        fused(x, y, s, out=out)
+        expected[s] = to_host(out).copy()
+        np.testing.assert_allclose(expected[s], np.exp(x_host * s) - y_host, rtol=1e-5, atol=1e-5)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeat went the first call's way")
+
+    monkeypatch.setattr(fusion.FusedFunction, "_call", refused)
+    for s in (2.0, 0.5, 2.0):
+        out_before = to_host(out).copy()
+        out_before[:] = 0
+        assert fused(x, y, s, out=out) is out
+        np.testing.assert_array_equal(to_host(out), expected[s])
+
+
 def test_a_scalar_argument_past_its_slot_is_the_unfused_calls_answer(to_device, to_host):
     """A value the traced slot cannot hold (300 for int8) runs the unfused calls: NumPy's
     ``where`` converts it, ``add`` raises OverflowError, as without fuse."""
@@ -209,9 +237,12 @@ def test_a_scalar_argument_past_its_slot_is_the_unfused_calls_answer(to_device, 
     x = xp.asarray(to_device(np.array([1, 2, 3], np.int8)))
     select = xp.fuse(lambda c, x, s: xp.where(c, x, s))
     added = xp.fuse(lambda x, s: x + s)
-    for s in (2, 300, -1, 300):  # a slot traced for an int, then values in and out of range
+    out = xp.empty_like(x)
+    for s in (2, 2, 300, -1, 300):  # a slot traced for an int, then values in and out of range
         np.testing.assert_array_equal(to_host(select(condition, x, s)),
                                       to_host(xp.where(condition, x, s)))
+        assert select(condition, x, s, out=out) is out  # a repeat into an Array too
+        np.testing.assert_array_equal(to_host(out), to_host(xp.where(condition, x, s)))
         if s == 300:
             with pytest.raises(OverflowError) as unfused:
                 x + s

@@ -24,7 +24,7 @@ pytest.importorskip("cupy")  # NVRTC compiles what the stand-in loads
 import infini_cupy as xp  # noqa: E402
 from infini_cupy import arrays, config  # noqa: E402
 from infini_cupy.elementwise import short_path  # noqa: E402
-from infini_cupy.namespace import boundary  # noqa: E402
+from infini_cupy.namespace import boundary, fusion  # noqa: E402
 from infini_cupy.runtime import cuda, cuda_compiled, launch, native, recent  # noqa: E402
 from tests.support import cupy_standin, driver_standin  # noqa: E402
 from tests.support.ci import skip_outside_ci  # noqa: E402
@@ -308,6 +308,57 @@ def test_fused_calls_with_scalar_arguments_run_in_c(side, monkeypatch):
     assert len(side.driver_launches) - before == 2 * len(values) + 3  # x * s, y * 0.5, a sum
 
 
+def test_fused_calls_into_an_array_run_in_c(side, monkeypatch):
+    """A fused call into an Array: after a repeat the Python way (fused_out.run_into, which
+    makes the launch record), repeats are one driver launch from C each, bit for bit, into a
+    transposed ``out`` with a new float per call, and in place into an input; ``out``
+    shifted over an input, or on another device, goes the Python way: NumPy's answer, the
+    full call's error."""
+    rng = np.random.default_rng(18)
+    (a, b), (x, y) = _arrays(side, rng)
+    fused = xp.fuse(lambda x, y, s: xp.exp(x * s) - y)
+    z = xp.asarray(side.zeros(SHAPE[::-1], np.float32)).T
+    for _ in range(2):  # the full call, then the Python way's repeat (the record)
+        assert fused(x, y, 0.5, out=z) is z
+    expected = _host(z)
+    np.testing.assert_allclose(expected, np.exp(a * np.float32(0.5)) - b, rtol=1e-5, atol=1e-5)
+    for _ in range(2):
+        assert fused(x, y, 0.5, out=x) is x  # in place: x's own layout
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeated fused call went the Python way")
+
+    before = len(side.driver_launches)
+    with monkeypatch.context() as patched:
+        patched.setattr(fusion, "run_into", refused)
+        patched.setattr(type(fused), "_call", refused)
+        for _ in range(2):
+            assert fused(y, y, 0.5, out=z) is not None  # z dirtied, then written again
+            assert fused(_a_copy(side, a), y, float("0.5"), out=z) is z
+            assert _host(z).tobytes() == expected.tobytes()
+        x_before = xp.asarray(side.asarray(_host(x)))
+        assert fused(x, y, 0.5, out=x) is x
+        assert _host(x).tobytes() == _host(fused(x_before, y, 0.5)).tobytes()
+    assert len(side.driver_launches) - before == 6
+    w = xp.asarray(side.zeros((SHAPE[0] + 1, SHAPE[1]), np.float32))
+    for _ in range(3):  # the record for out= of x's layout, then w shifted over itself
+        fused(x, y, 0.5, out=w[1:])
+    for _ in range(2):
+        w._a[...] = side.asarray(rng.standard_normal(w.shape).astype(np.float32))
+        reference = np.exp(_host(w)[:-1] * np.float32(0.5)) - b
+        assert fused(w[:-1], y, 0.5, out=w[1:]) is not None
+        np.testing.assert_allclose(_host(w)[1:], reference, rtol=1e-5, atol=1e-5)
+    with side.cuda.Device(1):
+        elsewhere = xp.asarray(side.zeros(SHAPE[::-1], np.float32)).T
+    with pytest.raises(ValueError, match="cuda:0 and cuda:1|cuda:1 and cuda:0"):
+        fused(x, y, 0.5, out=elsewhere)
+    np.testing.assert_array_equal(_host(elsewhere), np.zeros(SHAPE, np.float32))
+
+
+def _a_copy(side, host):
+    return xp.asarray(side.asarray(host))
+
+
 def test_fused_calls_c_declines_go_the_python_way(side):
     rng = np.random.default_rng(16)
     (a, b), (x, y) = _arrays(side, rng)
@@ -504,11 +555,14 @@ def test_repeats_leak_nothing(side):
     (a, b), (x, y) = _arrays(side, rng)
     z = xp.asarray(side.zeros(SHAPE, np.float32))
 
-    def calls():  # arrays, a scalar, into out=, an in-place scalar (a new float each time)
-        xp.add(x, y)
+    fused = xp.fuse(lambda p, q, s: p * s + q)
+
+    def calls():  # arrays, a scalar, into out=, an in-place scalar (a new float each time),
+        xp.add(x, y)  # fused into out= with a new float
         x * 2.0  # noqa: B018
         xp.add(x, y, out=z)
         z.__imul__(float(len(side.driver_launches) % 3))
+        fused(x, y, float(len(side.driver_launches) % 5), out=z)
 
     for _ in range(50):
         calls()

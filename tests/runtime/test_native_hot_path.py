@@ -57,7 +57,7 @@ def test_it_is_built_where_g_plus_plus_and_python_h_are():
     assert module is not None
     assert native.library_path().exists()
     assert boundary.compiled_calls == [module.unary, module.binary, module.into, module.fused,
-                                       module.rearrange]
+                                       module.rearrange, module.fused_into]
 
 
 def test_it_is_off_under_the_variable_and_where_the_build_fails(monkeypatch, tmp_path, caplog):
@@ -217,6 +217,7 @@ def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
     scaled = xp.fuse(lambda p, s: p * s + p)
     for _ in range(3):
         x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x), scaled(x, 2.0)
+        fused(x, x, out=z), scaled(x, 2.0, out=z)
     gc.collect()
     before = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
     z_refs = sys.getrefcount(z)
@@ -230,12 +231,14 @@ def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
     monkeypatch.setitem(launches.LAUNCHERS, "emulate", type("L", (), {"launch": broken}))
     for _ in range(100):
         for call in (lambda: x * x, lambda: x * 2.0, lambda: xp.add(x, x, out=z),
-                     lambda: fused(x, x), lambda: scaled(x, float("1.5"))):
+                     lambda: fused(x, x), lambda: scaled(x, float("1.5")),
+                     lambda: fused(x, x, out=z), lambda: scaled(x, float("1.5"), out=z)):
             with pytest.raises(Broken):
                 call()
     monkeypatch.undo()
     for k in range(1000):
         x * x, x * 2.0, xp.exp(x), xp.add(x, x, out=z), fused(x, x), scaled(x, k / 2)
+        fused(x, x, out=z), scaled(x, k / 2, out=z)
     gc.collect()
     after = (sys.getrefcount(x), sys.getrefcount(x._a), len(gc.get_objects()))
     assert sys.getrefcount(z) == z_refs
@@ -245,23 +248,31 @@ def test_a_launch_error_propagates_and_nothing_leaks(monkeypatch):
 
 def test_calls_into_an_array_are_served_compiled(monkeypatch):
     """``out=`` and the in-place operators: with short_path.run refused, repeats still run
-    (the compiled ``into`` launches from known.native), into the very Array given."""
+    (the compiled ``into`` launches from known.native), into the very Array given; and fused
+    calls into an Array with fused_out.run_into and the first call's way refused (the
+    compiled ``fused_into``), in place too, with a literal and a new float per call."""
     h = np.linspace(-2, 2, 48 * 64, dtype=np.float32).reshape(48, 64)
     x, y, z = emulated(h), emulated(h[::-1].copy()), emulated(np.zeros_like(h))
+    fused = xp.fuse(lambda p, q, s: xp.exp(p * s) - q)
     calls = [lambda: xp.add(x, y, out=z), lambda: z.__iadd__(x), lambda: xp.exp(x, out=z),
              lambda: z.__imul__(0.5), lambda: xp.subtract(3.0, z, out=z),
-             lambda: z.__iadd__(np.float32(1.5)), lambda: xp.multiply(x, 2, out=z)]
+             lambda: z.__iadd__(np.float32(1.5)), lambda: xp.multiply(x, 2, out=z),
+             lambda: fused(x, y, 0.5, out=z), lambda: fused(z, x, float("-0.25"), out=z)]
     firsts = []
     for call in calls:  # the full calls: each one's answer from what z held before it
         call()
         firsts.append(np.asarray(z).copy())
     monkeypatch.setattr(short_path, "run", None)  # the Python path would call it: TypeError
+    monkeypatch.setattr(fusion, "run_into", None)
+    monkeypatch.setattr(fusion.FusedFunction, "_call", None)
     z_before_iadd = firsts[0]
     for call, expected in zip(calls, firsts):
         assert call() is z
         assert np.asarray(z).tobytes() == expected.tobytes()
     np.testing.assert_array_equal(firsts[1], z_before_iadd + h)
     np.testing.assert_array_equal(firsts[4], np.float32(3) - firsts[3])
+    np.testing.assert_allclose(firsts[8], np.exp(firsts[7] * np.float32(-0.25)) - h,
+                               rtol=1e-6, atol=1e-6)
     monkeypatch.undo()  # a scalar out of range declines: the Python path decides
     small = emulated(np.arange(-5, 5, dtype=np.int8))
     for _ in range(3):
@@ -274,12 +285,13 @@ def test_calls_into_an_array_are_served_compiled(monkeypatch):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40),
        shift=st.integers(-3, 3), reverse=st.booleans(), read_only=st.booleans(),
-       unary=st.booleans(), scalar=st.booleans())
+       unary=st.booleans(), scalar=st.booleans(), fused=st.booleans())
 def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, read_only,
-                                                       unary, scalar):
+                                                       unary, scalar, fused):
     """A plan warmed on separate arrays, then called with ``out`` overlapping an input (a
     shifted or reversed view of the same buffer) or read-only: NumPy's answer or its
-    error, on the compiled path as on the Python one."""
+    error, on the compiled path as on the Python one; ``fused``: the call under ``xp.fuse``
+    (hot_calls.c's ``fused_into``)."""
     rng = np.random.default_rng(seed)
     buffer = rng.standard_normal(n + 8).astype(np.float32)
     x_view = buffer[4:4 + n]
@@ -291,6 +303,11 @@ def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, 
         warm_x = np.ascontiguousarray(warm_x[::-1])[::-1]
     call = (lambda a, o: xp.negative(a, out=o)) if unary else (
         (lambda a, o: xp.multiply(a, 2.0, out=o)) if scalar else (lambda a, o: xp.add(a, a, out=o)))
+    if fused:  # the same call under xp.fuse, out= given to the fused function
+        inner = (lambda a: xp.negative(a)) if unary else (
+            (lambda a: xp.multiply(a, 2.0)) if scalar else (lambda a: xp.add(a, a)))
+        fused_call = xp.fuse(inner)
+        call = (lambda a, o: fused_call(a, out=o))  # noqa: E731
     reference = (lambda a: -a) if unary else (lambda a: a + a)  # a * 2.0 is a + a
     wx, wo = emulated(warm_x), emulated(warm_out)
     for _ in range(3):

@@ -294,6 +294,37 @@ def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
     np.testing.assert_allclose(np.asarray(target.to_device("cpu")), h * h + h, rtol=1e-6)
 
 
+def test_fused_repeats_into_an_array_across_gpus_go_the_full_way(two_gpus):
+    """A fused call's repeats into an Array (fused_out.run_into) launch on the current GPU:
+    arrays of another GPU, or an ``out`` on another GPU than the inputs', go the first
+    call's way, which computes on the arrays' GPU or raises the unfused call's error."""
+    rng = np.random.default_rng(10)
+    h = rng.standard_normal((4, 8)).astype(np.float32)
+    x0, x1 = xp.asarray(h, device="cuda:0"), xp.asarray(h, device="cuda:1")
+    fused = xp.fuse(lambda a, b: a * b + a)
+    target0, target1 = xp.empty_like(x0), xp.empty_like(x1)
+    for x, target in [(x0, target0), (x0, target0), (x1, target1), (x1, target1)]:
+        target1._a.fill(0)
+        assert fused(x, x, out=target) is target  # cuda:1's repeats: the full way, there
+        assert target._a.data.device_id == x._a.data.device_id
+        np.testing.assert_allclose(np.asarray(target.to_device("cpu")), h * h + h, rtol=1e-6)
+    for x, target in [(x0, target1), (x1, target0)]:  # the same layouts, the devices mixed
+        for _ in range(2):  # the record of cuda:0 (current): then an input or out elsewhere
+            fused(x0, x0, out=target0)
+        with pytest.raises(ValueError) as fused_error:
+            fused(x, x, out=target)
+        with pytest.raises(ValueError) as unfused_error:
+            xp.add(x * x, x, out=target)
+        assert "cuda:0" in str(fused_error.value) and "cuda:1" in str(fused_error.value)
+        assert type(fused_error.value) is type(unfused_error.value)
+    with two_gpus.cuda.Device(1):  # cuda:1 current: its arrays are the repeat's, cuda:0's not
+        target1._a.fill(0)
+        for x, target in [(x1, target1), (x1, target1), (x0, target0)]:
+            assert fused(x, x, out=target) is target
+            np.testing.assert_allclose(np.asarray(target.to_device("cpu")), h * h + h,
+                                       rtol=1e-6)
+
+
 def test_a_fused_function_of_host_arrays_under_the_cuda_backend_plans_again(two_gpus):
     # a plan made for NumPy arrays under the emulator is not the cuda backend's to reuse
     rng = np.random.default_rng(9)

@@ -62,7 +62,7 @@ DRIVER_RUN = ["tests/runtime/test_cuda_launcher.py", "tests/runtime/test_standin
 # path's and the fused calls', whose repeats run in hot_calls.c (its own tests,
 # tests/runtime/test_compiled_launch.py, run in the end-to-end run)
 COMPILED_RUN = [*DRIVER_RUN, "tests/namespace/test_hot_path.py",
-                "tests/elementwise/test_fusion.py"]
+                "tests/elementwise/test_fusion.py", "tests/elementwise/test_fusion_operands.py"]
 # What runs on the cuda backend end to end: all of it.
 END_TO_END = PARTS
 # The emulated suite's launches through the launcher (``--backend cuda-standin-launches``, a

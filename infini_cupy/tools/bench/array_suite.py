@@ -110,6 +110,7 @@ def _ratio_rows(backend: str):
         ("rearrange_(y, x.T) (cached)", lambda: xp.rearrange_(transposed, x_t)),
         ("fused exp(x*y+x)-y", lambda: fused(x, y)),
         ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
+        ("fused exp(x*y+x)-y, out=z", lambda: fused(x, y, out=z)),
         ("z += x", lambda: z.__iadd__(x)),
         ("z *= 2.0", lambda: z.__imul__(2.0)),
     ]

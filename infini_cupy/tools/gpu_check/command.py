@@ -68,8 +68,10 @@ SAMPLE = ["tests/strided/test_rearrange_kernels.py", "tests/strided/test_transpo
           "tests/elementwise/test_bfloat16.py", "tests/runtime/test_concurrency.py"]
 REST = ["tests"]  # less the sample
 # The compiled launch mechanism's sample (INFINI_CUPY_LAUNCH=compiled): repeated calls of Arrays
-# (scalars, out=, copies), fused calls, threads and streams, each repeat launched from C.
+# (scalars, out=, copies), fused calls (into out= too), threads and streams, each repeat
+# launched from C.
 COMPILED_SAMPLE = ["tests/namespace/test_hot_path.py", "tests/elementwise/test_fusion.py",
+                   "tests/elementwise/test_fusion_operands.py",
                    "tests/runtime/test_concurrency.py"]
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 SANITIZER_CASES = ["copy .T float32", "float16 transpose, tile"]  # tiled and packed smoke cases

@@ -64,7 +64,7 @@ def calls(library, backend: str):
     float32 Array: ``xp.add``, a Python scalar (``x * 2.0``), ``xp.exp``, a fused 4-op call
     (``xp.fuse``; CuPy's ``cupy.fuse``; torch's four ops), a fused call with a scalar
     argument (``x * s + x``, ``s = 2.5``), ``out=`` (``xp.add(x, x,
-    out=z)``), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
+    out=z)``; the fused 4-op call into ``z``, beside CuPy's four calls, the last into ``z``), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
     Arrays (the compiled launch takes a repeated one of Arrays into C); ours return their
     result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's where torch
     imports and ``library`` is CuPy."""
@@ -98,6 +98,10 @@ def calls(library, backend: str):
              lambda: library_scaled(x, x, 2.5), torch and (lambda: tx * 2.5 + tx)),
             ("add 48x64 fp32 Array, out=", lambda: xp.add(array, array, out=z_array),
              lambda: library.add(x, x, out=z), torch and (lambda: torch.add(tx, tx, out=tz))),
+            ("fused exp(x*y+x)-y 48x64 fp32 Arrays, out=", lambda: fused(array, array,
+                                                                     out=z_array),
+             lambda: library.subtract(library.exp(x * x + x), x, out=z),
+             torch and (lambda: torch.sub(torch.exp(tx * tx + tx), tx, out=tz))),
             (COPY_CALL, lambda: (xp.rearrange_(y, x.T), y)[1],
              lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T))),
             ("rearrange_ 64x48 fp32 Array (cached)",
