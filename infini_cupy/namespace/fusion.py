@@ -82,7 +82,7 @@ class _Prepared:
 
     __slots__ = ("fx", "keywords", "returns", "plan", "layouts", "backend", "on_gpu", "pointer",
                  "input_checks", "output_checks", "shape", "scalars", "scalar_bytes", "arg_slots",
-                 "wrap", "one", "out_id", "compiled_launch", "scalar_source")
+                 "wrap", "template", "out_id", "compiled_launch", "scalar_source")
 
 
 def _spec(value):
@@ -157,42 +157,47 @@ def head_for(head, scalar_args, args):
     return (seen[1], *head[1:])
 
 
-def _one_output_template(prepared):
-    """What ``_launch`` reads of a call on the emulator with one output (None for any other):
-    the input checks, the output's dtype and 16-byte mask, the arguments before the flag
-    (scalars, layouts), the kernel, grid and block, the flag for misaligned and aligned
-    pointers, and the scalar arguments' source (:func:`_scalar_arguments`; None without
-    them: the scalars in the head serve every call)."""
+# how a fused function returns its outputs (trace.FusedExpression.returns), as the compiled
+# calls read it: None for one output, else the sequence type they are returned in
+_RETURNED_AS = {"one": None, "tuple": tuple, "list": list}
+
+
+def _emulator_template(prepared):
+    """What ``_launch`` and ``_launch_ids`` read of a call on the emulator (None for any
+    other): the input checks, per output its dtype and 16-byte mask, the arguments before
+    the flag (scalars, layouts), the kernel, grid and block, the flag for misaligned and
+    aligned pointers, the scalar arguments' source (:func:`_scalar_arguments`; None without
+    them: the scalars in the head serve every call) and how the function returns its
+    outputs (None: one; ``tuple``, ``list``: those of its outputs)."""
     plan = prepared.plan
-    if (prepared.backend != "emulate" or not FIELD_POINTERS or plan is None
-            or prepared.returns != "one" or len(prepared.output_checks) != 1):
+    if prepared.backend != "emulate" or not FIELD_POINTERS or plan is None:
         return None
-    (dtype, out_mask), = prepared.output_checks
     flags = (FLAG_OFF, FLAG_OFF if plan.vector_masks is None else FLAG_ON)
-    return (prepared.input_checks, dtype, out_mask, (prepared.scalars, *plan.layout_args),
-            plan.kernel, plan.grid, plan.block, flags, prepared.scalar_source)
+    returns = _RETURNED_AS[prepared.returns]
+    return (prepared.input_checks, prepared.output_checks, (prepared.scalars, *plan.layout_args),
+            plan.kernel, plan.grid, plan.block, flags, prepared.scalar_source, returns)
 
 
 def compiled_fused_record(prepared, into=None):
     """``prepared.compiled_launch``: what runtime/compiled_launch.c reads (from hot_calls.c's
-    ``fused``) to run a GPU's call of Arrays (and scalars) with one output on this thread's
-    current context, or None (the Python way takes every call); with ``into``, a record of
+    ``fused``) to run a GPU's call of Arrays (and scalars) on this thread's current context,
+    or None (the Python way takes every call); with ``into``, a record of
     ``fused_out.into_record``, its launch record (``fused_into``'s) for the call's plan into
-    ``out``'s layout. The fields, in order: the input checks, the output's shape, dtype and
-    16-byte mask, the driver's generation, the context, the device, the kernel's
+    ``out``'s layout. The fields, in order: the input checks, the outputs' shape, per output
+    its dtype and 16-byte mask, how the function returns them (``_emulator_template``'s
+    ``returns``), the driver's generation, the context, the device, the kernel's
     ``CUfunction`` there, (grid, block, dynamic shared memory) as 7 ints, the parameters
-    packed as bytes with the vector flag off and on (the pointer slots, the output's then the
+    packed as bytes with the vector flag off and on (the pointer slots, the outputs' then the
     inputs', zero and last), each parameter's offset in them (uint32), the index of the first
     pointer slot, the scalar arguments' source (:func:`_scalar_arguments`, keeping both
     packings per scalar values; None without scalar arguments), and ``out``'s per-call checks
-    (``short_path.out_check``; None for a new output). Made after a call launched the Python
+    (``short_path.out_check``; None for new outputs). Made after a call launched the Python
     way on this context."""
     plan = prepared.plan
-    if (plan is None or prepared.wrap is None or prepared.returns != "one"
-            or len(prepared.output_checks) != 1
+    if (plan is None or prepared.wrap is None
             or not all(unwrap for _, unwrap, _, _ in prepared.input_checks)):
         return None
-    (dtype, out_mask), = prepared.output_checks
+    outputs = prepared.output_checks
     if into is None:
         head, kernel, grid, block = ((prepared.scalars, *plan.layout_args), plan.kernel,
                                      plan.grid, plan.block)
@@ -201,6 +206,7 @@ def compiled_fused_record(prepared, into=None):
     else:
         _, _, _, out_check, out_mask, head, kernel, grid, block, flags, _, _, made = into
         flag_on, record = flags[1], made[0]
+        outputs = ((outputs[0][0], out_mask),)
     cupy = cuda.device_side_module()
     module = cuda_compiled.driver(cupy)
     context = module.current_context()
@@ -208,7 +214,7 @@ def compiled_fused_record(prepared, into=None):
         return record
     if context is None:
         return None
-    pointers = 1 + len(prepared.input_checks)
+    pointers = len(outputs) + len(prepared.input_checks)
     offsets, packed_off = cuda_compiled.packed_parameters((*head, FLAG_OFF), pointers, True)
     packed_on = cuda_compiled.packed_parameters((*head, flag_on), pointers, True)[1]
     if not cuda_compiled.fits(module, offsets, packed_off):
@@ -220,7 +226,8 @@ def compiled_fused_record(prepared, into=None):
         flag = flag_on if aligned else FLAG_OFF
         return cuda_compiled.packed_parameters((scalars, *head[1:], flag), pointers, True)[1]
 
-    record = (prepared.input_checks, tuple(prepared.shape), dtype, out_mask,
+    returns = _RETURNED_AS[prepared.returns]
+    record = (prepared.input_checks, tuple(prepared.shape), outputs, returns,
               cuda_compiled.generation(), context, device,
               cuda.function_handle(device, SOURCE, kernel),
               (*dim3(grid), *dim3(block), 0), packed_off, packed_on, offsets,
@@ -264,7 +271,7 @@ class FusedFunction:
         self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
         self._prepared = RecentCalls(1024)  # layout key -> _Prepared
         # the Arrays' layout ids and the scalars' types -> a _Prepared of _prepared that
-        # launches from its one-output template (see _launch_ids)
+        # launches from its emulator template or its GPU launch record (see _launch_ids)
         self._by_ids = RecentCalls(1024)
         # the same and out=, an Array: the layout ids and out's -> fused_out.into_record's
         self._into_by_ids = RecentCalls(1024)
@@ -296,14 +303,14 @@ class FusedFunction:
                 if prepared is None:
                     prepared = self._prepared.get(self._key(args))
                     if (prepared is not None and prepared.wrap is not None
-                            and (prepared.one is not None
+                            and (prepared.template is not None
                                  or prepared.compiled_launch is not None)):
                         self._by_ids.remember(key, prepared)
                         compiled_hot_calls()  # built and loaded once
-                        if prepared.one is None:  # a GPU's, which C declined or met first
+                        if prepared.template is None:  # a GPU's, C declined or met it first
                             return self._launch(prepared, args)
                         return self._launch_ids(prepared, args)
-                elif prepared.one is None:
+                elif prepared.template is None:
                     return self._launch(prepared, args)
                 else:
                     return self._launch_ids(prepared, args)
@@ -372,12 +379,13 @@ class FusedFunction:
             return self._launch_into(prepared, args, out)
 
     def _launch_ids(self, prepared, args):
-        """``_launch`` of Arrays on the emulator from the one-output template, the inputs'
-        pointers the Arrays' own (read once), the output an Array settled with its pointer
-        and the plan's layout id. ``__call__`` keys it by the Arrays' layout ids (settled
-        once, see :func:`~.array.settle`) and the scalars' types; any other argument (a
-        native array) goes by the layout key (``_key``)."""
-        checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = prepared.one
+        """``_launch`` of Arrays on the emulator from its template, the inputs' pointers the
+        Arrays' own (read once), one output an Array settled with its pointer and the plan's
+        layout id (several: Arrays settled at their first use). ``__call__`` keys it by the
+        Arrays' layout ids (settled once, see :func:`~.array.settle`) and the scalars' types;
+        any other argument (a native array) goes by the layout key (``_key``)."""
+        checks, outputs, head, kernel, grid, block, flags, scalar_args, returns = \
+            prepared.template
         head = head_for(head, scalar_args, args)
         if head is None:
             return self._fallback(prepared, args, None)
@@ -389,6 +397,16 @@ class FusedFunction:
                 return self._fallback(prepared, args, None)  # off its C++ type's alignment
             misaligned |= address & vector_mask
             inputs.append(x._a)
+        if returns is not None:  # several outputs
+            made = []
+            for dtype, out_mask in outputs:
+                out = empty("emulate", prepared.shape, dtype)
+                misaligned |= numpy_data_pointer(out) & out_mask
+                made.append(out)
+            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], *made, *inputs),
+                   backend="emulate")
+            return returns([wrap(out, "emulate") for out in made])
+        (dtype, out_mask), = outputs
         alloc = current_allocator()  # arrays.empty inlined
         if alloc is None:
             out = np.empty(prepared.shape, dtype)
@@ -412,9 +430,9 @@ class FusedFunction:
     def _launch(self, prepared, args, on_its_device=False):
         """Launch a prepared call into new outputs: its signature and layout are ``args``'.
         (The hot path: ``_inputs``, ``_scalars`` and ``_run`` written out.)"""
-        one = prepared.one
-        if one is not None:  # the emulator, one output, no per-call scalars: written out
-            checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args = one
+        template = prepared.template
+        if template is not None:  # the emulator: written out
+            checks, outputs, head, kernel, grid, block, flags, scalar_args, returns = template
             head = head_for(head, scalar_args, args)
             if head is None:
                 return self._fallback(prepared, args, None)
@@ -426,11 +444,16 @@ class FusedFunction:
                     return self._fallback(prepared, args, None)  # off its C++ type's alignment
                 misaligned |= address & vector_mask
                 inputs.append(x)
-            out = empty("emulate", prepared.shape, dtype)
-            misaligned |= numpy_data_pointer(out) & out_mask
-            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], out, *inputs),
+            made = []
+            for dtype, out_mask in outputs:
+                out = empty("emulate", prepared.shape, dtype)
+                misaligned |= numpy_data_pointer(out) & out_mask
+                made.append(out)
+            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], *made, *inputs),
                    backend="emulate")
-            return out if prepared.wrap is None else wrap(out, "emulate")
+            if prepared.wrap is not None:
+                made = [wrap(out, "emulate") for out in made]
+            return made[0] if returns is None else returns(made)
         if prepared.on_gpu and not on_its_device:
             return self._on_gpu(prepared, args, None)
         pointer, inputs, misaligned = prepared.pointer, [], 0
@@ -567,7 +590,7 @@ class FusedFunction:
         prepared.scalar_source = _scalar_arguments(  # slots kept per the scalars' objects
             prepared, tuple(k for k, a in enumerate(operands) if type(a) in _SCALAR_TYPES))
         prepared.scalar_bytes = prepared.scalars.tobytes()
-        prepared.one = _one_output_template(prepared)
+        prepared.template = _emulator_template(prepared)
         return prepared
 
     def _expression_plan(self, natives, keywords):

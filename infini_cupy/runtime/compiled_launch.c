@@ -346,38 +346,46 @@ PyObject *run_compiled(PyObject *known, PyObject *record, PyObject *b, PyObject 
 }
 
 /* A fused call of Arrays (and scalars) on a GPU from its launch record (namespace/fusion.py
- * compiled_fused_record: (checks, shape, dtype, out_mask, generation, context, device,
+ * compiled_fused_record: (checks, shape, outputs, returns, generation, context, device,
  * function, dims, params off, params on, offsets, first pointer, scalar arguments,
  * out_check), checks = (k, unwrap, align_mask, vector_mask) per input, each operand k an
- * Array): the inputs on the record's device and aligned, the output from CuPy or, into the
- * Array `out_array` (the record's out_check not None), `out_array`'s on that device and
- * clear of the inputs (out_clear), the parameters those packed for the scalar arguments'
- * values (scalars_seen) when the record has a source for them, the output's and the
- * inputs' pointers written in from parameter `first pointer` on. Returns the output Array
- * (settled) or `out_array`, or NULL: with an error set, or without one for the Python way
- * (as run_compiled), nothing written. */
+ * Array, outputs = ((dtype, 16-byte mask), ...)): the inputs on the record's device and
+ * aligned, the outputs from CuPy or, into the Array `out_array` (the record's out_check not
+ * None, one output), `out_array`'s on that device and clear of the inputs (out_clear), the
+ * parameters those packed for the scalar arguments' values (scalars_seen) when the record
+ * has a source for them, the outputs' and the inputs' pointers written in from parameter
+ * `first pointer` on. Returns the output Array (settled), `returns` (tuple or list) of the
+ * output Arrays (settled at their first use) or `out_array`; or NULL: with an error set, or
+ * without one for the Python way (as run_compiled), nothing written. */
 PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *operands,
                              PyObject *out_array) {
     if (!compiled_now() || !PyTuple_CheckExact(record) ||
         PyTuple_GET_SIZE(record) != FUSED_RECORD_FIELDS)
         return NULL;
-    PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0], *out_check = t[14];
+    PyObject **t = &PyTuple_GET_ITEM(record, 0), *checks = t[0], *outputs = t[2],
+             *returns = t[3], *out_check = t[14];
     unsigned int dims[7];
     void *function;
     long long device = PyLong_AsLongLong(t[6]);
     Py_ssize_t first = PyLong_AsSsize_t(t[12]), n_operands = PyTuple_GET_SIZE(operands);
-    if (!PyTuple_CheckExact(checks) || PyTuple_GET_SIZE(checks) + 1 > PARAMS_COUNT ||
+    if (!PyTuple_CheckExact(checks) || !PyTuple_CheckExact(outputs) ||
+        PyTuple_GET_SIZE(outputs) < 1 ||
+        PyTuple_GET_SIZE(checks) + PyTuple_GET_SIZE(outputs) > PARAMS_COUNT ||
         n_operands > PARAMS_COUNT || PyErr_Occurred() || !PyBytes_CheckExact(t[9]) ||
         !PyBytes_CheckExact(t[10]) || !PyBytes_CheckExact(t[11]) ||
         PyBytes_GET_SIZE(t[9]) != PyBytes_GET_SIZE(t[10]) ||
-        (out_array == NULL) != (out_check == Py_None)) {
+        (returns != Py_None && returns != (PyObject *)&PyTuple_Type &&
+         returns != (PyObject *)&PyList_Type) ||
+        (returns == Py_None && PyTuple_GET_SIZE(outputs) != 1) ||
+        (out_array == NULL) != (out_check == Py_None) ||
+        (out_array != NULL && returns != Py_None)) {
         PyErr_Clear();
         return NULL;
     }
     int state = record_live(t[4], t[8], t[7], t[5], dims, &function);
     if (state < 0 || state == 2 || (out_array == NULL && outputs_own() <= 0))
         return NULL;  /* an error; the Python way; another allocator's outputs */
-    Py_ssize_t n_inputs = PyTuple_GET_SIZE(checks);
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(checks), n_outputs = PyTuple_GET_SIZE(outputs);
     uint64_t pointers[PARAMS_COUNT];
     unsigned long long misaligned = 0, by_operand[PARAMS_COUNT] = {0};
     long long on_device;
@@ -393,13 +401,12 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
         if (on_device != device || address & as_bits(PyTuple_GET_ITEM(check, 2)))
             return NULL;  /* another device's; off its C++ type's alignment */
         misaligned |= address & as_bits(PyTuple_GET_ITEM(check, 3));
-        pointers[1 + i] = address;
+        pointers[n_outputs + i] = address;
         by_operand[PyLong_AsSsize_t(PyTuple_GET_ITEM(check, 0))] = address;  /* checked */
     }
     unsigned long long out_address = 0;
-    PyObject *out = NULL;
     if (out_array != NULL) {  /* into out=: its device, alignment and overlap, as run_into */
-        out = SLOT(out_array, off_a);
+        PyObject *out = SLOT(out_array, off_a);
         if (out == NULL || !PyObject_TypeCheck(out, (PyTypeObject *)device_array) ||
             device_pointer(out, &out_address, &on_device) < 0)
             return NULL;
@@ -415,32 +422,56 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
         if (seen == NULL)
             return NULL;  /* an error of a conversion, or a value for the Python way */
     }
-    if (out_array == NULL) {
-        PyObject *shape_dtype[2] = {t[1], t[2]};
-        out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
-        if (out == NULL || device_pointer(out, &out_address, NULL) < 0) {
-            Py_XDECREF(out);
-            Py_XDECREF(seen);
-            return NULL;
-        }
-    } else {
-        Py_INCREF(out);
+    PyObject *outs = PyTuple_New(n_outputs), *r = NULL;
+    if (outs == NULL) {
+        Py_XDECREF(seen);
+        return NULL;
     }
-    misaligned |= out_address & as_bits(t[3]);
-    pointers[0] = out_address;
+    for (Py_ssize_t i = 0; i < n_outputs; i++) {
+        PyObject *output = PyTuple_GET_ITEM(outputs, i), *out;  /* (dtype, 16-byte mask) */
+        if (!PyTuple_CheckExact(output) || PyTuple_GET_SIZE(output) != 2)
+            goto done;
+        if (out_array != NULL) {
+            out = SLOT(out_array, off_a);
+            Py_INCREF(out);
+        } else {
+            PyObject *shape_dtype[2] = {t[1], PyTuple_GET_ITEM(output, 0)};
+            out = PyObject_Vectorcall(device_array, shape_dtype, 2, NULL);
+            if (out == NULL)
+                goto done;
+        }
+        PyTuple_SET_ITEM(outs, i, out);
+        if (out_array == NULL && device_pointer(out, &out_address, NULL) < 0)
+            goto done;
+        misaligned |= out_address & as_bits(PyTuple_GET_ITEM(output, 1));
+        pointers[i] = out_address;
+    }
     Py_INCREF(b);  /* held by the inputs, which the launch's Python may release */
-    PyObject *r = NULL;
     if (state == 1 || launch_with_pointers(function, dims, misaligned ? off : on, t[11],
-                                           pointers, 1 + n_inputs, first, stream) == 0) {
+                                           pointers, n_outputs + n_inputs, first, stream) == 0) {
         if (out_array != NULL) {
             Py_INCREF(out_array);
             r = out_array;
+        } else if (returns == Py_None) {
+            r = output_array(prepared, PyTuple_GET_ITEM(outs, 0), b, out_address, 1);
         } else {
-            r = output_array(prepared, out, b, out_address, 1);
+            PyObject *made = returns == (PyObject *)&PyList_Type ? PyList_New(n_outputs)
+                                                                 : PyTuple_New(n_outputs);
+            for (Py_ssize_t i = 0; made != NULL && i < n_outputs; i++) {
+                PyObject *array = output_array(prepared, PyTuple_GET_ITEM(outs, i), b, 0, 0);
+                if (array == NULL)
+                    Py_CLEAR(made);
+                else if (returns == (PyObject *)&PyList_Type)
+                    PyList_SET_ITEM(made, i, array);
+                else
+                    PyTuple_SET_ITEM(made, i, array);
+            }
+            r = made;
         }
     }
     Py_DECREF(b);
-    Py_DECREF(out);
+done:
+    Py_DECREF(outs);
     Py_XDECREF(seen);
     return r;
 }

@@ -29,7 +29,7 @@
 /* What configure() was given (references held for the life of the process; those both C
  * files read are hot_arrays.c's). */
 static PyObject *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_types, *lazy_var,
-    *launch_function, *new_empty, *finish, *source, *native_name, *one_name, *shape_name,
+    *launch_function, *new_empty, *finish, *source, *native_name, *template_name, *shape_name,
     *launch_kwnames, *emulate, *compiled_launch_name;
 
 /* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
@@ -77,12 +77,12 @@ static int intern_names(void) {
     if (native_name != NULL)
         return 0;
     native_name = PyUnicode_InternFromString("native");
-    one_name = PyUnicode_InternFromString("one");
+    template_name = PyUnicode_InternFromString("template");
     shape_name = PyUnicode_InternFromString("shape");
     emulate = PyUnicode_InternFromString("emulate");
     launch_kwnames = Py_BuildValue("(s)", "backend");
     compiled_launch_name = PyUnicode_InternFromString("compiled_launch");
-    if (!native_name || !one_name || !shape_name || !emulate || !launch_kwnames ||
+    if (!native_name || !template_name || !shape_name || !emulate || !launch_kwnames ||
         !compiled_launch_name) {
         Py_CLEAR(native_name);  /* tried again at the next call */
         return -1;
@@ -439,10 +439,13 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
 
 /* fused(by_ids, scalar_types, args): a fused function's call on Arrays
  * and scalars (namespace/fusion.py FusedFunction._launch_ids): keyed by each Array's layout
- * id and each scalar's type in `by_ids`, launched from the plan's one-output template
- * `prepared.one` = (checks, dtype, out_mask, head, kernel, grid, block, flags, scalar_args),
- * packed as (*head, flag, out, *inputs), head[0] the scalars seen for the call's scalar
- * arguments when it has any (scalars_seen). None for the Python path. */
+ * id and each scalar's type in `by_ids`, launched on the emulator from the plan's template
+ * `prepared.template` = (checks, outputs, head, kernel, grid, block, flags, scalar_args,
+ * returns), outputs = ((dtype, 16-byte mask), ...), packed as (*head, flag, *outputs,
+ * *inputs), head[0] the scalars seen for the call's scalar arguments when it has any
+ * (scalars_seen); returns None for one output (an Array settled with the plan's layout id),
+ * else `tuple` or `list` of the output Arrays (settled at their first use). A GPU's goes to
+ * run_fused_compiled. None for the Python path. */
 static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3 || !PyDict_Check(args[0]) || !PyTuple_CheckExact(args[2])) {
         PyErr_SetString(PyExc_TypeError, "fused(by_ids, scalar_types, args)");
@@ -479,12 +482,12 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     if (prepared == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     Py_INCREF(prepared);
-    PyObject *one = PyObject_GetAttr(prepared, one_name);
-    PyObject *shape = one == NULL ? NULL : PyObject_GetAttr(prepared, shape_name);
-    PyObject *r = NULL, *inputs = NULL, *out = NULL, *packed = NULL, *seen = NULL;
+    PyObject *template = PyObject_GetAttr(prepared, template_name);
+    PyObject *shape = template == NULL ? NULL : PyObject_GetAttr(prepared, shape_name);
+    PyObject *r = NULL, *inputs = NULL, *outs = NULL, *packed = NULL, *seen = NULL;
     if (shape == NULL)
         goto done;
-    if (one == Py_None) {  /* a GPU's prepared call: its launch record, if it has one */
+    if (template == Py_None) {  /* a GPU's prepared call: its launch record, if it has one */
         PyObject *record = PyObject_GetAttr(prepared, compiled_launch_name);
         if (record == NULL)
             goto done;
@@ -494,21 +497,25 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
             goto decline;
         goto done;
     }
-    if (!PyTuple_CheckExact(one) || PyTuple_GET_SIZE(one) != 9)
+    if (!PyTuple_CheckExact(template) || PyTuple_GET_SIZE(template) != 9)
         goto decline;
-    PyObject **t = &PyTuple_GET_ITEM(one, 0);
+    PyObject **t = &PyTuple_GET_ITEM(template, 0), *returns = t[8];
     /* checks: (k, unwrap, align_mask, vector_mask) per input, each an Array (the key) */
-    if (!PyTuple_CheckExact(t[0]) || !PyTuple_CheckExact(t[3]) || !PyTuple_CheckExact(t[7]) ||
-        PyTuple_GET_SIZE(t[7]) != 2 || PyTuple_GET_SIZE(t[3]) < 1)
+    if (!PyTuple_CheckExact(t[0]) || !PyTuple_CheckExact(t[1]) || PyTuple_GET_SIZE(t[1]) < 1 ||
+        !PyTuple_CheckExact(t[2]) || PyTuple_GET_SIZE(t[2]) < 1 || !PyTuple_CheckExact(t[6]) ||
+        PyTuple_GET_SIZE(t[6]) != 2 ||
+        (returns != Py_None && returns != (PyObject *)&PyTuple_Type &&
+         returns != (PyObject *)&PyList_Type) ||
+        (returns == Py_None && PyTuple_GET_SIZE(t[1]) != 1))
         goto decline;
-    if (t[8] != Py_None) {  /* the scalar arguments' slots, kept per their objects */
-        seen = scalars_seen(t[8], operands);
+    if (t[7] != Py_None) {  /* the scalar arguments' slots, kept per their objects */
+        seen = scalars_seen(t[7], operands);
         if (seen == NULL)
             goto done;
         if (seen == Py_None)
             goto decline;  /* a computed scalar of another type: the Python way's fallback */
     }
-    Py_ssize_t n_inputs = PyTuple_GET_SIZE(t[0]);
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(t[0]), n_outputs = PyTuple_GET_SIZE(t[1]);
     inputs = PyTuple_New(n_inputs);
     if (inputs == NULL)
         goto done;
@@ -524,38 +531,62 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
         Py_INCREF(SLOT(x, off_a));
         PyTuple_SET_ITEM(inputs, i, SLOT(x, off_a));
     }
-    int settled;
-    out = allocate(shape, t[1], &settled);
-    if (out == NULL) {
-        if (PyErr_Occurred())
-            goto done;
-        goto decline;
+    outs = PyTuple_New(n_outputs);
+    if (outs == NULL)
+        goto done;
+    int settled = 0;
+    unsigned long long address = 0;  /* the one output's */
+    for (Py_ssize_t i = 0; i < n_outputs; i++) {
+        PyObject *output = PyTuple_GET_ITEM(t[1], i);  /* (dtype, 16-byte mask) */
+        if (!PyTuple_CheckExact(output) || PyTuple_GET_SIZE(output) != 2)
+            goto decline;
+        PyObject *out = allocate(shape, PyTuple_GET_ITEM(output, 0), &settled);
+        if (out == NULL) {
+            if (PyErr_Occurred())
+                goto done;
+            goto decline;
+        }
+        PyTuple_SET_ITEM(outs, i, out);
+        address = data_pointer(out);
+        misaligned |= address & as_bits(PyTuple_GET_ITEM(output, 1));
     }
-    unsigned long long address = data_pointer(out);
-    misaligned |= address & as_bits(t[2]);
-    Py_ssize_t n_head = PyTuple_GET_SIZE(t[3]);
-    packed = PyTuple_New(n_head + 2 + n_inputs);
+    Py_ssize_t n_head = PyTuple_GET_SIZE(t[2]);
+    packed = PyTuple_New(n_head + 1 + n_outputs + n_inputs);
     if (packed == NULL)
         goto done;
     for (Py_ssize_t i = 0; i < n_head; i++) {
         PyObject *item = i == 0 && seen != NULL ? PyTuple_GET_ITEM(seen, 1)
-                                                : PyTuple_GET_ITEM(t[3], i);
+                                                : PyTuple_GET_ITEM(t[2], i);
         Py_INCREF(item);
         PyTuple_SET_ITEM(packed, i, item);
     }
-    PyObject *flag = PyTuple_GET_ITEM(t[7], misaligned ? 0 : 1);  /* flags[not misaligned] */
+    PyObject *flag = PyTuple_GET_ITEM(t[6], misaligned ? 0 : 1);  /* flags[not misaligned] */
     Py_INCREF(flag);
     PyTuple_SET_ITEM(packed, n_head, flag);
-    Py_INCREF(out);
-    PyTuple_SET_ITEM(packed, n_head + 1, out);
-    for (Py_ssize_t i = 0; i < n_inputs; i++) {
-        PyObject *item = PyTuple_GET_ITEM(inputs, i);
+    for (Py_ssize_t i = 0; i < n_outputs + n_inputs; i++) {
+        PyObject *item = i < n_outputs ? PyTuple_GET_ITEM(outs, i)
+                                       : PyTuple_GET_ITEM(inputs, i - n_outputs);
         Py_INCREF(item);
-        PyTuple_SET_ITEM(packed, n_head + 2 + i, item);
+        PyTuple_SET_ITEM(packed, n_head + 1 + i, item);
     }
-    if (launch_packed(t[4], t[5], t[6], packed) < 0)
+    if (launch_packed(t[3], t[4], t[5], packed) < 0)
         goto done;
-    r = output_array(prepared, out, emulate, address, settled);
+    if (returns == Py_None) {
+        r = output_array(prepared, PyTuple_GET_ITEM(outs, 0), emulate, address, settled);
+        goto done;
+    }
+    PyObject *made = returns == (PyObject *)&PyList_Type ? PyList_New(n_outputs)
+                                                         : PyTuple_New(n_outputs);
+    for (Py_ssize_t i = 0; made != NULL && i < n_outputs; i++) {
+        PyObject *array = output_array(prepared, PyTuple_GET_ITEM(outs, i), emulate, 0, 0);
+        if (array == NULL)
+            Py_CLEAR(made);
+        else if (returns == (PyObject *)&PyList_Type)
+            PyList_SET_ITEM(made, i, array);
+        else
+            PyTuple_SET_ITEM(made, i, array);
+    }
+    r = made;
     goto done;
 decline:
     Py_INCREF(Py_None);
@@ -563,10 +594,10 @@ decline:
 done:
     Py_XDECREF(seen);
     Py_XDECREF(packed);
-    Py_XDECREF(out);
+    Py_XDECREF(outs);
     Py_XDECREF(inputs);
     Py_XDECREF(shape);
-    Py_XDECREF(one);
+    Py_XDECREF(template);
     Py_DECREF(prepared);
     return r;
 }

@@ -274,6 +274,42 @@ def test_repeated_fused_calls_run_in_c(side, monkeypatch, what, function, refere
     assert len(side.driver_launches) - before == 3
 
 
+def test_fused_calls_of_several_outputs_run_in_c(side, monkeypatch):
+    """A fused function of several outputs (a tuple, a list; dtypes of their own): one driver
+    launch per repeat from C, each output allocated from CuPy's pool, returned as the
+    function returns them, bit for bit the Python way's first launch."""
+    rng = np.random.default_rng(19)
+    (a, b), (x, y) = _arrays(side, rng)
+    pair = xp.fuse(lambda x, y: (x * y - x, x < y))
+    triple = xp.fuse(lambda x, y, s: [x + s, y * s, xp.astype(x, xp.float64)])
+    calls = {"pair": lambda s: pair(x, y), "triple": lambda s: triple(x, y, s)}
+    expected = {}
+    for name, call in calls.items():  # the full call, then the Python way's (the record)
+        call(1.5)
+        expected[name] = [_host(r) for r in call(1.5)]
+    np.testing.assert_allclose(expected["pair"][0], a * b - a, rtol=1e-6)
+    np.testing.assert_array_equal(expected["pair"][1], a < b)
+    np.testing.assert_array_equal(expected["triple"][2], a.astype(np.float64))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("a repeated fused call went the Python way")
+
+    monkeypatch.setattr(type(pair), "_launch", refused)
+    monkeypatch.setattr(type(pair), "_call", refused)
+    pool = side.get_default_memory_pool()
+    before = len(side.driver_launches)
+    for _ in range(2):
+        for name, call in calls.items():
+            result = call(float("1.5"))  # a new float each time: packed per object
+            assert type(result) is (tuple if name == "pair" else list)
+            assert [_host(r).tobytes() for r in result] == [e.tobytes() for e in expected[name]]
+            assert all(isinstance(r, xp.Array) and r._a.data.device_id == 0 for r in result)
+    assert len(side.driver_launches) - before == 4
+    used = pool.used_bytes()
+    del result
+    assert pool.used_bytes() < used  # the outputs' memory is the pool's, given back
+
+
 def test_fused_calls_with_scalar_arguments_run_in_c(side, monkeypatch):
     """Scalar arguments: the parameters packed per the scalars' objects (a literal's once, a
     new float's per call), bit for bit the Python way's; a computed scalar whose type

@@ -122,6 +122,43 @@ def test_repeats_are_served_compiled(monkeypatch):
         assert np.asarray(r).tobytes() == expected[name].tobytes(), name
 
 
+def test_fused_calls_of_several_outputs_are_served_compiled(monkeypatch):
+    """A fused function returning a tuple or a list of outputs of several dtypes: with the
+    Python way's launches refused, repeats still run (hot_calls.fused from the template),
+    bit for bit the first call's, returned as the function returns them; each output an
+    Array of its own, settled at its first use."""
+    rng = np.random.default_rng(40)
+    h = rng.standard_normal((33, 40)).astype(np.float32)
+    x, y = emulated(h), emulated(np.ascontiguousarray(h[::-1]))
+    pair = xp.fuse(lambda p, q: (xp.exp(p) - q, p < q))
+    triple = xp.fuse(lambda p, q, s: [p * s, q + s, xp.astype(p, xp.float64)])
+    calls = {"tuple": lambda: pair(x, y), "list": lambda: triple(x, y, 1.5),
+             "list, a new float": lambda: triple(x, y, float("-0.5"))}
+    expected = {}
+    for name, call in calls.items():
+        call()
+        expected[name] = [np.asarray(r).copy() for r in call()]
+    np.testing.assert_allclose(expected["tuple"][0], np.exp(h) - h[::-1], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(expected["tuple"][1], h < h[::-1])
+    np.testing.assert_array_equal(expected["list"][2], h.astype(np.float64))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the Python hot path ran")
+
+    monkeypatch.setattr(fusion.FusedFunction, "_launch_ids", refused)
+    monkeypatch.setattr(fusion.FusedFunction, "_launch", refused)
+    for name, call in calls.items():
+        for _ in range(2):
+            r = call()
+            assert type(r) is (tuple if name == "tuple" else list)
+            assert [np.asarray(o).tobytes() for o in r] == [e.tobytes() for e in expected[name]]
+            assert [o.dtype for o in r] == [e.dtype for e in expected[name]]
+            assert len({id(o._a) for o in r}) == len(r)
+            combined = r[0] + r[0]  # an output in a hot call: settled there
+            _settled(r[0])
+            np.testing.assert_array_equal(np.asarray(combined), expected[name][0] * 2)
+
+
 def _layout(h, kind):
     if kind == "transposed":
         return np.ascontiguousarray(h.T).T
@@ -143,7 +180,8 @@ def _layout(h, kind):
        layouts=st.tuples(*[st.sampled_from(["contiguous", "transposed", "offset",
                                             "misaligned"])] * 2),
        operation=st.sampled_from(["add", "multiply", "less", "negative", "abs", "scalar",
-                                  "scalar first", "numpy scalar", "fused", "fused scalar"]),
+                                  "scalar first", "numpy scalar", "fused", "fused scalar",
+                                  "fused pair"]),
        scalar=st.sampled_from([3, 2.5, True, -1]))
 def test_compiled_and_python_paths_agree_bit_for_bit(seed, shape, dtype, layouts, operation,
                                                         scalar):
@@ -152,11 +190,13 @@ def test_compiled_and_python_paths_agree_bit_for_bit(seed, shape, dtype, layouts
     x, y = emulated(_layout(h1, layouts[0])), emulated(_layout(h2, layouts[1]))
     fused = xp.fuse(lambda p, q: p * q + p)
     scaled = xp.fuse(lambda p, q, s: p * s - q)
+    pair = xp.fuse(lambda p, q: (p - q, p * q))
     call = {"add": lambda: xp.add(x, y), "multiply": lambda: x * y,
             "less": lambda: x < y, "negative": lambda: -x, "abs": lambda: abs(x),
             "scalar": lambda: x + scalar, "scalar first": lambda: scalar - x,
             "numpy scalar": lambda: x * np.int8(2), "fused": lambda: fused(x, y),
-            "fused scalar": lambda: scaled(x, y, scalar)}[operation]
+            "fused scalar": lambda: scaled(x, y, scalar),
+            "fused pair": lambda: xp.stack(pair(x, y))}[operation]
     try:
         with np.errstate(all="ignore"):
             results = [call() for _ in range(3)]  # cold, learnt, compiled
