@@ -73,6 +73,8 @@ REST = ["tests"]  # less the sample
 COMPILED_SAMPLE = ["tests/namespace/test_hot_path.py", "tests/elementwise/test_fusion.py",
                    "tests/elementwise/test_fusion_operands.py",
                    "tests/runtime/test_concurrency.py"]
+# What warmup records to warm the cache with (beside the smoke and the bench): both samples.
+WARMED_TESTS = list(dict.fromkeys([*SAMPLE, *COMPILED_SAMPLE]))
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck")
 SANITIZER_CASES = ["copy .T float32", "float16 transpose, tile"]  # tiled and packed smoke cases
 PYTHON = [sys.executable]  # how steps start Python (the tests run them against a stand-in)

@@ -6,7 +6,7 @@ Three ways, one registry (:func:`infini_cupy.variants.all_variants`):
   program each, compiled on a thread pool (NVRTC releases the GIL). A compile check for a
   target architecture; nothing is cached.
 - ``--arch sm_XX --cache-dir DIR``: the binaries ``gpu-check`` launches (``--variants
-  gpu-check``, the default: its smoke, the bench's key rows and the GPU sample of the suite,
+  gpu-check``, the default: its smoke, the bench's key rows and the GPU samples of the suite,
   planned as on that GPU) or every variant (``--variants all``), one per name expression in
   the launcher's own cache format under ``DIR/cubin`` (:mod:`.warm_cache`); a GPU machine
   given ``INFINI_CUPY_CACHE_DIR=DIR`` (``gpu-check --cache-dir DIR``) loads them. With
@@ -208,7 +208,7 @@ def _fill_cache(args) -> int:
     else:
         print(f"recording what gpu-check launches (planned for {args.arch}) ...", flush=True)
         pairs = (warm_cache.smoke_variants(args.arch) | warm_cache.bench_variants(args.arch)
-                 | warm_cache.sample_variants(args.arch, gpu_check.SAMPLE))
+                 | warm_cache.sample_variants(args.arch, gpu_check.WARMED_TESTS))
     recorded = time.perf_counter() - start
     progress = Progress(len(pairs), f"NVRTC {args.arch} -> {folder}/cubin")
     seconds, failures = warm_cache.fill(folder, pairs, args.arch, args.jobs, progress)

@@ -3,12 +3,13 @@
 format (``runtime/cuda.py``), so that a GPU machine given ``--cache-dir DIR`` loads them
 instead of compiling.
 
-Which variants: those the smoke cases, the bench's key rows (:mod:`infini_cupy.tools.gpu_check.bench_step`, at their GPU
-sizes) and the GPU sample of the suite (``gpu_check.SAMPLE``) launch, recorded from the
-emulator (every thread) while the planners plan as on the target GPU: an H100's opt-in of
-227 KiB of dynamic shared memory per block (:data:`OPTIN`), not the offline default. The
-sample runs as ``pytest -p infini_cupy.tools.warmup.warm_cache`` (this module is that plugin: it
-records only when ``INFINI_CUPY_WARM_RECORD`` names the file to write).
+Which variants: those the smoke cases, the bench's key rows
+(:mod:`infini_cupy.tools.gpu_check.bench_step`, at their GPU sizes) and the GPU samples of the
+suite (``gpu_check.WARMED_TESTS``: the sample and the compiled launch's sample) launch,
+recorded from the emulator (every thread) while the planners plan as on the target GPU: an
+H100's opt-in of 227 KiB of dynamic shared memory per block (:data:`OPTIN`), not the offline
+default. The samples run as ``pytest -p infini_cupy.tools.warmup.warm_cache`` (this module is
+that plugin: it records only when ``INFINI_CUPY_WARM_RECORD`` names the file to write).
 """
 
 from __future__ import annotations
