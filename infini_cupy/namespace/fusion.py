@@ -237,6 +237,17 @@ def compiled_fused_record(prepared, into=None):
     return record
 
 
+def _emulator_outputs(outputs, shape):
+    """(new outputs on the emulator, one per (dtype, 16-byte mask) of ``outputs``, their
+    pointers' bits off the 16-byte packs)."""
+    made, off_packs = [], 0
+    for dtype, out_mask in outputs:
+        out = empty("emulate", shape, dtype)
+        off_packs |= numpy_data_pointer(out) & out_mask
+        made.append(out)
+    return made, off_packs
+
+
 def _keep_compiled_into(record):
     """After a GPU's repeat into an Array ran the Python way (``fused_out.run_into``) under
     the compiled launch: its launch record, kept in ``record`` (``fused_out.into_record``'s)
@@ -398,13 +409,9 @@ class FusedFunction:
             misaligned |= address & vector_mask
             inputs.append(x._a)
         if returns is not None:  # several outputs
-            made = []
-            for dtype, out_mask in outputs:
-                out = empty("emulate", prepared.shape, dtype)
-                misaligned |= numpy_data_pointer(out) & out_mask
-                made.append(out)
-            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], *made, *inputs),
-                   backend="emulate")
+            made, off_packs = _emulator_outputs(outputs, prepared.shape)
+            launch(SOURCE, kernel, grid, block,
+                   (*head, flags[not (misaligned | off_packs)], *made, *inputs), backend="emulate")
             return returns([wrap(out, "emulate") for out in made])
         (dtype, out_mask), = outputs
         alloc = current_allocator()  # arrays.empty inlined
@@ -444,13 +451,9 @@ class FusedFunction:
                     return self._fallback(prepared, args, None)  # off its C++ type's alignment
                 misaligned |= address & vector_mask
                 inputs.append(x)
-            made = []
-            for dtype, out_mask in outputs:
-                out = empty("emulate", prepared.shape, dtype)
-                misaligned |= numpy_data_pointer(out) & out_mask
-                made.append(out)
-            launch(SOURCE, kernel, grid, block, (*head, flags[not misaligned], *made, *inputs),
-                   backend="emulate")
+            made, off_packs = _emulator_outputs(outputs, prepared.shape)
+            launch(SOURCE, kernel, grid, block,
+                   (*head, flags[not (misaligned | off_packs)], *made, *inputs), backend="emulate")
             if prepared.wrap is not None:
                 made = [wrap(out, "emulate") for out in made]
             return made[0] if returns is None else returns(made)
