@@ -80,24 +80,29 @@ def write_out(name, result, out):
 
 
 def into_record(prepared, args, out, scalar_args):
-    """What a repeated call of Arrays into the Array ``out`` reads (:func:`run_into`), after
-    a call that passed ``launch_into``'s checks, or None where every call goes that way
-    (``out`` of another dtype or backend, an empty result): the backend and, on a GPU,
-    ``out``'s device, the input checks, ``out``'s per-call checks as the elementwise
+    """What a repeated call into ``out`` reads (:func:`run_into`): of Arrays into an Array,
+    or of native arrays into a native array; made after a call that passed
+    ``launch_into``'s checks, or None where every call goes that way (``out`` of another
+    dtype or backend, Arrays and native arrays mixed, an empty result): the backend and, on a
+    GPU, ``out``'s device, the input checks, ``out``'s per-call checks as the elementwise
     functions' repeats make them (``short_path.out_check``) and its 16-byte mask, the plan
     for ``out``'s strides (the arguments before the flag, kernel, grid, block, the flag for
     misaligned and aligned pointers), and ``scalar_args`` (``fusion._scalar_arguments``: the
     scalar arguments' slots per call; None without), ``prepared`` and, on a GPU, ``[its
     launch record for runtime/hot_calls.c's fused_into]`` (``fusion.compiled_fused_record``,
-    made after a repeat under the compiled launch; None before)."""
-    native, backend = out._a, out._b
-    if (prepared.plan is None or backend != prepared.backend or prepared.wrap is None
+    made after a repeat of Arrays under the compiled launch; None before)."""
+    arrays = type(out) is Array
+    native, backend = (out._a, out._b) if arrays else (out, prepared.backend)
+    if (prepared.plan is None or backend != prepared.backend
+            or (prepared.wrap is not None) != arrays
+            or not all(unwrap == arrays for _, unwrap, _, _ in prepared.input_checks)
             or native.dtype != prepared.fx.output_dtypes[0] or self_overlapping(native)):
         return None
     plan = plan_fused(*prepared.layouts, (tuple(native.strides),))
     if plan is None:
         return None
-    checks = out_check(native, [(k, args[k]._a) for k, _, _, _ in prepared.input_checks])
+    checks = out_check(native, [(k, args[k]._a if arrays else args[k])
+                                for k, _, _, _ in prepared.input_checks])
     masks = plan.vector_masks
     flags = (FLAG_OFF, FLAG_OFF if masks is None else FLAG_ON)
     device = native.data.device_id if backend == "cuda" else None
@@ -107,32 +112,38 @@ def into_record(prepared, args, out, scalar_args):
 
 
 def run_into(record, args, out, head_for):
-    """A repeated call of settled Arrays into the Array ``out`` from :func:`into_record`
-    (runtime/hot_calls.c's ``fused_into`` is its twin in C): ``out``, written, or None
-    (nothing written) for the full way (an input or ``out`` on another device than the
-    current one, a check of ``out`` or an input failed: ``short_path.out_usable``).
-    ``head_for``: ``fusion.head_for``, the arguments before the flag with the scalar
-    arguments' slots."""
+    """A repeated call into ``out`` from :func:`into_record`: of settled Arrays into an Array
+    (runtime/hot_calls.c's ``fused_into`` is its twin in C), or of native arrays into a
+    native array, their pointers read per call. ``out``, written, or None (nothing written)
+    for the full way (an input or ``out`` on another device than the current one, a check
+    of ``out`` or an input failed: ``short_path.out_usable``). ``head_for``:
+    ``fusion.head_for``, the arguments before the flag with the scalar arguments' slots."""
     (backend, device, checks, out_checks, out_mask, head, kernel, grid, block, flags,
-     scalar_args, _, _) = record
-    if backend == "cuda" and (current_device() != device or out._a.data.device_id != device):
+     scalar_args, prepared, _) = record
+    arrays = type(out) is Array
+    native = out._a if arrays else out
+    if backend == "cuda" and (current_device() != device or native.data.device_id != device):
         return None  # launched on the current GPU: arrays of another one go the full way
     head = head_for(head, scalar_args, args)
     if head is None:
         return None
+    pointer = prepared.pointer
     addresses = [0] * len(args)
     inputs, misaligned = [], 0
     for k, _, align_mask, vector_mask in checks:
         x = args[k]
-        address = addresses[k] = x._d
+        if arrays:
+            address = addresses[k] = x._d
+            x = x._a
+        else:
+            address = addresses[k] = pointer(x)
         if address & align_mask:
             return None
-        native = x._a
-        if backend == "cuda" and native.data.device_id != device:
+        if backend == "cuda" and x.data.device_id != device:
             return None
         misaligned |= address & vector_mask
-        inputs.append(native)
-    native, out_address = out._a, out._d
+        inputs.append(x)
+    out_address = out._d if arrays else pointer(native)
     if not out_usable(out_checks, native, out_address, addresses):
         return None
     misaligned |= out_address & out_mask

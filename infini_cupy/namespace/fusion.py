@@ -73,6 +73,23 @@ def _ids_into(args, out):
     return tuple(key)
 
 
+def _native_into(args, out):
+    """The key of a call of native arrays and scalars into the native array ``out`` (each
+    array's type, dtype, shape and strides, each scalar's type, then ``out``'s), or None for
+    any other."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind in _array_types:
+            key += (kind, a.dtype, a.shape, a.strides)
+        elif kind in _SCALAR_TYPES:
+            key.append(kind)
+        else:
+            return None
+    key += (type(out), out.dtype, out.shape, out.strides)
+    return tuple(key)
+
+
 class FusionWarning(UserWarning):
     """A fused function ran unfused (the message names the call that stopped the trace)."""
 
@@ -286,6 +303,8 @@ class FusedFunction:
         self._by_ids = RecentCalls(1024)
         # the same and out=, an Array: the layout ids and out's -> fused_out.into_record's
         self._into_by_ids = RecentCalls(1024)
+        # native arrays into a native array: the layout key and out's -> into_record's
+        self._into_by_key = RecentCalls(1024)
         functools.update_wrapper(self, function)
 
     def __repr__(self):
@@ -339,6 +358,13 @@ class FusedFunction:
             record = None if key is None else self._into_by_ids.get(key)
             if record is not None and run_into(record, args, out, head_for) is not None:
                 _keep_compiled_into(record)
+                return out
+        elif type(out) in _array_types and not kwargs and not pending.expressions:
+            key = _native_into(args, out)  # native arrays into one: a record seen before
+            record = None if key is None else self._into_by_key.get(key)
+            # (NumPy arrays run kernels only under backend("emulate"))
+            if (record is not None and (record[1] is not None or config.get_backend() == "emulate")
+                    and run_into(record, args, out, head_for) is not None):
                 return out
         if out is not None and pending.expressions:  # a write: pending reads go first
             pending.evaluate_all(f"fuse({self.__name__})(out=...)")
@@ -536,11 +562,16 @@ class FusedFunction:
             result = self._on_gpu(prepared, operands, out)
         else:
             result = self._launch_into(prepared, operands, out)
-        key = None if kwargs or type(out) is not Array else _ids_into(args, out)
-        if key is not None:  # passed every check of out=: its repeats by layout ids
+        if kwargs:
+            return result
+        if type(out) is Array:
+            key, known = _ids_into(args, out), self._into_by_ids
+        else:
+            key, known = _native_into(args, out), self._into_by_key
+        if key is not None:  # passed every check of out=: its repeats by these keys
             record = into_record(prepared, args, out, prepared.scalar_source)
             if record is not None:
-                self._into_by_ids.remember(key, record)
+                known.remember(key, record)
                 compiled_hot_calls()  # built and loaded once
         return result
 

@@ -171,48 +171,57 @@ def test_out_overlapping_an_input_gives_numpys_answer(to_device, to_host):
         np.testing.assert_array_equal(to_host(a), b)
 
 
-def test_repeated_calls_into_an_array_check_out_at_each_call(to_device, to_host):
-    """Repeats of a call of Arrays into an Array (by layout ids, fused_out.run_into) make
-    every check of ``out=`` per call, as the first call makes them: in place into an input's
-    own view, through a temporary into a shifted view of it (NumPy's answer), a new scalar
-    per call, an ``out`` made read-only since."""
+@pytest.mark.parametrize("kind", ["Array", "native"])
+def test_repeated_calls_into_an_array_check_out_at_each_call(to_device, to_host, kind):
+    """Repeats of a call into an array (of Arrays into an Array by layout ids, of native
+    arrays into a native array by their layouts: fused_out.run_into) make every check of
+    ``out=`` per call, as the first call makes them: in place into an input's own view,
+    through a temporary into a shifted view of it (NumPy's answer), a new scalar per call,
+    an ``out`` made read-only since."""
     fused = xp.fuse(lambda x, y, s: x * s + y, strict=True)
+    held = xp.asarray if kind == "Array" else (lambda a: a)
     rng = np.random.default_rng(3)
     y_host = rng.standard_normal(8)
-    y = xp.asarray(to_device(y_host))
+    y = held(to_device(y_host))
     for s in (2.0, float("-0.5"), 3.0, 2.0):
         for shift in (0, 1):  # out is x itself, then x shifted by one element
             host = rng.standard_normal(9)
-            buffer = xp.asarray(to_device(host.copy()))
+            buffer = held(to_device(host.copy()))
             x, out = buffer[:8], buffer[shift:shift + 8]
             expected = host.copy()
             expected[shift:shift + 8] = host[:8] * s + y_host
             assert fused(x, y, s, out=out) is out
             np.testing.assert_array_equal(to_host(buffer), expected)
-    out = xp.asarray(np.zeros(8), device="emulator")  # (a GPU's arrays are never read-only)
-    x = xp.asarray(np.ones(8), device="emulator")
-    for _ in range(2):
-        fused(x, x, 1.5, out=out)
-    out._a.flags.writeable = False
-    with pytest.raises(ValueError) as repeat:
-        fused(x, x, 1.5, out=out)
-    with pytest.raises(ValueError) as unfused:
-        xp.add(x * 1.5, x, out=out)
+    out = np.zeros(8)  # on the emulator (a GPU's arrays are never read-only)
+    x = np.ones(8)
+    with xp.backend("emulate"):
+        if kind == "Array":
+            out, x = xp.asarray(out), xp.asarray(x)
+        for _ in range(2):
+            fused(x, x, 1.5, out=out)
+        (out._a if kind == "Array" else out).flags.writeable = False
+        with pytest.raises(ValueError) as repeat:
+            fused(x, x, 1.5, out=out)
+        with pytest.raises(ValueError) as unfused:
+            xp.add(xp.multiply(x, 1.5), x, out=out)
     assert type(repeat.value) is type(unfused.value)
     np.testing.assert_array_equal(np.asarray(out), np.full(8, 2.5))
 
 
-def test_repeats_into_an_array_skip_the_first_calls_way(to_device, to_host, monkeypatch):
-    """After a first call of Arrays into an Array, its repeats (fused_out.run_into, on the
-    emulator and a GPU alike) launch without the first call's way: with that way refused
-    they still give the first call's bits, for new scalars, into a transposed ``out``."""
+@pytest.mark.parametrize("kind", ["Array", "native"])
+def test_repeats_into_an_array_skip_the_first_calls_way(to_device, to_host, monkeypatch, kind):
+    """After a first call of Arrays into an Array (or of native arrays into a native array),
+    its repeats (fused_out.run_into, on the emulator and a GPU alike) launch without the
+    first call's way: with that way refused they still give the first call's bits, for new
+    scalars, into a transposed ``out``."""
     from infini_cupy.namespace import fusion
 
     fused = xp.fuse(lambda x, y, s: xp.exp(x * s) - y, strict=True)
+    held = xp.asarray if kind == "Array" else (lambda a: a)
     rng = np.random.default_rng(31)
     x_host, y_host = rng.standard_normal((2, 6, 5)).astype(np.float32)
-    x, y = xp.asarray(to_device(x_host)), xp.asarray(to_device(y_host))
-    out = xp.asarray(to_device(np.zeros((5, 6), np.float32))).T  # a transposed layout
+    x, y = held(to_device(x_host)), held(to_device(y_host))
+    out = held(to_device(np.zeros((5, 6), np.float32))).T  # a transposed layout
     expected = {}
     for s in (0.5, 2.0):  # the first call's way, for the bits the repeats must give
         fused(x, y, s, out=out)
