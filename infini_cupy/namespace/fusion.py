@@ -267,11 +267,11 @@ def _emulator_outputs(outputs, shape):
 
 def _keep_compiled_into(record):
     """After a GPU's repeat into an Array ran the Python way (``fused_out.run_into``) under
-    the compiled launch: its launch record, kept in ``record`` (``fused_out.into_record``'s)
-    for hot_calls.c's ``fused_into`` to run the next repeat."""
-    *_, prepared, kept = record
-    if record[1] is not None and config.launch_in_force[0] == cuda_compiled.MECHANISM:
-        kept[0] = compiled_fused_record(prepared, record)
+    the compiled launch: its launch record, kept in ``record`` (``fused_out.into_record``'s:
+    its prepared call, then the list that keeps it) for hot_calls.c's ``fused_into`` to run
+    the next repeat."""
+    if config.launch_in_force[0] == cuda_compiled.MECHANISM:
+        record[-1][0] = compiled_fused_record(record[-2], record)
 
 
 class _Nothing(str):
@@ -357,7 +357,8 @@ class FusedFunction:
             key = _ids_into(args, out)  # Arrays into an Array: a record seen before
             record = None if key is None else self._into_by_ids.get(key)
             if record is not None and run_into(record, args, out, head_for) is not None:
-                _keep_compiled_into(record)
+                if record[1] is not None:  # a GPU's
+                    _keep_compiled_into(record)
                 return out
         elif type(out) in _array_types and not kwargs and not pending.expressions:
             key = _native_into(args, out)  # native arrays into one: a record seen before
