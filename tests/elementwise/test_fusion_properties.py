@@ -128,7 +128,7 @@ def _reads_an_array(tree, args) -> bool:
     return any(_reads_an_array(t, args) for t in tree[1:] if isinstance(t, tuple))
 
 
-def _check(tree, args, to_host):
+def _check(tree, args, to_device, to_host):
     def function(*a):
         return _evaluate(tree, a)
 
@@ -144,9 +144,24 @@ def _check(tree, args, to_host):
     if _reads_an_array(tree, args):
         assert [r.name for r in launches] == [fused.kernel_name(*args)]
     assert type(got) is type(unfused)
+    held = type(got)
     got, unfused = to_host(got), to_host(unfused)
     assert (got.dtype, got.shape) == (unfused.dtype, unfused.shape)
     assert np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(unfused).tobytes()
+    _check_out(fused, args, unfused, held, to_device, to_host)
+
+
+def _check_out(fused, args, expected, held, to_device, to_host):
+    """``out=`` a transposed array of the result's dtype, of the result's kind (an Array or a
+    native array), three times, a new one each time: the first call, then repeats by layout
+    (fused_out.run_into; hot_calls.c's fused_into for Arrays), each the unfused bits."""
+    for _ in range(3):
+        out = to_device(np.zeros(expected.shape[::-1], expected.dtype)).T
+        out = xp.asarray(out) if held is xp.Array else out
+        with np.errstate(all="ignore"):
+            assert fused(*args, out=out) is out
+        assert np.ascontiguousarray(to_host(out)).tobytes() == \
+            np.ascontiguousarray(expected).tobytes()
 
 
 # to_device and to_host are the same for every example
@@ -159,7 +174,7 @@ _HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_t
 @given(case=cases())
 def test_random_trees_fuse_into_one_launch_equal_to_the_unfused_calls(case, to_device, to_host):
     tree, args = case
-    _check(tree, _operands(args, to_device), to_host)
+    _check(tree, _operands(args, to_device), to_device, to_host)
 
 
 @pytest.mark.slow
@@ -167,4 +182,4 @@ def test_random_trees_fuse_into_one_launch_equal_to_the_unfused_calls(case, to_d
 @given(case=cases())
 def test_random_trees_long(case, to_device, to_host):
     tree, args = case
-    _check(tree, _operands(args, to_device), to_host)
+    _check(tree, _operands(args, to_device), to_device, to_host)
