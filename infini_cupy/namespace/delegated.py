@@ -155,15 +155,60 @@ def _function_of(xp, name: str, submodule: str | None, arrays: list):
     return function
 
 
+# Values that are no array and hold none (axes, shapes, flags, dtypes given as classes): a
+# call whose first argument is a plain NumPy or CuPy array and whose others are these has that
+# array alone (what _arrays_in would find) and nothing traced.
+_PLAIN_VALUES = frozenset({int, float, bool, str, type(None), type})
+_PLAIN_ARRAYS = {np.ndarray}  # and cupy.ndarray once CuPy is imported (_plain_arrays)
+
+
+def _plain_arrays() -> set:
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        _PLAIN_ARRAYS.add(cupy.ndarray)
+    return _PLAIN_ARRAYS
+
+
+def _plain(values) -> bool:
+    """Every value one of :data:`_PLAIN_VALUES`, or a tuple of them."""
+    for v in values:
+        kind = type(v)
+        if kind not in _PLAIN_VALUES:
+            if kind is not tuple:
+                return False
+            for w in v:
+                if type(w) not in _PLAIN_VALUES:
+                    return False
+    return True
+
+
 def _delegate(name: str, submodule: str | None = None):
     """``name`` (of ``submodule``) from the compat namespace of the array arguments."""
     as_tuple = name in _RETURNS_TUPLE
+    by_type = {}  # a plain array's type -> (its library's namespace, whether CuPy's)
 
     def delegated(*args, **kwargs):
+        if args:  # one plain array, plain values: the namespace of its type, found once
+            found = by_type.get(type(args[0]))  # (NumPy's refused under the cuda backend)
+            if (found is not None and _plain(args[1:]) and _plain(kwargs.values())
+                    and (found[1] or config.get_backend() != "cuda")):
+                function = getattr(found[0], name, None)
+                if function is not None:
+                    if found[1]:  # CuPy's: run on the current GPU, the array's one
+                        with args[0].device:
+                            result = function(*args, **kwargs)
+                    else:
+                        result = function(*args, **kwargs)
+                    return tuple(result) if as_tuple else _zero_d(result)
         if is_traced(*args, *kwargs.values()):  # inside infini_cupy.fuse's trace
             return traced_call(name, args, kwargs)
         arrays = _arrays_in(args, kwargs)
-        function = _function_of(namespace_of(*arrays), name, submodule, arrays)
+        namespace = namespace_of(*arrays)
+        function = _function_of(namespace, name, submodule, arrays)
+        if (len(arrays) == 1 and arrays[0] is args[0] and type(args[0]) in _plain_arrays()
+                and _plain(args[1:]) and _plain(kwargs.values())):
+            where = getattr(namespace, submodule) if submodule else namespace
+            by_type[type(args[0])] = (where, is_cupy_array(args[0]))  # the next: above
         if arrays and is_cupy_array(arrays[0]):
             with arrays[0].device:  # CuPy runs on the current GPU: the arrays' one
                 result = function(*args, **kwargs)

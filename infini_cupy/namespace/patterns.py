@@ -229,6 +229,7 @@ def plan_pattern(pattern: str, shape: tuple, axes_lengths: tuple = ()) -> Patter
     )
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of three small tuples: a repeat is a lookup
 def reshape_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
     """Strides of ``new_shape`` viewing the same elements in C order, or None if a copy is needed.
 

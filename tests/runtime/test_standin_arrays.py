@@ -242,7 +242,10 @@ def test_every_call_runs_on_its_arrays_gpu_not_the_current_one(two_gpus):
         expected = 0 if name.endswith("to 0") else 1
         assert made_there._a.data.device_id == expected, name
     index = xp.asarray(rng.integers(0, 6, 4), device="cuda:1")
-    checks = {"sum": (xp.sum(x), h.sum()), "sort": (xp.sort(x, axis=0), np.sort(h, axis=0)),
+    checks = {"sum": (xp.sum(x), h.sum()), "sum, a repeat": (xp.sum(x), h.sum()),
+              "flip, a repeat": ((xp.flip(x, axis=0), xp.flip(x, axis=0))[1],
+                                 np.flip(h, axis=0)),
+              "sort": (xp.sort(x, axis=0), np.sort(h, axis=0)),
               "take": (x[index], h[np.asarray(index.to_device("cpu"))]),
               "mask": (x[x > 0], h[h > 0]), "matmul": (x @ x.T, h @ h.T)}
     for name, (got, expected) in checks.items():
