@@ -25,7 +25,7 @@ from ...namespace.boundary import compiled_hot_calls, python_hot_path
 def _rows(backend: str):
     """(name, bare call, call on Arrays) for the operations the rows time."""
     import infini_cupy as xp
-    from infini_cupy.namespace import delegated, elementwise_functions
+    from infini_cupy.namespace import data_movement, delegated, elementwise_functions
     from infini_cupy.strided.copy import rearrange_
 
     library = np if backend != "cuda" else __import__("cupy")
@@ -48,6 +48,10 @@ def _rows(backend: str):
         ("x * 2.0", lambda: elementwise_functions.multiply(a, 2.0), lambda: x * 2.0),
         ("exp(x)", lambda: exp(a), lambda: xp.exp(x)),
         ("sum(x) (delegated)", lambda: delegated.sum(a), lambda: xp.sum(x)),
+        ("permute_dims(x) (delegated)", lambda: delegated.permute_dims(a, (1, 0)),
+         lambda: xp.permute_dims(x, (1, 0))),
+        ("reshape(x) (a view)", lambda: data_movement.reshape(a, (32, 128)),
+         lambda: xp.reshape(x, (32, 128))),
         ("x[1:] = row (rearrange_)", bare_setitem, array_setitem),
         ("x[1:] (a view)", lambda: a[1:], lambda: x[1:]),
     ]
