@@ -155,9 +155,9 @@ def _function_of(xp, name: str, submodule: str | None, arrays: list):
     return function
 
 
-# Values that are no array and hold none (axes, shapes, flags, dtypes given as classes): a
-# call whose first argument is a plain NumPy or CuPy array and whose others are these has that
-# array alone (what _arrays_in would find) and nothing traced.
+# Values that are no array and hold none (axes, shapes, flags, dtypes given as classes; and
+# dtypes, by _plain): a call whose first argument is a plain NumPy or CuPy array and whose
+# others are these has that array alone (what _arrays_in would find) and nothing traced.
 _PLAIN_VALUES = frozenset({int, float, bool, str, type(None), type})
 _PLAIN_ARRAYS = {np.ndarray}  # and cupy.ndarray once CuPy is imported (_plain_arrays)
 
@@ -170,11 +170,13 @@ def _plain_arrays() -> set:
 
 
 def _plain(values) -> bool:
-    """Every value one of :data:`_PLAIN_VALUES`, or a tuple of them."""
+    """Every value one of :data:`_PLAIN_VALUES`, a dtype, or a tuple of those values."""
     for v in values:
         kind = type(v)
         if kind not in _PLAIN_VALUES:
             if kind is not tuple:
+                if isinstance(v, np.dtype):  # xp.float64 (NumPy's dtypes, and CuPy's)
+                    continue
                 return False
             for w in v:
                 if type(w) not in _PLAIN_VALUES:
