@@ -73,23 +73,6 @@ def _ids_into(args, out):
     return tuple(key)
 
 
-def _native_into(args, out):
-    """The key of a call of native arrays and scalars into the native array ``out`` (each
-    array's type, dtype, shape and strides, each scalar's type, then ``out``'s), or None for
-    any other."""
-    key = []
-    for a in args:
-        kind = type(a)
-        if kind in _array_types:
-            key += (kind, a.dtype, a.shape, a.strides)
-        elif kind in _SCALAR_TYPES:
-            key.append(kind)
-        else:
-            return None
-    key += (type(out), out.dtype, out.shape, out.strides)
-    return tuple(key)
-
-
 class FusionWarning(UserWarning):
     """A fused function ran unfused (the message names the call that stopped the trace)."""
 
@@ -361,7 +344,7 @@ class FusedFunction:
                     _keep_compiled_into(record)
                 return out
         elif type(out) in _array_types and not kwargs and not pending.expressions:
-            key = _native_into(args, out)  # native arrays into one: a record seen before
+            key = self._key_into(args, out)  # native arrays into one: a record seen before
             record = None if key is None else self._into_by_key.get(key)
             # (NumPy arrays run kernels only under backend("emulate"))
             if (record is not None and (record[1] is not None or config.get_backend() == "emulate")
@@ -388,6 +371,14 @@ class FusedFunction:
             else:
                 return None
         return tuple(key)
+
+    @classmethod
+    def _key_into(cls, args, out):
+        """The layout key of a call into the native array ``out``: ``_key``'s, then ``out``'s
+        type, dtype, shape and strides (``fused_out.into_record`` keeps records of native
+        arrays alone)."""
+        key = cls._key(args)
+        return None if key is None else (*key, type(out), out.dtype, out.shape, out.strides)
 
     def _inputs(self, prepared, args):
         """The kernel's input arrays, and the pointer bits off 16-byte packs; None when an
@@ -568,7 +559,7 @@ class FusedFunction:
         if type(out) is Array:
             key, known = _ids_into(args, out), self._into_by_ids
         else:
-            key, known = _native_into(args, out), self._into_by_key
+            key, known = self._key_into(args, out), self._into_by_key
         if key is not None:  # passed every check of out=: its repeats by these keys
             record = into_record(prepared, args, out, prepared.scalar_source)
             if record is not None:

@@ -452,21 +452,8 @@ PyObject *run_fused_compiled(PyObject *prepared, PyObject *record, PyObject *ope
         if (out_array != NULL) {
             Py_INCREF(out_array);
             r = out_array;
-        } else if (returns == Py_None) {
-            r = output_array(prepared, PyTuple_GET_ITEM(outs, 0), b, out_address, 1);
         } else {
-            PyObject *made = returns == (PyObject *)&PyList_Type ? PyList_New(n_outputs)
-                                                                 : PyTuple_New(n_outputs);
-            for (Py_ssize_t i = 0; made != NULL && i < n_outputs; i++) {
-                PyObject *array = output_array(prepared, PyTuple_GET_ITEM(outs, i), b, 0, 0);
-                if (array == NULL)
-                    Py_CLEAR(made);
-                else if (returns == (PyObject *)&PyList_Type)
-                    PyList_SET_ITEM(made, i, array);
-                else
-                    PyTuple_SET_ITEM(made, i, array);
-            }
-            r = made;
+            r = returned_outputs(prepared, outs, b, returns, out_address, 1);
         }
     }
     Py_DECREF(b);

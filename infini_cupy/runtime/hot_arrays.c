@@ -108,6 +108,29 @@ PyObject *output_array(PyObject *known, PyObject *out, PyObject *b,
     return r;
 }
 
+/* A fused call's outputs `outs` (a tuple of native arrays) as its function returns them:
+ * `returns` None, the one output's Array (settled with `known`'s layout id when `settled`,
+ * pointer `address`), else a new `tuple` or `list` of Arrays settled at their first use.
+ * NULL on an error. */
+PyObject *returned_outputs(PyObject *known, PyObject *outs, PyObject *b, PyObject *returns,
+                           unsigned long long address, int settled) {
+    if (returns == Py_None)
+        return output_array(known, PyTuple_GET_ITEM(outs, 0), b, address, settled);
+    Py_ssize_t n = PyTuple_GET_SIZE(outs);
+    int list = returns == (PyObject *)&PyList_Type;
+    PyObject *made = list ? PyList_New(n) : PyTuple_New(n);
+    for (Py_ssize_t i = 0; made != NULL && i < n; i++) {
+        PyObject *array = output_array(known, PyTuple_GET_ITEM(outs, i), b, 0, 0);
+        if (array == NULL)
+            Py_CLEAR(made);
+        else if (list)
+            PyList_SET_ITEM(made, i, array);
+        else
+            PyTuple_SET_ITEM(made, i, array);
+    }
+    return made;
+}
+
 /* What a plan of one array and one scalar keeps per scalar `v`: `last` = [the last (v, off,
  * on) seen], `made` the function that makes and keeps them for another scalar (the
  * emulator's packed tails, short_path._scalar_tails: native's t[14], t[15]; a GPU's packed

@@ -22,6 +22,8 @@ PyObject *layout_key(PyObject *x);
 int hooks_state(void);
 PyObject *output_array(PyObject *known, PyObject *out, PyObject *b, unsigned long long address,
                        int settled);
+PyObject *returned_outputs(PyObject *known, PyObject *outs, PyObject *b, PyObject *returns,
+                           unsigned long long address, int settled);
 PyObject *scalar_seen(PyObject *last, PyObject *made, PyObject *v);
 PyObject *scalars_seen(PyObject *source, PyObject *operands);
 int out_clear(PyObject *check, unsigned long long out_address, const unsigned long long *address,

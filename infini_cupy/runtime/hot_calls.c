@@ -437,6 +437,41 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     return serve_key(key, b, SLOT(x, off_a), NULL, SLOT(x, off_d), NULL, 1, 0);
 }
 
+/* The entry of `table` (borrowed) under the key of a fused call on `operands` (each Array's
+ * layout id, each scalar's type: `kinds` holds the hot scalar types), then `out`'s layout id
+ * when `out` is not NULL (FusedFunction.__call__'s key, _ids_into's); NULL without an error
+ * for a miss or an operand the key does not take (with `settled_only`, an Array whose value is
+ * pending), NULL with one on an error. */
+static PyObject *entry_for(PyObject *table, PyObject *kinds, PyObject *operands, PyObject *out,
+                           int settled_only) {
+    Py_ssize_t n = PyTuple_GET_SIZE(operands), size = out == NULL ? n : n + 1;
+    PyObject *key = PyTuple_New(size);
+    if (key == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *a = i < n ? PyTuple_GET_ITEM(operands, i) : out, *item;
+        if (Py_TYPE(a) == (PyTypeObject *)Array_type) {
+            item = !settled_only || SLOT(a, off_p) == Py_None ? layout_key(a) : NULL;
+            if (item == NULL) {
+                Py_DECREF(key);
+                return NULL;
+            }
+        } else {
+            int scalar = PySet_Contains(kinds, (PyObject *)Py_TYPE(a));
+            if (scalar <= 0) {
+                Py_DECREF(key);
+                return NULL;
+            }
+            item = (PyObject *)Py_TYPE(a);
+            Py_INCREF(item);
+        }
+        PyTuple_SET_ITEM(key, i, item);
+    }
+    PyObject *entry = PyDict_GetItemWithError(table, key);  /* borrowed */
+    Py_DECREF(key);
+    return entry;
+}
+
 /* fused(by_ids, scalar_types, args): a fused function's call on Arrays
  * and scalars (namespace/fusion.py FusedFunction._launch_ids): keyed by each Array's layout
  * id and each scalar's type in `by_ids`, launched on the emulator from the plan's template
@@ -453,32 +488,8 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     if (Array_type == NULL)
         Py_RETURN_NONE;
-    PyObject *table = args[0], *kinds = args[1], *operands = args[2];
-    Py_ssize_t n = PyTuple_GET_SIZE(operands);
-    PyObject *key = PyTuple_New(n);
-    if (key == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(operands, i), *item;
-        if (Py_TYPE(a) == (PyTypeObject *)Array_type) {
-            item = layout_key(a);
-            if (item == NULL) {
-                Py_DECREF(key);
-                return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
-            }
-        } else {
-            int scalar = PySet_Contains(kinds, (PyObject *)Py_TYPE(a));
-            if (scalar <= 0) {
-                Py_DECREF(key);
-                return scalar < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
-            }
-            item = (PyObject *)Py_TYPE(a);
-            Py_INCREF(item);
-        }
-        PyTuple_SET_ITEM(key, i, item);
-    }
-    PyObject *prepared = PyDict_GetItemWithError(table, key);  /* borrowed */
-    Py_DECREF(key);
+    PyObject *operands = args[2];
+    PyObject *prepared = entry_for(args[0], args[1], operands, NULL, 0);  /* borrowed */
     if (prepared == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     Py_INCREF(prepared);
@@ -571,22 +582,7 @@ static PyObject *fused(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     if (launch_packed(t[3], t[4], t[5], packed) < 0)
         goto done;
-    if (returns == Py_None) {
-        r = output_array(prepared, PyTuple_GET_ITEM(outs, 0), emulate, address, settled);
-        goto done;
-    }
-    PyObject *made = returns == (PyObject *)&PyList_Type ? PyList_New(n_outputs)
-                                                         : PyTuple_New(n_outputs);
-    for (Py_ssize_t i = 0; made != NULL && i < n_outputs; i++) {
-        PyObject *array = output_array(prepared, PyTuple_GET_ITEM(outs, i), emulate, 0, 0);
-        if (array == NULL)
-            Py_CLEAR(made);
-        else if (returns == (PyObject *)&PyList_Type)
-            PyList_SET_ITEM(made, i, array);
-        else
-            PyTuple_SET_ITEM(made, i, array);
-    }
-    r = made;
+    r = returned_outputs(prepared, outs, emulate, returns, address, settled);
     goto done;
 decline:
     Py_INCREF(Py_None);
@@ -617,37 +613,14 @@ static PyObject *fused_into(PyObject *self, PyObject *const *args, Py_ssize_t na
         PyErr_SetString(PyExc_TypeError, "fused_into(into_by_ids, scalar_types, args, out)");
         return NULL;
     }
-    PyObject *table = args[0], *kinds = args[1], *operands = args[2], *out_array = args[3];
+    PyObject *operands = args[2], *out_array = args[3];
     if (Array_type == NULL || Py_TYPE(out_array) != (PyTypeObject *)Array_type ||
         SLOT(out_array, off_a) == NULL || SLOT(out_array, off_p) != Py_None)
         Py_RETURN_NONE;
     Py_ssize_t n = PyTuple_GET_SIZE(operands);
     if (n > 64)
         Py_RETURN_NONE;
-    PyObject *key = PyTuple_New(n + 1);
-    if (key == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        PyObject *a = i < n ? PyTuple_GET_ITEM(operands, i) : out_array, *item;
-        if (Py_TYPE(a) == (PyTypeObject *)Array_type) {
-            item = SLOT(a, off_p) == Py_None ? layout_key(a) : NULL;
-            if (item == NULL) {
-                Py_DECREF(key);
-                return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
-            }
-        } else {
-            int scalar = PySet_Contains(kinds, (PyObject *)Py_TYPE(a));
-            if (scalar <= 0) {
-                Py_DECREF(key);
-                return scalar < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
-            }
-            item = (PyObject *)Py_TYPE(a);
-            Py_INCREF(item);
-        }
-        PyTuple_SET_ITEM(key, i, item);
-    }
-    PyObject *record = PyDict_GetItemWithError(table, key);  /* borrowed */
-    Py_DECREF(key);
+    PyObject *record = entry_for(args[0], args[1], operands, out_array, 1);  /* borrowed */
     if (record == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) != 13)
