@@ -43,12 +43,15 @@ try:  # np.errstate(all="ignore") without its cost per call (about 1 us): NumPy 
     from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
 
     _IGNORE_ALL = _make_extobj(all="ignore")
+    ERRSTATE = (_extobj_contextvar, _IGNORE_ALL)  # what runtime/cpu_calls.c sets, as _silence
 
     def _silence():
         return _extobj_contextvar.set(_IGNORE_ALL)
 
     _restore = _extobj_contextvar.reset
 except ImportError:  # pragma: no cover - another NumPy's layout: the public context manager
+    ERRSTATE = None  # and no compiled repeats
+
     def _silence():
         state = np.errstate(all="ignore")
         state.__enter__()
@@ -83,10 +86,36 @@ def _types(args) -> tuple:
     return tuple(map(operand_type, args))
 
 
+# The cpu device's repeats, learnt by `call`: under (name, each operand's dtype, or a Python
+# scalar's type), the NumPy ufunc whose bare call answers as `call` does for those types: no
+# operand cast, no special case, NumPy's result dtype the loop's. `plain_calls_into` adds
+# out's dtype last, for `out=`. Types alone decide `call`'s way (values never do), so a repeat
+# of the same types may call the ufunc alone: namespace/boundary.py's hot path does, and
+# runtime/cpu_calls.c.
+plain_calls: dict = {}
+plain_calls_into: dict = {}
+
+
+def _plain_key(name: str, args, out) -> tuple | None:
+    """The key `call` learns ``args`` under, or None for operands no repeat takes (NumPy
+    scalars, array subclasses)."""
+    key = [name]
+    for a in (*args, *(() if out is None else (out,))):
+        kind = type(a)
+        if kind is np.ndarray:
+            key.append(a.dtype)
+        elif kind in _PYTHON_SCALARS:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
 def call(name: str, args, out):
     """``name(*args, out=out)`` on NumPy arrays and scalars, by the rules of every device."""
     loop = resolve(name, _types(args))
     dtype = loop.dtype
+    ufunc = _UFUNCS.get(name)  # None: a special case (_SPECIAL) or clip
     for a in args:
         # Operands of another dtype: NumPy casts them to the same loop itself, except where
         # its loop is not ours (bfloat16, which NumPy does not promote; int64 with uint64,
@@ -96,15 +125,17 @@ def call(name: str, args, out):
                 or (dtype.kind == "f" and a.dtype.kind in "iu" and a.dtype.itemsize == 8)):
             args = tuple(a if type(a) in _PYTHON_SCALARS or a.dtype == dtype
                          else a.astype(dtype) for a in args)
+            ufunc = None  # a cast of our own: no bare ufunc call for a repeat
             break
     if out is not None:
         check_out(name, out, loop.result)
     token = _silence()
     try:
         if out is not None:
-            ufunc = _UFUNCS.get(name)
-            if ufunc is not None:  # NumPy writes into out itself (same_kind, as checked)
-                ufunc(*args, out=out)
+            if _UFUNCS.get(name) is not None:  # NumPy writes into out itself (same_kind)
+                _UFUNCS[name](*args, out=out)
+                if ufunc is not None:
+                    _learn(plain_calls_into, _plain_key(name, args, out), ufunc)
             else:
                 np.copyto(out, _compute(name, args, loop), casting="same_kind")
             return out
@@ -115,7 +146,48 @@ def call(name: str, args, out):
         result = np.asarray(result)
     if result.dtype != loop.result:
         result = result.astype(loop.result)
+    elif ufunc is not None:
+        _learn(plain_calls, _plain_key(name, args, None), ufunc)
     return result
+
+
+def _learn(table: dict, key, ufunc) -> None:
+    if key is not None and key not in table:
+        table[key] = ufunc
+
+
+def repeat(key: tuple, args):
+    """What `call` gives for ``args`` (no ``out=``) when `plain_calls` holds ``key``, their
+    types (:func:`_plain_key`'s); None when it does not.
+
+    >>> a = np.arange(3.0)
+    >>> _ = call("exp", (a,), None)  # learnt: float64 exp is NumPy's own
+    >>> repeat(("exp", a.dtype), (a,))
+    array([1.   , 2.718, 7.389])
+    """
+    ufunc = plain_calls.get(key)
+    if ufunc is None:
+        return None
+    token = _silence()
+    try:
+        result = ufunc(*args)
+    finally:
+        _restore(token)
+    return result if type(result) is np.ndarray else np.asarray(result)
+
+
+def repeat_into(key: tuple, args, out) -> bool:
+    """`call` into ``out`` (a writeable NumPy array; ``key`` ends with its dtype) when
+    `plain_calls_into` holds ``key``: True, written; False, nothing done."""
+    ufunc = plain_calls_into.get(key)
+    if ufunc is None or not is_writeable(out):  # read-only: call raises, naming the function
+        return False
+    token = _silence()
+    try:
+        ufunc(*args, out=out)
+    finally:
+        _restore(token)
+    return True
 
 
 def _compute(name, args, loop):

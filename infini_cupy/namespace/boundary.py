@@ -50,6 +50,9 @@ from ..elementwise.kernels import SOURCE as _elementwise_source
 from ..runtime import native as _native
 from ..runtime.cuda_compiled import MECHANISM as _COMPILED_LAUNCH
 from ..runtime.launch import _hooks as _launch_hooks, launch as _launch
+from ..elementwise import numpy_backend as _numpy_backend
+from ..elementwise.numpy_backend import (repeat as _cpu_repeat,
+                                         repeat_into as _cpu_repeat_into)
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
                                       compiled_launch_record as _compiled_launch_record,
                                       hot_known as _hot_known, into_by_ids as _into_by_ids,
@@ -285,8 +288,10 @@ def _into(name, operands, out):
     ``out`` (writeable, aligned, overlapping no input but in its very layout) with the
     settled Arrays' pointers. Returns ``out``, or None (nothing written) for the full way."""
     b = out._b
-    if b == "numpy" or out._p is not None:
+    if out._p is not None:
         return None
+    if b == "numpy":
+        return _cpu_into(name, operands, out)
     key, natives, addresses = [name], [], [0, 0, 0]
     for k, x in enumerate(operands):
         kind = type(x)
@@ -313,6 +318,39 @@ def _into(name, operands, out):
             compiled_hot_calls()
     done = _run_into(known, natives, out._a, b, (addresses, out._d))
     return None if done is None else out
+
+
+def _cpu_result(native) -> Array:
+    """The Array of a cpu device's repeat (NumPy's ufunc alone: numpy_backend.repeat); the
+    first such repeat loads the compiled hot path, which takes the next ones
+    (runtime/cpu_calls.c)."""
+    if not _compiled_module:
+        compiled_hot_calls()
+    return wrap(native, "numpy")
+
+
+def _cpu_into(name, operands, out):
+    """``_into`` on the cpu device: NumPy's ufunc into ``out`` for types ``call`` learnt
+    (numpy_backend.repeat_into); None, nothing written, for the full way."""
+    key, natives = [name], []
+    for x in operands:
+        kind = type(x)
+        if kind is Array:
+            if x._b != "numpy" or x._p is not None:
+                return None
+            x = x._a
+            key.append(x.dtype)
+        elif kind in _HOT_SCALARS:
+            key.append(kind)
+        else:
+            return None
+        natives.append(x)
+    key.append(out._a.dtype)
+    if not _cpu_repeat_into(tuple(key), natives, out._a):
+        return None
+    if not _compiled_module:
+        compiled_hot_calls()
+    return out
 
 
 def _run_into(known, natives, out, b, read):
@@ -370,6 +408,9 @@ def compiled_hot_calls():
                              _launch_hooks, _launch, np.empty, settle, _learn_out_id,
                              _finish, _elementwise_source, "numpy", _into_by_ids,
                              np.empty(1), read_only, _run_into)
+            if _numpy_backend.ERRSTATE is not None:  # the cpu device's repeats
+                module.configure_cpu(_numpy_backend.plain_calls, _numpy_backend.plain_calls_into,
+                                     *_numpy_backend.ERRSTATE, np.asarray, read_only)
             compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
                                  module.rearrange, module.fused_into]
         _compiled_module.append(module)
@@ -409,6 +450,10 @@ def _unary(impl):
                         r = _finish(known, natives, (x._d,), b)
                         if r is not None:
                             return r
+                else:  # the cpu device: NumPy's ufunc alone, for types `call` learnt
+                    r = _cpu_repeat((name, x._a.dtype), (x._a,))
+                    if r is not None:
+                        return _cpu_result(r)
         elif type(out) is Array and not _pending.expressions and not lazy_enabled():
             compiled = compiled_calls[2]
             if compiled is not None and compiled(name, x, out) is not None:
@@ -444,14 +489,27 @@ def _binary(impl):
                         if x2._b == b != "numpy":
                             key = (name, x1._k or settle(x1), x2._k or settle(x2))
                             natives, addresses = (x1._a, x2._a), (x1._d, x2._d)
-                    elif type(x2) in _HOT_SCALARS and b != "numpy":
-                        key = (name, x1._k or settle(x1), type(x2))
-                        natives, addresses = (x1._a, x2), (x1._d, 0)
+                        elif x2._b == b:  # the cpu device (below for each kind of call)
+                            r = _cpu_repeat((name, x1._a.dtype, x2._a.dtype), (x1._a, x2._a))
+                            if r is not None:
+                                return _cpu_result(r)
+                    elif type(x2) in _HOT_SCALARS:
+                        if b != "numpy":
+                            key = (name, x1._k or settle(x1), type(x2))
+                            natives, addresses = (x1._a, x2), (x1._d, 0)
+                        else:
+                            r = _cpu_repeat((name, x1._a.dtype, type(x2)), (x1._a, x2))
+                            if r is not None:
+                                return _cpu_result(r)
                 elif type(x2) is Array and type(x1) in _HOT_SCALARS:
                     b = x2._b
                     if b != "numpy":
                         key = (name, type(x1), x2._k or settle(x2))
                         natives, addresses = (x1, x2._a), (0, x2._d)
+                    else:
+                        r = _cpu_repeat((name, type(x1), x2._a.dtype), (x1, x2._a))
+                        if r is not None:
+                            return _cpu_result(r)
             if key is not None:
                 known = _by_ids.get(key) or _learn(key, name, b, natives)
                 if known is not None:

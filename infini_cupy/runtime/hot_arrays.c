@@ -8,6 +8,7 @@
 
 /* What configure() was given (references held for the life of the process). */
 PyObject *Array_type, *allocator_var, *settle, *learn_out_id, *hooks, *numpy_backend;
+int flags_readable;
 /* Byte offsets of the Array's slots. */
 Py_ssize_t off_a, off_b, off_p, off_k, off_d;
 static PyObject *recorders_name, *skipping_name, *out_id_name;
@@ -62,7 +63,7 @@ int hooks_state(void) {
 }
 
 /* A new Array over `native` on backend `b`, settled: pointer `address`, layout id `k`. */
-static PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k) {
+PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k) {
     PyTypeObject *type = (PyTypeObject *)Array_type;
     PyObject *r = type->tp_alloc(type, 0);
     if (r == NULL)

@@ -13,12 +13,30 @@
 /* An Array's slot at byte offset `off` (configure() reads the offsets from the class). */
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
+/* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
+ * layout NumPy's ABI keeps): the data pointer follows the object header, as
+ * arrays.DATA_FIELD_OFFSET reads it. hot_calls.c's configure() checks the flags on two sample
+ * arrays (flags_readable), cpu_calls.c's configure_cpu() the dtype on one. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_ssize_t *dimensions;
+    Py_ssize_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} numpy_fields;
+#define NPY_ARRAY_WRITEABLE 0x0400 /* arrays.NPY_ARRAY_WRITEABLE */
+extern int flags_readable;  /* configure() found the flags where numpy_fields has them */
+
 /* What configure() (hot_calls.c) sets, and the helpers. */
 extern PyObject *Array_type, *allocator_var, *settle, *learn_out_id, *hooks, *numpy_backend;
 extern Py_ssize_t off_a, off_b, off_p, off_k, off_d;
 
 int intern_array_names(void);
 PyObject *layout_key(PyObject *x);
+PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k);
 int hooks_state(void);
 PyObject *output_array(PyObject *known, PyObject *out, PyObject *b, unsigned long long address,
                        int settled);

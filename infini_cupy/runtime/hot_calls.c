@@ -18,6 +18,7 @@
  * known.native), so the rules live in one place; this file only reads them.
  */
 #include "compiled_launch.h"
+#include "cpu_calls.h"
 #include "hot_arrays.h"
 #ifdef Py_T_OBJECT_EX /* Python 3.12 on */
 #define OBJECT_SLOT Py_T_OBJECT_EX
@@ -31,22 +32,6 @@
 static PyObject *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_types, *lazy_var,
     *launch_function, *new_empty, *finish, *source, *native_name, *template_name, *shape_name,
     *launch_kwnames, *emulate, *compiled_launch_name;
-
-/* A NumPy array's fields up to its flags (numpy/ndarraytypes.h PyArrayObject_fields, the
- * layout NumPy's ABI keeps): the data pointer follows the object header, as
- * arrays.DATA_FIELD_OFFSET reads it. configure() checks the flags on two sample arrays. */
-typedef struct {
-    PyObject_HEAD
-    char *data;
-    int nd;
-    Py_ssize_t *dimensions;
-    Py_ssize_t *strides;
-    PyObject *base;
-    PyObject *descr;
-    int flags;
-} numpy_fields;
-#define NPY_ARRAY_WRITEABLE 0x0400 /* arrays.NPY_ARRAY_WRITEABLE */
-static int flags_readable;  /* configure() found the flags where numpy_fields has them */
 
 static unsigned long long data_pointer(PyObject *array) {
     return (unsigned long long)(uintptr_t)((numpy_fields *)array)->data;
@@ -362,15 +347,23 @@ static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             Py_RETURN_NONE;
         if (Py_TYPE(x2) == (PyTypeObject *)Array_type) {
             PyObject *b2 = SLOT(x2, off_b);
-            if (b2 == NULL || SLOT(x2, off_a) == NULL || !same_backend(b, b2) || is_numpy(b))
+            if (b2 == NULL || SLOT(x2, off_a) == NULL || !same_backend(b, b2))
                 Py_RETURN_NONE;
+            if (is_numpy(b)) {  /* the cpu device: NumPy's ufunc (cpu_calls.c) */
+                PyObject *natives[2] = {SLOT(x1, off_a), SLOT(x2, off_a)};
+                return cpu_call(name, natives, 2, NULL, b, ndarray_type);
+            }
             arrays = 2;
         } else {
             int scalar = PySet_Contains(scalar_types, (PyObject *)Py_TYPE(x2));
             if (scalar < 0)
                 return NULL;
-            if (!scalar || is_numpy(b))
+            if (!scalar)
                 Py_RETURN_NONE;
+            if (is_numpy(b)) {
+                PyObject *natives[2] = {SLOT(x1, off_a), x2};
+                return cpu_call(name, natives, 2, NULL, b, ndarray_type);
+            }
             arrays = 1;
         }
     } else if (Py_TYPE(x2) == (PyTypeObject *)Array_type) {
@@ -378,8 +371,12 @@ static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (scalar < 0)
             return NULL;
         b = SLOT(x2, off_b);
-        if (!scalar || b == NULL || SLOT(x2, off_a) == NULL || is_numpy(b))
+        if (!scalar || b == NULL || SLOT(x2, off_a) == NULL)
             Py_RETURN_NONE;
+        if (is_numpy(b)) {
+            PyObject *natives[2] = {x1, SLOT(x2, off_a)};
+            return cpu_call(name, natives, 2, NULL, b, ndarray_type);
+        }
         arrays = 1;
         scalar_first = 1;
     } else {
@@ -427,8 +424,10 @@ static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) 
     if (Py_TYPE(x) != (PyTypeObject *)Array_type)
         Py_RETURN_NONE;
     PyObject *b = SLOT(x, off_b);
-    if (b == NULL || SLOT(x, off_a) == NULL || is_numpy(b))
+    if (b == NULL || SLOT(x, off_a) == NULL)
         Py_RETURN_NONE;
+    if (is_numpy(b))  /* the cpu device: NumPy's ufunc (cpu_calls.c) */
+        return cpu_call(name, &SLOT(x, off_a), 1, NULL, b, ndarray_type);
     PyObject *k = layout_key(x);
     if (k == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
@@ -779,7 +778,7 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (Py_TYPE(out) != (PyTypeObject *)Array_type)
         Py_RETURN_NONE;
     PyObject *b = SLOT(out, off_b);
-    if (b == NULL || SLOT(out, off_a) == NULL || SLOT(out, off_p) != Py_None || is_numpy(b))
+    if (b == NULL || SLOT(out, off_a) == NULL || SLOT(out, off_p) != Py_None)
         Py_RETURN_NONE;
     int scalars = 0;
     for (Py_ssize_t i = 1; i <= n; i++) {
@@ -793,6 +792,13 @@ static PyObject *into(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         } else if (SLOT(x, off_a) == NULL || SLOT(x, off_p) != Py_None ||
                    SLOT(x, off_b) == NULL || !same_backend(SLOT(x, off_b), b))
             Py_RETURN_NONE;
+    }
+    if (is_numpy(b)) {  /* the cpu device: NumPy's ufunc into out (cpu_calls.c) */
+        PyObject *natives[2] = {NULL, NULL};
+        for (Py_ssize_t i = 0; i < n; i++)
+            natives[i] = Py_TYPE(args[1 + i]) == (PyTypeObject *)Array_type
+                         ? SLOT(args[1 + i], off_a) : args[1 + i];
+        return cpu_call(args[0], natives, n, SLOT(out, off_a), b, ndarray_type);
     }
     PyObject *key = PyTuple_New(n + 2);
     if (key == NULL)
@@ -887,6 +893,8 @@ static PyMethodDef methods[] = {
      "configure(Array, by_ids, scalar_types, lazy_var, allocator_var, hooks, launch, empty, "
      "settle, learn_out_id, finish, source, numpy_backend, into_by_ids, a writeable and a "
      "read-only ndarray, run)"},
+    {"configure_cpu", configure_cpu, METH_VARARGS,
+     "configure_cpu(plain_calls, plain_calls_into, errstate_var, ignore_all, asarray, sample)"},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(name, x1, x2): the hot call's Array, or None"},
     {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,

@@ -120,6 +120,23 @@ def _ratio_rows(backend: str):
     ]
 
 
+def _cpu_rows():
+    """(name, call) for the ratio rows of ``cpu`` Arrays: NumPy computes (nothing to skip), so
+    the ratio is NumPy's own call plus what the namespace adds to it."""
+    import infini_cupy as xp
+
+    rng = np.random.default_rng(0)
+    x, y = (xp.asarray(rng.standard_normal(RATIO_SHAPE).astype(np.float32), device="cpu")
+            for _ in range(2))
+    z = xp.empty(RATIO_SHAPE, dtype=xp.float32, device="cpu")
+    return [
+        ("cpu: xp.add(x, y)", lambda: xp.add(x, y)),
+        ("cpu: x * 2.0", lambda: x * 2.0),
+        ("cpu: xp.exp(x)", lambda: xp.exp(x)),
+        ("cpu: xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
+    ]
+
+
 def _layer_rows(backend: str):
     """(name, call) for the layers of a cached ``xp.add(x, x)`` on ``backend``'s device, each
     row the one below and more: what each layer of the hot path costs."""
@@ -179,7 +196,7 @@ def ratio_records(backend: str, time_ratio) -> list[dict]:
         np.add(a, b)
 
     records = []
-    for name, call in _ratio_rows(backend) + _layer_rows(backend):
+    for name, call in _ratio_rows(backend) + _layer_rows(backend) + _cpu_rows():
         # the Python layers with the compiled hot path set aside; every other row as it runs
         with python_hot_path() if "layer: +" in name else contextlib.nullcontext():
             ratio, host_us = time_ratio(call, reference)

@@ -1,0 +1,122 @@
+/* The cpu device's repeated elementwise calls, compiled: hot_calls.c's unary, binary and into
+ * hand over Arrays of the `numpy` backend here.
+ *
+ * elementwise/numpy_backend.py's `call` learns, per name and operand types (each array's
+ * dtype, each Python scalar's type; out's dtype last for out=), whether NumPy's bare ufunc
+ * answers as `call` does (plain_calls, plain_calls_into). A repeat of learnt types is that
+ * ufunc's call under np.errstate(all="ignore") (NumPy 2's error-state context variable, set
+ * and reset as numpy_backend._silence does) and a new Array over its result: the steps of
+ * numpy_backend.repeat and repeat_into. A miss, a read-only out= or an error of NumPy's returns
+ * None, nothing written, and the caller takes the Python path, which raises what the first
+ * call raised.
+ */
+#include "cpu_calls.h"
+
+/* What configure_cpu() was given (references held for the life of the process); NULL until
+ * then, or where the check of NumPy's fields failed: every call goes the Python way. */
+static PyObject *plain_calls, *plain_calls_into, *errstate_var, *ignore_all, *as_array,
+    *out_kwnames;
+
+/* configure_cpu(plain_calls, plain_calls_into, errstate_var, ignore_all, asarray, sample):
+ * `sample` is a NumPy array whose numpy_fields.descr must be its dtype. */
+PyObject *configure_cpu(PyObject *self, PyObject *args) {
+    PyObject *values[6];
+    if (!PyArg_UnpackTuple(args, "configure_cpu", 6, 6, &values[0], &values[1], &values[2],
+                           &values[3], &values[4], &values[5]))
+        return NULL;
+    if (!PyDict_Check(values[0]) || !PyDict_Check(values[1]) ||
+        !PyContextVar_CheckExact(values[2])) {
+        PyErr_SetString(PyExc_TypeError, "configure_cpu: two dicts, a ContextVar, ...");
+        return NULL;
+    }
+    PyObject *dtype = PyObject_GetAttrString(values[5], "dtype");
+    if (dtype == NULL)
+        return NULL;
+    int readable = ((numpy_fields *)values[5])->descr == dtype;
+    Py_DECREF(dtype);
+    if (!readable)  /* another layout of NumPy's fields: the Python way alone */
+        Py_RETURN_NONE;
+    if (out_kwnames == NULL && (out_kwnames = Py_BuildValue("(s)", "out")) == NULL)
+        return NULL;
+    PyObject **targets[5] = {&plain_calls, &plain_calls_into, &errstate_var, &ignore_all,
+                             &as_array};
+    for (int i = 0; i < 5; i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*targets[i], values[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+/* An operand's part of the key: a NumPy array's dtype, a Python scalar's type (borrowed);
+ * NULL for anything else (no key, the Python way). */
+static PyObject *type_of(PyObject *operand, PyObject *ndarray_type) {
+    PyTypeObject *kind = Py_TYPE(operand);
+    if (kind == (PyTypeObject *)ndarray_type)
+        return ((numpy_fields *)operand)->descr;
+    if (kind == &PyFloat_Type || kind == &PyLong_Type || kind == &PyBool_Type ||
+        kind == &PyComplex_Type)
+        return (PyObject *)kind;
+    return NULL;
+}
+
+PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
+                   PyObject *b, PyObject *ndarray_type) {
+    if (plain_calls == NULL || n < 1 || n > 2)
+        Py_RETURN_NONE;
+    PyObject *key = PyTuple_New(n + 1 + (out != NULL));
+    if (key == NULL)
+        return NULL;
+    Py_INCREF(name);
+    PyTuple_SET_ITEM(key, 0, name);
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i == n && out == NULL)
+            break;
+        PyObject *t = type_of(i < n ? operands[i] : out, ndarray_type);
+        if (t == NULL || (i == n && Py_TYPE(out) != (PyTypeObject *)ndarray_type)) {
+            Py_DECREF(key);
+            Py_RETURN_NONE;
+        }
+        Py_INCREF(t);
+        PyTuple_SET_ITEM(key, i + 1, t);
+    }
+    PyObject *ufunc = PyDict_GetItemWithError(out == NULL ? plain_calls : plain_calls_into,
+                                              key);  /* borrowed */
+    Py_DECREF(key);
+    if (ufunc == NULL)
+        return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
+    if (out != NULL && !(flags_readable && (((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE)))
+        Py_RETURN_NONE;  /* read-only (or flags unread): the Python way raises, naming it */
+    Py_INCREF(ufunc);
+    PyObject *token = PyContextVar_Set(errstate_var, ignore_all);
+    if (token == NULL) {
+        Py_DECREF(ufunc);
+        return NULL;
+    }
+    PyObject *stack[3] = {operands[0], n > 1 ? operands[1] : out, out};
+    PyObject *result = PyObject_Vectorcall(ufunc, stack, n, out == NULL ? NULL : out_kwnames);
+    Py_DECREF(ufunc);
+    if (PyContextVar_Reset(errstate_var, token) < 0) {
+        Py_DECREF(token);
+        Py_XDECREF(result);
+        return NULL;
+    }
+    Py_DECREF(token);
+    if (result == NULL) {  /* NumPy's error (an out-of-range Python int, a shape): the
+                              Python way raises it as the first call did */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (out != NULL) {  /* the ufunc returns out itself */
+        Py_DECREF(result);
+        Py_INCREF(out);
+        return out;
+    }
+    if (Py_TYPE(result) != (PyTypeObject *)ndarray_type) {  /* a NumPy scalar (0-d inputs) */
+        Py_SETREF(result, PyObject_CallOneArg(as_array, result));
+        if (result == NULL)
+            return NULL;
+    }
+    PyObject *r = new_array(result, b, NULL, Py_None);
+    Py_DECREF(result);
+    return r;
+}
