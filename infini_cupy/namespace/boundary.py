@@ -37,7 +37,7 @@ from ..strided.copy import (learn_compiled_copy as _learn_compiled_copy,
                             rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
                             short_rearrange_ids as _short_rearrange_ids)
 from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
-               signatures)
+               signatures, type_queries)
 from . import device as devices
 from . import lazy as _lazy
 from . import pending as _pending
@@ -670,6 +670,22 @@ def _decimals(standard, with_decimals):
     return _named(round, extensions.round)
 
 
+def _as_is(asarray):
+    """The public ``asarray``, giving an Array of the asked dtype on its own device back as it
+    is (NumPy's ``asarray`` gives back its array): generic code calls ``xp.asarray`` on its
+    inputs at every call."""
+
+    def as_array(obj, /, *, dtype=None, device=None, copy=None):
+        if (type(obj) is Array and device is None and copy is not True
+                and (dtype is None or dtype == obj.dtype)):
+            return obj
+        return asarray(obj, dtype=dtype, device=device, copy=copy)
+
+    as_array.__name__ = as_array.__qualname__ = "asarray"
+    as_array.__wrapped__ = asarray  # inspect.signature: the standard's
+    return _named(as_array, asarray)
+
+
 def public_namespace() -> dict:
     """Every public function of the namespace, and the ``linalg`` and ``fft`` submodules."""
     public = {}
@@ -685,6 +701,9 @@ def public_namespace() -> dict:
     public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
     public["clip"] = _lazy.deferring_clip(public["clip"])
     public["where"] = _lazy.deferring_where(public["where"])  # a select node inside lazy()
+    public["asarray"] = _as_is(public["asarray"])
+    for name in type_queries.REMEMBERED:  # answers by their arguments' types, remembered
+        public[name] = type_queries.remembering(name, public[name])
     _add_extensions(public)
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)

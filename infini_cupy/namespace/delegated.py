@@ -44,7 +44,7 @@ __array_api_version__ = "2025.12"
 # Functions whose namespace comes from their array arguments, by family of the standard.
 _FROM_ARRAYS = {
     "creation": ["meshgrid", "tril", "triu"],
-    "data_type": ["can_cast", "iinfo", "isdtype", "result_type"],  # finfo: below
+    "data_type": ["can_cast", "isdtype", "result_type"],  # finfo, iinfo: below
     "indexing": ["take", "take_along_axis"],
     "linear_algebra": ["matmul", "matrix_transpose", "tensordot", "vecdot"],
     # views; the copying ones (concat, stack, tile, repeat, roll, reshape) are _data_movement's
@@ -157,7 +157,9 @@ def _function_of(xp, name: str, submodule: str | None, arrays: list):
 
 # Values that are no array and hold none (axes, shapes, flags, dtypes given as classes; and
 # dtypes, by _plain): a call whose first argument is a plain NumPy or CuPy array and whose
-# others are these has that array alone (what _arrays_in would find) and nothing traced.
+# others are these (or, beside a NumPy array, plain NumPy arrays too: one device, no
+# device to make current) has that array's library (what namespace_of would find) and
+# nothing traced.
 _PLAIN_VALUES = frozenset({int, float, bool, str, type(None), type})
 _PLAIN_ARRAYS = {np.ndarray}  # and cupy.ndarray once CuPy is imported (_plain_arrays)
 
@@ -169,14 +171,15 @@ def _plain_arrays() -> set:
     return _PLAIN_ARRAYS
 
 
-def _plain(values) -> bool:
-    """Every value one of :data:`_PLAIN_VALUES`, a dtype, or a tuple of those values."""
+def _plain(values, numpy_arrays: bool = False) -> bool:
+    """Every value one of :data:`_PLAIN_VALUES`, a dtype, a tuple of those values, or with
+    ``numpy_arrays`` a plain NumPy array."""
     for v in values:
         kind = type(v)
         if kind not in _PLAIN_VALUES:
             if kind is not tuple:
-                if isinstance(v, np.dtype):  # xp.float64 (NumPy's dtypes, and CuPy's)
-                    continue
+                if isinstance(v, np.dtype) or (numpy_arrays and kind is np.ndarray):
+                    continue  # a dtype: xp.float64 (NumPy's dtypes, and CuPy's)
                 return False
             for w in v:
                 if type(w) not in _PLAIN_VALUES:
@@ -192,7 +195,8 @@ def _delegate(name: str, submodule: str | None = None):
     def delegated(*args, **kwargs):
         if args:  # one plain array, plain values: the namespace of its type, found once
             found = by_type.get(type(args[0]))  # (NumPy's refused under the cuda backend)
-            if (found is not None and _plain(args[1:]) and _plain(kwargs.values())
+            if (found is not None and _plain(args[1:], not found[1])
+                    and _plain(kwargs.values(), not found[1])
                     and (found[1] or config.get_backend() != "cuda")):
                 function = getattr(found[0], name, None)
                 if function is not None:
@@ -207,8 +211,8 @@ def _delegate(name: str, submodule: str | None = None):
         arrays = _arrays_in(args, kwargs)
         namespace = namespace_of(*arrays)
         function = _function_of(namespace, name, submodule, arrays)
-        if (len(arrays) == 1 and arrays[0] is args[0] and type(args[0]) in _plain_arrays()
-                and _plain(args[1:]) and _plain(kwargs.values())):
+        if arrays and arrays[0] is args[0] and type(args[0]) in _plain_arrays():
+            # the library of a plain first array's type, whatever the other arguments
             where = getattr(namespace, submodule) if submodule else namespace
             by_type[type(args[0])] = (where, is_cupy_array(args[0]))  # the next: above
         if arrays and is_cupy_array(arrays[0]):
@@ -222,13 +226,16 @@ def _delegate(name: str, submodule: str | None = None):
     return _named(delegated, name, f"``{where}`` of the arrays' library, through array_api_compat.")
 
 
+_NO_CONTEXT = contextlib.nullcontext()  # reusable: it holds nothing
+
+
 def _current(device):
     """The context a creation on ``device`` runs in: that GPU made current (array_api_compat's
     CuPy functions take ``device=`` but create on the current GPU), else none."""
+    if device is None:
+        return _NO_CONTEXT
     from .device import parse
 
-    if device is None:
-        return contextlib.nullcontext()
     native = parse(device).native()
     return contextlib.nullcontext() if isinstance(native, str) else native
 
@@ -272,12 +279,28 @@ class finfo_object(NamedTuple):
     dtype: np.dtype
 
 
+def _check_info_kind(name: str, type, kinds: str, what: str) -> None:  # noqa: A002
+    """ValueError naming the dtype of ``type`` (a dtype or an array) unless its kind is one of
+    ``kinds``: the library's own refusal is caught by array_api_compat, which then asks the
+    dtype for its ``.dtype`` (an AttributeError)."""
+    dt = type if isinstance(type, np.dtype) else getattr(type, "dtype", None)
+    if isinstance(dt, np.dtype) and dt.kind not in kinds:
+        raise ValueError(f"{name}: {dt} is not {what} dtype")
+
+
 def finfo(type, /):
     """Machine limits of a floating dtype (or an array's), fields as Python floats; for a
     complex dtype, those of its real dtype."""
+    _check_info_kind("finfo", type, "fc", "a floating-point")
     info = namespace_of(*([type] if is_array(type) else [])).finfo(type)
     return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min),
                         float(info.smallest_normal), np.dtype(info.dtype))
+
+
+def iinfo(type, /):
+    """Machine limits of an integer dtype (or an array's)."""
+    _check_info_kind("iinfo", type, "iu", "an integer")
+    return namespace_of(*([type] if is_array(type) else [])).iinfo(type)
 
 
 def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
@@ -400,7 +423,7 @@ del _name
 
 FUNCTION_NAMES = sorted(
     [n for family in _FROM_ARRAYS.values() for n in family]
-    + _FROM_DEVICE + _LIKE + ["asarray", "diff", "finfo", "from_dlpack"]
+    + _FROM_DEVICE + _LIKE + ["asarray", "diff", "finfo", "from_dlpack", "iinfo"]
 )
 DELEGATED_NAMES = (
     FUNCTION_NAMES

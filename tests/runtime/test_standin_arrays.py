@@ -350,3 +350,20 @@ def test_gpu_device_names_need_a_gpu(two_gpus, monkeypatch):
     for name in ("cuda", "cuda:1"):
         with pytest.raises(ValueError, match=f"device '{name}': no CUDA device"):
             xp.asarray(1.0, device=name)
+
+
+def test_a_delegated_repeat_of_numpy_arrays_refuses_what_the_first_call_refuses():
+    """A delegated function found once for NumPy arrays (delegated._delegate) still searches a
+    call with a CuPy array among them, and refuses NumPy arrays under the cuda backend."""
+    from infini_cupy.namespace import delegated
+
+    h = np.random.default_rng(3).standard_normal(6)
+    m = h > 0
+    for _ in range(2):  # found, then by the first array's type
+        np.testing.assert_array_equal(delegated.where(m, h, -h), np.where(m, h, -h))
+    with cupy_standin.installed(capabilities=(90,)), cupy_standin.as_cupy() as cupy:
+        on_gpu = cupy.asarray(h)
+        with pytest.raises(ValueError, match="cpu and cuda:0|cuda:0 and cpu"):
+            delegated.where(m, h, on_gpu)
+        with config.backend("cuda"), pytest.raises(ValueError, match="needs CuPy arrays"):
+            delegated.where(m, h, -h)

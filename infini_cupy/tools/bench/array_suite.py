@@ -121,20 +121,51 @@ def _ratio_rows(backend: str):
 
 
 def _cpu_rows():
-    """(name, call) for the ratio rows of ``cpu`` Arrays: NumPy computes (nothing to skip), so
-    the ratio is NumPy's own call plus what the namespace adds to it."""
+    """(name, call on ``cpu`` Arrays, the same call of NumPy on NumPy arrays): what generic
+    array-API code pays on the ``cpu`` device over NumPy itself, call by call."""
     import infini_cupy as xp
 
     rng = np.random.default_rng(0)
-    x, y = (xp.asarray(rng.standard_normal(RATIO_SHAPE).astype(np.float32), device="cpu")
-            for _ in range(2))
-    z = xp.empty(RATIO_SHAPE, dtype=xp.float32, device="cpu")
+    a, b = (rng.standard_normal(RATIO_SHAPE).astype(np.float32) for _ in range(2))
+    c, m = np.empty_like(a), a > 0
+    x, y, z, mask = (xp.asarray(v, device="cpu") for v in (a, b, c, m))
+    shape = RATIO_SHAPE
     return [
-        ("cpu: xp.add(x, y)", lambda: xp.add(x, y)),
-        ("cpu: x * 2.0", lambda: x * 2.0),
-        ("cpu: xp.exp(x)", lambda: xp.exp(x)),
-        ("cpu: xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
+        ("xp.add(x, y)", lambda: xp.add(x, y), lambda: np.add(a, b)),
+        ("x * 2.0", lambda: x * 2.0, lambda: a * 2.0),
+        ("x > 0", lambda: x > 0, lambda: a > 0),
+        ("xp.exp(x)", lambda: xp.exp(x), lambda: np.exp(a)),
+        ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z), lambda: np.add(a, b, out=c)),
+        ("xp.where(m, x, y)", lambda: xp.where(mask, x, y), lambda: np.where(m, a, b)),
+        ("xp.zeros(shape, dtype)", lambda: xp.zeros(shape, dtype=xp.float32),
+         lambda: np.zeros(shape, dtype=np.float32)),
+        ("xp.asarray(x)", lambda: xp.asarray(x), lambda: np.asarray(a)),
+        ("xp.result_type(x, 1.0)", lambda: xp.result_type(x, 1.0),
+         lambda: np.result_type(a, 1.0)),
+        ("xp.isdtype(x.dtype, kind)", lambda: xp.isdtype(x.dtype, "real floating"),
+         lambda: np.isdtype(a.dtype, "real floating")),
+        ("xp.finfo(x.dtype)", lambda: xp.finfo(x.dtype), lambda: np.finfo(a.dtype)),
+        ("xp.sum(x, axis=1)", lambda: xp.sum(x, axis=1), lambda: np.sum(a, axis=1)),
     ]
+
+
+def cpu_records(time_ratio) -> list[dict]:
+    """One record per :func:`_cpu_rows` row: ``ratio`` to NumPy's own call, ``host_us``."""
+    records = []
+    for name, call, numpy_call in _cpu_rows():
+        ratio, host_us = time_ratio(call, numpy_call)
+        records.append({"case": f"cpu: {name}", "suite": "array", "backend": "numpy",
+                        "ratio": round(ratio, 2), "host_us": round(host_us, 3),
+                        "numpy_us": round(host_us / ratio, 3)})
+    return records
+
+
+def print_cpu(records) -> None:
+    print(f"\n{'cpu Arrays against NumPy, per call':36s} {'us':>7s} {'NumPy us':>9s} "
+          f"{'ratio':>6s}")
+    for r in records:
+        print(f"{r['case'][5:][:36]:36s} {r['host_us']:7.2f} {r['numpy_us']:9.2f} "
+              f"{r['ratio']:6.2f}")
 
 
 def _layer_rows(backend: str):
@@ -196,7 +227,7 @@ def ratio_records(backend: str, time_ratio) -> list[dict]:
         np.add(a, b)
 
     records = []
-    for name, call in _ratio_rows(backend) + _layer_rows(backend) + _cpu_rows():
+    for name, call in _ratio_rows(backend) + _layer_rows(backend):
         # the Python layers with the compiled hot path set aside; every other row as it runs
         with python_hot_path() if "layer: +" in name else contextlib.nullcontext():
             ratio, host_us = time_ratio(call, reference)

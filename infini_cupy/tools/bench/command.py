@@ -160,7 +160,9 @@ def run(args) -> int:
         bench_array.print_records(array_records)
         ratio_records = bench_array.ratio_records(backend, host_ratio)
         bench_array.print_ratios(ratio_records)
-        records += array_records + ratio_records
+        cpu_records = bench_array.cpu_records(host_ratio)
+        bench_array.print_cpu(cpu_records)
+        records += array_records + ratio_records + cpu_records
     if "fusion" in suites or "all" in suites:  # fused against unfused expressions
         fusion_records = bench_fusion.records(
             backend, lambda call: host_overhead_us(None, None, call))
