@@ -157,9 +157,8 @@ def _function_of(xp, name: str, submodule: str | None, arrays: list):
 
 # Values that are no array and hold none (axes, shapes, flags, dtypes given as classes; and
 # dtypes, by _plain): a call whose first argument is a plain NumPy or CuPy array and whose
-# others are these (or, beside a NumPy array, plain NumPy arrays too: one device, no
-# device to make current) has that array's library (what namespace_of would find) and
-# nothing traced.
+# others are these, or arrays of its type on its device, has that array's library (what
+# namespace_of would find) and nothing traced.
 _PLAIN_VALUES = frozenset({int, float, bool, str, type(None), type})
 _PLAIN_ARRAYS = {np.ndarray}  # and cupy.ndarray once CuPy is imported (_plain_arrays)
 
@@ -171,15 +170,17 @@ def _plain_arrays() -> set:
     return _PLAIN_ARRAYS
 
 
-def _plain(values, numpy_arrays: bool = False) -> bool:
-    """Every value one of :data:`_PLAIN_VALUES`, a dtype, a tuple of those values, or with
-    ``numpy_arrays`` a plain NumPy array."""
+def _plain(values, like=None) -> bool:
+    """Every value one of :data:`_PLAIN_VALUES`, a dtype, a tuple of those values, or an
+    array of the type of ``like`` (a plain array) on its device."""
     for v in values:
         kind = type(v)
         if kind not in _PLAIN_VALUES:
             if kind is not tuple:
-                if isinstance(v, np.dtype) or (numpy_arrays and kind is np.ndarray):
-                    continue  # a dtype: xp.float64 (NumPy's dtypes, and CuPy's)
+                if isinstance(v, np.dtype):  # xp.float64 (NumPy's dtypes, and CuPy's)
+                    continue
+                if kind is type(like) and (kind is np.ndarray or v.device == like.device):
+                    continue  # (NumPy's arrays: one device)
                 return False
             for w in v:
                 if type(w) not in _PLAIN_VALUES:
@@ -195,8 +196,8 @@ def _delegate(name: str, submodule: str | None = None):
     def delegated(*args, **kwargs):
         if args:  # one plain array, plain values: the namespace of its type, found once
             found = by_type.get(type(args[0]))  # (NumPy's refused under the cuda backend)
-            if (found is not None and _plain(args[1:], not found[1])
-                    and _plain(kwargs.values(), not found[1])
+            if (found is not None and _plain(args[1:], args[0])
+                    and _plain(kwargs.values(), args[0])
                     and (found[1] or config.get_backend() != "cuda")):
                 function = getattr(found[0], name, None)
                 if function is not None:

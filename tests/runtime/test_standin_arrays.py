@@ -247,7 +247,10 @@ def test_every_call_runs_on_its_arrays_gpu_not_the_current_one(two_gpus):
                                  np.flip(h, axis=0)),
               "sort": (xp.sort(x, axis=0), np.sort(h, axis=0)),
               "take": (x[index], h[np.asarray(index.to_device("cpu"))]),
-              "mask": (x[x > 0], h[h > 0]), "matmul": (x @ x.T, h @ h.T)}
+              "mask": (x[x > 0], h[h > 0]), "matmul": (x @ x.T, h @ h.T),
+              "matmul, a repeat": ((x @ x.T, x @ x.T)[1], h @ h.T),
+              "where, a repeat": ((xp.where(x > 0, x, -x), xp.where(x > 0, x, -x))[1],
+                                  np.abs(h))}
     for name, (got, expected) in checks.items():
         assert got._a.data.device_id == 1, name
         np.testing.assert_allclose(np.asarray(got.to_device("cpu")), expected, rtol=1e-5)
@@ -352,18 +355,28 @@ def test_gpu_device_names_need_a_gpu(two_gpus, monkeypatch):
             xp.asarray(1.0, device=name)
 
 
-def test_a_delegated_repeat_of_numpy_arrays_refuses_what_the_first_call_refuses():
-    """A delegated function found once for NumPy arrays (delegated._delegate) still searches a
-    call with a CuPy array among them, and refuses NumPy arrays under the cuda backend."""
+def test_a_delegated_repeat_of_arrays_refuses_what_the_first_call_refuses():
+    """A delegated function found once by its first array's type (delegated._delegate) still
+    searches a call with an array of another library or GPU among the others, and refuses
+    NumPy arrays under the cuda backend."""
     from infini_cupy.namespace import delegated
 
     h = np.random.default_rng(3).standard_normal(6)
     m = h > 0
     for _ in range(2):  # found, then by the first array's type
         np.testing.assert_array_equal(delegated.where(m, h, -h), np.where(m, h, -h))
-    with cupy_standin.installed(capabilities=(90,)), cupy_standin.as_cupy() as cupy:
+    with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as cupy:
         on_gpu = cupy.asarray(h)
         with pytest.raises(ValueError, match="cpu and cuda:0|cuda:0 and cpu"):
             delegated.where(m, h, on_gpu)
         with config.backend("cuda"), pytest.raises(ValueError, match="needs CuPy arrays"):
             delegated.where(m, h, -h)
+        # CuPy arrays: found once too, for arrays of the first one's GPU only
+        mask = cupy.asarray(m)
+        for _ in range(2):
+            np.testing.assert_array_equal(delegated.where(mask, on_gpu, -on_gpu).get(),
+                                          np.abs(h))
+        with cupy.cuda.Device(1):
+            elsewhere = cupy.asarray(h)
+        with pytest.raises(ValueError, match="cuda:0 and cuda:1|cuda:1 and cuda:0"):
+            delegated.where(mask, on_gpu, elsewhere)
