@@ -87,11 +87,13 @@ def _types(args) -> tuple:
 
 
 # The cpu device's repeats, learnt by `call`: under (name, each operand's dtype, or a Python
-# scalar's type), the NumPy ufunc whose bare call answers as `call` does for those types: no
-# operand cast, no special case, NumPy's result dtype the loop's. `plain_calls_into` adds
-# out's dtype last, for `out=`. Types alone decide `call`'s way (values never do), so a repeat
-# of the same types may call the ufunc alone: namespace/boundary.py's hot path does, and
-# runtime/cpu_calls.c.
+# scalar's type), what answers as `call` does for those types: NumPy's bare ufunc where it
+# gives the loop's dtype with no cast of ours, else `call`'s own computation for that loop
+# (`_computed`: the standard's special cases, the result's dtype fixed). `plain_calls_into`
+# adds out's dtype last, for `out=`. Types alone decide `call`'s way (values never do), so a
+# repeat of the same types may skip resolving: namespace/boundary.py's hot path does, and
+# runtime/cpu_calls.c. Operands cast first (bfloat16, 64-bit integers beside a float loop)
+# are not learnt.
 plain_calls: dict = {}
 plain_calls_into: dict = {}
 
@@ -115,7 +117,7 @@ def call(name: str, args, out):
     """``name(*args, out=out)`` on NumPy arrays and scalars, by the rules of every device."""
     loop = resolve(name, _types(args))
     dtype = loop.dtype
-    ufunc = _UFUNCS.get(name)  # None: a special case (_SPECIAL) or clip
+    repeatable = name != "clip"  # clip: bounds by keyword (elementwise_functions.clip)
     for a in args:
         # Operands of another dtype: NumPy casts them to the same loop itself, except where
         # its loop is not ours (bfloat16, which NumPy does not promote; int64 with uint64,
@@ -125,35 +127,57 @@ def call(name: str, args, out):
                 or (dtype.kind == "f" and a.dtype.kind in "iu" and a.dtype.itemsize == 8)):
             args = tuple(a if type(a) in _PYTHON_SCALARS or a.dtype == dtype
                          else a.astype(dtype) for a in args)
-            ufunc = None  # a cast of our own: no bare ufunc call for a repeat
+            repeatable = False  # a cast of our own: `call` itself at every repeat
             break
     if out is not None:
         check_out(name, out, loop.result)
+    ufunc = _UFUNCS.get(name)  # None: a special case (_SPECIAL) or clip
     token = _silence()
     try:
         if out is not None:
-            if _UFUNCS.get(name) is not None:  # NumPy writes into out itself (same_kind)
-                _UFUNCS[name](*args, out=out)
-                if ufunc is not None:
-                    _learn(plain_calls_into, _plain_key(name, args, out), ufunc)
+            if ufunc is not None:  # NumPy writes into out itself (same_kind, as checked)
+                ufunc(*args, out=out)
             else:
                 np.copyto(out, _compute(name, args, loop), casting="same_kind")
+            if repeatable:
+                _learn(plain_calls_into, _plain_key(name, args, out),
+                       lambda: ufunc or _computed(name, loop))
             return out
         result = _compute(name, args, loop)
     finally:
         _restore(token)
     if type(result) is not np.ndarray:
         result = np.asarray(result)
+    bare = ufunc is not None and result.dtype == loop.result
     if result.dtype != loop.result:
         result = result.astype(loop.result)
-    elif ufunc is not None:
-        _learn(plain_calls, _plain_key(name, args, None), ufunc)
+    if repeatable:
+        _learn(plain_calls, _plain_key(name, args, None),
+               lambda: ufunc if bare else _computed(name, loop))
     return result
 
 
-def _learn(table: dict, key, ufunc) -> None:
+def _learn(table: dict, key, answer) -> None:
+    """``table[key] = answer()`` for a key not yet there (None: nothing to learn)."""
     if key is not None and key not in table:
-        table[key] = ufunc
+        table[key] = answer()
+
+
+def _computed(name: str, loop):
+    """`call`'s computation of ``loop`` (no resolving): what a repeat calls where NumPy's bare
+    ufunc is not the answer (a special case, or NumPy's result dtype not the loop's)."""
+
+    def computed(*args, out=None):
+        result = _compute(name, args, loop)
+        if out is not None:
+            np.copyto(out, result, casting="same_kind")
+            return out
+        if type(result) is not np.ndarray:
+            result = np.asarray(result)
+        return result if result.dtype == loop.result else result.astype(loop.result)
+
+    computed.__name__ = computed.__qualname__ = f"{name}_computed"
+    return computed
 
 
 def repeat(key: tuple, args):
@@ -165,12 +189,12 @@ def repeat(key: tuple, args):
     >>> repeat(("exp", a.dtype), (a,))
     array([1.   , 2.718, 7.389])
     """
-    ufunc = plain_calls.get(key)
-    if ufunc is None:
+    answer = plain_calls.get(key)
+    if answer is None:
         return None
     token = _silence()
     try:
-        result = ufunc(*args)
+        result = answer(*args)
     finally:
         _restore(token)
     return result if type(result) is np.ndarray else np.asarray(result)
@@ -179,12 +203,12 @@ def repeat(key: tuple, args):
 def repeat_into(key: tuple, args, out) -> bool:
     """`call` into ``out`` (a writeable NumPy array; ``key`` ends with its dtype) when
     `plain_calls_into` holds ``key``: True, written; False, nothing done."""
-    ufunc = plain_calls_into.get(key)
-    if ufunc is None or not is_writeable(out):  # read-only: call raises, naming the function
+    answer = plain_calls_into.get(key)
+    if answer is None or not is_writeable(out):  # read-only: call raises, naming the function
         return False
     token = _silence()
     try:
-        ufunc(*args, out=out)
+        answer(*args, out=out)
     finally:
         _restore(token)
     return True
@@ -255,20 +279,27 @@ def _nextafter(args, loop):
 
 def _extremum(ufunc, negative_wins: bool):
     """``maximum``/``minimum`` with +0 larger than -0 (the kernels' order, IEEE 754-2019's;
-    the standard leaves it to the library, NumPy returns the second operand). Zeros are looked
-    for after NumPy's pass, so a call without a zero result costs one comparison more."""
+    the standard leaves it to the library). NumPy's answer is right but where both operands
+    are zeros (it may return either): there the sum of the two is, for ``maximum`` (+0 unless
+    both are -0), and the negated sum of the negated ones for ``minimum``. Zeros are looked
+    for among the operands, so ``maximum(x, 0.0)`` (a ReLU) pays for them only where ``x``
+    has some."""
 
     def extremum(args, loop):
         result = ufunc(*args)
         if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
             return result
-        zero = result == 0
-        if not zero.any():
-            return result
-        a, b = (np.signbit(np.asarray(v, result.dtype)) for v in args)
-        negative = (a | b) if negative_wins else (a & b)
-        return np.where(zero, np.where(negative, -np.zeros((), result.dtype),
-                                       np.zeros((), result.dtype)), result)
+        for v in args:  # an operand without zeros: no place where both are
+            if (v != 0 if type(v) in _PYTHON_SCALARS
+                    else np.count_nonzero(v) == v.size):
+                return result
+        a, b = args
+        both = np.logical_and(np.equal(a, 0), np.equal(b, 0))
+        if negative_wins:
+            zeros = np.negative(np.add(np.negative(a), np.negative(b)))
+        else:
+            zeros = np.add(a, b)
+        return np.where(both, zeros.astype(result.dtype, copy=False), result)
 
     return extremum
 

@@ -174,13 +174,20 @@ def test_errors_and_read_only_out_raise_at_every_repeat():
 
 
 def test_special_cases_never_go_bare():
-    """The functions whose NumPy answer differs from the standard's stay on `call`."""
+    """The functions whose NumPy answer differs from the standard's repeat `call`'s own
+    computation (`_computed`), never the bare ufunc."""
     z = cpu(np.array([0.0, -0.0, np.inf, -1.0]))
+    i = cpu(np.array([2, -1, 1], dtype=np.int16))
     for _ in range(3):
         assert np.signbit(np.asarray(xp.maximum(z, -z)))[:2].tolist() == [False, False]
+        assert np.signbit(np.asarray(xp.minimum(z, -z)))[:2].tolist() == [True, True]
+        assert np.signbit(np.asarray(xp.maximum(-0.0, z)))[:2].tolist() == [False, True]
         assert np.asarray(z // 2).tolist()[2] == np.inf
-    assert not any(key[0] in ("maximum", "floor_divide", "pow", "sign", "nextafter")
-                   for key in numpy_backend.plain_calls)
+        assert np.asarray(i ** -1).tolist() == [0, -1, 1]  # no ValueError: the kernels' answer
+    specials = [key for key in numpy_backend.plain_calls
+                if key[0] in ("maximum", "minimum", "floor_divide", "pow")]
+    assert len(specials) == 5
+    assert not any(isinstance(numpy_backend.plain_calls[key], np.ufunc) for key in specials)
 
 
 def test_operands_cast_first_never_go_bare():
