@@ -155,8 +155,14 @@ def real_dtype(dtype) -> np.dtype:
     return _REAL_OF_COMPLEX.get(dt, dt)
 
 
+_EXACT_SCALAR_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
+
+
 def _scalar_kind(value) -> str | None:
     """``bool``/``int``/``float``/``complex`` for Python scalars (NumPy scalars are not weak)."""
+    kind = _EXACT_SCALAR_KINDS.get(type(value))  # the common case, one lookup
+    if kind is not None:
+        return kind
     if isinstance(value, np.generic):
         return None
     if isinstance(value, bool):

@@ -43,21 +43,21 @@ try:  # np.errstate(all="ignore") without its cost per call (about 1 us): NumPy 
     from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
 
     _IGNORE_ALL = _make_extobj(all="ignore")
-    ERRSTATE = (_extobj_contextvar, _IGNORE_ALL)  # what runtime/cpu_calls.c sets, as _silence
+    ERRSTATE = (_extobj_contextvar, _IGNORE_ALL)  # what runtime/cpu_calls.c sets, as silence
 
-    def _silence():
+    def silence():
         return _extobj_contextvar.set(_IGNORE_ALL)
 
-    _restore = _extobj_contextvar.reset
+    restore = _extobj_contextvar.reset
 except ImportError:  # pragma: no cover - another NumPy's layout: the public context manager
     ERRSTATE = None  # and no compiled repeats
 
-    def _silence():
+    def silence():
         state = np.errstate(all="ignore")
         state.__enter__()
         return state
 
-    def _restore(state):
+    def restore(state):
         state.__exit__(None, None, None)
 
 
@@ -132,7 +132,7 @@ def call(name: str, args, out):
     if out is not None:
         check_out(name, out, loop.result)
     ufunc = _UFUNCS.get(name)  # None: a special case (_SPECIAL) or clip
-    token = _silence()
+    token = silence()
     try:
         if out is not None:
             if ufunc is not None:  # NumPy writes into out itself (same_kind, as checked)
@@ -145,7 +145,7 @@ def call(name: str, args, out):
             return out
         result = _compute(name, args, loop)
     finally:
-        _restore(token)
+        restore(token)
     if type(result) is not np.ndarray:
         result = np.asarray(result)
     bare = ufunc is not None and result.dtype == loop.result
@@ -192,11 +192,11 @@ def repeat(key: tuple, args):
     answer = plain_calls.get(key)
     if answer is None:
         return None
-    token = _silence()
+    token = silence()
     try:
         result = answer(*args)
     finally:
-        _restore(token)
+        restore(token)
     return result if type(result) is np.ndarray else np.asarray(result)
 
 
@@ -206,11 +206,11 @@ def repeat_into(key: tuple, args, out) -> bool:
     answer = plain_calls_into.get(key)
     if answer is None or not is_writeable(out):  # read-only: call raises, naming the function
         return False
-    token = _silence()
+    token = silence()
     try:
         answer(*args, out=out)
     finally:
-        _restore(token)
+        restore(token)
     return True
 
 

@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from ..dtypes import is_bfloat16
+from .numpy_backend import restore, silence
 
 _INTERMEDIATE_BITS = 32  # the cvt.rzi width of every target of 32 bits or fewer
 
@@ -83,7 +84,14 @@ def cast_into(out: np.ndarray, x) -> np.ndarray:
     if is_float_to_int(x.dtype, out.dtype):
         np.copyto(out, float_to_int(x, out.dtype))
         return out
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+    if x.dtype.kind == "c" and out.dtype.kind != "c":  # NumPy warns that it drops the
+        with warnings.catch_warnings(), np.errstate(all="ignore"):  # imaginary part: meant
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            np.copyto(out, x, casting="unsafe")
+        return out
+    token = silence()  # np.errstate(all="ignore") at a context variable's cost
+    try:
         np.copyto(out, x, casting="unsafe")
+    finally:
+        restore(token)
     return out

@@ -289,7 +289,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     if backend_for(x) == "numpy":
         if numpy_casts.is_float_to_int(x.dtype, dtype):  # the kernels' answers, silently
             return numpy_casts.float_to_int(x, dtype)
-        return _cast_into(empty_on_device_of(x, x.shape, dtype), x)
+        return numpy_casts.cast_into(empty_on_device_of(x, x.shape, dtype), x)
     return cast(x, dtype)  # a layout cast before: the short path
 
 
@@ -344,17 +344,19 @@ def reshape(x, /, shape, *, copy: bool | None = None):
     return rearrange_copy(x).reshape(shape)
 
 
-def _result_dtype(arrays, what: str) -> np.dtype:
+def _result_dtype(arrays, what: str) -> tuple[np.dtype, bool]:
+    """(the joined arrays' dtype, whether NumPy may join them itself: NumPy arrays of the
+    ``numpy`` backend, all of that dtype, so that no cast of ours is needed)."""
     if not arrays:
         raise ValueError(f"{what}: needs at least one array")
     for a in arrays:
         _check_array(a, what)
-    backend_for(*arrays)  # mixed devices: a clear error before anything else
+    backend = backend_for(*arrays)  # mixed devices: a clear error before anything else
     # the namespace's result_type (NumPy's promotion, the standard's where it has one;
     # bfloat16 as the elementwise functions promote it)
     dtype = dtypes.promote_types(*(a.dtype for a in arrays))
     check_copyable_dtype(dtype, what)
-    return dtype
+    return dtype, backend == "numpy" and all(a.dtype == dtype for a in arrays)
 
 
 def _copy_into(out, x) -> None:
@@ -395,9 +397,11 @@ def concat(arrays, /, *, axis: int | None = 0):
            [3, 4]], device='emulator')
     """
     arrays = tuple(arrays)
-    dtype = _result_dtype(arrays, "concat")
+    dtype, numpy_joins = _result_dtype(arrays, "concat")
     if axis is None:
         out = empty_on_device_of(arrays[0], (sum(a.size for a in arrays),), dtype)
+        if numpy_joins:  # the cpu device: NumPy's copies into ours
+            return np.concatenate(arrays, axis=None, out=out)
         start = 0
         for a in arrays:
             # a contiguous piece of out viewed in a's shape: a's elements land in C order
@@ -418,6 +422,8 @@ def concat(arrays, /, *, axis: int | None = 0):
     shape = list(arrays[0].shape)
     shape[axis] = sum(a.shape[axis] for a in arrays)
     out = empty_on_device_of(arrays[0], tuple(shape), dtype)
+    if numpy_joins:  # the cpu device: NumPy's copies into ours (C order)
+        return np.concatenate(arrays, axis=axis, out=out)
     start = 0
     for a in arrays:
         index = [slice(None)] * ndim
@@ -454,12 +460,14 @@ def stack(arrays, /, *, axis: int = 0):
            [ 2, 20]], device='emulator')
     """
     arrays = tuple(arrays)
-    dtype = _result_dtype(arrays, "stack")
+    dtype, numpy_joins = _result_dtype(arrays, "stack")
     shape = tuple(arrays[0].shape)
     if any(tuple(a.shape) != shape for a in arrays):
         raise ValueError(f"stack: all shapes must agree, got {[tuple(a.shape) for a in arrays]}")
     axis = _normalize_axis(axis, len(shape) + 1, "stack")
     out = empty_on_device_of(arrays[0], shape[:axis] + (len(arrays),) + shape[axis:], dtype)
+    if numpy_joins:  # the cpu device: NumPy's copies into ours (C order)
+        return np.stack(arrays, axis=axis, out=out)
     for i, a in enumerate(arrays):
         # the trailing Ellipsis keeps a 0-d slot an array view (NumPy would give a scalar)
         _copy_into(out[(slice(None),) * axis + (i, Ellipsis)], a)

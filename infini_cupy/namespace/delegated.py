@@ -256,6 +256,8 @@ def _delegate_from_device(name: str, submodule: str | None = None):
 def _delegate_like(name: str):
     # *_like on another device than x's: compat's *_like cannot cross devices, so create anew
     def like(x, /, *args, dtype=None, device=None, **kwargs):
+        if device is None and type(x) is np.ndarray:  # one device, none to make current
+            return getattr(_compat_numpy, name)(x, *args, dtype=dtype, **kwargs)
         if device is None or array_api_compat.device(x) == device:
             with _current(array_api_compat.device(x)):  # x's GPU, not the current one
                 return getattr(namespace_of(x), name)(x, *args, dtype=dtype, device=device,

@@ -5,7 +5,7 @@
  * dtype, each Python scalar's type; out's dtype last for out=), whether NumPy's bare ufunc
  * answers as `call` does (plain_calls, plain_calls_into). A repeat of learnt types is that
  * ufunc's call under np.errstate(all="ignore") (NumPy 2's error-state context variable, set
- * and reset as numpy_backend._silence does) and a new Array over its result: the steps of
+ * and reset as numpy_backend.silence does) and a new Array over its result: the steps of
  * numpy_backend.repeat and repeat_into. A miss, a read-only out= or an error of NumPy's returns
  * None, nothing written, and the caller takes the Python path, which raises what the first
  * call raised.

@@ -482,3 +482,37 @@ def test_strings_refused_by_the_library_its_way_still_give_our_type_error(monkey
         xp.asarray(["yes", "no"])
     with pytest.raises(ValueError, match=r"^asarray: Unsupported dtype"):  # numeric: theirs
         xp.asarray([1.0, 2.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_concat_and_stack_on_cpu_are_those_of_the_emulator(data):
+    """On the cpu device NumPy joins arrays of one dtype itself (into a C-contiguous result,
+    as ours); any layout, axis and dtype mix gives the emulator's dtype, strides and bits."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    ndim = data.draw(st.integers(1, 3))
+    shape = random_shape(rng, ndim)
+    n = data.draw(st.integers(1, 3))
+    kinds = data.draw(st.lists(st.sampled_from(DTYPES), min_size=1, max_size=2))
+    hosts = [make(rng, shape, kinds[k % len(kinds)], data.draw(st.sampled_from(LAYOUTS)),
+                  lambda h: h)[1] for k in range(n)]
+    axis = data.draw(st.sampled_from([None, *range(-ndim, ndim)]))
+    stack_axis = data.draw(st.integers(-ndim - 1, ndim))
+    results = []
+    for device in ("cpu", "emulator"):
+        xs = [xp.asarray(h, device=device) for h in hosts]
+        results.append([np.asarray(r) for r in (xp.concat(xs, axis=axis),
+                                                xp.stack(xs, axis=stack_axis))])
+    for cpu, emulated in zip(*results):
+        assert (cpu.dtype, cpu.shape, cpu.strides, cpu.tobytes()) == (
+            emulated.dtype, emulated.shape, emulated.strides, emulated.tobytes())
+
+
+def test_concat_of_f_ordered_arrays_on_cpu_is_c_ordered():
+    """NumPy's concatenate would keep F order for F-ordered inputs; the devices give C order."""
+    h = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(np.asfortranarray(h), device="cpu")
+    for joined, expected in ((xp.concat([x, x], axis=1), np.concatenate([h, h], axis=1)),
+                             (xp.stack([x, x], axis=0), np.stack([h, h]))):
+        assert np.asarray(joined).flags.c_contiguous
+        np.testing.assert_array_equal(np.asarray(joined), expected)
