@@ -2,13 +2,15 @@
  * hand over Arrays of the `numpy` backend here.
  *
  * elementwise/numpy_backend.py's `call` learns, per name and operand types (each array's
- * dtype, each Python scalar's type; out's dtype last for out=), whether NumPy's bare ufunc
- * answers as `call` does (plain_calls, plain_calls_into). A repeat of learnt types is that
- * ufunc's call under np.errstate(all="ignore") (NumPy 2's error-state context variable, set
- * and reset as numpy_backend.silence does) and a new Array over its result: the steps of
- * numpy_backend.repeat and repeat_into. A miss, a read-only out= or an error of NumPy's returns
- * None, nothing written, and the caller takes the Python path, which raises what the first
- * call raised.
+ * dtype, each Python scalar's type; out's dtype last for out=), what answers as `call` does
+ * without resolving again: NumPy's bare ufunc, or `call`'s computation of that loop
+ * (numpy_backend._computed: a special case of the standard, the result's dtype fixed). These
+ * are plain_calls and plain_calls_into. A repeat of learnt types calls that answer under
+ * np.errstate(all="ignore") (NumPy 2's error-state context variable, set and reset as
+ * numpy_backend.silence does) and makes a new Array over its result: the steps of
+ * numpy_backend.repeat and repeat_into. A miss, a read-only out= or an error (NumPy's, such
+ * as an out-of-range Python int) returns None, nothing written, and the caller takes the
+ * Python path, which raises what the first call raised.
  */
 #include "cpu_calls.h"
 
@@ -79,34 +81,34 @@ PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyOb
         Py_INCREF(t);
         PyTuple_SET_ITEM(key, i + 1, t);
     }
-    PyObject *ufunc = PyDict_GetItemWithError(out == NULL ? plain_calls : plain_calls_into,
-                                              key);  /* borrowed */
+    PyObject *answer = PyDict_GetItemWithError(out == NULL ? plain_calls : plain_calls_into,
+                                               key);  /* borrowed */
     Py_DECREF(key);
-    if (ufunc == NULL)
+    if (answer == NULL)
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     if (out != NULL && !(flags_readable && (((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE)))
         Py_RETURN_NONE;  /* read-only (or flags unread): the Python way raises, naming it */
-    Py_INCREF(ufunc);
+    Py_INCREF(answer);
     PyObject *token = PyContextVar_Set(errstate_var, ignore_all);
     if (token == NULL) {
-        Py_DECREF(ufunc);
+        Py_DECREF(answer);
         return NULL;
     }
     PyObject *stack[3] = {operands[0], n > 1 ? operands[1] : out, out};
-    PyObject *result = PyObject_Vectorcall(ufunc, stack, n, out == NULL ? NULL : out_kwnames);
-    Py_DECREF(ufunc);
+    PyObject *result = PyObject_Vectorcall(answer, stack, n, out == NULL ? NULL : out_kwnames);
+    Py_DECREF(answer);
     if (PyContextVar_Reset(errstate_var, token) < 0) {
         Py_DECREF(token);
         Py_XDECREF(result);
         return NULL;
     }
     Py_DECREF(token);
-    if (result == NULL) {  /* NumPy's error (an out-of-range Python int, a shape): the
-                              Python way raises it as the first call did */
+    if (result == NULL) {  /* an error (an out-of-range Python int, a shape): the Python
+                              way raises it as the first call did */
         PyErr_Clear();
         Py_RETURN_NONE;
     }
-    if (out != NULL) {  /* the ufunc returns out itself */
+    if (out != NULL) {  /* written into out */
         Py_DECREF(result);
         Py_INCREF(out);
         return out;

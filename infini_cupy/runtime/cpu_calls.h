@@ -9,8 +9,9 @@
 PyObject *configure_cpu(PyObject *self, PyObject *args);
 
 /* name(*operands) (n of them: native arrays and Python scalars), into `out` (a native array)
- * unless it is NULL: a new Array on backend `b` (out itself for out=), or None for the Python
- * way; NULL on an error. `ndarray_type` is numpy.ndarray. */
+ * unless it is NULL, by what numpy_backend learnt for their types: a new Array on backend `b`
+ * (out itself for out=), or None for the Python way; NULL on an error. `ndarray_type` is
+ * numpy.ndarray. */
 PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
                    PyObject *b, PyObject *ndarray_type);
 

@@ -1,5 +1,6 @@
-/* Arrays as the compiled calls read and make them: what runtime/hot_calls.c (the hot path)
- * and runtime/compiled_launch.c (a GPU's launches through the driver) share. An Array's slots
+/* Arrays as the compiled calls read and make them: what runtime/hot_calls.c (the hot path),
+ * runtime/compiled_launch.c (a GPU's launches through the driver) and runtime/cpu_calls.c
+ * (the cpu device's repeats) share. An Array's slots
  * and layout id (settled on first use), a new settled Array over an output, what the launch
  * hooks say of this thread, the bytes kept per scalar object, the rule of out= against its
  * inputs, a fused call's input check. configure() (hot_calls.c) sets what this file reads.

@@ -1,7 +1,8 @@
 /* runtime/hot_arrays.c: Arrays as the compiled calls read and make them, for
- * runtime/hot_calls.c (the hot path, the module) and runtime/compiled_launch.c (a GPU's
- * launches through the driver). The three build into one extension module, hot_calls
- * (runtime/native.py), whose only exported symbol is PyInit_hot_calls (-fvisibility=hidden). */
+ * runtime/hot_calls.c (the hot path, the module), runtime/compiled_launch.c (a GPU's
+ * launches through the driver) and runtime/cpu_calls.c (the cpu device's repeats). The four
+ * build into one extension module, hot_calls (runtime/native.py), whose only exported symbol
+ * is PyInit_hot_calls (-fvisibility=hidden). */
 #ifndef INFINI_CUPY_HOT_ARRAYS_H
 #define INFINI_CUPY_HOT_ARRAYS_H
 

@@ -9,6 +9,9 @@
  * or anything unusual returns None, nothing written, and the caller takes the Python path,
  * which decides as before (and raises what the first call raised).
  *
+ * Arrays of the cpu device (the numpy backend) go to cpu_calls.c: NumPy's ufunc, or the
+ * computation numpy_backend learnt, for types seen before.
+ *
  * On the cuda backend with the compiled launch (INFINI_CUPY_LAUNCH=compiled) a plan's launch
  * record (known.compiled_launch, prepared.compiled_launch) goes to compiled_launch.c, which
  * launches it through the driver; this file finds the plan and hands over the operands.
