@@ -150,7 +150,8 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
     assert main(["bench", "--suite", "array", "--backend", "emulate", "--json", str(path)]) == 0
     records = json.loads(path.read_text())
     assert records and all(r["suite"] == "array" for r in records)
-    ratios = [r for r in records if "ratio" in r]
+    cpu = [r for r in records if r["case"].startswith("cpu: ")]
+    ratios = [r for r in records if "ratio" in r and r not in cpu]
     for r in records:
         if r in ratios:
             continue
@@ -165,8 +166,14 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
     assert len(layers) == 6 and all(r["ratio"] > 0 and r["host_us"] > 0 for r in ratios)
     # the whole call costs more than its launch alone (the machine's noise is far smaller)
     assert layers[-1]["host_us"] > layers[0]["host_us"]
+    # cpu Arrays against NumPy's own calls: the same work, so within the machine's noise of
+    # NumPy or above it (the namespace adds to NumPy, never replaces its work)
+    assert [r["case"][5:] for r in cpu][:5] == ["xp.add(x, y)", "x * 2.0", "x > 0",
+                                                "xp.exp(x)", "xp.add(x, y, out=z)"]
+    assert all(r["ratio"] > 0.5 and r["numpy_us"] > 0 for r in cpu)
     out = capsys.readouterr().out
     assert "Array wrapper, per call" in out and "x np.add" in out
+    assert "cpu Arrays against NumPy" in out
 
 
 def test_host_ratio_measures_the_ratio_of_two_calls():
