@@ -166,11 +166,12 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
     assert len(layers) == 6 and all(r["ratio"] > 0 and r["host_us"] > 0 for r in ratios)
     # the whole call costs more than its launch alone (the machine's noise is far smaller)
     assert layers[-1]["host_us"] > layers[0]["host_us"]
-    # cpu Arrays against NumPy's own calls: the same work, so within the machine's noise of
-    # NumPy or above it (the namespace adds to NumPy, never replaces its work)
+    # cpu Arrays against NumPy's own calls: an elementwise call is NumPy's work and more
+    # (a remembered data-type answer may beat NumPy's: no ratio floor for those)
     assert [r["case"][5:] for r in cpu][:5] == ["xp.add(x, y)", "x * 2.0", "x > 0",
                                                 "xp.exp(x)", "xp.add(x, y, out=z)"]
-    assert all(r["ratio"] > 0.5 and r["numpy_us"] > 0 for r in cpu)
+    assert all(r["ratio"] > 0.5 for r in cpu[:5])
+    assert all(r["numpy_us"] > 0 and r["host_us"] > 0 for r in cpu)
     out = capsys.readouterr().out
     assert "Array wrapper, per call" in out and "x np.add" in out
     assert "cpu Arrays against NumPy" in out
