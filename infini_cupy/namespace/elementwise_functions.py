@@ -126,17 +126,21 @@ def _numpy_clip(x, lo, hi, out):
         if isinstance(bound, np.generic):
             bound = bound.item()
         if bound is None or dtypes.is_python_scalar(bound):
-            bound = scalar_clip_bound(dt, bound, is_min)
-        elif bound.dtype != dt and dt.kind in "iu" and not np.can_cast(bound.dtype, dt):
+            bounds.append(dt.type(scalar_clip_bound(dt, bound, is_min)))  # a scalar of dt
+            continue
+        if bound.dtype != dt and dt.kind in "iu" and not np.can_cast(bound.dtype, dt):
             info, own = np.iinfo(dt), np.iinfo(bound.dtype)  # saturated, never wrapped
             bound = np.clip(bound, max(info.min, own.min), min(info.max, own.max))
         bounds.append(np.asarray(bound).astype(dt, copy=False))
     if out is not None:
         numpy_backend.check_out("clip", out, dt)
-    with np.errstate(all="ignore"):
+    token = numpy_backend.silence()
+    try:
         result = np.clip(x, *bounds)
         if result.dtype != dt:  # bfloat16: ml_dtypes' clip computes in float32, exact
             result = result.astype(dt)
+    finally:
+        numpy_backend.restore(token)
     if out is not None:
         np.copyto(out, result, casting="same_kind")
         return out
