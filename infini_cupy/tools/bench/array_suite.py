@@ -146,7 +146,21 @@ def _cpu_rows():
          lambda: np.isdtype(a.dtype, "real floating")),
         ("xp.finfo(x.dtype)", lambda: xp.finfo(x.dtype), lambda: np.finfo(a.dtype)),
         ("xp.sum(x, axis=1)", lambda: xp.sum(x, axis=1), lambda: np.sum(a, axis=1)),
+        ("a softmax (generic code)", lambda: _softmax(x), lambda: _softmax(a)),
+        ("a standardization (generic code)", lambda: _standardize(x), lambda: _standardize(a)),
     ]
+
+
+def _softmax(v):
+    """Generic array-API code, as a library writes it: the namespace from the array."""
+    ns = v.__array_namespace__()
+    e = ns.exp(v - ns.max(v, axis=-1, keepdims=True))
+    return e / ns.sum(e, axis=-1, keepdims=True)
+
+
+def _standardize(v):
+    ns = v.__array_namespace__()
+    return (v - ns.mean(v, axis=0)) / ns.std(v, axis=0)
 
 
 def cpu_records(time_ratio) -> list[dict]:
