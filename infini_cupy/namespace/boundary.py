@@ -321,17 +321,17 @@ def _into(name, operands, out):
 
 
 def _cpu_result(native) -> Array:
-    """The Array of a cpu device's repeat (NumPy's ufunc alone: numpy_backend.repeat); the
-    first such repeat loads the compiled hot path, which takes the next ones
-    (runtime/cpu_calls.c)."""
+    """The Array of a cpu device's repeat (what numpy_backend.call learnt for the types:
+    numpy_backend.repeat); the first such repeat loads the compiled hot path, which takes the
+    next ones (runtime/cpu_calls.c)."""
     if not _compiled_module:
         compiled_hot_calls()
     return wrap(native, "numpy")
 
 
 def _cpu_into(name, operands, out):
-    """``_into`` on the cpu device: NumPy's ufunc into ``out`` for types ``call`` learnt
-    (numpy_backend.repeat_into); None, nothing written, for the full way."""
+    """``_into`` on the cpu device: what ``numpy_backend.call`` learnt for the types, into
+    ``out`` (numpy_backend.repeat_into); None, nothing written, for the full way."""
     key, natives = [name], []
     for x in operands:
         kind = type(x)
@@ -450,7 +450,7 @@ def _unary(impl):
                         r = _finish(known, natives, (x._d,), b)
                         if r is not None:
                             return r
-                else:  # the cpu device: NumPy's ufunc alone, for types `call` learnt
+                else:  # the cpu device: what numpy_backend.call learnt for the types
                     r = _cpu_repeat((name, x._a.dtype), (x._a,))
                     if r is not None:
                         return _cpu_result(r)
