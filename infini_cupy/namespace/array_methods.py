@@ -1,15 +1,17 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
-``sum``, ``max``, ``min``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``,
-``fill``, ``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our kernels where the
-function runs them), so a method and its function give the same answer on every device.
+``sum``, ``max``, ``min``, ``mean``, ``std``, ``var``, ``prod``, ``argmax``, ``argmin``,
+``cumsum``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``, ``fill``,
+``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our
+kernels where the function runs them), so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
 ``x.sum`` (``integrate.nsum``); numpy_groupies ``x.ravel``, ``x.min``, ``x.max``,
-``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; cubed ``x.nbytes``,
-and, through zarr's buffers, ``x.ravel().view("B")``, ``x.base``, ``x.transpose``,
-``x.squeeze`` and ``x.fill``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
+``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; scikit-learn's
+NumPy-written functions ``x.mean`` (``r_regression``); cubed ``x.nbytes``, and, through
+zarr's buffers, ``x.ravel().view("B")``, ``x.base``, ``x.transpose``, ``x.squeeze`` and
+``x.fill``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
 tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
@@ -177,6 +179,90 @@ def min(self, axis=None, out=None, keepdims=False) -> Array:
     return _reduce_into("min", self, axis, out, keepdims)
 
 
+def mean(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.mean(x, axis=axis, keepdims=keepdims)``, ``x`` cast to ``dtype`` first
+    where one is given: scikit-learn's NumPy-written functions (``r_regression``) center with
+    ``X.mean(axis=0)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="cpu").mean(axis=0)
+    Array([2. , 3.5], device='cpu')
+    """
+    return _reduce_into("mean", _cast(self, dtype), axis, out, keepdims)
+
+
+def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
+    """``infini_cupy.std(x, axis=axis, correction=ddof, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").std(ddof=1) ** 2
+    Array(3.33333333, device='cpu')
+    """
+    return _reduce_into("std", _cast(self, dtype), axis, out, keepdims, correction=ddof)
+
+
+def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
+    """``infini_cupy.var(x, axis=axis, correction=ddof, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").var()
+    Array(2.5, device='cpu')
+    """
+    return _reduce_into("var", _cast(self, dtype), axis, out, keepdims, correction=ddof)
+
+
+def prod(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
+    """``infini_cupy.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[1, 2], [3, 4]], device="cpu").prod(axis=1)
+    Array([ 2, 12], device='cpu')
+    """
+    return _reduce_into("prod", self, axis, out, keepdims, dtype=dtype)
+
+
+def argmax(self, axis=None, out=None, *, keepdims=False) -> Array:
+    """``infini_cupy.argmax(x, axis=axis, keepdims=keepdims)``: the index of the first
+    maximum, of the flattened array where ``axis`` is None.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").argmax(axis=1)
+    Array([0, 1], device='cpu')
+    """
+    return _reduce_into("argmax", self, axis, out, keepdims)
+
+
+def argmin(self, axis=None, out=None, *, keepdims=False) -> Array:
+    """``infini_cupy.argmin(x, axis=axis, keepdims=keepdims)``.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[3, 1], [2, 5]], device="cpu").argmin()
+    Array(1, device='cpu')
+    """
+    return _reduce_into("argmin", self, axis, out, keepdims)
+
+
+def cumsum(self, axis=None, dtype=None, out=None) -> Array:
+    """``infini_cupy.cumulative_sum(x, axis=axis, dtype=dtype)``; with ``axis`` None, of the
+    flattened array, as NumPy's.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([[1, 2], [3, 4]], device="cpu").cumsum()
+    Array([ 1,  3,  6, 10], device='cpu')
+    """
+    x = self if axis is not None else reshape(self, -1)
+    result = _public["cumulative_sum"](x, axis=axis if axis is not None else 0, dtype=dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _cast(x, dtype):
+    """``x`` as ``dtype`` (None: as it is), for the methods that take NumPy's ``dtype=``."""
+    return x if dtype is None else _public["astype"](x, dtype, copy=False)
+
+
 def nonzero(self) -> tuple:
     """``infini_cupy.nonzero(x)``: the indices of the nonzero elements, one Array per axis.
 
@@ -331,7 +417,9 @@ def _itemsize(self) -> int:
 
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
-           "any": any, "sum": sum, "max": max, "min": min, "nonzero": nonzero,
+           "any": any, "sum": sum, "max": max, "min": min, "mean": mean, "std": std,
+           "var": var, "prod": prod, "argmax": argmax, "argmin": argmin, "cumsum": cumsum,
+           "nonzero": nonzero,
            "compress": compress, "view": view, "transpose": transpose, "squeeze": squeeze,
            "fill": fill}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),

@@ -2,7 +2,8 @@
 the array (``x.__array_namespace__()`` / ``array_namespace(x)``), gives NumPy's answers, and
 runs our kernels (launches counted).
 
-Consumers: ``einops.array_api``, ``array_api_extra`` and SciPy (its array-API mode), unmodified.
+Consumers: ``einops.array_api``, ``array_api_extra``, SciPy (its array-API mode) and
+scikit-learn (``array_api_dispatch``), unmodified.
 """
 
 from __future__ import annotations
@@ -101,21 +102,57 @@ print("ok")
 """
 
 
-def test_scipy_array_api_on_emulator_arrays(backend_name):
-    """SciPy's array-API mode (SCIPY_ARRAY_API=1, read at import: a subprocess) finds
-    infini_cupy from emulator Arrays, keeps them Arrays, matches SciPy on NumPy and runs our
-    kernels."""
+SKLEARN_ON_EMULATOR_ARRAYS = """
+import numpy as np, sklearn, infini_cupy as xp
+from infini_cupy.runtime.launch import recording
+from sklearn import feature_selection, metrics, preprocessing
+rng = np.random.default_rng(6)
+h, target = rng.standard_normal((50, 4)), rng.standard_normal(50)
+expected = [feature_selection.r_regression(h, target),
+            preprocessing.StandardScaler().fit_transform(h), metrics.r2_score(target, h[:, 0])]
+sklearn.set_config(array_api_dispatch=True)
+with xp.backend("emulate"), recording() as launches:
+    x, y = xp.asarray(h), xp.asarray(target)
+    got = [feature_selection.r_regression(x, y),  # NumPy-written: x.mean(axis=0) on an Array
+           preprocessing.StandardScaler().fit_transform(x), metrics.r2_score(y, x[:, 0])]
+for g, e in zip(got, expected):
+    if isinstance(g, xp.Array):
+        assert g.device == "emulator", g.device
+        g = np.asarray(g)
+    np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+assert launches, "scikit-learn ran without our kernels"
+print("ok")
+"""
+
+
+def _run_in_array_api_mode(code: str, backend_name: str) -> None:
+    """``code`` in a subprocess with SciPy's array-API mode on (``SCIPY_ARRAY_API=1``, read at
+    import; scikit-learn's array-API dispatch needs it); it prints ``ok``."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
-    pytest.importorskip("scipy")
     if backend_name != "emulate":
         pytest.skip("runs on emulator Arrays")
     repo = Path(__file__).resolve().parents[2]
     env = dict(os.environ, SCIPY_ARRAY_API="1",
                PYTHONPATH=os.pathsep.join([str(repo), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", SCIPY_ON_EMULATOR_ARRAYS], env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_scipy_array_api_on_emulator_arrays(backend_name):
+    """SciPy's array-API mode finds infini_cupy from emulator Arrays, keeps them Arrays,
+    matches SciPy on NumPy and runs our kernels."""
+    pytest.importorskip("scipy")
+    _run_in_array_api_mode(SCIPY_ON_EMULATOR_ARRAYS, backend_name)
+
+
+def test_sklearn_array_api_dispatch_on_emulator_arrays(backend_name):
+    """scikit-learn with ``array_api_dispatch=True`` on emulator Arrays: its array-API code
+    and its NumPy-written code (``r_regression`` calls ``x.mean``) give its answers on NumPy
+    and run our kernels (its own array-API tests: ``test_sklearn_suite.py``)."""
+    pytest.importorskip("sklearn")
+    _run_in_array_api_mode(SKLEARN_ON_EMULATOR_ARRAYS, backend_name)

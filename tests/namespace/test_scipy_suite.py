@@ -12,17 +12,14 @@ few that pass, through the same known-failure check.
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.ci import skip_outside_ci
+from tests.support.foreign_suites import check_known, failed_tests, run_on_arrays
 
-REPO = Path(__file__).resolve().parents[2]
 MODULES = ["optimize", "integrate", "special"]
 
 # test name (parameters dropped) -> why it fails on Arrays and passes on NumPy
@@ -58,29 +55,14 @@ def _test_files() -> list[str]:
     return found
 
 
-def run_on_arrays(targets: list[str], lazy: bool = False) -> list[str]:
+def run_scipy_on_arrays(targets: list[str], lazy: bool = False) -> list[str]:
     """Run SciPy's array-API tests ``targets`` (``--pyargs`` names) on emulator Arrays
     (``lazy``: inside ``xp.lazy()`` throughout, by its switch); the ids of those that fail."""
-    env = dict(os.environ, INFINI_CUPY_BACKEND="emulate", SCIPY_ARRAY_API='["array_api_strict"]',
-               INFINI_CUPY_LAZY="1" if lazy else "0",
-               PYTHONPATH=os.pathsep.join([str(REPO / "tests" / "support" / "strict_standin"),
-                                           str(REPO), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "pytest", "-p", "array_api_strict", "-p", "scipy_unskip",
-               "-p", "no:cacheprovider", "-o", "addopts=", "-m", "array_api_backends",
-               "-rfE", "--tb=no", "--pyargs", *targets]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3000,
-                          cwd=REPO / "tests")
-    assert "array_api_strict stand-in: infini_cupy on emulator" in done.stdout, done.stdout[-3000:]
-    assert " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
-    return re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.M)
-
-
-def check_known(failed: list[str]) -> None:
-    """Every failure in ``KNOWN``, and every entry of ``KNOWN`` still failing."""
-    unknown = [t for t in failed if not any(k in t for k in KNOWN)]
-    assert not unknown, f"{len(unknown)} SciPy tests fail on Arrays:\n" + "\n".join(unknown)
-    stale = [k for k in KNOWN if not any(k in t for t in failed)]
-    assert not stale, f"known failures that pass now (take them out of KNOWN): {stale}"
+    done = run_on_arrays(["-m", "array_api_backends", "-rfE", "--tb=no", "--pyargs", *targets],
+                         ("scipy_unskip",), timeout=3000,
+                         env={"SCIPY_ARRAY_API": '["array_api_strict"]',
+                              "INFINI_CUPY_LAZY": "1" if lazy else "0"})
+    return failed_tests(done)
 
 
 @pytest.fixture
@@ -100,9 +82,9 @@ def test_the_quick_run_holds_every_known_failure():
 
 @pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
 def test_scipy_known_failures_on_emulator_arrays(scipy_on_emulator, lazy):
-    check_known(run_on_arrays(QUICK, lazy))
+    check_known(run_scipy_on_arrays(QUICK, lazy), KNOWN)
 
 
 @pytest.mark.slow
 def test_scipy_array_api_tests_on_emulator_arrays(scipy_on_emulator):
-    check_known(run_on_arrays(_test_files()))
+    check_known(run_scipy_on_arrays(_test_files()), KNOWN)

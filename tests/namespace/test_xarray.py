@@ -11,21 +11,17 @@ decides where, so each device's code runs inside ``infini_cupy.backend`` of that
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import infini_cupy as xp
 from infini_cupy import config
+from tests.support.foreign_suites import run_on_arrays
 
 xr = pytest.importorskip("xarray")
 
-REPO = Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(30)
 
 
@@ -126,16 +122,9 @@ def test_xarray_array_api_tests_on_arrays(backend_name):
     suite's device (a subprocess: the stand-in is found on ``sys.path`` first)."""
     if backend_name != "emulate":
         pytest.skip("runs on emulator Arrays")
-    env = dict(os.environ, INFINI_CUPY_BACKEND="emulate",
-               PYTHONPATH=os.pathsep.join([str(REPO / "tests" / "support" / "strict_standin"),
-                                           str(REPO), os.environ.get("PYTHONPATH", "")]))
-    command = [sys.executable, "-m", "pytest", "-p", "array_api_strict", "-p", "no:cacheprovider",
-               "-o", "addopts=", "--pyargs", "xarray.tests.test_array_api",
-               "xarray.tests.test_namedarray", "-k", "test_array_api or strict"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600,
-                          cwd=REPO / "tests")
-    assert "array_api_strict stand-in: infini_cupy on emulator" in done.stdout, done.stdout[-3000:]
-    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr
+    done = run_on_arrays(["--pyargs", "xarray.tests.test_array_api",
+                          "xarray.tests.test_namedarray", "-k", "test_array_api or strict"])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
 
 
 VECTORIZED = [  # indexers sharing a new dimension: xarray's vectorized (point) indexing,
