@@ -17,7 +17,8 @@ What it adds to the bare ufunc call, so that ``cpu`` answers as the kernels do:
   parts;
 - integer ``pow`` with a negative exponent gives what the kernels give (0, or 1 and -1 for
   bases 1 and -1) rather than NumPy's ValueError: a GPU cannot raise per element without a
-  host synchronization;
+  host synchronization; integer ``reciprocal`` of 0 is 0, as every integer division by zero
+  in the kernels (NumPy's 32- and 64-bit loops give the minimum integer);
 - ``out=``: read-only refused naming the function; another dtype takes the result by
   NumPy's ``same_kind`` casting, as on the other devices.
 
@@ -248,6 +249,17 @@ def _pow(args, loop):
         return np.where(negative, at_negative, result).astype(loop.dtype)
 
 
+def _reciprocal(args, loop):
+    """Integer ``1 / x`` truncated, 0 at ``x == 0`` as every integer division by zero in the
+    kernels (NumPy's 32- and 64-bit loops give the minimum integer there, its 8-bit loop 0)."""
+    result = np.reciprocal(*args)
+    if result.dtype.kind not in "iu":
+        return result
+    (x,) = args
+    zero = x == 0
+    return np.where(zero, np.zeros((), result.dtype), result) if zero.any() else result
+
+
 def _floor_divide(args, loop):
     result = np.floor_divide(*args)
     if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
@@ -346,7 +358,7 @@ def _tanh(args, loop):
 
 
 _SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow": _pow,
-            "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
+            "reciprocal": _reciprocal, "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
             "nextafter": _nextafter, "maximum": _extremum(np.maximum, False),
             "minimum": _extremum(np.minimum, True)}
 _UFUNCS = {name: getattr(np, op.numpy_name) for name, op in OPS.items()

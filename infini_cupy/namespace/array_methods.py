@@ -180,35 +180,34 @@ def min(self, axis=None, out=None, keepdims=False) -> Array:
 
 
 def mean(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.mean(x, axis=axis, keepdims=keepdims)``, ``x`` cast to ``dtype`` first
-    where one is given: scikit-learn's NumPy-written functions (``r_regression``) center with
-    ``X.mean(axis=0)``.
+    """``infini_cupy.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)``: scikit-learn's
+    NumPy-written functions (``r_regression``) center with ``X.mean(axis=0)``.
 
     >>> import infini_cupy as xp
     >>> xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="cpu").mean(axis=0)
     Array([2. , 3.5], device='cpu')
     """
-    return _reduce_into("mean", _cast(self, dtype), axis, out, keepdims)
+    return _reduce_into("mean", self, axis, out, keepdims, dtype=dtype)
 
 
 def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
-    """``infini_cupy.std(x, axis=axis, correction=ddof, keepdims=keepdims)``.
+    """``infini_cupy.std(x, axis=axis, correction=ddof, dtype=dtype, keepdims=keepdims)``.
 
     >>> import infini_cupy as xp
     >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").std(ddof=1) ** 2
     Array(3.33333333, device='cpu')
     """
-    return _reduce_into("std", _cast(self, dtype), axis, out, keepdims, correction=ddof)
+    return _reduce_into("std", self, axis, out, keepdims, correction=ddof, dtype=dtype)
 
 
 def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
-    """``infini_cupy.var(x, axis=axis, correction=ddof, keepdims=keepdims)``.
+    """``infini_cupy.var(x, axis=axis, correction=ddof, dtype=dtype, keepdims=keepdims)``.
 
     >>> import infini_cupy as xp
     >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").var()
     Array(2.5, device='cpu')
     """
-    return _reduce_into("var", _cast(self, dtype), axis, out, keepdims, correction=ddof)
+    return _reduce_into("var", self, axis, out, keepdims, correction=ddof, dtype=dtype)
 
 
 def prod(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
@@ -256,11 +255,6 @@ def cumsum(self, axis=None, dtype=None, out=None) -> Array:
         return result
     out[...] = result
     return out
-
-
-def _cast(x, dtype):
-    """``x`` as ``dtype`` (None: as it is), for the methods that take NumPy's ``dtype=``."""
-    return x if dtype is None else _public["astype"](x, dtype, copy=False)
 
 
 def nonzero(self) -> tuple:

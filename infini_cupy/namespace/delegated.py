@@ -306,7 +306,7 @@ def iinfo(type, /):
     return namespace_of(*([type] if is_array(type) else [])).iinfo(type)
 
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
+def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
     """``n``-th differences along ``axis``; None for ``prepend``/``append`` is no array (NumPy
     would take None as a value)."""
     extra = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}

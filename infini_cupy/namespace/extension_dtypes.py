@@ -58,10 +58,16 @@ def result_type(*arrays_and_dtypes):
     return delegated.result_type(*dtypes_and_scalars)
 
 
-def where(condition, x1, x2, /):
+def where(condition, x1=None, x2=None, /):
     """The standard's ``where``; with bfloat16, ``result_type``'s promotion on every device:
     CuPy's ``where`` has no bfloat16 loop (it would select in float32), so bfloat16 values
-    are selected as their bits (uint16)."""
+    are selected as their bits (uint16). ``where(condition)`` alone is ``nonzero(condition)``,
+    as NumPy's."""
+    if x1 is None or x2 is None:
+        if x1 is not None or x2 is not None:
+            raise ValueError("where: give both x1 and x2, or neither (where(condition) is "
+                             "nonzero(condition))")
+        return delegated.nonzero(condition)
     if is_traced(condition, x1, x2) or not _involves_bfloat16((x1, x2)):
         return delegated.where(condition, x1, x2)
     dtype = result_type(x1, x2)

@@ -300,8 +300,9 @@ def deferring_where(where):
     or Python scalar values of one device (a select node of the kernel); else the call
     itself, which evaluates what it reads and raises what ``where`` raises."""
     @functools.wraps(where)
-    def deferred(condition, x1, x2, /):
-        if type(condition) is Array and config.lazy_enabled():
+    def deferred(condition, x1=None, x2=None, /):
+        if type(condition) is Array and x1 is not None and x2 is not None \
+                and config.lazy_enabled():
             result = _defer_where(condition, x1, x2)
             if result is not None:
                 return result

@@ -72,7 +72,9 @@ NAMESPACE = {
     "count_nonzero": ("x, /, *, axis=None, keepdims=False", "x"),
     "nonzero": ("x, /", "x"),
     "searchsorted": ("x1, x2, /, *, side='left', sorter=None", "x1 x2 sorter"),
-    "where": ("condition, x1, x2, /", "condition ~x1 ~x2"),  # NumPy scalars: values
+    # NumPy scalars: values; where(condition) alone is nonzero(condition), as NumPy's, CuPy's
+    # and torch's (scikit-learn's roc_curve calls xp.where(mask)[0])
+    "where": ("condition, x1=None, x2=None, /", "condition ~x1 ~x2"),
     # set
     "isin": ("x1, x2, /, *, invert=False", "x1 x2"),
     "unique_all": ("x, /", "x"),
@@ -95,7 +97,9 @@ NAMESPACE = {
     # utility
     "all": ("x, /, *, axis=None, keepdims=False", "x"),
     "any": ("x, /, *, axis=None, keepdims=False", "x"),
-    "diff": ("x, /, *, axis=-1, n=1, prepend=None, append=None", "x prepend append"),
+    # n and axis also by position, in NumPy's order, as NumPy, CuPy and torch take them
+    # (scikit-learn's roc_curve calls xp.diff(fps, 2))
+    "diff": ("x, /, n=1, axis=-1, *, prepend=None, append=None", "x prepend append"),
     # not in the standard
     "rearrange": ("x, pattern=None, /, **axes_lengths", "?x"),
     "ascontiguousarray": ("x, /", "x"),

@@ -108,13 +108,17 @@ from infini_cupy.runtime.launch import recording
 from sklearn import feature_selection, metrics, preprocessing
 rng = np.random.default_rng(6)
 h, target = rng.standard_normal((50, 4)), rng.standard_normal(50)
+labels = (target > 0).astype(np.int64)
 expected = [feature_selection.r_regression(h, target),
-            preprocessing.StandardScaler().fit_transform(h), metrics.r2_score(target, h[:, 0])]
+            preprocessing.StandardScaler().fit_transform(h), metrics.r2_score(target, h[:, 0]),
+            metrics.roc_auc_score(labels, h[:, 0])]
 sklearn.set_config(array_api_dispatch=True)
 with xp.backend("emulate"), recording() as launches:
     x, y = xp.asarray(h), xp.asarray(target)
     got = [feature_selection.r_regression(x, y),  # NumPy-written: x.mean(axis=0) on an Array
-           preprocessing.StandardScaler().fit_transform(x), metrics.r2_score(y, x[:, 0])]
+           preprocessing.StandardScaler().fit_transform(x), metrics.r2_score(y, x[:, 0]),
+           # NumPy's forms: xp.where(mask)[0], xp.diff(fps, 2)
+           metrics.roc_auc_score(xp.asarray(labels), x[:, 0])]
 for g, e in zip(got, expected):
     if isinstance(g, xp.Array):
         assert g.device == "emulator", g.device
@@ -151,8 +155,8 @@ def test_scipy_array_api_on_emulator_arrays(backend_name):
 
 
 def test_sklearn_array_api_dispatch_on_emulator_arrays(backend_name):
-    """scikit-learn with ``array_api_dispatch=True`` on emulator Arrays: its array-API code
-    and its NumPy-written code (``r_regression`` calls ``x.mean``) give its answers on NumPy
-    and run our kernels (its own array-API tests: ``test_sklearn_suite.py``)."""
+    """scikit-learn with ``array_api_dispatch=True`` on emulator Arrays: its array-API code,
+    its NumPy-written code (``r_regression`` calls ``x.mean``) and NumPy's call forms
+    (``roc_auc_score``) give its answers on NumPy and run our kernels (its own array-API tests: ``test_sklearn_suite.py``)."""
     pytest.importorskip("sklearn")
     _run_in_array_api_mode(SKLEARN_ON_EMULATOR_ARRAYS, backend_name)

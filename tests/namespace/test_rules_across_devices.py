@@ -241,6 +241,20 @@ def test_integer_pow_with_negative_exponents_gives_the_kernels_answer(device, dt
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint32", "uint64"))
+def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host):
+    """``1 / x`` toward zero, 0 at 0 as every integer division by zero (NumPy's 32- and
+    64-bit loops give the minimum integer there), random values around the edges."""
+    rng = np.random.default_rng(43)
+    values = np.concatenate([[0, 1, 2], rng.integers(-3, 4, 40)])
+    h = values.astype(dtype)  # negative values wrap for the unsigned dtypes
+    got = to_host(xp.reciprocal(xp.asarray(h, device=device)))
+    minus_one = h.astype(np.int64) == -1 if h.dtype.kind == "i" else np.zeros(h.shape, bool)
+    expected = np.where(h == 1, 1, np.where(minus_one, -1, 0))
+    assert got.dtype == h.dtype and np.array_equal(got, expected.astype(h.dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
     x = xp.asarray(np.array([-1.0, 0.0, 1.0], np.float32), device=device)
     with warnings.catch_warnings():
