@@ -13,6 +13,15 @@ def arr(to_device):
     return lambda h: xp.asarray(to_device(h))
 
 
+@pytest.fixture(params=["cpu", "suite"])
+def on(request, arr):
+    """NumPy -> an Array on ``cpu``, then on the suite's device: a test of NumPy's forms and
+    methods on both."""
+    if request.param == "cpu":
+        return lambda h: xp.asarray(h, device="cpu")
+    return arr
+
+
 @pytest.fixture
 def host(to_host):
     """An Array (asserted to be one) -> NumPy."""

@@ -13,13 +13,6 @@ from tests.support.dtype_cases import assert_library_close
 rng = np.random.default_rng(29)
 
 
-@pytest.fixture(params=["cpu", "suite"])
-def on(request, arr):
-    if request.param == "cpu":
-        return lambda h: xp.asarray(h, device="cpu")
-    return arr
-
-
 def same(got, expected, to_host, rounded=False):
     """``rounded``: a float sum the array library computes (its order of additions)."""
     assert type(got) is xp.Array, type(got)

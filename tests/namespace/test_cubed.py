@@ -24,25 +24,18 @@ REPO = Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(49)
 
 
-@pytest.fixture(params=["cpu", "suite"])
-def make(request, arr):
-    if request.param == "cpu":
-        return lambda h: xp.asarray(h, device="cpu")
-    return arr
-
-
 def _host(a) -> np.ndarray:
     assert type(a) is xp.Array, type(a)
     return np.asarray(a.to_device("cpu"))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "complex64", "bool"])
-def test_the_calls_zarr_makes_on_arrays_under_cubed(make, dtype):
+def test_the_calls_zarr_makes_on_arrays_under_cubed(on, dtype):
     """A chunk's bytes (``ravel().view("B")``) of contiguous, flipped, transposed and strided
     Arrays are NumPy's; ``base`` says whether the Array owns its memory; the rest of zarr's
     buffer calls give NumPy's answers and stay Arrays."""
     h = (rng.standard_normal((4, 6, 5)) * 50).astype(dtype)
-    x = make(h)
+    x = on(h)
     views = [(x, h), (x[:, ::-1], h[:, ::-1]), (xp.permute_dims(x, (2, 0, 1)), h.transpose(2, 0, 1)),
              (x[..., ::2], h[..., ::2]), (x[1], h[1])]
     for view, expected in views:

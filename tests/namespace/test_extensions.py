@@ -19,14 +19,6 @@ from tests.support.layout_cases import shares
 rng = np.random.default_rng(28)
 
 
-@pytest.fixture(params=["cpu", "suite"])
-def on(request, arr):
-    """NumPy -> an Array on ``cpu``, or on the suite's device."""
-    if request.param == "cpu":
-        return lambda h: xp.asarray(h, device="cpu")
-    return arr
-
-
 def same(got, expected, to_host, device=None):
     assert type(got) is xp.Array, type(got)
     if device is not None:

@@ -16,13 +16,6 @@ import infini_cupy as xp
 rng = np.random.default_rng(41)
 
 
-@pytest.fixture(params=["cpu", "suite"])
-def on(request, arr):
-    if request.param == "cpu":
-        return lambda h: xp.asarray(h, device="cpu")
-    return arr
-
-
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 4)])
 @pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
 def test_where_of_a_condition_alone_is_nonzero(on, host, shape, lazy):
