@@ -94,7 +94,11 @@ IC_UNARY(OpNegative) {
 IC_UNARY(OpPositive) { return a; } IC_END  // also the cast: Tout differs from Tin
 IC_UNARY(OpSquare) {
     if constexpr (is_int<T>()) return wrap_mul(a, a);
-    else return a * a;
+    else if constexpr (is_complex<T>()) {
+        // re as (x - y)(x + y): exact where x = +-y (x*x - y*y gives a rounding error, or
+        // inf - inf once x*x overflows), -inf for x finite and y infinite
+        return cplx((a.re - a.im) * (a.re + a.im), (a.re + a.re) * a.im);
+    } else return a * a;
 } IC_END
 IC_UNARY(OpReciprocal) {
     if constexpr (is_complex<T>()) {
@@ -106,6 +110,12 @@ IC_UNARY(OpReciprocal) {
 IC_UNARY(OpSign) {
     if constexpr (is_complex<T>()) {
         typedef typename real_of<T>::type R;
+        // the standard's NaN case; then NumPy 2's: one infinite part gives the unit along
+        // it, two give NaN (z / |z| would give NaN for any infinite part)
+        if (isnan(a.re) || isnan(a.im) || (isinf(a.re) && isinf(a.im)))
+            return cplx(nan_v<R>(), nan_v<R>());
+        if (isinf(a.re)) return cplx(copysign((R)1, a.re), (R)0);
+        if (isinf(a.im)) return cplx((R)0, copysign((R)1, a.im));
         if (a.re == (R)0 && a.im == (R)0) return cplx((R)0, (R)0);
         R m = cabs(a);
         return cplx(a.re / m, a.im / m);

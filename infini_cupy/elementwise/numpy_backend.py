@@ -14,7 +14,11 @@ What it adds to the bare ufunc call, so that ``cpu`` answers as the kernels do:
   ``maximum``/``minimum`` order ``-0`` below ``+0`` (the standard leaves it open; the kernels'
   order), complex ``expm1``
   with an infinite real part or a zero imaginary part, complex ``tanh`` at infinite real
-  parts;
+  parts, complex ``sign`` with a NaN part;
+- where the standard leaves a sign open, or NumPy's complex loops round otherwise, the
+  kernels' answer (``_SPECIAL_LOOPS``): complex ``exp``, ``sin``, ``sinh``, ``tan``, ``asin``
+  and ``atan`` at infinite parts, complex ``square`` (its real part as ``(re - im)(re +
+  im)``) and ``reciprocal`` (as ``divide(1, x)``);
 - integer ``pow`` with a negative exponent gives what the kernels give (0, or 1 and -1 for
   bases 1 and -1) rather than NumPy's ValueError: a GPU cannot raise per element without a
   host synchronization; integer ``reciprocal`` of 0 is 0, as every integer division by zero
@@ -132,7 +136,8 @@ def call(name: str, args, out):
             break
     if out is not None:
         check_out(name, out, loop.result)
-    ufunc = _UFUNCS.get(name)  # None: a special case (_SPECIAL) or clip
+    # None: a special case (_SPECIAL, _SPECIAL_LOOPS) or clip
+    ufunc = _UFUNCS.get(name) if _special(name, loop) is None else None
     token = silence()
     try:
         if out is not None:
@@ -216,7 +221,7 @@ def repeat_into(key: tuple, args, out) -> bool:
 
 
 def _compute(name, args, loop):
-    special = _SPECIAL.get(name)
+    special = _special(name, loop)
     if special is not None:
         return special(args, loop)
     return _UFUNCS[name](*args)
@@ -251,13 +256,85 @@ def _pow(args, loop):
 
 def _reciprocal(args, loop):
     """Integer ``1 / x`` truncated, 0 at ``x == 0`` as every integer division by zero in the
-    kernels (NumPy's 32- and 64-bit loops give the minimum integer there, its 8-bit loop 0)."""
-    result = np.reciprocal(*args)
+    kernels (NumPy's 32- and 64-bit loops give the minimum integer there, its 8-bit loop 0);
+    complex ``1 / x`` as ``divide`` computes it, as the kernels do (NumPy's reciprocal
+    differs in signed zeros, and gives NaN for ``1 / 0``: the division gives ``inf + nan j``)."""
+    (x,) = args
+    if x.dtype.kind == "c":
+        return np.divide(1, x)
+    result = np.reciprocal(x)
     if result.dtype.kind not in "iu":
         return result
-    (x,) = args
     zero = x == 0
     return np.where(zero, np.zeros((), result.dtype), result) if zero.any() else result
+
+
+def _square(args, loop):
+    """Complex ``x * x`` as the kernels compute it: the real part ``(re - im)(re + im)``,
+    exact where ``re = +-im`` (NumPy's fused ``re*re - im*im`` leaves a rounding error, or
+    ``-inf`` once ``im*im`` overflows), the imaginary part ``(re + re) im``."""
+    (x,) = args
+    re, im = x.real, x.imag
+    return _complex(np.multiply(np.subtract(re, im), np.add(re, im)),
+                    np.multiply(np.add(re, re), im), x.dtype)
+
+
+def _where_complex(result, mask, re, im):
+    """``result`` with ``re + im j`` where ``mask`` holds (parts as given: signed zeros and
+    infinities kept), ``result`` itself where it holds nowhere."""
+    if not mask.any():
+        return result
+    return np.where(mask, _complex(re, im, result.dtype), result)
+
+
+def _exp(args, loop):
+    """Complex ``exp(-inf + y j)`` with ``y`` infinite or NaN is ``+0 + 0j`` (the standard
+    leaves the signs open; the kernels'; NumPy: ``+0 - 0j`` for ``y = -inf``)."""
+    (x,) = args
+    result = np.exp(x)
+    return _where_complex(result, np.isneginf(x.real) & ~np.isfinite(x.imag), 0.0, 0.0)
+
+
+def _tan(args, loop):
+    """Complex ``tan(x +- inf j)`` is ``+-0 +- 1j``, the zero with the sign of ``x`` (``-i
+    tanh(i z)`` with the standard's ``tanh(+inf + y j) = 1 + 0j``, odd; NumPy: ``+0``)."""
+    (x,) = args
+    result = np.tan(x)
+    return _where_complex(result, np.isinf(x.imag), np.copysign(0.0, x.real),
+                          np.copysign(1.0, x.imag))
+
+
+def _atan(args, loop):
+    """Complex ``atan(+-inf + nan j)`` is ``+-pi/2 - 0j`` (``-i atanh(i z)``, atanh's real
+    part ``+0`` where the standard leaves its sign open; NumPy: ``+0j``)."""
+    (x,) = args
+    result = np.arctan(x)
+    return _where_complex(result, np.isinf(x.real) & np.isnan(x.imag), result.real, -0.0)
+
+
+def _sinh(args, loop):
+    """Complex ``sinh(+-inf + y j)`` with ``y`` infinite or NaN is ``+-inf + nan j``, the sign
+    of the real part kept (the standard leaves it open; the kernels', sinh being odd; NumPy:
+    ``+inf``)."""
+    (x,) = args
+    result = np.sinh(x)
+    return _where_complex(result, np.isinf(x.real) & ~np.isfinite(x.imag), x.real, np.nan)
+
+
+def _sin(args, loop):
+    """Complex ``sin(x +- inf j)`` with ``x`` infinite or NaN is ``nan +- inf j`` (``-i
+    sinh(i z)`` with the kernels' sinh; NumPy: ``+inf j``)."""
+    (x,) = args
+    result = np.sin(x)
+    return _where_complex(result, np.isinf(x.imag) & ~np.isfinite(x.real), np.nan, x.imag)
+
+
+def _asin(args, loop):
+    """Complex ``asin(+-inf + nan j)`` is ``nan - inf j`` (``-i asinh(i z)``, asinh's real
+    part ``+inf`` where the standard leaves its sign open; NumPy: ``+inf j``)."""
+    (x,) = args
+    result = np.arcsin(x)
+    return _where_complex(result, np.isinf(x.real) & np.isnan(x.imag), np.nan, -np.inf)
 
 
 def _floor_divide(args, loop):
@@ -272,11 +349,15 @@ def _floor_divide(args, loop):
 
 
 def _sign(args, loop):
-    """bfloat16's sign of -0 is +0, as every other dtype's and the kernels' (ml_dtypes: -0)."""
+    """bfloat16's sign of -0 is +0, as every other dtype's and the kernels' (ml_dtypes: -0);
+    complex ``x`` with a NaN part is ``nan + nan j``, the standard's (NumPy 2: ``1 + 0j`` for
+    ``inf + nan j``)."""
     (x,) = args
     result = np.sign(x)
     if is_bfloat16(result.dtype):
         result = np.where(x == 0, np.zeros((), result.dtype), result)
+    elif x.dtype.kind == "c":
+        result = _where_complex(result, np.isnan(x.real) | np.isnan(x.imag), np.nan, np.nan)
     return result
 
 
@@ -305,7 +386,7 @@ def _extremum(ufunc, negative_wins: bool):
             if (v != 0 if type(v) in _PYTHON_SCALARS
                     else np.count_nonzero(v) == v.size):
                 return result
-        a, b = args
+        a, b = (np.asarray(v, result.dtype) for v in args)  # a bool operand: no negative
         both = np.logical_and(np.equal(a, 0), np.equal(b, 0))
         if negative_wins:
             zeros = np.negative(np.add(np.negative(a), np.negative(b)))
@@ -358,8 +439,21 @@ def _tanh(args, loop):
 
 
 _SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow": _pow,
-            "reciprocal": _reciprocal, "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
+            "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
             "nextafter": _nextafter, "maximum": _extremum(np.maximum, False),
             "minimum": _extremum(np.minimum, True)}
+# special cases of some loops alone (by the loop dtype's kind): the others are NumPy's ufunc
+_SPECIAL_LOOPS = {"reciprocal": ("iuc", _reciprocal), "square": ("c", _square),
+                  "exp": ("c", _exp), "sin": ("c", _sin), "sinh": ("c", _sinh),
+                  "tan": ("c", _tan), "asin": ("c", _asin), "atan": ("c", _atan)}
 _UFUNCS = {name: getattr(np, op.numpy_name) for name, op in OPS.items()
            if name not in _SPECIAL and name != "clip"}
+
+
+def _special(name: str, loop):
+    """The special case computing ``loop`` of ``name``, or None where NumPy's ufunc does."""
+    special = _SPECIAL.get(name)
+    if special is None and name in _SPECIAL_LOOPS:
+        kinds, special_loop = _SPECIAL_LOOPS[name]
+        return special_loop if loop.dtype.kind in kinds else None
+    return special

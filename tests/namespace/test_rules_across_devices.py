@@ -241,6 +241,25 @@ def test_integer_pow_with_negative_exponents_gives_the_kernels_answer(device, dt
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ("maximum", "minimum"))
+def test_extrema_of_floats_and_bools_with_zeros_in_both(device, name, to_host):
+    """A bool operand beside floats: zeros of both (``-0.0`` and ``False``) ordered as the
+    kernels order them, with no NumPy error for a negated bool on ``cpu``."""
+    rng = np.random.default_rng(44)
+    h = rng.choice(np.array([0.0, -0.0, 1.5, -2.0], np.float16), 30)
+    mask = rng.random(30) > 0.5
+    expected = getattr(np, name)(h, mask.astype(np.float16))
+    if name == "maximum":  # -0 below +0: maximum(-0, False) is +0, minimum's -0
+        expected = np.where((h == 0) & ~mask, np.float16(0.0), expected)
+    else:
+        expected = np.where((h == 0) & ~mask, h, expected)
+    for args in ((h, mask), (mask, h)):
+        got = to_host(getattr(xp, name)(*(xp.asarray(a, device=device) for a in args)))
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got.view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint32", "uint64"))
 def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host):
     """``1 / x`` toward zero, 0 at 0 as every integer division by zero (NumPy's 32- and
@@ -372,3 +391,43 @@ def test_special_values_agree_bit_for_bit(dtype, to_host):
             k = np.flatnonzero(~same)[:3]
             differ.append((name, [tuple(v[k].tolist()) for v in args], got[0][k], got[1][k]))
     assert not differ, differ
+
+
+COMPLEX_UNARY = tuple(name for name, op in sorted(OPS.items())
+                      if op.arity == 1 and op.group in ("numeric", "floating-point", "all"))
+_PARTS = (0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -2.0, 1e30)
+
+
+def _agree(a: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    """Elementwise, per part: both NaN; equal bits where either is infinite or zero (signed
+    zeros and infinities are the rules'); else within a few ulps of the largest part of the
+    two results (the libraries' last bits differ)."""
+    scale = np.fmax.reduce([np.abs(a.real), np.abs(a.imag), np.abs(b.real), np.abs(b.imag)])
+    agree = np.ones(a.shape, bool)
+    for u, v in ((a.real, b.real), (a.imag, b.imag)):
+        exact = ~np.isfinite(u) | ~np.isfinite(v) | (u == 0) | (v == 0)
+        same_bits = (u == v) & (np.signbit(u) == np.signbit(v)) | np.isnan(u) & np.isnan(v)
+        with np.errstate(invalid="ignore"):
+            close = np.abs(u - v) <= 8 * eps * scale
+        agree &= np.where(exact, same_bits, close)
+    return agree
+
+
+@pytest.mark.parametrize("dtype", ("complex64", "complex128"))
+def test_complex_special_values_agree_on_every_device(dtype, to_host):
+    """Every complex unary function at every pair of special parts (signed zeros,
+    infinities, NaN, ordinary and huge values) gives the same answer on ``cpu`` and
+    ``emulator``: the standard's special cases, and one choice where it leaves a sign open."""
+    z = np.array([complex(re, im) for re in _PARTS for im in _PARTS], dtype)
+    eps = float(np.finfo(dtype).eps)
+    differ = []
+    for name in COMPLEX_UNARY:
+        got = [to_host(getattr(xp, name)(xp.asarray(z, device=d))) for d in DEVICES]
+        if got[0].dtype.kind != "c":
+            got = [g.astype(dtype) for g in got]
+        agree = _agree(*got, eps)
+        if not agree.all():
+            k = np.flatnonzero(~agree)[:3]
+            differ.append((name, z[k].tolist(), got[0][k].tolist(), got[1][k].tolist()))
+    assert not differ, differ
+
