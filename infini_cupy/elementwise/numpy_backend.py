@@ -14,7 +14,8 @@ What it adds to the bare ufunc call, so that ``cpu`` answers as the kernels do:
   ``maximum``/``minimum`` order ``-0`` below ``+0`` (the standard leaves it open; the kernels'
   order), complex ``expm1``
   with an infinite real part or a zero imaginary part, complex ``tanh`` at infinite real
-  parts, complex ``sign`` with a NaN part;
+  parts, complex ``sign`` with a NaN part, ``pow(x, 0.5)`` at ``-inf`` and ``-0`` (NumPy's
+  square root for a scalar 0.5 gives NaN and ``-0``);
 - where the standard leaves a sign open, or NumPy's complex loops round otherwise, the
   kernels' answer (``_SPECIAL_LOOPS``): complex ``exp``, ``sin``, ``sinh``, ``tan``, ``asin``
   and ``atan`` at infinite parts, complex ``square`` (its real part as ``(re - im)(re +
@@ -244,7 +245,7 @@ def _round(args, loop):
 
 def _pow(args, loop):
     try:
-        return np.power(*args)
+        result = np.power(*args)
     except ValueError:  # an integer to a negative integer power: the kernels' answer
         base, exponent = (np.asarray(a, loop.dtype) for a in args)
         negative = exponent < 0
@@ -252,6 +253,14 @@ def _pow(args, loop):
         odd = (exponent & 1).astype(bool)
         at_negative = np.where(base == 1, 1, np.where(base == -1, np.where(odd, -1, 1), 0))
         return np.where(negative, at_negative, result).astype(loop.dtype)
+    base, exponent = args
+    if loop.dtype.kind == "f" and np.ndim(exponent) == 0 and exponent == 0.5:
+        # NumPy takes the square root for a scalar 0.5: NaN at -inf and -0 at -0, where the
+        # standard's pow (and the kernels') gives +inf and +0
+        at_minus_inf = np.isneginf(base)
+        if at_minus_inf.any() or not result.all():
+            result = np.where(at_minus_inf, np.inf, result + 0.0).astype(result.dtype)
+    return result
 
 
 def _reciprocal(args, loop):

@@ -241,6 +241,25 @@ def test_integer_pow_with_negative_exponents_gives_the_kernels_answer(device, dt
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+def test_pow_with_a_scalar_half_is_the_standard_s_pow(device, dtype, to_host):
+    """``x ** 0.5`` at ``-inf`` is ``+inf`` and at ``-0`` is ``+0`` (the standard's pow;
+    NumPy takes the square root for a scalar 0.5: NaN and -0), whatever form the exponent
+    takes; the oracle is NumPy's pow with an array of exponents."""
+    rng = np.random.default_rng(45)
+    h = rng.choice(np.array([-np.inf, -0.0, 0.0, np.inf, np.nan, 2.25, -4.0], dtype), 40)
+    with np.errstate(invalid="ignore"):  # -4 ** 0.5
+        expected = np.power(h, np.full(h.shape, 0.5, dtype))
+    x = xp.asarray(h, device=device)
+    out = xp.empty_like(x)
+    for got in (xp.pow(x, 0.5), x ** 0.5, xp.pow(x, xp.asarray(0.5, dtype=x.dtype, device=device)),
+                xp.pow(x, 0.5, out=out)):
+        got = to_host(got)
+        assert got.dtype == h.dtype
+        np.testing.assert_array_equal(got.view(f"u{h.itemsize}"), expected.view(f"u{h.itemsize}"))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", ("maximum", "minimum"))
 def test_extrema_of_floats_and_bools_with_zeros_in_both(device, name, to_host):
     """A bool operand beside floats: zeros of both (``-0.0`` and ``False``) ordered as the
