@@ -392,7 +392,8 @@ def _extremum(ufunc, negative_wins: bool):
         if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
             return result
         for v in args:  # an operand without zeros: no place where both are
-            if (v != 0 if type(v) in _PYTHON_SCALARS
+            # (a Python scalar as the result dtype holds it: -1e-300 is a zero in float32)
+            if (result.dtype.type(v) != 0 if type(v) in _PYTHON_SCALARS
                     else np.count_nonzero(v) == v.size):
                 return result
         a, b = (np.asarray(v, result.dtype) for v in args)  # a bool operand: no negative

@@ -279,6 +279,25 @@ def test_extrema_of_floats_and_bools_with_zeros_in_both(device, name, to_host):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ("maximum", "minimum"))
+@pytest.mark.parametrize("scalar", (-1e-300, 1e-300, -0.0))
+def test_extrema_with_a_scalar_that_rounds_to_zero(device, name, scalar, to_host):
+    """A Python float that is a zero in float32 (``-1e-300`` is ``-0``) orders against
+    zeros as a zero does: ``maximum(+0, -0)`` is ``+0``, ``minimum`` gives ``-0``."""
+    h = np.array([0.0, -0.0, 1.0, -1.0], np.float32)
+    zero = np.float32(scalar)  # the scalar as the float32 loop holds it
+    for args, host_args in (((xp.asarray(h, device=device), scalar), (h, zero)),
+                            ((scalar, xp.asarray(h, device=device)), (zero, h))):
+        got = to_host(getattr(xp, name)(*args))
+        a, b = np.broadcast_arrays(*(np.asarray(v, np.float32) for v in host_args))
+        both_zero = (a == 0) & (b == 0)
+        pick = np.signbit(a) | np.signbit(b) if name == "minimum" else np.signbit(a) & np.signbit(b)
+        expected = np.where(both_zero, np.where(pick, np.float32(-0.0), np.float32(0.0)),
+                            getattr(np, name)(a, b))
+        np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint32", "uint64"))
 def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host):
     """``1 / x`` toward zero, 0 at 0 as every integer division by zero (NumPy's 32- and
