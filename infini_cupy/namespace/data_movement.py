@@ -352,11 +352,25 @@ def _result_dtype(arrays, what: str) -> tuple[np.dtype, bool]:
     for a in arrays:
         _check_array(a, what)
     backend = backend_for(*arrays)  # mixed devices: a clear error before anything else
+    dtype = arrays[0].dtype
+    if all(a.dtype == dtype for a in arrays):  # one dtype, each checked above
+        return dtype, backend == "numpy"
     # the namespace's result_type (NumPy's promotion, the standard's where it has one;
     # bfloat16 as the elementwise functions promote it)
     dtype = dtypes.promote_types(*(a.dtype for a in arrays))
     check_copyable_dtype(dtype, what)
-    return dtype, backend == "numpy" and all(a.dtype == dtype for a in arrays)
+    return dtype, False
+
+
+def _joined_by_numpy(join, arrays, axis):
+    """``join(arrays, axis=axis)`` of NumPy (``np.concatenate``, ``np.stack``) as a new
+    C-contiguous array (NumPy's keeps its inputs' order: F-ordered inputs join F-ordered),
+    or None where NumPy refuses them: the caller's checks then raise our error."""
+    try:
+        joined = join(arrays, axis=axis)
+    except (ValueError, TypeError):  # AxisError is a ValueError
+        return None
+    return joined if joined.flags.c_contiguous else np.ascontiguousarray(joined)
 
 
 def _copy_into(out, x) -> None:
@@ -398,6 +412,10 @@ def concat(arrays, /, *, axis: int | None = 0):
     """
     arrays = tuple(arrays)
     dtype, numpy_joins = _result_dtype(arrays, "concat")
+    if numpy_joins and axis is not None:  # the cpu device: NumPy's join, checked by NumPy
+        joined = _joined_by_numpy(np.concatenate, arrays, axis)
+        if joined is not None and arrays[0].ndim:
+            return joined
     if axis is None:
         out = empty_on_device_of(arrays[0], (sum(a.size for a in arrays),), dtype)
         if numpy_joins:  # the cpu device: NumPy's copies into ours
@@ -461,6 +479,10 @@ def stack(arrays, /, *, axis: int = 0):
     """
     arrays = tuple(arrays)
     dtype, numpy_joins = _result_dtype(arrays, "stack")
+    if numpy_joins:  # the cpu device: NumPy's join, checked by NumPy
+        joined = _joined_by_numpy(np.stack, arrays, axis)
+        if joined is not None:
+            return joined
     shape = tuple(arrays[0].shape)
     if any(tuple(a.shape) != shape for a in arrays):
         raise ValueError(f"stack: all shapes must agree, got {[tuple(a.shape) for a in arrays]}")

@@ -46,6 +46,13 @@ def _involves_bfloat16(args) -> bool:
     return dtypes.BFLOAT16 is not None and any(dtypes.is_bfloat16(_dtype_of(a)) for a in args)
 
 
+def _holds_bfloat16(value) -> bool:
+    """Whether ``value`` (an array, a NumPy or Python scalar) is of bfloat16: a dtype of
+    kind 'V' first, so arrays of the other dtypes pay one attribute read."""
+    dt = getattr(value, "dtype", None)
+    return dt is not None and dt.kind == "V" and dtypes.is_bfloat16(dt)
+
+
 def result_type(*arrays_and_dtypes):
     """The standard's ``result_type`` (array_api_compat's), and with bfloat16 the promotion
     our elementwise functions apply: as float16's, bfloat16 with float16 giving float32.
@@ -68,7 +75,7 @@ def where(condition, x1=None, x2=None, /):
             raise ValueError("where: give both x1 and x2, or neither (where(condition) is "
                              "nonzero(condition))")
         return delegated.nonzero(condition)
-    if is_traced(condition, x1, x2) or not _involves_bfloat16((x1, x2)):
+    if not (_holds_bfloat16(x1) or _holds_bfloat16(x2)) or is_traced(condition, x1, x2):
         return delegated.where(condition, x1, x2)
     dtype = result_type(x1, x2)
     arrays = [v for v in (condition, x1, x2) if is_array(v)]
