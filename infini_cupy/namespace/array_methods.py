@@ -250,11 +250,8 @@ def cumsum(self, axis=None, dtype=None, out=None) -> Array:
     Array([ 1,  3,  6, 10], device='cpu')
     """
     x = self if axis is not None else reshape(self, -1)
-    result = _public["cumulative_sum"](x, axis=axis if axis is not None else 0, dtype=dtype)
-    if out is None:
-        return result
-    out[...] = result
-    return out
+    return _into(out, _public["cumulative_sum"](x, axis=axis if axis is not None else 0,
+                                                dtype=dtype))
 
 
 def nonzero(self) -> tuple:
@@ -283,7 +280,11 @@ def compress(self, condition, axis=None) -> Array:
 
 
 def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
-    result = _public[name](x, axis=axis, keepdims=keepdims, **kwargs)
+    return _into(out, _public[name](x, axis=axis, keepdims=keepdims, **kwargs))
+
+
+def _into(out, result):
+    """``result``, or NumPy's ``out=``: written into ``out``, which is returned."""
     if out is None:
         return result
     out[...] = result

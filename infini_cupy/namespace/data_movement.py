@@ -413,8 +413,8 @@ def concat(arrays, /, *, axis: int | None = 0):
     arrays = tuple(arrays)
     dtype, numpy_joins = _result_dtype(arrays, "concat")
     if numpy_joins and axis is not None:  # the cpu device: NumPy's join, checked by NumPy
-        joined = _joined_by_numpy(np.concatenate, arrays, axis)
-        if joined is not None and arrays[0].ndim:
+        joined = _joined_by_numpy(np.concatenate, arrays, axis)  # None for 0-d arrays too
+        if joined is not None:
             return joined
     if axis is None:
         out = empty_on_device_of(arrays[0], (sum(a.size for a in arrays),), dtype)
