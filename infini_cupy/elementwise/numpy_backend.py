@@ -453,6 +453,16 @@ _SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow":
             "nextafter": _nextafter, "maximum": _extremum(np.maximum, False),
             "minimum": _extremum(np.minimum, True)}
 # special cases of some loops alone (by the loop dtype's kind): the others are NumPy's ufunc
+_MAXIMUM, _MINIMUM = _SPECIAL["maximum"], _SPECIAL["minimum"]
+
+
+def clip_by_extrema(x, lo, hi):
+    """The kernels' clip (``OpClip``): ``minimum(maximum(x, lo), hi)``, +0 above -0. NumPy's
+    clip keeps either zero where a zero meets a zero bound (``clip(-0.0, 0.0, 1.0)`` is -0.0
+    there, +0.0 in the kernels); elsewhere the two agree."""
+    return _MINIMUM((_MAXIMUM((x, lo), None), hi), None)
+
+
 _SPECIAL_LOOPS = {"reciprocal": ("iuc", _reciprocal), "square": ("c", _square),
                   "exp": ("c", _exp), "sin": ("c", _sin), "sinh": ("c", _sinh),
                   "tan": ("c", _tan), "asin": ("c", _asin), "atan": ("c", _atan)}

@@ -77,6 +77,18 @@ def _outside(values: np.ndarray, target: np.dtype, low: int, high: int, from_dou
     return wide.astype(np.int64).astype(target)  # integer narrowing keeps the low bits
 
 
+def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x`` as a new C-contiguous array of ``dtype``: :func:`cast_into` a new array, where
+    NumPy's own ``astype`` makes it (no float -> integer cast, no complex -> real one)."""
+    if is_float_to_int(x.dtype, dtype) or (x.dtype.kind == "c" and dtype.kind != "c"):
+        return cast_into(np.empty(x.shape, dtype), x)
+    token = silence()
+    try:
+        return x.astype(dtype, order="C")  # unsafe casting, NumPy's default
+    finally:
+        restore(token)
+
+
 def cast_into(out: np.ndarray, x) -> np.ndarray:
     """``out[...] = x`` with NumPy's unsafe casting (complex to real drops the imaginary part)
     and the GPU's float -> integer answers; silent, as the kernels are."""

@@ -334,7 +334,13 @@ class Array:
                 self._a[key] = value  # the library's
                 return
             view = self._a[key]
-            rearrange_(view, _source(value, view, self._b))
+            native = self._a
+            if self._b == "numpy" and (native.flags.c_contiguous or native.flags.f_contiguous):
+                # NumPy's copy (it broadcasts a 0-d value): a view of a contiguous array never
+                # overlaps itself, the one layout rule rearrange_ would plan to check
+                view[...] = _source(value, view, self._b, zero_d_broadcast=False)
+            else:
+                rearrange_(view, _source(value, view, self._b))
         finally:
             exit_backend(token)
 
@@ -397,9 +403,10 @@ def _library(native):
     return np if isinstance(native, np.ndarray) else sys.modules["cupy"]
 
 
-def _source(value, view, backend: str):
+def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     """``value`` as a native array of ``view``'s dtype and shape (a broadcast view): the
-    source of ``x[key] = value``; another dtype goes through our cast kernel first."""
+    source of ``x[key] = value``; another dtype goes through our cast kernel first. With
+    ``zero_d_broadcast`` False, a 0-d value is left 0-d (for a copy that broadcasts it)."""
     library = _library(view)
     if type(value) is Array:
         check_same_device(backend, value._b)
@@ -407,14 +414,29 @@ def _source(value, view, backend: str):
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
-        with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
+        if view.dtype in _OVERFLOW_FREE or (type(value) in _REAL_SCALARS
+                                            and -_FINITE_MAX.get(view.dtype, -1) <= value
+                                            <= _FINITE_MAX.get(view.dtype, -1)):
             value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks
+        else:
+            with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
+                value = library.asarray(value, dtype=view.dtype)
     if value.dtype != view.dtype:
         _check_promotes(value.dtype, view.dtype)
         value = astype(value, view.dtype)
-    if value.shape != view.shape:
+    if value.shape != view.shape and (zero_d_broadcast or value.ndim):
         value = _broadcast(library, value, view.shape)
     return value
+
+
+# dtypes no Python scalar overflows on the way in (a float too large for an integer dtype is
+# NumPy's OverflowError): no need to silence NumPy's overflow warning for them; nor for a real
+# scalar within a narrower float dtype's range
+_OVERFLOW_FREE = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float64, np.complex128))
+_REAL_SCALARS = frozenset({int, float, bool})
+_FINITE_MAX = {np.dtype(t): float(np.finfo(t).max) for t in (np.float16, np.float32)}
 
 
 # dtype families within which the standard defines promotion (bfloat16's category is

@@ -59,6 +59,7 @@ from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _b
                                       known_into as _known_into, run as _run)
 
 _SPECIAL = (Array, np.generic)
+_NUMERIC_KINDS = "biufc"  # what asarray takes as it is (bfloat16, kind V: the full call)
 
 
 def _take(value, backend):
@@ -82,10 +83,27 @@ def _take_all(values, backend):
     return (type(values)(out) if type(values) in (list, tuple) else out), backend
 
 
+# (backend, the library's device) of the CPU's devices, by name: a Device hashes and compares
+# as its name, so either finds its entry
+_ON_CPU = {d: (d.backend, d.native()) for d in (devices.CPU, devices.EMULATOR)}
+_ELSEWHERE = (None, None)
+
+
+def _on_cpu(device) -> tuple:
+    """(backend, the library's device) for ``cpu`` or ``emulator`` (a name or a Device),
+    (None, None) for any other value."""
+    if type(device) is str or type(device) is devices.Device:
+        return _ON_CPU.get(device, _ELSEWHERE)
+    return _ELSEWHERE
+
+
 def _device(device):
     """(backend, the library's device) for a ``device=`` argument; (None, None) for None."""
     if device is None:
-        return None, None
+        return _ELSEWHERE
+    known = _on_cpu(device)
+    if known[0] is not None:
+        return known
     d = devices.parse(device)
     return d.backend, d.native()
 
@@ -146,9 +164,12 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
     if "device" in parameters:
         lines.append("    _db, device = _device(device)")
         result_backend = "_db or _b"
-    if creation:
-        lines.append(f"    if _b is None: _b = {'_db or ' if 'device' in parameters else ''}"
-                     "_get_backend()")
+    if creation and "device" in parameters:  # no Array, no device: the backend in force
+        lines += ["    if _b is None:",
+                  f"        if _db is None: return _wrap_result({call}, _get_backend())",
+                  "        _b = _db"]
+    elif creation:
+        lines.append("    if _b is None: _b = _get_backend()")
     else:
         lines.append(f"    if _b is None: return {call}")
     lines += ["    _t = _enter(_b)",
@@ -676,9 +697,17 @@ def _as_is(asarray):
     inputs at every call."""
 
     def as_array(obj, /, *, dtype=None, device=None, copy=None):
-        if (type(obj) is Array and device is None and copy is not True
-                and (dtype is None or dtype == obj.dtype)):
-            return obj
+        kind = type(obj)
+        if kind is Array:  # on its own device, of its dtype: as it is
+            if (copy is not True and (dtype is None or dtype == obj.dtype)
+                    and (device is None or _on_cpu(device)[0] == obj._b)):
+                return obj
+        elif (kind is np.ndarray and dtype is None and copy is None
+              and obj.dtype.kind in _NUMERIC_KINDS):
+            # a NumPy array onto a CPU device: wrapped as it is, what the full call gives
+            backend = _on_cpu(device)[0] if device is not None else get_backend()
+            if backend is not None and backend != "cuda":
+                return wrap(obj, backend)
         return asarray(obj, dtype=dtype, device=device, copy=copy)
 
     as_array.__name__ = as_array.__qualname__ = "asarray"

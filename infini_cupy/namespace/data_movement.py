@@ -274,23 +274,41 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     >>> xp.astype(x, xp.int16)
     Array([  1,  -1, 300], dtype=int16, device='emulator')
     """
-    if type(x) is Traced:  # inside infini_cupy.fuse's trace: a cast node
-        return astype_node(x, dtype, copy, device)
-    _check_array(x, "astype")
-    dtype = np.dtype(dtype)
-    check_copyable_dtype(dtype, "astype")
-    dtypes.as_dtype(dtype)  # the cast kernels' dtypes (no float128 on a GPU): a TypeError
+    known = (_checked_casts.get((x.dtype, dtype))
+             if type(x) is np.ndarray and isinstance(dtype, (np.dtype, type)) else None)
+    if known is not None:  # a NumPy array, a cast whose dtypes passed the checks below
+        dtype = known
+    else:
+        if type(x) is Traced:  # inside infini_cupy.fuse's trace: a cast node
+            return astype_node(x, dtype, copy, device)
+        _check_array(x, "astype")
+        asked, dtype = dtype, np.dtype(dtype)
+        check_copyable_dtype(dtype, "astype")
+        dtypes.as_dtype(dtype)  # the cast kernels' dtypes (no float128 on a GPU): a TypeError
+        if x.dtype != dtype:
+            check_copyable_dtype(x.dtype, "astype")
+        if type(x) is np.ndarray and isinstance(asked, (np.dtype, type)):
+            if len(_checked_casts) >= _CHECKED_CASTS_KEPT:
+                _checked_casts.clear()
+            _checked_casts[x.dtype, asked] = dtype
     if device is not None and device != array_api_compat.device(x):
         # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
         return delegated.to_device(astype(x, dtype, copy=False), device)
     if x.dtype == dtype:
         return rearrange_copy(x) if copy else x
-    check_copyable_dtype(x.dtype, "astype")
     if backend_for(x) == "numpy":
         if numpy_casts.is_float_to_int(x.dtype, dtype):  # the kernels' answers, silently
             return numpy_casts.float_to_int(x, dtype)
+        if type(x) is np.ndarray:
+            return numpy_casts.cast(x, dtype)
         return numpy_casts.cast_into(empty_on_device_of(x, x.shape, dtype), x)
     return cast(x, dtype)  # a layout cast before: the short path
+
+
+# (a NumPy array's dtype, the dtype asked for) -> the target dtype, for the casts whose dtypes
+# astype has checked: a dtype's checks hold for every array of it
+_checked_casts: dict = {}
+_CHECKED_CASTS_KEPT = 1024  # every pair of the namespace's dtypes, twice over (dtype or type)
 
 
 def reshape(x, /, shape, *, copy: bool | None = None):

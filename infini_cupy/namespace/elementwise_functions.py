@@ -16,6 +16,8 @@ array([2, 3], dtype=int8)
 
 from __future__ import annotations
 
+import builtins  # clip's parameters are min and max
+
 import numpy as np
 
 from .. import config, dtypes
@@ -98,8 +100,14 @@ def clip(x, /, min=None, max=None, *, out=None):
     ``clip(uint8, 300)`` gives 255 everywhere, where NumPy raises OverflowError), an
     integer bound array never wraps (``clip(uint8 [200], int8 [-1])`` is 200), and a NaN
     bound gives NaN. A floating bound with integer x, or a complex bound, is a TypeError.
-    The ``numpy`` backend calls ``array_api_compat.numpy.clip``.
+    The ``numpy`` backend calls NumPy's clip, by the kernels' order of signed zeros (+0
+    above -0) where a bound is a zero.
     """
+    if (out is None and type(x) is np.ndarray and type(min) in _SCALAR_BOUND_TYPES
+            and type(max) in _SCALAR_BOUND_TYPES):  # the cpu device's hot path
+        bounds = _cpu_scalar_bounds.get(_bounds_key(x.dtype, min, max))
+        if bounds is not None and config.get_backend() == "numpy":
+            return _numpy_clip_by(x, bounds)
     op = OPS["clip"]
     if trace.is_traced(x, min, max):  # inside infini_cupy.fuse's trace
         if out is not None:
@@ -117,10 +125,29 @@ def clip(x, /, min=None, max=None, *, out=None):
     return apply(op, x, _clip_bound(x, min, True), _clip_bound(x, max, False), out=out)
 
 
+# clip of a NumPy array by Python scalars or None on the cpu device: (x's dtype, each bound's
+# type, value and sign) -> the bounds as scalars of x's dtype, checked and made by a first call
+_cpu_scalar_bounds: dict = {}
+_CPU_SCALAR_BOUNDS_KEPT = 256  # then forgotten all at once: a loop over many bounds
+_SCALAR_BOUND_TYPES = frozenset({type(None), bool, int, float})
+
+
+def _bounds_key(dtype, lo, hi) -> tuple:
+    # -0.0 == 0.0 (one key but for the signs): a zero bound keeps its sign in x's dtype
+    return (dtype, type(lo), lo, lo == 0 and str(lo), type(hi), hi, hi == 0 and str(hi))
+
+
 def _numpy_clip(x, lo, hi, out):
     """clip on the ``cpu`` device by the kernels' rules (the result in x's dtype, bounds made
     exact for it): NumPy's ``clip`` of x and bounds brought into x's dtype."""
     dt = x.dtype
+    if out is None and type(lo) in _SCALAR_BOUND_TYPES and type(hi) in _SCALAR_BOUND_TYPES:
+        if len(_cpu_scalar_bounds) >= _CPU_SCALAR_BOUNDS_KEPT:
+            _cpu_scalar_bounds.clear()
+        bounds = tuple(dt.type(scalar_clip_bound(dt, bound, is_min))
+                       for bound, is_min in ((lo, True), (hi, False)))
+        _cpu_scalar_bounds[_bounds_key(dt, lo, hi)] = bounds
+        return _numpy_clip_by(x, bounds)
     bounds = []
     for bound, is_min in ((lo, True), (hi, False)):
         if isinstance(bound, np.generic):
@@ -134,16 +161,34 @@ def _numpy_clip(x, lo, hi, out):
         bounds.append(np.asarray(bound).astype(dt, copy=False))
     if out is not None:
         numpy_backend.check_out("clip", out, dt)
-    token = numpy_backend.silence()
-    try:
-        result = np.clip(x, *bounds)
-        if result.dtype != dt:  # bfloat16: ml_dtypes' clip computes in float32, exact
-            result = result.astype(dt)
-    finally:
-        numpy_backend.restore(token)
+    result = _numpy_clip_by(x, bounds)
     if out is not None:
         np.copyto(out, result, casting="same_kind")
         return out
+    return result
+
+
+try:  # the ufunc numpy.clip calls, without numpy.clip's 2.5 us of Python around it
+    from numpy._core.umath import clip as _numpy_clip_ufunc
+except ImportError:  # pragma: no cover - another NumPy's layout
+    _numpy_clip_ufunc = np.clip
+
+
+def _numpy_clip_by(x, bounds):
+    """NumPy's clip of x by bounds of x's dtype, silent, in x's dtype; by the kernels' order
+    of signed zeros where a floating bound holds a zero."""
+    token = numpy_backend.silence()
+    try:
+        if x.dtype.kind in "iub" or not builtins.any(
+                b == 0 if type(b) is not np.ndarray else np.count_nonzero(b) != b.size
+                for b in bounds):
+            result = _numpy_clip_ufunc(x, *bounds)
+        else:
+            result = numpy_backend.clip_by_extrema(x, *bounds)
+        if result.dtype != x.dtype:  # bfloat16: ml_dtypes' clip computes in float32, exact
+            result = result.astype(x.dtype)
+    finally:
+        numpy_backend.restore(token)
     return result
 
 

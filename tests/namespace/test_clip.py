@@ -167,3 +167,23 @@ def test_numpy_scalar_bounds_go_by_value(backend_name, to_device, to_host):
     np.testing.assert_array_equal(to_host(xp.clip(x, np.int16(300), None)), np.full(10, 255))
     np.testing.assert_array_equal(to_host(xp.clip(x, np.uint8(40), np.int8(100))),
                                   np.clip(to_host(x), 40, 100))
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_scalar_bounds_again_are_checked_and_signed_as_the_first(device):
+    """Scalar bounds seen before (the cpu device remembers them by dtype, type and value):
+    an equal value of another type is checked anew (``1`` then ``1.0`` for integer x), and
+    a zero bound keeps its sign (``0.0`` then ``-0.0``), as in the kernels."""
+    ints = xp.asarray(np.arange(-3, 3, dtype=np.int32), device=device)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(xp.clip(ints, 1, True)), np.ones(6, np.int32))
+        with pytest.raises(TypeError, match=r"clip\(\): min 1\.0 .* int32"):
+            xp.clip(ints, 1.0, None)
+    zeros = np.asarray([-0.0, 0.0, -1.0, 1.0])
+    for _ in range(2):
+        for lo in (0.0, -0.0):
+            for hi in (0.0, -0.0):  # the kernels' answer, bit for bit
+                r = xp.clip(xp.asarray(zeros, device=device), lo, hi)
+                kernels = xp.clip(xp.asarray(zeros, device="emulator"), lo, hi)
+                np.testing.assert_array_equal(np.signbit(np.asarray(r)),
+                                              np.signbit(np.asarray(kernels)), (lo, hi))

@@ -361,6 +361,30 @@ def test_clip_bounds_end_the_same_on_every_device(x):
             assert ends[0] == ends[1], (x, lo, hi, ends)
 
 
+
+CLIP_SPECIAL_BOUNDS = (None, 0.0, -0.0, 1.0, -1.0, float("nan"), float("-inf"), "zeros")
+
+
+@pytest.mark.parametrize("x", [d for d in dtypes.ALL_DTYPES
+                               if d.kind == "f" or dtypes.is_bfloat16(d)], ids=str)
+def test_clip_special_values_are_the_same_bits_on_every_device(x):
+    """clip at signed zeros, NaN and infinities (x's values and the bounds'): the kernels'
+    ``minimum(maximum(x, lo), hi)`` with +0 above -0, bit for bit on cpu."""
+    values = np.array([-0.0, 0.0, np.nan, np.inf, -np.inf, 1.0, -1.0, 0.5, -2.0])
+    rng = np.random.default_rng(zlib.crc32(str(x).encode()))
+    for lo in CLIP_SPECIAL_BOUNDS:
+        for hi in CLIP_SPECIAL_BOUNDS:
+            # "zeros": an array bound of signed zeros and ones, the same on every device
+            host = [rng.permutation(np.resize([-0.0, 0.0, 1.0], values.size)).astype(x)
+                    if b == "zeros" else b for b in (lo, hi)]
+            bits = []
+            for device in DEVICES:
+                bounds = [xp.asarray(b, device=device) if isinstance(b, np.ndarray) else b
+                          for b in host]
+                result = xp.clip(xp.asarray(values.astype(x), device=device), *bounds)
+                bits.append(np.asarray(result.to_device("cpu")).tobytes())
+            assert bits[0] == bits[1], (x, lo, hi)
+
 def _setitem_outcome(device, x, value):
     target = xp.asarray(np.zeros(0, x), device=device)
     if isinstance(value, np.dtype):
@@ -386,6 +410,41 @@ def test_setitem_promotion_ends_the_same_on_every_device(x):
         assert outcomes[np.dtype(np.float64)] == (
             "ok" if np.promote_types(np.float64, x) == x else TypeError)
 
+
+
+# Python scalars into every dtype: in range, out of integer ranges, past float16's and
+# float32's largest finite values, non-finite, complex
+SET_SCALARS = (0, 1, -1, 7, 300, -300, 2**40, True, 1.5, -2.75, 65504.0, 65520.0, 1e30, -1e39,
+               1e300, float("inf"), float("-inf"), float("nan"), 1j, 2.5 - 1j)
+
+
+def _stored(device, dtype, value, layout):
+    """The bytes of a 3x4 array after ``x[1:, ::2] = value`` (``x`` its transpose's view
+    for ``layout`` "F", whose parent is not C-contiguous), or the exception's class."""
+    base = xp.asarray(np.arange(12).reshape(3, 4).astype(dtype), device=device)
+    target = base if layout == "C" else xp.permute_dims(base, (1, 0))
+    if isinstance(value, np.ndarray):
+        value = xp.asarray(value, device=device)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # every device is silent
+            target[1:, ::2] = value
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    return np.asarray(base.to_device("cpu")).tobytes()
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("dtype", dtypes.ALL_DTYPES, ids=str)
+def test_setitem_values_end_the_same_on_every_device(dtype, layout):
+    """``x[key] = v`` stores the same bits, or refuses with the same class, on every device:
+    every Python scalar kind and range, and arrays of every dtype (cast, promoted, refused)."""
+    rng = np.random.default_rng(zlib.crc32(f"{dtype}{layout}".encode()))
+    arrays = [(rng.standard_normal(2) * 100).astype(d) for d in dtypes.ALL_DTYPES]
+    for value in SET_SCALARS + tuple(arrays):
+        ends = [_stored(device, dtype, value, layout) for device in DEVICES]
+        assert ends[0] == ends[1], (dtype, layout, value, ends)
+    assert isinstance(_stored("cpu", dtype, 1, layout), bytes)
 
 # ---- special values, bit for bit: signed zeros, infinities, NaN, subnormals, the extremes
 EXACT_UNARY = ("abs", "negative", "positive", "sign", "ceil", "floor", "trunc", "round",
