@@ -446,6 +446,23 @@ def test_setitem_values_end_the_same_on_every_device(dtype, layout):
         assert ends[0] == ends[1], (dtype, layout, value, ends)
     assert isinstance(_stored("cpu", dtype, 1, layout), bytes)
 
+
+@pytest.mark.parametrize("layout", ["C", "transposed", "strided"])
+def test_setitem_from_an_overlapping_view_is_a_snapshot_on_every_device(layout):
+    """``x[1:, 1:] = x[:-1, :-1]`` (and the other way) copies from the values as they were,
+    on every device, into a C-contiguous array, a transposed view and a strided view."""
+    host = np.arange(60.0).reshape(5, 12)
+    for target, source in (((slice(1, None), slice(1, None)), (slice(None, -1), slice(None, -1))),
+                           ((slice(None, -1), slice(None, -1)), (slice(1, None), slice(1, None)))):
+        for device in DEVICES:
+            parent = xp.asarray(host, device=device, copy=True)
+            x = {"C": parent, "transposed": xp.permute_dims(parent, (1, 0)),
+                 "strided": parent[:, ::2]}[layout]
+            expected = np.asarray(x.to_device("cpu")).copy()
+            expected[target] = expected[source].copy()
+            x[target] = x[source]
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
+
 # ---- special values, bit for bit: signed zeros, infinities, NaN, subnormals, the extremes
 EXACT_UNARY = ("abs", "negative", "positive", "sign", "ceil", "floor", "trunc", "round",
                "sqrt", "signbit", "isnan", "isinf", "isfinite", "square")
