@@ -1,9 +1,9 @@
 """array-api-extra's own tests (``array_api_extra.tests``, shipped in its wheel) on Arrays: its
 ``array_api_strict`` backend replaced by the stand-in (``tests/support/strict_standin``), its
-second device by our ``cpu`` (``array_api_extra_backend``), warnings as errors as in its own
-configuration. So every function of array-api-extra (``at``, ``pad``, ``cov``, ``isclose``,
-``nunique``, ``setdiff1d``, the lazy-function helpers, ...) runs on emulator and cpu Arrays
-against array-api-extra's expected values. Fails on any failure not in ``KNOWN``, and on an
+second device by our other CPU device (``array_api_extra_backend``), warnings as errors as in
+its own configuration; once on emulator Arrays, once on cpu Arrays. So every function of
+array-api-extra (``at``, ``pad``, ``cov``, ``isclose``, ``nunique``, ``setdiff1d``, the
+lazy-function helpers, ...) runs on both devices against array-api-extra's expected values. Fails on any failure not in ``KNOWN``, and on an
 entry of ``KNOWN`` that passes now.
 """
 
@@ -27,13 +27,14 @@ KNOWN = {
 }
 
 
-def test_array_api_extra_tests_on_arrays(backend_name):
+@pytest.mark.parametrize("device", ["emulator", "cpu"])
+def test_array_api_extra_tests_on_arrays(device, backend_name):
     if importlib.util.find_spec("array_api_extra.tests") is None:
         skip_outside_ci("array-api-extra's tests are not installed (pip install -e '.[test]')")
     if backend_name != "emulate":
-        pytest.skip("runs on emulator Arrays")
+        pytest.skip("runs on emulator and cpu Arrays")
     done = run_on_arrays(["-k", "array_api_strict and not strictest", "-W", "error", "-rfE",
                           "--tb=line", "--pyargs", "array_api_extra.tests.main"],
-                         ("array_api_extra_backend",))
+                         ("array_api_extra_backend",), device=device)
     assert re.search(r"\b(\d{4,}) passed", done.stdout), done.stdout[-3000:]
     check_known(failed_tests(done), KNOWN)

@@ -1,6 +1,7 @@
 """Other projects' array-API tests run on Arrays: their reference namespace, array_api_strict,
-replaced by the stand-in (``tests/support/strict_standin``) in a subprocess on emulator Arrays,
-so that the stand-in is found on ``sys.path`` first and the backend is set before import."""
+replaced by the stand-in (``tests/support/strict_standin``) in a subprocess on emulator (or
+cpu) Arrays, so that the stand-in is found on ``sys.path`` first and the backend is set
+before import."""
 
 from __future__ import annotations
 
@@ -14,12 +15,16 @@ REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "support" / "strict_standin"
 
 
+BACKEND_OF_DEVICE = {"emulator": "emulate", "cpu": "numpy"}
+
+
 def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env: dict = None,
-                  timeout: int = 600) -> subprocess.CompletedProcess:
+                  timeout: int = 600, device: str = "emulator") -> subprocess.CompletedProcess:
     """``python -m pytest pytest_args`` with the stand-in loaded first, then ``plugins`` (from
-    the stand-in's folder), on emulator Arrays; ``env`` adds to the environment. Checks that
-    the stand-in answered and that some test passed."""
-    environment = dict(os.environ, INFINI_CUPY_BACKEND="emulate", **(env or {}),
+    the stand-in's folder), on Arrays of ``device`` (``emulator`` or ``cpu``); ``env`` adds to
+    the environment. Checks that the stand-in answered and that some test passed."""
+    environment = dict(os.environ, **(env or {}),
+                       INFINI_CUPY_BACKEND=BACKEND_OF_DEVICE[device],
                        PYTHONPATH=os.pathsep.join([str(STANDIN), str(REPO),
                                                    os.environ.get("PYTHONPATH", "")]))
     loaded = [arg for plugin in ("array_api_strict", *plugins) for arg in ("-p", plugin)]
@@ -27,7 +32,7 @@ def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env:
                "-o", "addopts=", *pytest_args]
     done = subprocess.run(command, env=environment, capture_output=True, text=True,
                           timeout=timeout, cwd=REPO / "tests")
-    assert "array_api_strict stand-in: infini_cupy on emulator" in done.stdout, done.stdout[-3000:]
+    assert f"array_api_strict stand-in: infini_cupy on {device}\n" in done.stdout, done.stdout[-3000:]
     assert " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 

@@ -3,12 +3,12 @@ through the stand-in. Loaded with ``-p array_api_extra_backend`` after ``-p arra
 
 Its fixtures call array_api_strict's flag setter on the namespace that ``array_namespace``
 returns (infini_cupy itself, here), and ask for ``Device("device1")``, array_api_strict's
-second device: this plugin gives them the stand-in's setter and our other device, ``cpu``
-(the suite runs on emulator Arrays)."""
+second device: this plugin gives them the stand-in's setter and our other CPU device (``cpu``
+for a suite on emulator Arrays, ``emulator`` for one on ``cpu`` Arrays)."""
 
 import pytest
 
-OTHER_DEVICE = "cpu"
+OTHER_DEVICE = {"emulator": "cpu", "cpu": "emulator"}  # the one not in force
 MARKERS = ("skip_xp_backend(library, *, reason=None): skip the test on that backend",
            "xfail_xp_backend(library, *, reason=None, strict=None): xfail it there",
            "thread_unsafe: the test is not thread-safe")
@@ -28,7 +28,7 @@ def _other_device(fixture):
     """array-api-extra's ``device`` fixture, with our other device for array_api_strict."""
     def device(library, xp):
         if library.value == "array_api_strict":
-            return xp.Device(OTHER_DEVICE)
+            return xp.Device(OTHER_DEVICE[str(xp.empty(0).device)])
         return fixture(library, xp)
     device.replaced = True
     return device
