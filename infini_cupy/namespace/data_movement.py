@@ -515,7 +515,8 @@ def stack(arrays, /, *, axis: int = 0):
 
 
 def tile(x, repetitions, /):
-    """Repeat ``x`` along each axis: one launch from a broadcast view of ``x``.
+    """Repeat ``x`` along each axis: one launch from a broadcast view of ``x`` (on the
+    ``cpu`` device NumPy's ``tile``, after the same checks).
 
     Parameters
     ----------
@@ -543,6 +544,8 @@ def tile(x, repetitions, /):
     reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    if backend_for(x) == "numpy":  # the cpu device: NumPy's tile, after our checks
+        return np.tile(x, reps)
     ndim = max(x.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
     shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
@@ -557,9 +560,10 @@ def tile(x, repetitions, /):
 def repeat(x, repeats, /, *, axis: int | None = None):
     """Repeat each element.
 
-    An integer count is one launch of our copy from a broadcast view; per-element counts (an
-    array) have a data-dependent shape and are delegated to the array library's ``repeat``
-    (NumPy for ``cpu`` and the emulator, CuPy on a GPU).
+    An integer count is one launch of our copy from a broadcast view (on the ``cpu`` device
+    NumPy's ``repeat``, after the same checks); per-element counts (an array) have a
+    data-dependent shape and are delegated to the array library's ``repeat`` (NumPy for
+    ``cpu`` and the emulator, CuPy on a GPU).
 
     Parameters
     ----------
@@ -590,12 +594,15 @@ def repeat(x, repeats, /, *, axis: int | None = None):
     repeats = _index(repeats, "repeat", "repeats")
     if repeats < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    if axis is not None:
+        axis = _normalize_axis(axis, x.ndim, "repeat")
+    if backend_for(x) == "numpy":  # the cpu device: NumPy's repeat, after our checks
+        return np.repeat(x, repeats, axis=axis)
     shape = tuple(x.shape)
     if axis is None:  # flattened: out viewed as (*x.shape, repeats), x broadcast on the last axis
         out = empty_on_device_of(x, (x.size * repeats,), x.dtype)
         expanded, source = shape + (repeats,), x[..., None]
     else:
-        axis = _normalize_axis(axis, x.ndim, "repeat")
         out = empty_on_device_of(
             x, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:], x.dtype)
         expanded = shape[: axis + 1] + (repeats,) + shape[axis + 1:]
@@ -655,8 +662,10 @@ def roll(x, /, shift, *, axis=None):
         parts = [(slice(None), slice(None))] if s == 0 else [
             (slice(s, None), slice(None, n - s)), (slice(None, s), slice(n - s, None))]
         pieces = [(dst + (pd,), src + (ps,)) for dst, src in pieces for pd, ps in parts]
+    # into a new array: on the cpu device NumPy's copy, no overlap for rearrange_ to plan for
+    copy = np.copyto if backend_for(x) == "numpy" else rearrange_
     for dst, src in pieces:
-        rearrange_(out[dst], x[src])
+        copy(out[dst], x[src])
     return out
 
 

@@ -215,8 +215,9 @@ def _rearrange_checked(y, x):
     """``rearrange_`` with every check; remembers the layout for the short path."""
     backend = _validate(y, x)
     if backend == "numpy":
-        # Plan anyway: the same layout rules (self-overlapping y) hold on every backend.
-        if x.size:
+        # Plan anyway: the same layout rules (self-overlapping y) hold on every backend; a
+        # contiguous y cannot overlap itself (every new array, and views of one as a whole).
+        if x.size and not (y.flags.c_contiguous or y.flags.f_contiguous):
             plan_for(y, x)
         np.copyto(y, x, casting="no")  # NumPy buffers overlapping operands itself
         return y

@@ -463,6 +463,41 @@ def test_setitem_from_an_overlapping_view_is_a_snapshot_on_every_device(layout):
             x[target] = x[source]
             np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
 
+
+def _moved(device, name, host, first, keywords):
+    """The dtype, shape and bytes of ``name(x, first, **keywords)`` on ``device``, or the
+    exception's class."""
+    x = xp.asarray(host, device=device)
+    try:
+        result = getattr(xp, name)(x, first, **keywords)
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    a = np.asarray(result.to_device("cpu"))
+    return a.dtype, a.shape, a.tobytes()
+
+
+MOVES = {  # name -> (the second argument, keywords), some of them refused
+    "tile": [((2,), {}), ((1, 2), {}), ((2, 1, 2), {}), ((0, 3), {}), ((-1,), {})],
+    "repeat": [(2, {}), (0, {"axis": 1}), (3, {"axis": -1}), (2, {"axis": 0}), (-1, {}),
+               (2, {"axis": 2})],
+    "roll": [(1, {}), (-7, {"axis": 0}), ((1, 2), {"axis": (0, 1)}), ((1, 1), {"axis": (1, 1)}),
+             ((1, 2), {}), (1, {"axis": 3})],
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVES))
+@pytest.mark.parametrize("dtype", dtypes.ALL_DTYPES, ids=str)
+def test_data_movement_ends_the_same_on_every_device(name, dtype):
+    """tile, repeat and roll (NumPy's on ``cpu`` after our checks, our copies in the
+    kernels): the same bits, dtype and shape, or the same exception class, on every device,
+    from C-contiguous, transposed, strided and empty arrays."""
+    rng = np.random.default_rng(zlib.crc32(f"{name}{dtype}".encode()))
+    base = (rng.standard_normal((3, 8)) * 50).astype(dtype)
+    for host in (base, base.T, base[:, ::3], base[:0]):
+        for first, keywords in MOVES[name]:
+            ends = [_moved(device, name, host, first, keywords) for device in DEVICES]
+            assert ends[0] == ends[1], (name, first, keywords, host.strides)
+
 # ---- special values, bit for bit: signed zeros, infinities, NaN, subnormals, the extremes
 EXACT_UNARY = ("abs", "negative", "positive", "sign", "ceil", "floor", "trunc", "round",
                "sqrt", "signbit", "isnan", "isinf", "isfinite", "square")
