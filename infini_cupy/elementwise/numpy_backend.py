@@ -452,7 +452,6 @@ _SPECIAL = {"real": _real, "tanh": _tanh, "imag": _imag, "round": _round, "pow":
             "floor_divide": _floor_divide, "expm1": _expm1, "sign": _sign,
             "nextafter": _nextafter, "maximum": _extremum(np.maximum, False),
             "minimum": _extremum(np.minimum, True)}
-# special cases of some loops alone (by the loop dtype's kind): the others are NumPy's ufunc
 _MAXIMUM, _MINIMUM = _SPECIAL["maximum"], _SPECIAL["minimum"]
 
 
@@ -463,6 +462,7 @@ def clip_by_extrema(x, lo, hi):
     return _MINIMUM((_MAXIMUM((x, lo), None), hi), None)
 
 
+# special cases of some loops alone (by the loop dtype's kind): the others are NumPy's ufunc
 _SPECIAL_LOOPS = {"reciprocal": ("iuc", _reciprocal), "square": ("c", _square),
                   "exp": ("c", _exp), "sin": ("c", _sin), "sinh": ("c", _sinh),
                   "tan": ("c", _tan), "asin": ("c", _asin), "atan": ("c", _atan)}

@@ -414,9 +414,9 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
-        if view.dtype in _OVERFLOW_FREE or (type(value) in _REAL_SCALARS
-                                            and -_FINITE_MAX.get(view.dtype, -1) <= value
-                                            <= _FINITE_MAX.get(view.dtype, -1)):
+        limit = _FINITE_MAX.get(view.dtype)
+        if view.dtype in _OVERFLOW_FREE or (limit is not None and type(value) in _REAL_SCALARS
+                                            and -limit <= value <= limit):
             value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks
         else:
             with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
