@@ -11,11 +11,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from infini_cupy.namespace.device import Device
+
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "support" / "strict_standin"
-
-
-BACKEND_OF_DEVICE = {"emulator": "emulate", "cpu": "numpy"}
 
 
 def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env: dict = None,
@@ -24,7 +23,7 @@ def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env:
     the stand-in's folder), on Arrays of ``device`` (``emulator`` or ``cpu``); ``env`` adds to
     the environment. Checks that the stand-in answered and that some test passed."""
     environment = dict(os.environ, **(env or {}),
-                       INFINI_CUPY_BACKEND=BACKEND_OF_DEVICE[device],
+                       INFINI_CUPY_BACKEND=Device(device).backend,
                        PYTHONPATH=os.pathsep.join([str(STANDIN), str(REPO),
                                                    os.environ.get("PYTHONPATH", "")]))
     loaded = [arg for plugin in ("array_api_strict", *plugins) for arg in ("-p", plugin)]
