@@ -5,6 +5,7 @@ all with every library cached, a library built by another g++ version."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import config
+from infini_cupy.runtime import elf
 from infini_cupy.errors import KernelCompileError
 from infini_cupy.runtime import recent
 from infini_cupy.runtime.emulate import build as emulator_build
@@ -33,10 +35,12 @@ def cache(tmp_path, monkeypatch):
     emulator.forget_loaded()
     recent.forget_all()
     emulator_build.compiler_version.cache_clear()
+    emulator_build.forget_prefixes()
     yield tmp_path / "cache" / "emulator"
     emulator.forget_loaded()
     recent.forget_all()
     emulator_build.compiler_version.cache_clear()
+    emulator_build.forget_prefixes()
 
 
 def _libraries(directory: Path) -> set[str]:
@@ -289,3 +293,81 @@ def test_library_of_another_gxx_version_is_not_used(cache, monkeypatch):
         emulator.prepare(KERNELS, ("copy<float>",))
     assert _count("compiled") == compiled + 1
     assert len(_libraries(cache)) == 2 and first in _libraries(cache)
+
+
+# ---------------------------------------------------------------- precompiled headers
+def _code(path: Path) -> bytes:
+    """The machine code of a library (its .text section)."""
+    data = path.read_bytes()
+    _, offset, size, _ = elf.sections(data)[".text"]
+    return data[offset:offset + size]
+
+
+def _prefix(cache: Path) -> Path:
+    (found,) = cache.glob("prefix-*/prefix.h.gch")
+    return found
+
+
+def test_a_second_library_of_a_source_reads_its_precompiled_header(cache, tmp_path, monkeypatch):
+    """The first library of a source compiles without a precompiled header, the second
+    builds it and reads it; each library's code is the code of a plain compile, and its
+    kernel gives the plain compile's answer."""
+    names = [("copy<float>",), ("copy<double>",), ("reverse_tiles<float, 8>",)]
+    built = _count("prefix built")
+    for name in names:
+        emulator_build.kernel_library(KERNELS, name)
+    assert _count("prefix built") == built + 1 and _prefix(cache).stat().st_size > 0
+    with_prefix = {n: _code(emulator_build.library_file(KERNELS, n)[1]) for n in names[1:]}
+    emulator_build.forget_prefixes()
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path / "plain"))
+    monkeypatch.setattr(emulator_build, "_precompiled_prefix", lambda source: None)
+    for name in names[1:]:
+        emulator_build.kernel_library(KERNELS, name)
+        assert _code(emulator_build.library_file(KERNELS, name)[1]) == with_prefix[name], name
+    x = np.arange(32, dtype=np.float64)
+    y = np.zeros_like(x)
+    emulator.prepare(KERNELS, ("copy<double>",))
+    emulator.launch(KERNELS, "copy<double>", (1, 1, 1), (32, 1, 1), [y, x, np.int64(32)])
+    np.testing.assert_array_equal(y, x)
+
+
+def test_a_damaged_precompiled_header_is_not_read(cache):
+    """A header whose bytes no longer match their digest is built again before use; one that
+    matches its digest but that g++ cannot read (a damaged file and its digest rewritten) fails
+    the compile, which is done again without it, and the header is deleted."""
+    built_before, discarded_before = _count("prefix built"), _count("prefix discarded")
+    emulator_build.kernel_library(KERNELS, ("copy<float>",))
+    emulator_build.kernel_library(KERNELS, ("copy<double>",))
+    built = _prefix(cache)
+    size = built.stat().st_size
+    built.write_bytes(built.read_bytes()[:size // 2])
+    emulator_build.forget_prefixes()
+    emulator_build.kernel_library(KERNELS, ("copy<int>",))  # first of this "process": no header
+    emulator_build.kernel_library(KERNELS, ("copy<short>",))
+    assert _count("prefix built") == built_before + 2
+    assert built.stat().st_size > size // 2 and emulator_build._checked(built)
+    built.write_bytes(built.read_bytes()[:size // 2])
+    digest = built.with_name(built.name + ".sha256")
+    digest.write_text(hashlib.sha256(built.read_bytes()).hexdigest())
+    emulator_build.forget_prefixes()
+    compiled = _count("compiled")
+    emulator_build.kernel_library(KERNELS, ("copy<long long>",))
+    assert _count("compiled") == compiled + 1
+    assert _count("prefix discarded") == discarded_before + 1 and not built.exists()
+    x = np.arange(40, dtype=np.int64)
+    y = np.zeros_like(x)
+    emulator.prepare(KERNELS, ("copy<long long>",))
+    emulator.launch(KERNELS, "copy<long long>", (2, 1, 1), (32, 1, 1), [y, x, np.int64(40)])
+    np.testing.assert_array_equal(y, x)
+
+
+def test_a_broken_name_expression_fails_with_and_without_the_header(cache):
+    """A name expression g++ rejects fails as it would without a precompiled header (the log
+    and the numbered source), and the header is kept."""
+    discarded = _count("prefix discarded")
+    emulator_build.kernel_library(KERNELS, ("copy<float>",))
+    emulator_build.kernel_library(KERNELS, ("copy<double>",))
+    with pytest.raises(KernelCompileError) as info:
+        emulator_build.kernel_library(KERNELS, ("copy<no_such_type>",))
+    assert "no_such_type" in str(info.value) and "emulator_kernels.cu" in str(info.value)
+    assert _count("prefix discarded") == discarded and _prefix(cache).exists()
