@@ -35,6 +35,7 @@ class CompiledProgram:
     lowered_names: dict  # name expression -> mangled kernel symbol
     ptx: str
     binary: bytes  # what the driver loads: the cubin (sm_XX), or the PTX (compute_XX)
+    log: str = ""  # NVRTC's log: its warnings, and ptxas's report where the options ask for it
 
 
 INSTALL_HINT = (
@@ -142,7 +143,9 @@ def compile_program(source: str, names, arch: str = "sm_90", extra_options=()) -
         if arch.startswith("sm_") and elf.problem(binary, arch):
             raise RuntimeError(f"NVRTC's cubin for {', '.join(names)} ({arch}) is "
                                f"{elf.problem(binary, arch)}")
-        return CompiledProgram(source, arch, lowered, ptx_bytes.decode().rstrip("\0"), binary)
+        log = nvrtc.getProgramLog(prog)
+        return CompiledProgram(source, arch, lowered, ptx_bytes.decode().rstrip("\0"), binary,
+                               log if isinstance(log, str) else log.decode())
     finally:
         nvrtc.destroyProgram(prog)
 

@@ -91,6 +91,30 @@ def test_the_architecture_changes_only_the_known_blocks():
             assert marker in emitted, marker
 
 
+def test_the_register_report_changes_no_code():
+    """The shared programs ask ptxas for its report (tests/support/nvrtc_programs.py): every
+    section of the cubin is the run time's, but the tool's note of its command line, the
+    names of internal symbols (they hold a hash of the options) and the sizes-only sections."""
+    from infini_cupy.runtime import elf
+
+    nobits = 8  # SHT_NOBITS: shared memory, a size and no bytes
+    for source, names in ALL.items():
+        plain = compile_ptx(source, names[:1], CURRENT)
+        reported = compile_ptx(source, names[:1], CURRENT, nvrtc_programs.REPORT)
+        assert "spill stores" in reported.log and "spill stores" not in plain.log
+        found, other = elf.sections(plain.binary), elf.sections(reported.binary)
+        assert set(found) == set(other), source
+        compared = 0
+        for name, (kind, offset, size, _) in found.items():
+            if kind == nobits or name in (".note.nv.tkinfo", ".strtab"):
+                continue
+            _, other_offset, other_size, _ = other[name]
+            assert (plain.binary[offset:offset + size]
+                    == reported.binary[other_offset:other_offset + other_size]), (source, name)
+            compared += name.startswith(".text.")
+        assert compared == 1, source  # the kernel's code
+
+
 def test_rearrange_registry_is_the_seed_matrix_plus_general():
     names = ALL["rearrange.cu"]
     matrix = [n for n in names if n.startswith("rearrange<")]

@@ -1,7 +1,11 @@
 """NVRTC programs compiled once per session and shared by the tests that read them: the NVRTC
 checks (tests/runtime/test_nvrtc.py), the bfloat16 names on their own
 (tests/elementwise/test_kernels.py) and the register report (tests/runtime/test_ptx.py) ask
-for the same name expressions, and compiling them costs minutes."""
+for the same name expressions, and compiling them costs minutes.
+
+They are compiled with the options of the run time and, for a cubin (``sm_XX``), ptxas's
+report (:data:`REPORT`: registers, stack frame and spills of every kernel, in the program's
+log), which changes no instruction (tests/runtime/test_nvrtc.py compares the code)."""
 
 from __future__ import annotations
 
@@ -12,6 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 from infini_cupy import variants
 
 _held: dict[tuple[str, str], list] = {}  # (source, arch) -> programs compiled so far
+REPORT = ("--ptxas-options=--verbose",)
+
+
+def report_options(arch: str) -> tuple[str, ...]:
+    """What the shared programs add to the run time's options: ptxas's report, for a cubin."""
+    return REPORT if arch.startswith("sm_") else ()
 
 
 def compile_all(source: str, names, arch: str) -> list:
@@ -21,7 +31,8 @@ def compile_all(source: str, names, arch: str) -> list:
     workers = max(1, min(os.cpu_count() or 1, 4))
     chunks = [names[i::workers] for i in range(workers) if names[i::workers]]
     with ThreadPoolExecutor(len(chunks)) as pool:
-        return list(pool.map(lambda chunk: compile_ptx(source, chunk, arch), chunks))
+        return list(pool.map(
+            lambda chunk: compile_ptx(source, chunk, arch, report_options(arch)), chunks))
 
 
 def programs(source: str, names, arch: str) -> list:
