@@ -14,6 +14,8 @@ Tolerances (relative, and the same absolute for results near zero; complex: of t
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from infini_cupy import dtypes
@@ -155,10 +157,18 @@ def assert_matches(op_name: str, actual, expected: np.ndarray, input_dtype, what
 _prepared: set = set()
 
 
+def _standin_is_cupy() -> bool:
+    """The suite runs with ``--backend cuda-standin`` (the stand-in for CuPy is ``cupy``)."""
+    standin = sys.modules.get("tests.support.cupy_standin")
+    return standin is not None and isinstance(sys.modules.get("cupy"), standin.CupyStandin)
+
+
 def prepare(backend_name: str, *groups: str) -> None:
     """Build the variants of ops (or ``"cast"``) into one emulator library per group before
-    their tests: one g++ run each instead of one per kernel."""
-    if backend_name != "emulate":
+    their tests: one g++ run each instead of one per kernel. The CuPy stand-in runs its
+    launches in the emulator too: with ``--backend cuda-standin`` the same libraries are
+    loaded (the emulated suite's, from the disk cache) instead of one built per kernel."""
+    if backend_name != "emulate" and not _standin_is_cupy():
         return
     for group in groups:
         if group not in _prepared:
