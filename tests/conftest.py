@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, settings
 
 import infini_cupy
 from infini_cupy import arrays, config
-from tests.support import background, device
+from tests.support import background, device, nvrtc_programs
 
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
 # property runs (tests marked slow, tests/test_properties_long.py), many examples each.
@@ -144,6 +144,7 @@ def pytest_collection_modifyitems(config, items):
 
 def pytest_collection_finish(session):
     background.start(session.config, session.items)
+    nvrtc_programs.start_for(session.config, session.items)
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ from infini_cupy.runtime.sources import kernels_dir
 from tests.support import nvrtc_programs
 
 pytest.importorskip("cupy")
-CURRENT, OLDEST = "sm_90", "sm_75"
+CURRENT, OLDEST = nvrtc_programs.CURRENT, "sm_75"
 ARCHS = (OLDEST, CURRENT)
 ALL = variants.all_variants()
 # Header -> (its `#if ... __CUDA_ARCH__ >= 800` (or 900) blocks, the PTX instructions they
