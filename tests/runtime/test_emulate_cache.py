@@ -308,6 +308,15 @@ def _prefix(cache: Path) -> Path:
     return found
 
 
+def _copies(name: str, dtype, n: int) -> None:
+    """Kernel ``name`` (a copy) copies ``n`` elements of ``dtype`` in the emulator."""
+    x = np.arange(n, dtype=dtype)
+    y = np.zeros_like(x)
+    emulator.prepare(KERNELS, (name,))
+    emulator.launch(KERNELS, name, ((n + 31) // 32, 1, 1), (32, 1, 1), [y, x, np.int64(n)])
+    np.testing.assert_array_equal(y, x)
+
+
 def test_a_second_library_of_a_source_reads_its_precompiled_header(cache, tmp_path, monkeypatch):
     """The first library of a source compiles without a precompiled header, the second
     builds it and reads it; each library's code is the code of a plain compile, and its
@@ -324,11 +333,7 @@ def test_a_second_library_of_a_source_reads_its_precompiled_header(cache, tmp_pa
     for name in names[1:]:
         emulator_build.kernel_library(KERNELS, name)
         assert _code(emulator_build.library_file(KERNELS, name)[1]) == with_prefix[name], name
-    x = np.arange(32, dtype=np.float64)
-    y = np.zeros_like(x)
-    emulator.prepare(KERNELS, ("copy<double>",))
-    emulator.launch(KERNELS, "copy<double>", (1, 1, 1), (32, 1, 1), [y, x, np.int64(32)])
-    np.testing.assert_array_equal(y, x)
+    _copies("copy<double>", np.float64, 32)
 
 
 def test_a_damaged_precompiled_header_is_not_read(cache):
@@ -354,11 +359,7 @@ def test_a_damaged_precompiled_header_is_not_read(cache):
     emulator_build.kernel_library(KERNELS, ("copy<long long>",))
     assert _count("compiled") == compiled + 1
     assert _count("prefix discarded") == discarded_before + 1 and not built.exists()
-    x = np.arange(40, dtype=np.int64)
-    y = np.zeros_like(x)
-    emulator.prepare(KERNELS, ("copy<long long>",))
-    emulator.launch(KERNELS, "copy<long long>", (2, 1, 1), (32, 1, 1), [y, x, np.int64(40)])
-    np.testing.assert_array_equal(y, x)
+    _copies("copy<long long>", np.int64, 40)
 
 
 def test_a_broken_name_expression_fails_with_and_without_the_header(cache):
