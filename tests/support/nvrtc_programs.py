@@ -61,19 +61,20 @@ def _claim(source: str, names, arch: str) -> tuple[list, set]:
 
 def _run(source: str, names: list, arch: str, future: Future) -> None:
     """Compile ``names`` (claimed under ``future``) and publish the program, or the error."""
+    program, error = None, None
     try:
         program = _compile(source, names, arch)
-    except BaseException as e:
-        with _lock:
-            for name in names:
-                _in_flight.pop((source, arch, name), None)
-        future.set_exception(e)
-        return
+    except BaseException as e:  # the test that asks re-raises it
+        error = e
     with _lock:
-        _held[(source, arch)].append(program)
+        if program is not None:
+            _held[(source, arch)].append(program)
         for name in names:
             _in_flight.pop((source, arch, name), None)
-    future.set_result(program)
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(program)
 
 
 def _mark(source: str, names: list, arch: str) -> Future:
