@@ -234,6 +234,19 @@ def unary(op):
     return build
 
 
+def off_zero(build, offset):
+    """``build`` with its first input moved by ``offset``: a zero base of ``pow`` gives NaN in
+    NumPy and in our kernels and infinities in CuPy, which the GPU's comparison would flag."""
+
+    def build_off_zero(alloc, shape, dtype):
+        operands = build(alloc, shape, dtype)
+        if _filling[0]:
+            operands[1][...] += offset
+        return operands
+
+    return build_off_zero
+
+
 def call_parts(operands) -> tuple[str, list, dict]:
     """(function name, positional inputs, keywords) of an elementwise case's operands."""
     op, *inputs = operands
@@ -256,6 +269,16 @@ ELEMENTWISE_SUITE = (
     _elementwise("add broadcast column fp32", binary("add", "column"), "float32", (4096, 4096), (1000, 1024)),
     _elementwise("add transposed fp32", binary("add", "transposed"), "float32", (4096, 4096), (1024, 1024)),
     _elementwise("add transposed fp16", binary("add", "transposed"), "float16", (4096, 4096), (1024, 1024)),
+    # Double complex pow: dozens of FP64 operations per item. Its tiled kernels spill registers
+    # (tests/runtime/test_ptx.py KNOWN_SPILLS: ew_tiled 60 bytes a thread, ew_tiled_out 472) and
+    # its contiguous one does not; the three side by side measure what the spills cost. The
+    # emulated shape is the smallest whose quarter (CI's model) still stages through a tile.
+    _elementwise("pow contiguous complex128", off_zero(binary("pow", "same"), 0.5j), "complex128",
+                 (2048, 2048), (1024, 1024)),
+    _elementwise("pow transposed complex128", off_zero(binary("pow", "transposed"), 0.5j), "complex128",
+                 (2048, 2048), (1024, 1024)),
+    _elementwise("pow into transposed complex128", off_zero(binary("pow", "same", out="transposed"), 0.5j),
+                 "complex128", (2048, 2048), (1024, 1024)),
 )
 
 

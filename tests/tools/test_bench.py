@@ -53,7 +53,7 @@ def test_suite_cases_build_at_their_emulated_size(case):
         assert y.shape == x.shape == shape and y.dtype == x.dtype == np.dtype(case.dtype)
     else:
         op, inputs, keywords = bench_cases.call_parts(operands)
-        assert op in ("add", "multiply", "exp") and inputs[0].shape == shape
+        assert op in ("add", "multiply", "exp", "pow") and inputs[0].shape == shape
         assert set(keywords) <= {"out"}
 
 
