@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..perf.devices import BANKS
+from ..perf.distinct import distinct, distinct_counts
 from ..runtime.emulate.launcher import direction_ranks
 
 WORD = 4
@@ -102,14 +103,14 @@ def count(records: np.ndarray) -> BankStats:
     span = int(word.max()) + 1
     if (int(phase_key.max()) + 1) * span >= 2**63:  # pragma: no cover - astronomically large
         raise ValueError("shared-memory trace too large to count (key overflows int64)")
-    distinct = np.unique(phase_key * span + word)
-    phase_of, word_of = distinct // span, distinct % span
-    phases, words_in_phase = np.unique(phase_of, return_counts=True)
-    bank_key, per_bank = np.unique(phase_of * BANKS + word_of % BANKS, return_counts=True)
+    phase_words = distinct(phase_key * span + word)  # each word once per phase
+    phase_of, word_of = phase_words // span, phase_words % span
+    phases, words_in_phase = distinct_counts(phase_of)
+    bank_key, per_bank = distinct_counts(phase_of * BANKS + word_of % BANKS)
     group = np.flatnonzero(np.r_[True, bank_key[1:] // BANKS != bank_key[:-1] // BANKS])
     wavefronts = np.maximum.reduceat(per_bank, group)
     ideal = -(-words_in_phase // BANKS)
-    return BankStats(int(np.unique(instruction).size), int(wavefronts.sum()), int(ideal.sum()))
+    return BankStats(int(distinct(instruction).size), int(wavefronts.sum()), int(ideal.sum()))
 
 
 def count_launch(launch) -> BankStats:

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..runtime.emulate import launcher as emulator
 from ..perf.devices import SECTOR
+from ..perf.distinct import distinct
 from . import bank_conflicts
 
 # One row per warp access instruction (see warp_accesses).
@@ -222,6 +223,6 @@ def best_efficiency(a) -> float:
     offsets = np.zeros((), np.int64)
     for n, stride in zip(a.shape, a.strides):
         offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
-    starts = np.unique(offsets.ravel()) + a.__array_interface__["data"][0]
-    sectors = np.unique(np.concatenate([starts // SECTOR, (starts + a.itemsize - 1) // SECTOR]))
+    starts = distinct(offsets) + a.__array_interface__["data"][0]
+    sectors = distinct(np.concatenate([starts // SECTOR, (starts + a.itemsize - 1) // SECTOR]))
     return starts.size * a.itemsize / (SECTOR * sectors.size)

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from ..perf.devices import BANKS, SECTOR
+from ..perf.distinct import distinct, distinct_counts
 
 SAMPLED_UNITS = 4096  # units of each phase the estimate walks (the pattern repeats)
 WORD_BYTES = 8  # PACKED_WORD_BYTES in packed.cu: a work item of smaller units moves a word
@@ -102,9 +103,9 @@ def wavefront_ratio(sides, unit) -> float:
             continue
         word = (slot * unit // 4)[:, None] + np.arange(words_per)
         step = np.repeat(step, words_per)
-        pairs = np.unique(step * (1 << 32) + word.reshape(-1))
+        pairs = distinct(step * (1 << 32) + word.reshape(-1))
         step_of, word_of = pairs >> 32, pairs & 0xFFFFFFFF
-        keys, counts = np.unique(step_of * BANKS + word_of % BANKS, return_counts=True)
+        keys, counts = distinct_counts(step_of * BANKS + word_of % BANKS)
         # the busiest bank of each access (keys sorted: each access's banks in a stretch)
         access = keys // BANKS
         starts = np.flatnonzero(np.r_[True, access[1:] != access[:-1]])

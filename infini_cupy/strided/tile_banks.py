@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..perf.devices import BANKS, SECTOR
+from ..perf.distinct import distinct as distinct_values
 
 SPREADS = (1, 2, 4, 8, 16)  # row spacings a short-row pass may take (powers of 2)
 SAMPLED_STEPS = 16  # warp steps of a pass the estimate walks (the pattern repeats)
@@ -231,7 +232,7 @@ def _cost(unit, p, pitch, spread, leads):
             continue
         span = int(word.max()) + 1
         phase = np.repeat(phases[inside], words_per)
-        distinct = np.unique(phase * span + word)  # each word once per phase (a broadcast)
+        distinct = distinct_values(phase * span + word)  # each word once per phase (a broadcast)
         phase_of, bank_of = distinct // span, distinct % span % BANKS
         per_bank = np.bincount(phase_of * BANKS + bank_of, minlength=n_phases * BANKS)
         waves += int(per_bank.reshape(n_phases, BANKS).max(axis=1).sum())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import config
+from ...perf.distinct import distinct
 
 SHAPE = (64, 256)  # emulated: traces of every access stay small
 
@@ -84,7 +85,7 @@ def _traced_bytes(function, *args) -> tuple[int, int]:
             if len(records):
                 spans = records["address"][:, None] + np.arange(records["bytes"].max())
                 valid = np.arange(records["bytes"].max()) < records["bytes"][:, None]
-                moved += len(np.unique(spans[valid]))
+                moved += len(distinct(spans[valid]))
     return len(trace.launches), moved
 
 
