@@ -12,8 +12,10 @@ emulator by ``float_to_int_as_cvt`` in ``kernels_src/numeric.cuh``:
 - 64-bit integers: truncate and saturate; NaN gives ``-2**63`` (int64) or ``2**63`` (uint64);
 - complex sources convert their real part (NumPy's rule), bool is ``x != 0`` (NaN is True).
 
-In range the answer is the truncation, NumPy's own: one min/max pass finds that case and
-leaves it to NumPy's cast; the rule above runs only when a value is out of range or NaN.
+In range the answer is the truncation, NumPy's own: one pass over the values finds that case
+(``runtime/float_range.c`` for contiguous float32 and float64 where the compiled hot path
+is built, else NumPy's min and max) and leaves it to NumPy's cast; the rule above runs only
+when a value is out of range or NaN.
 
 >>> import numpy as np
 >>> float_to_int(np.array([np.nan, np.inf, -1.0, 300.7], np.float32), np.dtype(np.uint8))
@@ -27,6 +29,7 @@ import warnings
 import numpy as np
 
 from ..dtypes import is_bfloat16
+from ..runtime import native
 from .numpy_backend import restore, silence
 
 _INTERMEDIATE_BITS = 32  # the cvt.rzi width of every target of 32 bits or fewer
@@ -49,10 +52,13 @@ def float_to_int(x: np.ndarray, target: np.dtype) -> np.ndarray:
     silent."""
     if x.dtype.kind == "c":
         x = x.real
-    low, high = _range(target, target.itemsize * 8)
+    bounds = _BOUNDS.get(target)
+    if bounds is None:
+        bounds = _BOUNDS[target] = _range(target, target.itemsize * 8)
+    low, high = bounds
     outside_low, outside_high = low - 1.0, high + 1.0  # exclusive: truncation stays in range
-    if x.size == 0 or (float(x.min()) > outside_low and float(x.max()) < outside_high):
-        return x.astype(target, order="C")  # in range: the truncation (NaN fails both)
+    if x.size == 0 or _within(x, outside_low, outside_high):
+        return x.astype(target, order="C")  # in range: the truncation (NaN is never within)
     with np.errstate(all="ignore"):
         result = x.astype(target, order="C")  # the host's answers, right in range
     # compared in float64, exact for every source and bound
@@ -60,6 +66,25 @@ def float_to_int(x: np.ndarray, target: np.dtype) -> np.ndarray:
     result[bad] = _outside(x[bad].astype(np.float64), target, low, high,
                            from_double=x.dtype == np.float64)
     return result
+
+
+_BOUNDS: dict = {}  # an integer dtype -> its (low, high): _range's, read per call
+_compiled_within: list = []  # [hot_calls.floats_within, or None] once looked for
+
+
+def _within(x: np.ndarray, low: float, high: float) -> bool:
+    """Whether ``low < v < high`` for every value ``v`` of ``x`` (NaN never is): one compiled
+    pass where it takes ``x`` (a contiguous float32 or float64 array), else NumPy's min and
+    max (two reductions, about 1.4 us each of call alone)."""
+    if not _compiled_within:
+        module = native.hot_calls()  # built once, as for the cpu device's elementwise repeats
+        _compiled_within.append(None if module is None else module.floats_within)
+    within = _compiled_within[0]
+    if within is not None:
+        answer = within(x, low, high)
+        if answer is not None:
+            return answer
+    return float(x.min()) > low and float(x.max()) < high
 
 
 def _outside(values: np.ndarray, target: np.dtype, low: int, high: int, from_double: bool):

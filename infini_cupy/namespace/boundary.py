@@ -36,8 +36,8 @@ from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import (learn_compiled_copy as _learn_compiled_copy,
                             rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
                             short_rearrange_ids as _short_rearrange_ids)
-from . import (data_movement, delegated, elementwise_functions, extension_dtypes, extensions,
-               signatures, type_queries)
+from . import (cpu_direct, data_movement, delegated, elementwise_functions, extension_dtypes,
+               extensions, signatures, type_queries)
 from . import device as devices
 from . import lazy as _lazy
 from . import pending as _pending
@@ -734,6 +734,7 @@ def public_namespace() -> dict:
     for name in type_queries.REMEMBERED:  # answers by their arguments' types, remembered
         public[name] = type_queries.remembering(name, public[name])
     _add_extensions(public)
+    cpu_direct.install(public)  # views, where, count_nonzero of cpu Arrays: NumPy's call
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)
     return public

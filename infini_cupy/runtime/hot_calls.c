@@ -22,6 +22,7 @@
  */
 #include "compiled_launch.h"
 #include "cpu_calls.h"
+#include "float_range.h"
 #include "hot_arrays.h"
 #ifdef Py_T_OBJECT_EX /* Python 3.12 on */
 #define OBJECT_SLOT Py_T_OBJECT_EX
@@ -908,6 +909,8 @@ static PyMethodDef methods[] = {
      "fused(by_ids, scalar_types, args): the fused call's Array, or None"},
     {"fused_into", (PyCFunction)(void (*)(void))fused_into, METH_FASTCALL,
      "fused_into(into_by_ids, scalar_types, args, out): out, written, or None"},
+    {"floats_within", (PyCFunction)(void (*)(void))floats_within, METH_FASTCALL,
+     "floats_within(x, low, high): low < v < high for every value of x, or None"},
     {NULL, NULL, 0, NULL},
 };
 

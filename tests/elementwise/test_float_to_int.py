@@ -16,6 +16,7 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import dtypes
+from infini_cupy.elementwise import numpy_casts
 from infini_cupy.elementwise.numpy_casts import float_to_int
 
 RECORD = json.loads(Path(__file__).with_name("gpu_float_to_int.json").read_text())
@@ -152,3 +153,62 @@ def test_python_floats_and_fills():
             xp.asarray([1.0, float("nan")], dtype=xp.int8, device=device)
         with pytest.raises(ValueError, match="NaN"):
             int(xp.asarray(float("nan"), device=device))
+
+
+@pytest.mark.parametrize("src", ["float32", "float64"])
+def test_the_compiled_range_check_answers_as_min_and_max(src):
+    """``numpy_casts._within``'s compiled pass (runtime/float_range.c) against NumPy's min and
+    max: NaN and infinities at every position of a block (its vector lanes, its scalar tail,
+    past the 1024-value early exit), values at the bounds and one float beside them, the
+    layouts it declines (strided, complex's real part, float16) answered by NumPy."""
+    numpy_casts._within(np.zeros(1), -1.0, 1.0)  # looks for the compiled check once
+    within = numpy_casts._compiled_within[0]
+    if within is None:
+        pytest.skip("the compiled hot path is not built here")
+    rng = np.random.default_rng(5)
+    for dst in INTEGERS:
+        low, high = numpy_casts._range(np.dtype(dst), np.dtype(dst).itemsize * 8)
+        bounds = (low - 1.0, high + 1.0)
+        edge = np.array(bounds, dtype=src)  # the bounds as the source dtype rounds them
+        near = np.concatenate([edge, np.nextafter(edge, np.inf), np.nextafter(edge, -np.inf)])
+        for size in (0, 1, 3, 4, 5, 7, 8, 1023, 1024, 1025, 2051, 4099):
+            base = (rng.random(size) * 100).astype(src)
+            cases = [base]
+            for special in (np.nan, np.inf, -np.inf, *near):
+                for at in {0, size // 2, size - 1, size - 2, 1024, 1027} & set(range(size)):
+                    case = base.copy()
+                    case[at] = special
+                    cases.append(case)
+            for case in cases:
+                expected = bool(case.size == 0 or (float(case.min()) > bounds[0]
+                                                   and float(case.max()) < bounds[1]))
+                assert within(case, *bounds) is expected, (dst, size, case)
+                assert numpy_casts._within(case, *bounds) is expected
+    x = np.array([[1.0, np.nan], [2.0, 3.0]], dtype=src)
+    assert within(x[:, 0], -1e9, 1e9) is None and numpy_casts._within(x[:, 0], -1e9, 1e9)
+    assert within(x.T, -1e9, 1e9) is False  # F-contiguous: the whole buffer
+    assert within(x.astype(np.float16), -1e9, 1e9) is None
+    assert not numpy_casts._within(x.astype(np.float16), -1e9, 1e9)
+    assert within((x + 1j).real, -1e9, 1e9) is None
+
+
+@pytest.mark.parametrize("src", ["float16", "float32", "float64", "complex64"])
+def test_cpu_astype_repeats_answer_as_the_full_call(src):
+    """``astype`` of a ``cpu`` Array, once its dtypes were checked, casts directly
+    (namespace/cpu_direct.py): the same bits as the full call behind it, NaN, infinities,
+    -0.0 and values out of range included, in every layout."""
+    rng = np.random.default_rng(9)
+    values = np.concatenate([_out_of_range(np.float64)[:200], rng.standard_normal(100) * 50,
+                             [np.nan, np.inf, -np.inf, -0.0, 0.0]])
+    with np.errstate(all="ignore"):
+        host = values.astype(src)
+    layouts = [host, host[::-3], host[:300].reshape(20, 15).T, host[:0], host[5:6].reshape(())]
+    for dst in (*INTEGERS, "float32", "float64", "bool", "complex128", src):
+        for h in layouts:
+            x = xp.asarray(h, device="cpu")
+            for _ in range(2):  # the first call checks, the second is direct
+                got = xp.astype(x, getattr(xp, dst))
+                full = xp.astype.__wrapped__(x, getattr(xp, dst))
+                assert got.dtype == full.dtype and got.shape == full.shape
+                assert got._a.tobytes() == full._a.tobytes(), (src, dst, h.shape)
+                assert got._a.flags.c_contiguous

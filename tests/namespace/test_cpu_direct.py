@@ -1,0 +1,189 @@
+"""The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
+``where`` and ``count_nonzero`` of ``cpu`` Arrays call NumPy themselves. Each must answer
+as the full call behind it (the boundary's function, ``__wrapped__``): the same dtype,
+shape, strides, bits and memory shared with the input, or the same exception and message,
+on random data, many dtypes, layouts (transposed, strided, reversed, length-1 axes, empty,
+0-d) and arguments valid and not."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy import dtypes
+from infini_cupy.namespace import cpu_direct
+from infini_cupy.namespace.patterns import reshape_strides
+
+_DTYPES = ["bool", "int8", "uint16", "int64", "float16", "float32", "float64",
+           "complex64"] + (["bfloat16"] if dtypes.BFLOAT16 else [])
+
+
+def _layouts(rng, dtype):
+    """NumPy arrays of ``dtype`` in many layouts, each with its name."""
+    def values(shape):
+        h = rng.standard_normal(shape) * 3
+        h.ravel()[:2] = [0.0, np.nan][:h.size]
+        if dtype == "bfloat16":
+            return h.astype(np.float32).astype(dtypes.BFLOAT16)
+        with np.errstate(all="ignore"):
+            return h.astype(dtype)
+
+    base = values((6, 1, 8))
+    return {
+        "contiguous": base,
+        "transposed": base.transpose(2, 1, 0),
+        "strided": values((6, 4, 16))[:, 1:2, ::2],
+        "reversed": base[::-1],
+        "2-d": values((5, 7)),
+        "2-d transposed": values((7, 5)).T,
+        "empty": values((0, 1, 3)),
+        "0-d": values(()),
+        "1-d": values((9,)),
+        "ones": values((1, 1)),
+    }
+
+
+def _outcome(call):
+    """(type, dtype, shape, strides, bits) of an Array's native array, or (exception type,
+    message)."""
+    try:
+        r = call()
+    except Exception as e:  # noqa: BLE001 - the exception is the outcome
+        return type(e), str(e)
+    if type(r) is tuple:  # where(condition): nonzero's
+        return (tuple, *(_outcome(lambda v=v: v) for v in r))
+    assert type(r) is xp.Array, type(r)
+    a = r._a
+    return type(a), a.dtype, a.shape, a.strides, a.tobytes(), r.device
+
+
+def _agrees(name, x, *args, **kwargs):
+    """The public call and its full call agree, views sharing memory alike."""
+    public = getattr(xp, name)
+    direct = _outcome(lambda: public(x, *args, **kwargs))
+    full = _outcome(lambda: public.__wrapped__(x, *args, **kwargs))
+    assert direct == full, (name, args, kwargs)
+    if len(direct) > 2:
+        shares = [np.shares_memory(f(x, *args, **kwargs)._a, x._a)
+                  for f in (public, public.__wrapped__)]
+        assert shares[0] == shares[1], (name, args, kwargs)
+    return direct
+
+
+_AXES = [0, 1, 2, -1, -2, -3, -4, 3, 4, None, (0,), (0, 1), (-1,), (1, 1), True, 1.0,
+         np.int64(1), [0]]
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_views_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(abs(hash(dtype)) % 2**32)
+    for layout, h in _layouts(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        n = h.ndim
+        for axes in [tuple(range(n)), tuple(reversed(range(n))), tuple(range(n))[1:],
+                     (0,) * n, tuple(range(-n, 0)), (0, 5, 1)[:n], [*range(n)],
+                     tuple(np.arange(n))]:
+            _agrees("permute_dims", x, axes)
+        for axis in _AXES:
+            _agrees("squeeze", x, axis)
+            _agrees("squeeze", x, axis=axis)
+            _agrees("flip", x, axis=axis)
+            _agrees("expand_dims", x, axis)
+            _agrees("count_nonzero", x, axis=axis)
+            _agrees("count_nonzero", x, axis=axis, keepdims=True)
+            for destination in (0, -1, 1, 3, -4, (0,), 1.0):
+                _agrees("moveaxis", x, axis, destination)
+        _agrees("squeeze", x)
+        _agrees("flip", x)
+        _agrees("count_nonzero", x)
+        assert _agrees("count_nonzero", x)[1] == np.asarray(np.count_nonzero(h)).dtype
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_reshape_answers_as_the_full_call(dtype):
+    rng = np.random.default_rng(7)
+    for layout, h in _layouts(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        size = h.size
+        shapes = [(size,), (-1,), (1, -1), (-1, 1), (size, 1, 1), (-1, -1), (size + 1,),
+                  (-2,), (-1, -2), (0, -1), (1, size, -1), size, [size], (np.int64(size),),
+                  (True,), (), (1,), (-1, 0), h.shape, h.shape[::-1], (2, -1), (3, -1),
+                  (4, -1, 2), (-3, -size // -3)]
+        for shape in shapes:
+            for copy in (None, False, True):
+                _agrees("reshape", x, shape, copy=copy)
+
+
+def test_reshape_takes_a_view_only_where_the_full_call_does():
+    """A view needing a copy, or a dtype the strided copy refuses, goes the full way."""
+    h = np.arange(24.0).reshape(4, 6)[:, :3]  # (4, 3), its rows not chained
+    x = xp.asarray(h, device="cpu")
+    r = xp.reshape(x, (12,))
+    assert not np.shares_memory(r._a, h) and np.array_equal(r._a, h.ravel())
+    swapped = xp.asarray(np.zeros((2, 3), np.dtype(np.float32).newbyteorder()), device="cpu")
+    for _ in range(2):  # the dtype's check is not remembered as passed
+        with pytest.raises(TypeError, match="reshape supports boolean and numeric"):
+            xp.reshape(swapped, (6,))
+
+
+def test_c_contiguous_layouts_always_chain():
+    """cpu_direct skips reshape_strides for C-contiguous arrays: it never refuses one."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        shape = tuple(int(n) for n in rng.integers(0, 4, rng.integers(0, 5)))
+        h = np.empty(shape, np.float32)
+        if h.ndim and rng.random() < 0.5:  # length-1 axes with odd strides, still contiguous
+            h = np.lib.stride_tricks.as_strided(h, strides=tuple(
+                s * 7 if n == 1 else s for n, s in zip(h.shape, h.strides)))
+        if not h.flags.c_contiguous:
+            continue
+        for new in [(h.size,), (1, h.size), (h.size, 1)] + (
+                [shape[::-1]] if h.size == int(np.prod(shape[::-1])) else []):
+            assert reshape_strides(h.shape, h.strides, new) is not None, (shape, h.strides, new)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 70000 as float16: both
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_where_answers_as_the_full_call(dtype):
+    rng = np.random.default_rng(11)
+    layouts = _layouts(rng, dtype)
+    for layout, h in layouts.items():
+        x = xp.asarray(h, device="cpu")
+        m = xp.asarray(rng.random(h.shape) > 0.5, device="cpu")
+        other = xp.asarray(np.ones(h.shape, np.int16), device="cpu")
+        row = xp.asarray(np.zeros(h.shape[-1:], np.float32), device="cpu")
+        for x1, x2 in [(x, x), (x, other), (other, x), (x, 0), (1.5, x), (x, True),
+                       (x, 1j), (x, -0.0), (x, 70000), (x, row), (0, 1.0),
+                       (x, np.float32(2.0)), (x, None), (None, None),
+                       (x, xp.asarray(h, device="emulator"))]:
+            for condition in (m, x, xp.asarray(True, device="cpu")):
+                public = xp.where
+                direct = _outcome(lambda: public(condition, x1, x2))
+                full = _outcome(lambda: public.__wrapped__(condition, x1, x2))
+                assert direct == full, (layout, x1, x2)
+
+
+def test_other_devices_and_native_arrays_go_the_full_way(arr, host):
+    h = np.arange(6.0).reshape(2, 3)
+    on_suite = arr(h)  # the emulator, or the GPU
+    c = xp.asarray(h, device="cpu")
+    assert xp.permute_dims(on_suite, (1, 0)).device == on_suite.device
+    np.testing.assert_array_equal(host(xp.flip(on_suite, axis=0)), h[::-1])
+    with xp.backend("numpy"):
+        assert type(xp.flip(h)) is np.ndarray
+    with pytest.raises(ValueError, match="different devices"):
+        xp.where(xp.asarray(h > 1, device="cpu"), c, on_suite)
+
+
+def test_signatures_are_the_standards():
+    for name in cpu_direct._DIRECT:
+        function = getattr(xp, name)
+        assert function.__wrapped__ is not function
+        assert (inspect.signature(function, follow_wrapped=False)
+                == inspect.signature(function.__wrapped__)), name
+        assert function.__name__ == name and function.__module__ == "infini_cupy"
+    with pytest.raises(TypeError):
+        xp.permute_dims(x=xp.ones(2, device="cpu"), axes=(0,))
