@@ -312,6 +312,37 @@ def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("bool", "int8", "uint64", "float16", "complex64"))
+@pytest.mark.parametrize("name", ("logical_and", "logical_or", "logical_xor"))
+def test_logical_functions_read_python_ints_as_int64(device, dtype, name, to_host):
+    """NumPy's logical functions read a Python int as a C long: one past int64's range is an
+    OverflowError on every device and in every form (a repeat, ``out=``, fused, lazy); one
+    inside it is its truth value."""
+    h = np.random.default_rng(44).integers(-2, 3, 16).astype(dtype)
+    x = xp.asarray(h, device=device)
+    f = getattr(xp, name)
+    fused = xp.fuse(lambda a, s: f(a, s))
+
+    def lazy(a, s):
+        with xp.lazy():
+            r = f(a, s)
+        return r
+
+    forms = (lambda s: f(x, s), lambda s: f(s, x), fused, lambda s: lazy(x, s),
+             lambda s: f(x, s, out=xp.empty(16, dtype=xp.bool, device=device)))
+    for form in forms:
+        for v in (0, 2**63 - 1, -(2**63), 2**63, 2**64, -(2**63) - 1, 10**30, 300):
+            if -(2**63) <= v < 2**63:
+                got = to_host(form(x, v) if form is fused else form(v))
+                np.testing.assert_array_equal(got, getattr(np, name)(h, v))
+            else:
+                with pytest.raises(OverflowError):
+                    getattr(np, name)(h, v)
+                with pytest.raises(OverflowError):
+                    form(x, v) if form is fused else form(v)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
     x = xp.asarray(np.array([-1.0, 0.0, 1.0], np.float32), device=device)
     with warnings.catch_warnings():
