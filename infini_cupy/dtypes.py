@@ -340,6 +340,9 @@ def plain_scalar_bounds(dtype):
     return None
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 def scalar_value(value, dtype):
     """Python scalar ``value`` as a NumPy scalar of ``dtype`` (what a kernel receives by value,
     see :func:`kernel_scalar`).
@@ -350,6 +353,11 @@ def scalar_value(value, dtype):
     if not scalar_fits(value, dt):
         raise OverflowError(f"Python integer {value} out of bounds for {dt}")
     if dt.kind == "b":
+        # Only the logical functions compute in bool with a Python int: NumPy's read it as
+        # a C long first, and refuse one past int64's range
+        if type(value) is int and not _INT64_MIN <= value <= _INT64_MAX:
+            raise OverflowError(f"Python integer {value} out of bounds for int64 (a logical "
+                                f"function reads an int operand as int64, as NumPy's do)")
         return np.bool_(bool(value))  # truth value, as NumPy's cast (1j is True)
     if dt.kind in "iu" and isinstance(value, complex):
         value = value.real

@@ -42,6 +42,7 @@ from ..arrays import is_writeable
 from ..dtypes import is_bfloat16
 from .resolution import operand_type, resolve
 from .ops import OPS
+from .plan import broadcast_shapes
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -77,6 +78,18 @@ def check_out(name: str, out, result_dtype) -> None:
     if out.dtype != result_dtype and not np.can_cast(result_dtype, out.dtype, "same_kind"):
         raise TypeError(f"{name}(): the result of dtype {result_dtype} cannot be cast into out "
                         f"of dtype {out.dtype} (same_kind casting)")
+
+
+def check_out_shape(name: str, args, out) -> None:
+    """ValueError unless ``out`` has the result's shape: NumPy would broadcast the operands
+    up to a bigger ``out=`` (``add(x, 1, out=o)`` of ``x`` (3,) and ``o`` (2, 3)), which the
+    kernels of every other device refuse."""
+    shapes = [a.shape for a in args if type(a) not in _PYTHON_SCALARS]
+    if all(s == out.shape for s in shapes):
+        return
+    shape = broadcast_shapes(name, *shapes)
+    if shape != out.shape:
+        raise ValueError(f"{name}(): out has shape {out.shape}, the result has shape {shape}")
 
 
 def _types(args) -> tuple:
@@ -136,6 +149,7 @@ def call(name: str, args, out):
             repeatable = False  # a cast of our own: `call` itself at every repeat
             break
     if out is not None:
+        check_out_shape(name, args, out)
         check_out(name, out, loop.result)
     # None: a special case (_SPECIAL, _SPECIAL_LOOPS) or clip
     ufunc = _UFUNCS.get(name) if _special(name, loop) is None else None
@@ -213,6 +227,10 @@ def repeat_into(key: tuple, args, out) -> bool:
     answer = plain_calls_into.get(key)
     if answer is None or not is_writeable(out):  # read-only: call raises, naming the function
         return False
+    try:
+        check_out_shape("", args, out)
+    except ValueError:
+        return False  # call raises, naming the function
     token = silence()
     try:
         answer(*args, out=out)

@@ -180,7 +180,10 @@ def remember(name, args, backend, plan, shape, dtype_out, dtype_in, scalar_mask,
         masks[0], tuple((k, masks[k + 1]) for k in known.array_indices))
     known.on_gpu = backend == "cuda"
     known.copies = {}
-    known.bounds = dtypes.plain_scalar_bounds(dtype_in)
+    # A complex scalar of a loop that is not complex (logical functions take its truth
+    # value) has no range to compare with: it takes the full conversion.
+    known.bounds = None if any(type(args[k]) is complex for k in known.scalars) \
+        else dtypes.plain_scalar_bounds(dtype_in)
     known.out_id = None  # the output's layout id, from the first output of the hot path
     known.native = None  # what runtime/hot_calls.c reads of known.fast's call, if it can
     known.compiled_launch = None  # a GPU's launch record for compiled_launch.c (compiled_launch_record)

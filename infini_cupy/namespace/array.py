@@ -425,7 +425,11 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
         _check_promotes(value.dtype, view.dtype)
         value = astype(value, view.dtype)
     if value.shape != view.shape and (zero_d_broadcast or value.ndim):
-        value = _broadcast(library, value, view.shape)
+        try:
+            value = _broadcast(library, value, view.shape)
+        except ValueError:  # NumPy's message names no shape for a value of more dims
+            raise ValueError(f"x[key] = value: value of shape {tuple(value.shape)} does not "
+                             f"broadcast to x[key]'s shape {tuple(view.shape)}") from None
     return value
 
 

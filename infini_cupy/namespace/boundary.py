@@ -703,7 +703,7 @@ def _as_is(asarray):
                     and (device is None or _on_cpu(device)[0] == obj._b)):
                 return obj
         elif (kind is np.ndarray and dtype is None and copy is None
-              and obj.dtype.kind in _NUMERIC_KINDS):
+              and obj.dtype.kind in _NUMERIC_KINDS and obj.dtype.isnative):
             # a NumPy array onto a CPU device: wrapped as it is, what the full call gives
             backend = _on_cpu(device)[0] if device is not None else get_backend()
             if backend is not None and backend != "cuda":

@@ -198,6 +198,10 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     TypeError: asarray: list input gives dtype <U1 ('<U1'), not a boolean or numeric dtype
     """
     check_plain_buffer(obj, "asarray")
+    if type(obj) is memoryview:
+        obj = np.asarray(obj)  # a view: its format's byte order is seen below
+    if isinstance(obj, np.ndarray) and not obj.dtype.isnative:
+        obj, copy = _native_byte_order(obj, copy)
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
@@ -222,6 +226,18 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         raise kind(f"asarray: {e}") from e
     _check_numeric(obj, result.dtype)
     return result
+
+
+def _native_byte_order(obj, copy):
+    """(``obj``'s values in native byte order, the ``copy`` still asked for): the kernels
+    copy native byte order only, and CuPy's ``asarray`` swaps to it too, so every device
+    holds the same dtype. The swap is a copy: ``copy=False`` refuses it."""
+    if obj.dtype.kind not in "biufc":
+        return obj, copy  # not numeric: _check_numeric names it
+    if copy is False:
+        raise ValueError(f"asarray: dtype {obj.dtype.str!r} needs a copy into native byte "
+                         f"order, and copy=False was given")
+    return obj.astype(obj.dtype.newbyteorder("=")), None  # a new array: copied already
 
 
 def _check_numeric(obj, dtype) -> None:

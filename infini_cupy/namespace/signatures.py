@@ -22,7 +22,7 @@ NAMESPACE = {
     "empty": ("shape, *, dtype=None, device=None", ""),
     "empty_like": ("x, /, *, dtype=None, device=None", "x"),
     "eye": ("n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", ""),
-    "from_dlpack": ("x, /, *, device=None, copy=None", ""),
+    "from_dlpack": ("x, /, *, device=None, copy=None", "~x"),
     "full": ("shape, fill_value, *, dtype=None, device=None", ""),
     "full_like": ("x, /, fill_value, *, dtype=None, device=None", "x"),
     "linspace": ("start, stop, /, num, *, dtype=None, device=None, endpoint=True", ""),

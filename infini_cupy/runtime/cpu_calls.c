@@ -61,6 +61,35 @@ static PyObject *type_of(PyObject *operand, PyObject *ndarray_type) {
     return NULL;
 }
 
+/* Whether the array operands broadcast to exactly out's shape (`operands` hold NumPy arrays
+ * and Python scalars): NumPy would broadcast them up to a bigger out=, which every device
+ * refuses, so anything else takes the Python way (numpy_backend.check_out_shape raises). */
+static int out_shape_fits(PyObject *const *operands, Py_ssize_t n, PyObject *out,
+                          PyObject *ndarray_type) {
+    numpy_fields *o = (numpy_fields *)out;
+    int widest = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (Py_TYPE(operands[i]) == (PyTypeObject *)ndarray_type &&
+            ((numpy_fields *)operands[i])->nd > widest)
+            widest = ((numpy_fields *)operands[i])->nd;
+    if (widest != o->nd)
+        return 0;
+    for (int d = 0; d < o->nd; d++) {
+        Py_ssize_t got = 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (Py_TYPE(operands[i]) != (PyTypeObject *)ndarray_type)
+                continue;
+            numpy_fields *a = (numpy_fields *)operands[i];
+            int k = d - (o->nd - a->nd);
+            if (k >= 0 && a->dimensions[k] != 1)
+                got = a->dimensions[k];
+        }
+        if (got != o->dimensions[d])
+            return 0;
+    }
+    return 1;
+}
+
 PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
                    PyObject *b, PyObject *ndarray_type) {
     if (plain_calls == NULL || n < 1 || n > 2)
@@ -88,6 +117,8 @@ PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyOb
         return PyErr_Occurred() ? NULL : (Py_INCREF(Py_None), Py_None);
     if (out != NULL && !(flags_readable && (((numpy_fields *)out)->flags & NPY_ARRAY_WRITEABLE)))
         Py_RETURN_NONE;  /* read-only (or flags unread): the Python way raises, naming it */
+    if (out != NULL && !out_shape_fits(operands, n, out, ndarray_type))
+        Py_RETURN_NONE;  /* not the result's shape: the Python way raises, naming it */
     Py_INCREF(answer);
     PyObject *token = PyContextVar_Set(errstate_var, ignore_all);
     if (token == NULL) {

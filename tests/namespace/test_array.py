@@ -279,6 +279,23 @@ def test_array_policy_and_dlpack(backend_name, arr):
         np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), a)
 
 
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_from_dlpack_of_an_array_stays_on_its_device(device):
+    """``xp.from_dlpack(x)`` of an Array is on x's device (the standard: the producer's,
+    when ``device`` is None), whatever backend is in force; ``device=`` moves it."""
+    h = rng.standard_normal((3, 4)).astype(np.float32)
+    x = xp.asarray(h, device=device)[:, ::-2]
+    other = "cpu" if device == "emulator" else "emulator"
+    for backend in ("numpy", "emulate"):
+        with xp.backend(backend):
+            for copy in (None, True, False):
+                y = xp.from_dlpack(x, copy=copy)
+                assert type(y) is xp.Array and y.device == device
+                np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), h[:, ::-2])
+                assert xp.from_dlpack(x, device=other, copy=copy).device == other
+    assert xp.from_dlpack(np.from_dlpack(x), device=device).device == device
+
+
 def test_constructor_is_not_public():
     with pytest.raises(TypeError, match="asarray"):
         xp.Array(np.ones(3))

@@ -521,3 +521,24 @@ def test_numpy_backend_raises_the_same_errors():
             with pytest.raises(error, match=match):
                 call()
         assert (y == SENTINEL).all()
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_setitem_of_a_value_that_does_not_broadcast_names_both_shapes(device):
+    """``x[key] = value`` with a value that does not broadcast to ``x[key]`` (more dims, or a
+    length other than 1 or the view's) is a ValueError naming both shapes on every device and
+    layout, and writes nothing."""
+    rng = np.random.default_rng(47)
+    h = rng.standard_normal((4, 6)).astype(F32)
+    for key, shape in [((slice(None), 1), (2, 4)), ((slice(None), 1), (1, 4)), (0, (3,)),
+                       ((slice(None, None, -1), slice(None, None, 2)), (4, 2)),
+                       (Ellipsis, (2, 4, 6)), ((None, 1), (2, 6))]:
+        for layout in (lambda a: a, lambda a: a.T.copy().T, lambda a: a[::-1]):
+            x = xp.asarray(layout(h.copy()), device=device)
+            before = np.asarray(x.to_device("cpu")).copy()
+            value = xp.asarray(rng.standard_normal(shape).astype(F32), device=device)
+            expected = np.asarray(x.to_device("cpu"))[key].shape
+            with pytest.raises(ValueError, match=re.escape(f"{shape}") + ".*"
+                               + re.escape(f"{expected}")):
+                x[key] = value
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), before)

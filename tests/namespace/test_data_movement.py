@@ -84,6 +84,29 @@ def test_asarray_of_python_objects(same):
     same(xp.asarray(2.5, device="cpu"), np.asarray(2.5))
 
 
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+@pytest.mark.parametrize("dtype", ["int16", "uint32", "float32", "float64", "complex128"])
+def test_asarray_of_swapped_bytes_holds_native_order(device, dtype):
+    """A NumPy array (or buffer) of non-native byte order becomes an Array of the same values
+    in native order, as CuPy's ``asarray`` gives on a GPU: the kernels take native order only.
+    It is a copy, so ``copy=False`` refuses it."""
+    rng = np.random.default_rng(45)
+    native = (rng.standard_normal((3, 4)) * 100).astype(dtype)
+    swapped = native.astype(native.dtype.newbyteorder("S"))
+    for source in (swapped, swapped.T, swapped[::-1, ::2], memoryview(swapped)):
+        expected = np.asarray(source)
+        for asked in (None, np.dtype(dtype), np.dtype("complex128")):
+            x = xp.asarray(source, dtype=asked, device=device)
+            assert x.dtype == (expected.dtype.newbyteorder("=") if asked is None else asked)
+            host = np.asarray(x.to_device("cpu"))
+            np.testing.assert_array_equal(host, expected.astype(x.dtype))
+            np.testing.assert_array_equal(np.asarray((x + 1).to_device("cpu")), host + 1)
+        copied = xp.asarray(source, copy=True, device=device)
+        assert not np.shares_memory(np.asarray(copied.to_device("cpu")), expected)
+        with pytest.raises(ValueError, match=r"byte order.*copy=False"):
+            xp.asarray(source, copy=False, device=device)
+
+
 @pytest.mark.parametrize("target", DTYPES + ("int64", "float64", "complex64"))
 def test_astype_matches_numpy(target, to_device, same, launches, cast_launches):
     for shape, dtype, layout, rng in cases(3, 12):

@@ -412,6 +412,22 @@ def test_each_calls_scalar_is_its_own(arr, host, values):
         assert _bits(host(v - x)) == _bits(reflected), v
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bool", "int32"])
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_a_complex_scalar_repeats_where_the_loop_is_not_complex(arr, host, name, dtype):
+    """Logical functions compute in bool whatever the scalar's kind: a repeat with a complex
+    scalar (its truth value) gives NumPy's answer, as the first call does."""
+    h = np.random.default_rng(7).integers(-2, 3, (3, 5)).astype(dtype)
+    x = arr(h)
+    for v in (1j, 0j, 2j, 0j, 2.5 + 0j):
+        expected = getattr(np, name)(h, v)
+        assert _bits(host(getattr(xp, name)(x, v))) == _bits(expected), v
+        assert _bits(host(getattr(xp, name)(v, x))) == _bits(expected), v
+        out = arr(np.zeros((3, 5), bool))
+        getattr(xp, name)(x, v, out=out)
+        assert _bits(host(out)) == _bits(expected), v
+
+
 def test_outputs_of_another_allocator_on_a_warm_cache(arr, host):
     """Under ``arrays.outputs_from``, outputs off the 16-byte packs: the vector flag from
     their own address, the Array settled from its own layout."""

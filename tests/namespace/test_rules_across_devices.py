@@ -12,6 +12,7 @@ signatures, apart from its documented choices.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 import zlib
 
@@ -309,6 +310,74 @@ def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host
     minus_one = h.astype(np.int64) == -1 if h.dtype.kind == "i" else np.zeros(h.shape, bool)
     expected = np.where(h == 1, 1, np.where(minus_one, -1, 0))
     assert got.dtype == h.dtype and np.array_equal(got, expected.astype(h.dtype))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("bool", "int8", "uint64", "float16", "complex64"))
+@pytest.mark.parametrize("name", ("logical_and", "logical_or", "logical_xor"))
+def test_logical_functions_read_python_ints_as_int64(device, dtype, name, to_host):
+    """NumPy's logical functions read a Python int as a C long: one past int64's range is an
+    OverflowError on every device and in every form (a repeat, ``out=``, fused, lazy); one
+    inside it is its truth value."""
+    h = np.random.default_rng(44).integers(-2, 3, 16).astype(dtype)
+    x = xp.asarray(h, device=device)
+    f = getattr(xp, name)
+    fused = xp.fuse(lambda a, s: f(a, s))
+
+    def lazy(a, s):
+        with xp.lazy():
+            r = f(a, s)
+        return r
+
+    forms = (lambda s: f(x, s), lambda s: f(s, x), fused, lambda s: lazy(x, s),
+             lambda s: f(x, s, out=xp.empty(16, dtype=xp.bool, device=device)))
+    for form in forms:
+        for v in (0, 2**63 - 1, -(2**63), 2**63, 2**64, -(2**63) - 1, 10**30, 300):
+            if -(2**63) <= v < 2**63:
+                got = to_host(form(x, v) if form is fused else form(v))
+                np.testing.assert_array_equal(got, getattr(np, name)(h, v))
+            else:
+                with pytest.raises(OverflowError):
+                    getattr(np, name)(h, v)
+                with pytest.raises(OverflowError):
+                    form(x, v) if form is fused else form(v)
+
+
+@pytest.mark.parametrize("hot_path", ["compiled", "python"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_out_must_have_the_results_shape_on_every_device(device, hot_path, to_host):
+    """``out=`` of another shape than the broadcast result's is a ValueError naming both
+    shapes on every device, at the first call and at its repeats (NumPy alone would broadcast
+    the operands up to a bigger ``out``); ``out`` of the result's shape takes NumPy's values."""
+    from infini_cupy.namespace import boundary
+
+    rng = np.random.default_rng(46)
+    shapes = [(), (1,), (3,), (0,), (2, 1), (2, 3), (1, 3), (2, 0), (4, 2, 3)]
+    hot = boundary.python_hot_path() if hot_path == "python" else contextlib.nullcontext()
+    with hot:
+        for _ in range(60):
+            s1, s2, so = (shapes[i] for i in rng.integers(0, len(shapes), 3))
+            a, b = rng.standard_normal(s1).astype(np.float32), rng.standard_normal(s2)
+            try:
+                result = np.broadcast_shapes(s1, s2)
+            except ValueError:
+                continue
+            x, y = xp.asarray(a, device=device), xp.asarray(b.astype(np.float32), device=device)
+            for _ in range(2):  # the first call, then its repeat
+                for call, want in ((lambda o: xp.add(x, y, out=o), result),
+                                   (lambda o: xp.multiply(x, 2.0, out=o), s1),
+                                   (lambda o: xp.negative(x, out=o), s1)):
+                    out = xp.zeros(so, dtype=xp.float32, device=device)
+                    if so != want:
+                        with pytest.raises(ValueError, match=r"out has shape.*result has shape"):
+                            call(out)
+                        assert not np.any(to_host(out)), "nothing written"
+                    else:
+                        call(out)
+            if so == result:
+                out = xp.zeros(so, dtype=xp.float32, device=device)
+                xp.add(x, y, out=out)
+                np.testing.assert_array_equal(to_host(out), a + b.astype(np.float32))
 
 
 @pytest.mark.parametrize("device", DEVICES)
