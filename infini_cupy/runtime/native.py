@@ -39,6 +39,7 @@ MODULE = "hot_calls"  # PyInit_hot_calls, its one exported symbol (-fvisibility=
 # one compiler the emulator already needs.
 OPTIONS = ("-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden")
 LANGUAGE = ("-x", "c")
+LIBRARIES = ("-lm",)  # float_range.c's nextafterf: libm, named rather than assumed loaded
 COMPILE_TIMEOUT_S = 120.0
 
 _log = logging.getLogger("infini_cupy")
@@ -77,7 +78,7 @@ def library_path(cache_dir: Path | None = None, suffix: str | None = None) -> Pa
     digest = hashlib.sha256()
     for path in (*SOURCES, *HEADERS):
         digest.update(path.read_bytes())
-    digest.update(" ".join((*OPTIONS, *LANGUAGE)).encode())
+    digest.update(" ".join((*OPTIONS, *LANGUAGE, *LIBRARIES)).encode())
     # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
     suffix = suffix or sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     return ((cache_dir or config.cache_dir()) / "native"
@@ -112,7 +113,7 @@ def _build(path: Path, include: str | None = None) -> None:
     try:
         include = include or sysconfig.get_paths()["include"]
         sources = [part for source in SOURCES for part in (*LANGUAGE, str(source))]
-        command = [CXX, *OPTIONS, f"-I{include}", *sources, "-o", tmp]
+        command = [CXX, *OPTIONS, f"-I{include}", *sources, *LIBRARIES, "-o", tmp]
         if sys.platform == "darwin":
             command.insert(-2, "-undefined")
             command.insert(-2, "dynamic_lookup")
