@@ -129,6 +129,8 @@ def _cpu_rows():
     a, b = (rng.standard_normal(RATIO_SHAPE).astype(np.float32) for _ in range(2))
     c, m = np.empty_like(a), a > 0
     x, y, z, mask = (xp.asarray(v, device="cpu") for v in (a, b, c, m))
+    a3 = a.reshape(RATIO_SHAPE[0], 1, RATIO_SHAPE[1])
+    x3 = xp.asarray(a3, device="cpu")
     shape = RATIO_SHAPE
     return [
         ("xp.add(x, y)", lambda: xp.add(x, y), lambda: np.add(a, b)),
@@ -136,9 +138,13 @@ def _cpu_rows():
         ("x > 0", lambda: x > 0, lambda: a > 0),
         ("xp.exp(x)", lambda: xp.exp(x), lambda: np.exp(a)),
         ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z), lambda: np.add(a, b, out=c)),
+        ("xp.maximum(x, 0.0)", lambda: xp.maximum(x, 0.0), lambda: np.maximum(a, 0.0)),
         ("xp.where(m, x, y)", lambda: xp.where(mask, x, y), lambda: np.where(m, a, b)),
+        ("xp.count_nonzero(x)", lambda: xp.count_nonzero(x), lambda: np.count_nonzero(a)),
         ("xp.zeros(shape, dtype)", lambda: xp.zeros(shape, dtype=xp.float32),
          lambda: np.zeros(shape, dtype=np.float32)),
+        ("xp.empty(shape)", lambda: xp.empty(shape), lambda: np.empty(shape)),
+        ("xp.zeros_like(x)", lambda: xp.zeros_like(x), lambda: np.zeros_like(a)),
         ("xp.asarray(x)", lambda: xp.asarray(x), lambda: np.asarray(a)),
         ("xp.asarray(a) (a NumPy array)", lambda: xp.asarray(a, device="cpu"),
          lambda: np.asarray(a)),
@@ -147,6 +153,27 @@ def _cpu_rows():
         ("xp.clip(x, -1.0, 1.0)", lambda: xp.clip(x, -1.0, 1.0), lambda: np.clip(a, -1.0, 1.0)),
         ("xp.astype(x, xp.float64)", lambda: xp.astype(x, xp.float64),
          lambda: a.astype(np.float64)),
+        ("xp.astype(x, xp.int32)", lambda: xp.astype(x, xp.int32), lambda: a.astype(np.int32)),
+        ("xp.permute_dims(x, (1, 0))", lambda: xp.permute_dims(x, (1, 0)),
+         lambda: np.permute_dims(a, (1, 0))),
+        ("xp.squeeze(x3, axis=1)", lambda: xp.squeeze(x3, axis=1), lambda: np.squeeze(a3, axis=1)),
+        ("xp.flip(x)", lambda: xp.flip(x), lambda: np.flip(a)),
+        ("xp.flip(x, axis=0)", lambda: xp.flip(x, axis=0), lambda: np.flip(a, axis=0)),
+        ("xp.reshape(x, (64, 48))", lambda: xp.reshape(x, (64, 48)), lambda: np.reshape(a, (64, 48))),
+        ("xp.expand_dims(x, axis=0)", lambda: xp.expand_dims(x, axis=0),
+         lambda: np.expand_dims(a, axis=0)),
+        ("xp.moveaxis(x, 0, 1)", lambda: xp.moveaxis(x, 0, 1), lambda: np.moveaxis(a, 0, 1)),
+        ("x.T", lambda: x.T, lambda: a.T),
+        ("xp.concat([x, y])", lambda: xp.concat([x, y]), lambda: np.concat([a, b])),
+        ("xp.concat([x, y], axis=1)", lambda: xp.concat([x, y], axis=1),
+         lambda: np.concat([a, b], axis=1)),
+        ("xp.stack([x, y])", lambda: xp.stack([x, y]), lambda: np.stack([a, b])),
+        ("xp.tile(x, (2, 1))", lambda: xp.tile(x, (2, 1)), lambda: np.tile(a, (2, 1))),
+        ("xp.repeat(x, 2, axis=0)", lambda: xp.repeat(x, 2, axis=0), lambda: np.repeat(a, 2, axis=0)),
+        ("xp.roll(x, 3)", lambda: xp.roll(x, 3), lambda: np.roll(a, 3)),
+        ("xp.roll(x, (1, 2), axis=(0, 1))", lambda: xp.roll(x, (1, 2), axis=(0, 1)),
+         lambda: np.roll(a, (1, 2), axis=(0, 1))),
+        ("x @ y.T", lambda: x @ y.T, lambda: a @ b.T),
         ("xp.result_type(x, 1.0)", lambda: xp.result_type(x, 1.0),
          lambda: np.result_type(a, 1.0)),
         ("xp.isdtype(x.dtype, kind)", lambda: xp.isdtype(x.dtype, "real floating"),
