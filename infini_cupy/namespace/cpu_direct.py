@@ -1,18 +1,20 @@
 """Public functions whose answer on the ``cpu`` device is one NumPy call, made directly.
 
 On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
-``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where`` and
-``count_nonzero``, the full call (the boundary's wrapper, the delegated function or our data
+``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
+``count_nonzero``, and ``concat`` and ``stack`` of one dtype, the full call (the boundary's wrapper, the delegated function or our data
 movement, then array_api_compat) ends in one NumPy call on the native arrays with the public
 call's arguments, and wraps what comes back; for ``astype`` to another dtype, in
 ``numpy_casts``' cast (the GPU's answers for NaN and out-of-range floats into integers).
 For ``cpu`` Arrays and arguments of the common kinds (ints and tuples of ints for axes and
-shapes, Python scalars for ``where``'s values, a dtype pair ``astype`` has checked before),
+shapes, Python scalars for ``where``'s values, a dtype pair ``astype`` has checked before,
+a list or tuple of Arrays of one dtype to join along an int axis),
 each function here makes that call itself (for an int axis, NumPy's own steps without its
 axis normalisation) and wraps the result: the full call's answer at a fraction of its cost.
 Anything else goes the full way and raises what it always raised: another device, a NumPy
 array or scalar, an argument of another kind, an axis out of range, a shape that needs a
-copy, a bfloat16 operand of ``where``, a cast not checked before or to the same dtype.
+copy, a bfloat16 operand of ``where``, a cast not checked before or to the same dtype,
+arrays to join that NumPy refuses or whose dtypes differ (our promotion).
 
 The emulator and GPUs keep the full way: their calls run the boundary a GPU runs, which is
 what the emulator is there to test. ``cpu`` Arrays are never deferred (``lazy()`` defers
@@ -30,7 +32,7 @@ import numpy as np
 
 from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int
 from ..strided.copy import check_copyable_dtype
-from .data_movement import _checked_casts
+from .data_movement import _checked_casts, _joined_by_numpy
 from .array import Array, wrap, wrap_result
 from .patterns import reshape_strides
 
@@ -217,9 +219,61 @@ def astype(full):
     return astype
 
 
+# the dtypes whose concat or stack passed check_copyable_dtype (as _reshapable)
+_joinable: set = set()
+
+
+def _natives_of_one_dtype(arrays, what: str):
+    """The NumPy arrays of a list or tuple of ``cpu`` Arrays of one dtype the kernels copy
+    (data_movement's ``_result_dtype`` lets NumPy join those itself), or None."""
+    kind = type(arrays)
+    if (kind is not list and kind is not tuple) or not arrays:
+        return None
+    natives = []
+    for v in arrays:
+        if type(v) is not Array or v._b != _CPU:
+            return None
+        natives.append(v._a)
+    dtype = natives[0].dtype
+    for a in natives:
+        if a.dtype != dtype:
+            return None  # promoted by our rules: the full way
+    if dtype not in _joinable:
+        check_copyable_dtype(dtype, what)  # its TypeError is the full call's
+        _joinable.add(dtype)
+    return natives
+
+
+def concat(full):
+    def concat(arrays, /, *, axis=0):
+        if type(axis) is int:
+            natives = _natives_of_one_dtype(arrays, "concat")
+            if natives is not None:
+                joined = _joined_by_numpy(np.concatenate, natives, axis)
+                if joined is not None:
+                    return wrap(joined, _CPU)
+        return full(arrays, axis=axis)
+
+    return concat
+
+
+def stack(full):
+    def stack(arrays, /, *, axis=0):
+        if type(axis) is int:
+            natives = _natives_of_one_dtype(arrays, "stack")
+            if natives is not None:
+                joined = _joined_by_numpy(np.stack, natives, axis)
+                if joined is not None:
+                    return wrap(joined, _CPU)
+        return full(arrays, axis=axis)
+
+    return stack
+
+
 _DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,
            "expand_dims": expand_dims, "moveaxis": moveaxis, "reshape": reshape,
-           "where": where, "count_nonzero": count_nonzero, "astype": astype}
+           "where": where, "count_nonzero": count_nonzero, "astype": astype,
+           "concat": concat, "stack": stack}
 
 
 def install(public: dict) -> None:

@@ -168,6 +168,28 @@ def test_where_answers_as_the_full_call(dtype):
                 assert direct == full, (layout, x1, x2)
 
 
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_concat_and_stack_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(13)
+    layouts = {name: xp.asarray(h, device="cpu") for name, h in _layouts(rng, dtype).items()}
+    other_dtype = xp.asarray(np.ones((6, 1, 8), np.int16), device="cpu")
+    emulated = xp.asarray(np.ones((6, 1, 8), dtype if dtype != "bfloat16" else np.float32),
+                          device="emulator")
+    for name, x in layouts.items():
+        mates = [[x], [x, x], (x, x, x), [x, layouts["contiguous"]], [x, layouts["reversed"]],
+                 [x, layouts["2-d"]], [x, other_dtype], [x, x._a], [x, emulated], []]
+        for arrays in mates:
+            for axis in (0, 1, 2, -1, -3, 3, -4, None, 1.0, True):
+                for function in ("concat", "stack"):
+                    public = getattr(xp, function)
+                    direct = _outcome(lambda: public(arrays, axis=axis))
+                    full = _outcome(lambda: public.__wrapped__(arrays, axis=axis))
+                    assert direct == full, (function, name, len(arrays), axis)
+                    if len(direct) > 2:  # a new array, never a view of an input
+                        assert not any(np.shares_memory(public(arrays, axis=axis)._a, a._a)
+                                       for a in arrays if type(a) is xp.Array), function
+
+
 def test_other_devices_and_native_arrays_go_the_full_way(arr, host):
     h = np.arange(6.0).reshape(2, 3)
     on_suite = arr(h)  # the emulator, or the GPU
