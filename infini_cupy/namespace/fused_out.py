@@ -79,11 +79,30 @@ def write_out(name, result, out):
     return out
 
 
+def write_again(name, result, out):
+    """``write_out`` for a repeat of a call whose first passed its checks (the cpu device's
+    unfused calls, remembered by ``out``'s layout: its shape, dtype, device and
+    self-overlap): a result of ``out``'s dtype and shape on the cpu is copied in by NumPy when
+    ``out`` is writeable (what ``rearrange_`` does there); anything else goes
+    ``write_out``'s way, which raises what it raised."""
+    native = out._a if type(out) is Array else out
+    source = result
+    if type(source) is Array:
+        source = source._a if source._b == "numpy" else None
+    if (type(source) is np.ndarray and type(native) is np.ndarray
+            and source.dtype == native.dtype and source.shape == native.shape
+            and native.flags.writeable):
+        np.copyto(native, source)
+        return out
+    return write_out(name, result, out)
+
+
 def into_record(prepared, args, out, scalar_args):
     """What a repeated call into ``out`` reads (:func:`run_into`): of Arrays into an Array,
     or of native arrays into a native array; made after a call that passed
     ``launch_into``'s checks, or None where every call goes that way (``out`` of another
-    dtype or backend, Arrays and native arrays mixed, an empty result): the backend and, on a
+    dtype or backend, Arrays into a native array, an empty result); Arrays and native arrays
+    mixed into an Array are kept too: the backend and, on a
     GPU, ``out``'s device, the input checks, ``out``'s per-call checks as the elementwise
     functions' repeats make them (``short_path.out_check``) and its 16-byte mask, the plan
     for ``out``'s strides (the arguments before the flag, kernel, grid, block, the flag for
@@ -95,14 +114,14 @@ def into_record(prepared, args, out, scalar_args):
     native, backend = (out._a, out._b) if arrays else (out, prepared.backend)
     if (prepared.plan is None or backend != prepared.backend
             or (prepared.wrap is not None) != arrays
-            or not all(unwrap == arrays for _, unwrap, _, _ in prepared.input_checks)
+            or not (arrays or not any(unwrap for _, unwrap, _, _ in prepared.input_checks))
             or native.dtype != prepared.fx.output_dtypes[0] or self_overlapping(native)):
         return None
     plan = plan_fused(*prepared.layouts, (tuple(native.strides),))
     if plan is None:
         return None
-    checks = out_check(native, [(k, args[k]._a if arrays else args[k])
-                                for k, _, _, _ in prepared.input_checks])
+    checks = out_check(native, [(k, args[k]._a if unwrap else args[k])
+                                for k, unwrap, _, _ in prepared.input_checks])
     masks = plan.vector_masks
     flags = (FLAG_OFF, FLAG_OFF if masks is None else FLAG_ON)
     device = native.data.device_id if backend == "cuda" else None
@@ -113,9 +132,9 @@ def into_record(prepared, args, out, scalar_args):
 
 def run_into(record, args, out, head_for):
     """A repeated call into ``out`` from :func:`into_record`: of settled Arrays into an Array
-    (runtime/hot_calls.c's ``fused_into`` is its twin in C), or of native arrays into a
-    native array, their pointers read per call. ``out``, written, or None (nothing written)
-    for the full way (an input or ``out`` on another device than the current one, a check
+    (runtime/hot_calls.c's ``fused_into`` is its twin in C), of native arrays into a native
+    array, or of both into an Array, the native arrays' pointers read per call. ``out``,
+    written, or None (nothing written) for the full way (an input or ``out`` on another device than the current one, a check
     of ``out`` or an input failed: ``short_path.out_usable``). ``head_for``:
     ``fusion.head_for``, the arguments before the flag with the scalar arguments' slots."""
     (backend, device, checks, out_checks, out_mask, head, kernel, grid, block, flags,
@@ -130,9 +149,9 @@ def run_into(record, args, out, head_for):
     pointer = prepared.pointer
     addresses = [0] * len(args)
     inputs, misaligned = [], 0
-    for k, _, align_mask, vector_mask in checks:
+    for k, unwrap, align_mask, vector_mask in checks:
         x = args[k]
-        if arrays:
+        if unwrap:  # an Array, settled by the key
             address = addresses[k] = x._d
             x = x._a
         else:

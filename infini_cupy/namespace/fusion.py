@@ -45,32 +45,13 @@ from ..runtime.structs import dim3
 from . import pending
 from .array import Array, check_same_device, learn_out_id, settle, wrap
 from .boundary import compiled_calls, compiled_hot_calls, elementwise_operands
-from .fused_out import into_record, launch_into, run_into, write_out
+from .fused_keys import (PYTHON_SCALARS, SCALAR_TYPES, array_types, ids_into, key_into,
+                         layout_key, mixed_into, unfused_key)
+from .fused_out import into_record, launch_into, run_into, write_again, write_out
 
-_PYTHON_SCALARS = (bool, int, float, complex)
-_SCALAR_TYPES = frozenset(_PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.ALL_DTYPES)
-_array_types: set = {np.ndarray}  # and cupy.ndarray, once a call ran on a GPU
+_PYTHON_SCALARS, _SCALAR_TYPES, _array_types = PYTHON_SCALARS, SCALAR_TYPES, array_types
 _new = object.__new__
-
-
-def _ids_into(args, out):
-    """The key of a call of Arrays and scalars into the Array ``out`` (each Array's layout
-    id, each scalar's type, ``out``'s layout id), or None for any other."""
-    if out._p is not None:
-        return None
-    key = []
-    for a in args:
-        kind = type(a)
-        if kind is Array:
-            if a._p is not None:
-                return None
-            key.append(a._k or settle(a))
-        elif kind in _SCALAR_TYPES:
-            key.append(kind)
-        else:
-            return None
-    key.append(out._k or settle(out))
-    return tuple(key)
+_ids_into = ids_into
 
 
 class FusionWarning(UserWarning):
@@ -266,6 +247,7 @@ class _Raised(str):
     of devices, shapes that do not broadcast), which the unfused call raises too."""
 
 
+_NUMPY_COMPUTES = object()  # _prepare's answer on the cpu device: the function's own calls
 _UNPLANNED = "its outputs have different shapes, or more than 8 dims that do not merge"
 
 
@@ -288,6 +270,12 @@ class FusedFunction:
         self._into_by_ids = RecentCalls(1024)
         # native arrays into a native array: the layout key and out's -> into_record's
         self._into_by_key = RecentCalls(1024)
+        # Arrays and native arrays into an Array: fused_keys.mixed_into -> into_record's
+        self._mixed_into = RecentCalls(1024)
+        # calls the cpu device computes with the function's own calls, without and with
+        # out= (by fused_keys.unfused_key): _prepare, tracing and planning skipped
+        self._unfused_calls = RecentCalls(1024)
+        self._unfused_into = RecentCalls(1024)
         functools.update_wrapper(self, function)
 
     def __repr__(self):
@@ -314,6 +302,8 @@ class FusedFunction:
                 key = tuple(key)
                 prepared = self._by_ids.get(key)
                 if prepared is None:
+                    if key in self._unfused_calls:  # the cpu device: NumPy computes
+                        return self.function(*args)
                     prepared = self._prepared.get(self._key(args))
                     if (prepared is not None and prepared.wrap is not None
                             and (prepared.template is not None
@@ -337,12 +327,16 @@ class FusedFunction:
             if compiled is not None and compiled(self._into_by_ids, _SCALAR_TYPES, args,
                                                  out) is not None:
                 return out
-            key = _ids_into(args, out)  # Arrays into an Array: a record seen before
-            record = None if key is None else self._into_by_ids.get(key)
+            key, known = _ids_into(args, out), self._into_by_ids  # a record seen before
+            if key is None:  # native arrays among the Arrays: by their layouts
+                key, known = mixed_into(args, out), self._mixed_into
+            record = None if key is None else known.get(key)
             if record is not None and run_into(record, args, out, head_for) is not None:
                 if record[1] is not None:  # a GPU's
                     _keep_compiled_into(record)
                 return out
+            if record is None and key in self._unfused_into:  # the cpu device
+                return write_again(f"fuse({self.__name__})", self.function(*args), out)
         elif type(out) in _array_types and not kwargs and not pending.expressions:
             key = self._key_into(args, out)  # native arrays into one: a record seen before
             record = None if key is None else self._into_by_key.get(key)
@@ -355,30 +349,8 @@ class FusedFunction:
         return self._call(args, kwargs, out)
 
     # ------------------------------------------------------------ the cached path
-    @staticmethod
-    def _key(args):
-        key = []
-        for a in args:
-            kind = type(a)
-            if kind is Array:
-                key += (a._b, a._a.dtype, a._a.shape, a._a.strides)
-            elif kind in _SCALAR_TYPES:
-                key.append(kind)
-            elif kind in _array_types:
-                key += (kind, a.dtype, a.shape, a.strides)
-            elif a is None or kind is str:
-                key.append((kind, a))
-            else:
-                return None
-        return tuple(key)
-
-    @classmethod
-    def _key_into(cls, args, out):
-        """The layout key of a call into the native array ``out``: ``_key``'s, then ``out``'s
-        type, dtype, shape and strides (``fused_out.into_record`` keeps records of native
-        arrays alone)."""
-        key = cls._key(args)
-        return None if key is None else (*key, type(out), out.dtype, out.shape, out.strides)
+    _key = staticmethod(layout_key)
+    _key_into = staticmethod(key_into)
 
     def _inputs(self, prepared, args):
         """The kernel's input arrays, and the pointer bits off 16-byte packs; None when an
@@ -524,6 +496,11 @@ class FusedFunction:
 
     # ------------------------------------------------------------ the first call of a layout
     def _call(self, args, kwargs, out):
+        unfused = None if kwargs else unfused_key(args, out)
+        unfused_calls = self._unfused_calls if out is None else self._unfused_into
+        if unfused is not None and unfused in unfused_calls:  # the cpu device
+            result = self.function(*args)
+            return result if out is None else write_again(f"fuse({self.__name__})", result, out)
         operands = (*args, *kwargs.values()) if kwargs else args
         key = self._key(operands)
         if key is not None and kwargs:
@@ -540,8 +517,11 @@ class FusedFunction:
                 prepared = self._prepare(operands, tuple(kwargs), out)
             except (TypeError, ValueError) as error:  # devices, shapes: the unfused call's
                 return self._unfused(args, kwargs, out, _Raised(error))
-            if prepared is None:  # nothing to fuse
-                return self._unfused(args, kwargs, out, None)
+            if prepared is None or prepared is _NUMPY_COMPUTES:  # nothing to fuse
+                result = self._unfused(args, kwargs, out, None)
+                if prepared is not None and unfused is not None:  # out= passed its checks
+                    unfused_calls.remember(unfused, True)
+                return result
             if isinstance(prepared, str):
                 return self._unfused(args, kwargs, out, prepared)
             if key is not None:
@@ -558,6 +538,8 @@ class FusedFunction:
             return result
         if type(out) is Array:
             key, known = _ids_into(args, out), self._into_by_ids
+            if key is None:
+                key, known = mixed_into(args, out), self._mixed_into
         else:
             key, known = self._key_into(args, out), self._into_by_key
         if key is not None:  # passed every check of out=: its repeats by these keys
@@ -568,8 +550,8 @@ class FusedFunction:
         return result
 
     def _prepare(self, operands, keywords, out=None):
-        """The prepared call for ``operands``; None on the cpu device or without an array
-        argument; else the reason it does not fuse. ValueError for a mix of devices, as the
+        """The prepared call for ``operands``; ``_NUMPY_COMPUTES`` on the cpu device; None
+        without an array argument; else the reason it does not fuse. ValueError for a mix of devices, as the
         unfused call.
 
         The arrays the results read (and ``out``) decide as for one unfused call: the
@@ -582,8 +564,10 @@ class FusedFunction:
         read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
         _, backend, _ = elementwise_operands(read if out is None else (*read, out))
         wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
-        if backend == "numpy" or type(fx) is _Nothing:
-            return None  # NumPy computes (nothing to plan); or the results read scalars alone
+        if backend == "numpy":
+            return _NUMPY_COMPUTES  # nothing to plan
+        if type(fx) is _Nothing:
+            return None  # the results read scalars alone
         if isinstance(fx, str):
             return fx
         inputs = [natives[k] for k in fx.inputs]
