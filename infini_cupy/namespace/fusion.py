@@ -49,9 +49,7 @@ from .fused_keys import (PYTHON_SCALARS, SCALAR_TYPES, array_types, ids_into, ke
                          layout_key, mixed_into, unfused_key)
 from .fused_out import into_record, launch_into, run_into, write_again, write_out
 
-_PYTHON_SCALARS, _SCALAR_TYPES, _array_types = PYTHON_SCALARS, SCALAR_TYPES, array_types
 _new = object.__new__
-_ids_into = ids_into
 
 
 class FusionWarning(UserWarning):
@@ -71,7 +69,7 @@ def _spec(value):
     scalar type (``float``) as a value of it; anything else as it is."""
     if type(value) is tuple and len(value) == 2:
         return ArraySpec(*value)
-    if type(value) is type and value in _PYTHON_SCALARS:
+    if type(value) is type and value in PYTHON_SCALARS:
         return value(1)
     if (hasattr(value, "shape") and hasattr(value, "dtype") and type(value) is not Array
             and not is_array(value) and not isinstance(value, np.generic)):
@@ -285,7 +283,7 @@ class FusedFunction:
         if not kwargs and out is None:
             compiled = compiled_calls[3]  # the same steps compiled (runtime/hot_calls.c)
             if compiled is not None:
-                r = compiled(self._by_ids, _SCALAR_TYPES, args)
+                r = compiled(self._by_ids, SCALAR_TYPES, args)
                 if r is not None:
                     return r
             key = []  # Arrays and scalars: the hot path, a plan seen before (_launch_ids)
@@ -293,7 +291,7 @@ class FusedFunction:
                 kind = type(a)
                 if kind is Array:
                     key.append(a._k or settle(a))
-                elif kind in _SCALAR_TYPES:
+                elif kind in SCALAR_TYPES:
                     key.append(kind)
                 else:
                     key = None
@@ -304,7 +302,7 @@ class FusedFunction:
                 if prepared is None:
                     if key in self._unfused_calls:  # the cpu device: NumPy computes
                         return self.function(*args)
-                    prepared = self._prepared.get(self._key(args))
+                    prepared = self._prepared.get(layout_key(args))
                     if (prepared is not None and prepared.wrap is not None
                             and (prepared.template is not None
                                  or prepared.compiled_launch is not None)):
@@ -317,17 +315,17 @@ class FusedFunction:
                     return self._launch(prepared, args)
                 else:
                     return self._launch_ids(prepared, args)
-            prepared = self._prepared.get(self._key(args))
+            prepared = self._prepared.get(layout_key(args))
             # NumPy arrays run kernels only under backend("emulate")
             if prepared is not None and (prepared.on_gpu or prepared.wrap is not None
                                          or config.get_backend() == "emulate"):
                 return self._launch(prepared, args)
         elif type(out) is Array and not kwargs and not pending.expressions:
             compiled = compiled_calls[5]  # the same steps compiled (runtime/hot_calls.c)
-            if compiled is not None and compiled(self._into_by_ids, _SCALAR_TYPES, args,
+            if compiled is not None and compiled(self._into_by_ids, SCALAR_TYPES, args,
                                                  out) is not None:
                 return out
-            key, known = _ids_into(args, out), self._into_by_ids  # a record seen before
+            key, known = ids_into(args, out), self._into_by_ids  # a record seen before
             if key is None:  # native arrays among the Arrays: by their layouts
                 key, known = mixed_into(args, out), self._mixed_into
             record = None if key is None else known.get(key)
@@ -337,8 +335,8 @@ class FusedFunction:
                 return out
             if record is None and key in self._unfused_into:  # the cpu device
                 return write_again(f"fuse({self.__name__})", self.function(*args), out)
-        elif type(out) in _array_types and not kwargs and not pending.expressions:
-            key = self._key_into(args, out)  # native arrays into one: a record seen before
+        elif type(out) in array_types and not kwargs and not pending.expressions:
+            key = key_into(args, out)  # native arrays into one: a record seen before
             record = None if key is None else self._into_by_key.get(key)
             # (NumPy arrays run kernels only under backend("emulate"))
             if (record is not None and (record[1] is not None or config.get_backend() == "emulate")
@@ -349,8 +347,6 @@ class FusedFunction:
         return self._call(args, kwargs, out)
 
     # ------------------------------------------------------------ the cached path
-    _key = staticmethod(layout_key)
-    _key_into = staticmethod(key_into)
 
     def _inputs(self, prepared, args):
         """The kernel's input arrays, and the pointer bits off 16-byte packs; None when an
@@ -502,7 +498,7 @@ class FusedFunction:
             result = self.function(*args)
             return result if out is None else write_again(f"fuse({self.__name__})", result, out)
         operands = (*args, *kwargs.values()) if kwargs else args
-        key = self._key(operands)
+        key = layout_key(operands)
         if key is not None and kwargs:
             key = (tuple(kwargs), *key)
         prepared = None if key is None else self._prepared.get(key)
@@ -537,11 +533,11 @@ class FusedFunction:
         if kwargs:
             return result
         if type(out) is Array:
-            key, known = _ids_into(args, out), self._into_by_ids
+            key, known = ids_into(args, out), self._into_by_ids
             if key is None:
                 key, known = mixed_into(args, out), self._mixed_into
         else:
-            key, known = self._key_into(args, out), self._into_by_key
+            key, known = key_into(args, out), self._into_by_key
         if key is not None:  # passed every check of out=: its repeats by these keys
             record = into_record(prepared, args, out, prepared.scalar_source)
             if record is not None:
@@ -585,7 +581,7 @@ class FusedFunction:
         prepared.wrap = backend if wrapped else None
         prepared.on_gpu = backend == "cuda"
         if prepared.on_gpu:
-            _array_types.add(type(inputs[0]))
+            array_types.add(type(inputs[0]))
         prepared.shape = plan.shape
         if not int(np.prod(plan.shape, dtype=np.int64)):
             prepared.plan = None  # an empty result: nothing to launch
@@ -598,7 +594,7 @@ class FusedFunction:
         prepared.output_checks = tuple(zip(fx.output_dtypes, masks[:nout]))
         prepared.scalars, prepared.arg_slots = scalar_slots(fx)
         prepared.scalar_source = _scalar_arguments(  # slots kept per the scalars' objects
-            prepared, tuple(k for k, a in enumerate(operands) if type(a) in _SCALAR_TYPES))
+            prepared, tuple(k for k, a in enumerate(operands) if type(a) in SCALAR_TYPES))
         prepared.scalar_bytes = prepared.scalars.tobytes()
         prepared.template = _emulator_template(prepared)
         return prepared
@@ -617,7 +613,7 @@ class FusedFunction:
         it is not fused."""
         signature = []
         for k, a in enumerate(natives):
-            if type(a) in _PYTHON_SCALARS:
+            if type(a) in PYTHON_SCALARS:
                 signature.append(("python", type(a)))
             elif isinstance(a, np.generic):
                 signature.append(("numpy", a.dtype))
