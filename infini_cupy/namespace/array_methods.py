@@ -416,7 +416,9 @@ METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": roun
            "var": var, "prod": prod, "argmax": argmax, "argmin": argmin, "cumsum": cumsum,
            "nonzero": nonzero,
            "compress": compress, "view": view, "transpose": transpose, "squeeze": squeeze,
-           "fill": fill}
+           "fill": fill,
+           # copy.copy(x): new memory, as NumPy's and CuPy's (the default would share _a)
+           "__copy__": copy}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "base": (_base, "NumPy's ``x.base``: None where ``x`` owns its memory, else "
                               "the array (an Array) or object whose memory it views."),

@@ -4,7 +4,8 @@ that name (our kernels for the elementwise ones) and returns Arrays.
 
 * A ufunc's ``__call__`` whose namespace function exists (``np.add`` -> ``add``,
   ``np.power`` -> ``pow``, ``np.isfinite`` -> ``isfinite``), with no keyword other than
-  ``out``: NumPy's type resolution picks the loop (``np.sqrt`` of int8 computes in float16,
+  ``out`` (and that one only where the function takes it: ``np.matmul(x, y, out=z)`` is
+  the library's): NumPy's type resolution picks the loop (``np.sqrt`` of int8 computes in float16,
   ``np.rint`` of integers too), operands are cast to it by our cast kernel, the namespace's
   function computes; and ``reduce`` of ``add``/``multiply``/``maximum``/``minimum``/``logical_and``/
   ``logical_or`` (``sum``, ``prod``, ``max``, ``min``, ``all``, ``any``): ours.
@@ -116,7 +117,8 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     out = kwargs.get("out")  # NumPy hands it as a tuple, one entry per output
     name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
     if method == "__call__" and name in _public and set(kwargs) <= {"out"} \
-            and len(inputs) == ufunc.nin and ufunc.nout == 1:
+            and len(inputs) == ufunc.nin and ufunc.nout == 1 \
+            and (out is None or out[0] is None or _takes_out(name)):
         inputs = _in_numpy_loop(ufunc, inputs)
         if out is None or out[0] is None:
             return _public[name](*inputs)
@@ -135,6 +137,13 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None and len(out) == 1 and out[0] is not None:
         return out[0]  # the Array (or array) given, written in place
     return result
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_out(name: str) -> bool:
+    """Whether the namespace's ``name`` takes ``out=`` (the elementwise functions do;
+    ``matmul`` and ``vecdot`` do not: NumPy's ufunc writes their ``out=``)."""
+    return "out" in inspect.signature(_public[name]).parameters
 
 
 def _cupy_kernel_hook(self):

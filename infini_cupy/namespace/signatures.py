@@ -25,7 +25,9 @@ NAMESPACE = {
     "from_dlpack": ("x, /, *, device=None, copy=None", "~x"),
     "full": ("shape, fill_value, *, dtype=None, device=None", ""),
     "full_like": ("x, /, fill_value, *, dtype=None, device=None", "x"),
-    "linspace": ("start, stop, /, num, *, dtype=None, device=None, endpoint=True", ""),
+    # start and stop: 0-d Arrays too (unwrapped: NumPy's linspace would dispatch back)
+    "linspace": ("start, stop, /, num, *, dtype=None, device=None, endpoint=True",
+                 "~start ~stop"),
     "meshgrid": ("*arrays, indexing='xy'", "*arrays"),
     "ones": ("shape, *, dtype=None, device=None", ""),
     "ones_like": ("x, /, *, dtype=None, device=None", "x"),

@@ -97,6 +97,22 @@ def test_copy_is_independent_and_ravel_is_a_view_when_it_can(on, to_host):
     assert to_host(x)[0, 1] == 7.0
 
 
+@pytest.mark.parametrize("how", ["copy", "deepcopy"])
+def test_copy_module_gives_independent_arrays(on, to_host, how):
+    """``copy.copy(x)`` and ``copy.deepcopy(x)`` are new memory, as for NumPy and CuPy
+    arrays: writing into the copy leaves ``x`` as it was."""
+    import copy
+
+    h = rng.standard_normal((3, 4)).astype(np.float32)
+    expected = h[:, ::-2].copy()
+    x = on(h.copy())[:, ::-2]
+    y = getattr(copy, how)(x)
+    assert type(y) is xp.Array and y.device == x.device
+    same(y, expected, to_host)
+    y[...] = 0.0
+    np.testing.assert_array_equal(to_host(x), expected)
+
+
 
 @pytest.mark.parametrize("dtype", [None, np.int32, np.uint32, np.int16, np.float64, np.uint8])
 def test_view_reinterprets_as_numpy_does(on, to_host, dtype):

@@ -180,6 +180,25 @@ def test_creation_on_the_default_and_cpu_devices(to_device, same):
     same(a, np.meshgrid(np.arange(3), np.arange(2), indexing="ij")[0])
 
 
+@pytest.mark.parametrize("device", ["cpu", "suite"])
+def test_linspace_of_0d_arrays(device, arr, to_host):
+    """``linspace`` of 0-d Arrays (generic code's computed ends), directly and through
+    ``np.linspace``: NumPy's values, on the Arrays' device (no device: theirs, as for every
+    function); it recursed without end through NumPy's dispatch."""
+    h = rng.standard_normal(2)
+    on = arr if device == "suite" else (lambda v: xp.asarray(v, device="cpu"))
+    start, stop = on(h[0].reshape(())), on(h[1].reshape(()))
+    for got in (xp.linspace(start, stop, 5), np.linspace(start, stop, 5),
+                xp.linspace(start, 1.5, 4, endpoint=False)):
+        assert type(got) is xp.Array and got.device == start.device
+    np.testing.assert_array_equal(to_host(xp.linspace(start, stop, 5)), np.linspace(h[0], h[1], 5))
+    np.testing.assert_array_equal(to_host(np.linspace(start, stop, 5)), np.linspace(h[0], h[1], 5))
+    assert xp.linspace(start, stop, 3, device="cpu").device == "cpu"
+    if start.device != "cpu":
+        with pytest.raises(ValueError, match="different devices"):
+            xp.linspace(start, xp.asarray(1.0, device="cpu"), 3)
+
+
 def test_to_device_on_the_cpu():
     x = np.arange(3)
     assert xp.to_device(x, "cpu") is x

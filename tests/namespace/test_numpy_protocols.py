@@ -97,6 +97,22 @@ def test_cupy_ufuncs_hand_arrays_back_to_the_namespace(backend_name, arr, host, 
     np.testing.assert_allclose(host(got), b * a)
 
 
+@pytest.mark.parametrize("ufunc", [np.matmul, np.vecdot], ids=lambda u: u.__name__)
+def test_ufuncs_with_out_whose_function_has_none(on, to_host, ufunc):
+    """``np.matmul(x, y, out=z)`` (and ``vecdot``): the namespace's function takes no
+    ``out=``, so the array library's writes into ``z``, as NumPy does."""
+    a, b = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    x, y = on(a), on(b)
+    expected = ufunc(a, b)
+    out = on(np.zeros_like(expected))
+    assert ufunc(x, y, out=out) is out
+    np.testing.assert_allclose(to_host(out), expected)
+    plain = np.zeros_like(expected)  # a NumPy out: NumPy's own call
+    if out.device in ("cpu", "emulator"):
+        assert ufunc(x, y, out=plain) is plain
+        np.testing.assert_allclose(plain, expected)
+
+
 def test_ufunc_reductions(arr, host):
     a = rng.standard_normal((3, 4))
     x = arr(a)
