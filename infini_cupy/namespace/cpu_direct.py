@@ -244,30 +244,25 @@ def _natives_of_one_dtype(arrays, what: str):
     return natives
 
 
-def concat(full):
-    def concat(arrays, /, *, axis=0):
-        if type(axis) is int:
-            natives = _natives_of_one_dtype(arrays, "concat")
-            if natives is not None:
-                joined = _joined_by_numpy(np.concatenate, natives, axis)
-                if joined is not None:
-                    return wrap(joined, _CPU)
-        return full(arrays, axis=axis)
+def _joining(join, what: str):
+    """The direct form of ``concat`` (``join``: np.concatenate) or ``stack`` (np.stack)."""
 
-    return concat
+    def direct(full):
+        def joined_call(arrays, /, *, axis=0):
+            if type(axis) is int:
+                natives = _natives_of_one_dtype(arrays, what)
+                if natives is not None:
+                    joined = _joined_by_numpy(join, natives, axis)
+                    if joined is not None:
+                        return wrap(joined, _CPU)
+            return full(arrays, axis=axis)
+
+        return joined_call
+
+    return direct
 
 
-def stack(full):
-    def stack(arrays, /, *, axis=0):
-        if type(axis) is int:
-            natives = _natives_of_one_dtype(arrays, "stack")
-            if natives is not None:
-                joined = _joined_by_numpy(np.stack, natives, axis)
-                if joined is not None:
-                    return wrap(joined, _CPU)
-        return full(arrays, axis=axis)
-
-    return stack
+concat, stack = _joining(np.concatenate, "concat"), _joining(np.stack, "stack")
 
 
 _DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,

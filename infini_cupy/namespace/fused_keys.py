@@ -24,9 +24,10 @@ SCALAR_TYPES = frozenset(PYTHON_SCALARS) | frozenset(dt.type for dt in dtypes.AL
 array_types: set = {np.ndarray}  # and cupy.ndarray, once a call ran on a GPU
 
 
-def ids_into(args, out):
-    """The key of a call of Arrays and scalars into the Array ``out`` (each Array's layout
-    id, each scalar's type, ``out``'s layout id), or None for any other."""
+def _into_key(args, out, natives: bool):
+    """The key of a call into the Array ``out``: each Array's layout id (settled), each
+    scalar's type, with ``natives`` each native array's type, dtype, shape and strides as
+    one item, then ``out``'s layout id; None for any other argument or a pending Array."""
     if out._p is not None:
         return None
     key = []
@@ -38,34 +39,24 @@ def ids_into(args, out):
             key.append(a._k or settle(a))
         elif kind in SCALAR_TYPES:
             key.append(kind)
-        else:
-            return None
-    key.append(out._k or settle(out))
-    return tuple(key)
-
-
-def mixed_into(args, out):
-    """The key of a call into the Array ``out`` of Arrays, native arrays and scalars (an
-    Array's layout id, a native array's type, dtype, shape and strides as one item, a
-    scalar's type; ``out``'s layout id), its Arrays settled; None for any other argument.
-    ``out``, an Array, names the backend (the native arrays are its device's)."""
-    if out._p is not None:
-        return None
-    key = []
-    for a in args:
-        kind = type(a)
-        if kind is Array:
-            if a._p is not None:
-                return None
-            key.append(a._k or settle(a))
-        elif kind in SCALAR_TYPES:
-            key.append(kind)
-        elif kind in array_types:
+        elif natives and kind in array_types:
             key.append((kind, a.dtype, a.shape, a.strides))
         else:
             return None
     key.append(out._k or settle(out))
     return tuple(key)
+
+
+def ids_into(args, out):
+    """The key of a call of Arrays and scalars into the Array ``out``, or None for any other."""
+    return _into_key(args, out, False)
+
+
+def mixed_into(args, out):
+    """The key of a call into the Array ``out`` of Arrays, native arrays and scalars, or None
+    for any other argument. ``out``, an Array, names the backend (the native arrays are its
+    device's)."""
+    return _into_key(args, out, True)
 
 
 def layout_key(args):
