@@ -2,15 +2,16 @@
 
 On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
 ``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
-``count_nonzero``, and ``concat`` and ``stack`` of one dtype, the full call (the boundary's wrapper, the delegated function or our data
-movement, then array_api_compat) ends in one NumPy call on the native arrays with the public
-call's arguments, and wraps what comes back; for ``astype`` to another dtype, in
-``numpy_casts``' cast (the GPU's answers for NaN and out-of-range floats into integers).
-For ``cpu`` Arrays and arguments of the common kinds (ints and tuples of ints for axes and
-shapes, Python scalars for ``where``'s values, a dtype pair ``astype`` has checked before,
-a list or tuple of Arrays of one dtype to join along an int axis),
-each function here makes that call itself (for an int axis, NumPy's own steps without its
-axis normalisation) and wraps the result: the full call's answer at a fraction of its cost.
+``count_nonzero``, and ``concat`` and ``stack`` of one dtype, the full call (the boundary's
+wrapper, the delegated function or our data movement, then array_api_compat) ends in one
+NumPy call on the native arrays with the public call's arguments, and wraps what comes
+back; for ``astype`` to another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN
+and out-of-range floats into integers). For ``cpu`` Arrays and arguments of the common kinds
+(ints and tuples of ints for axes and shapes, Python scalars for ``where``'s values, a dtype
+pair ``astype`` has checked before, a list or tuple of Arrays of one dtype to join along an
+int axis), each function here makes that call itself (for an int axis, NumPy's own steps
+without its axis normalisation) and wraps the result: the full call's answer at a fraction
+of its cost.
 Anything else goes the full way and raises what it always raised: another device, a NumPy
 array or scalar, an argument of another kind, an axis out of range, a shape that needs a
 copy, a bfloat16 operand of ``where``, a cast not checked before or to the same dtype,

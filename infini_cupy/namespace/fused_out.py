@@ -134,9 +134,10 @@ def run_into(record, args, out, head_for):
     """A repeated call into ``out`` from :func:`into_record`: of settled Arrays into an Array
     (runtime/hot_calls.c's ``fused_into`` is its twin in C), of native arrays into a native
     array, or of both into an Array, the native arrays' pointers read per call. ``out``,
-    written, or None (nothing written) for the full way (an input or ``out`` on another device than the current one, a check
-    of ``out`` or an input failed: ``short_path.out_usable``). ``head_for``:
-    ``fusion.head_for``, the arguments before the flag with the scalar arguments' slots."""
+    written, or None (nothing written) for the full way (an input or ``out`` on another
+    device than the current one, a check of ``out`` or an input failed:
+    ``short_path.out_usable``). ``head_for``: ``fusion.head_for``, the arguments before the
+    flag with the scalar arguments' slots."""
     (backend, device, checks, out_checks, out_mask, head, kernel, grid, block, flags,
      scalar_args, prepared, _) = record
     arrays = type(out) is Array
