@@ -36,6 +36,7 @@ array([ 0,  1, -1])
 
 from __future__ import annotations
 
+import math
 import numpy as np
 
 from ..arrays import is_writeable
@@ -401,14 +402,19 @@ def _extremum(ufunc, negative_wins: bool):
     """``maximum``/``minimum`` with +0 larger than -0 (the kernels' order, IEEE 754-2019's;
     the standard leaves it to the library). NumPy's answer is right but where both operands
     are zeros (it may return either): there the sum of the two is, for ``maximum`` (+0 unless
-    both are -0), and the negated sum of the negated ones for ``minimum``. Zeros are looked
-    for among the operands, so ``maximum(x, 0.0)`` (a ReLU) pays for them only where ``x``
-    has some."""
+    both are -0), and the negated sum of the negated ones for ``minimum``. ``maximum`` with a
+    Python ``+0`` (a ReLU) adds ``+0`` to NumPy's answer; otherwise zeros are looked for among
+    the operands, and paid for only where each has some."""
 
     def extremum(args, loop):
         result = ufunc(*args)
         if result.dtype.kind != "f" and not is_bfloat16(result.dtype):
             return result
+        if not negative_wins and result.dtype.kind == "f":
+            for v in args:  # maximum(x, +0.0), a ReLU: where both are zeros the sum is +0,
+                # and +0 added leaves any other value as it is
+                if type(v) in _PYTHON_SCALARS and v == 0 and math.copysign(1.0, v) > 0:
+                    return np.add(result, 0.0, out=result if type(result) is np.ndarray else None)
         for v in args:  # an operand without zeros: no place where both are
             # (a Python scalar as the result dtype holds it: -1e-300 is a zero in float32)
             if (result.dtype.type(v) != 0 if type(v) in _PYTHON_SCALARS

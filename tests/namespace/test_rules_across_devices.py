@@ -299,6 +299,28 @@ def test_extrema_with_a_scalar_that_rounds_to_zero(device, name, scalar, to_host
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ("float16", "float32", "float64"))
+@pytest.mark.parametrize("scalar", (0.0, 0, False))
+@pytest.mark.parametrize("shape", ((), (64,)))
+def test_maximum_with_a_positive_zero_scalar(device, dtype, scalar, shape, to_host):
+    """A ReLU, ``maximum(x, 0.0)`` either way round, on random values with both zeros, NaN
+    and infinities: ``+0`` wherever ``x`` is a zero (``+0`` above ``-0``), NumPy's answer
+    elsewhere; a 0-d ``x`` too."""
+    rng = np.random.default_rng(45)
+    values = rng.choice(np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 1.5, -2.5, 3e-5]), 64)
+    h = (values * rng.random(64)).astype(dtype)[:shape[0] if shape else 1].reshape(shape)
+    expected = np.maximum(h, np.zeros((), dtype))
+    expected = np.where(h == 0, np.zeros((), dtype), expected)
+    bits = f"u{h.itemsize}"
+    for args in ((xp.asarray(h, device=device), scalar), (scalar, xp.asarray(h, device=device))):
+        got = np.asarray(to_host(xp.maximum(*args)))
+        assert got.dtype == h.dtype and got.shape == h.shape
+        nan = np.isnan(expected)
+        assert np.array_equal(np.isnan(got), nan)
+        np.testing.assert_array_equal(got[~nan].view(bits), expected[~nan].view(bits))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", ("int8", "int16", "int32", "int64", "uint32", "uint64"))
 def test_integer_reciprocal_is_truncated_and_zero_at_zero(device, dtype, to_host):
     """``1 / x`` toward zero, 0 at 0 as every integer division by zero (NumPy's 32- and
