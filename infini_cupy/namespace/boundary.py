@@ -40,6 +40,7 @@ from . import (cpu_direct, data_movement, delegated, elementwise_functions, exte
                extensions, signatures, type_queries)
 from . import device as devices
 from . import lazy as _lazy
+from . import lazy_special_calls
 from . import pending as _pending
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
@@ -484,8 +485,10 @@ def _unary(impl):
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x) is Array or type(out) is Array:
-            if lazy_enabled():
-                return _lazy.call(name, lambda: call_unary(impl, x, out), (x,), out)
+            if out is None and lazy_enabled():
+                r = _lazy.defer(name, (x,))
+                if r is not None:
+                    return r
             return call_unary(impl, x, out)
         return impl(x, out=out)
 
@@ -546,8 +549,10 @@ def _binary(impl):
         if out is not None and _pending.expressions:  # a write: pending reads go first
             _pending.evaluate_all(f"{name}(out=...)")
         if type(x1) is Array or type(x2) is Array or type(out) is Array:
-            if lazy_enabled():
-                return _lazy.call(name, lambda: call_binary(impl, x1, x2, out), (x1, x2), out)
+            if out is None and lazy_enabled():
+                r = _lazy.defer(name, (x1, x2))
+                if r is not None:
+                    return r
             return call_binary(impl, x1, x2, out)
         return impl(x1, x2, out=out)
 
@@ -727,9 +732,9 @@ def public_namespace() -> dict:
             continue
         public[name] = compile_function(name, params, arrays, _implementation(name),
                                         creation=name in signatures.CREATION)
-    public["astype"] = _lazy.deferring_astype(public["astype"])  # a cast node inside lazy()
-    public["clip"] = _lazy.deferring_clip(public["clip"])
-    public["where"] = _lazy.deferring_where(public["where"])  # a select node inside lazy()
+    public["astype"] = lazy_special_calls.deferring_astype(public["astype"])  # a cast node
+    public["clip"] = lazy_special_calls.deferring_clip(public["clip"])
+    public["where"] = lazy_special_calls.deferring_where(public["where"])  # a select node
     public["asarray"] = _as_is(public["asarray"])
     for name in type_queries.REMEMBERED:  # answers by their arguments' types, remembered
         public[name] = type_queries.remembering(name, public[name])

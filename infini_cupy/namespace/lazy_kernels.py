@@ -20,17 +20,19 @@ def install(public: dict) -> None:
     pending.evaluate_group = evaluate_group
 
 
-def evaluate_group(group, program=None) -> None:
+def evaluate_group(group, program=None, fused=None) -> FusedFunction:
     """One fused kernel computing the group's deferred Arrays (the calls themselves where
     fuse cannot fuse them: bit-identical either way); ``program``: the group's (steps,
-    outputs, leaves) when the tape has it, else walked from the group's expressions."""
+    outputs, leaves) when the tape has it, else walked from the group's expressions;
+    ``fused``: the program's fused function when known. Returns that fused function."""
     steps, outputs, leaves = program or pending.program([e for e, _ in group])
-    key = (steps, outputs, len(leaves))
-    fused = _fused.get(key)
     if fused is None:
-        if len(_fused) >= _MAX_FUSED:
-            _fused.clear()
-        fused = _fused[key] = FusedFunction(_replay(steps, outputs), strict=True)
+        key = (steps, outputs, len(leaves))
+        fused = _fused.get(key)
+        if fused is None:
+            if len(_fused) >= _MAX_FUSED:
+                _fused.clear()
+            fused = _fused[key] = FusedFunction(_replay(steps, outputs), strict=True)
     try:
         results = fused(*leaves)
     except TypeError:  # cannot fuse (strict): the calls, one kernel each
@@ -42,6 +44,7 @@ def evaluate_group(group, program=None) -> None:
         owner._p = None
         expression.result = owner
         expression.args, expression.tape = (), None  # its inputs (and its tape's) may go
+    return fused
 
 
 def _replay(steps, outputs):

@@ -20,16 +20,12 @@ import weakref
 import numpy as np
 
 from .. import config
+from .lazy_tape import MAX_INPUTS, MAX_NODES, MAX_SCALARS, PendingExpression, Tape
 
 _log = logging.getLogger("infini_cupy")
 
-# Per expression (shared subexpressions counted once per use, as the fused C++ type copies
-# them): nodes (fuse's trace refuses more than 256), kernel inputs and scalar slots (the
-# kernel's parameters: 16 bytes a slot, within CUDA's 4 KiB with the layout structs).
-MAX_NODES = 128
-MAX_INPUTS = 16
-MAX_SCALARS = 64
 MAX_OUTPUTS = 8  # Arrays one kernel writes
+MAX_EVALUATIONS = 64  # sets of outputs a chain state remembers the fused function of
 # Past this many registered expressions the dead ones are dropped, and past half of it live
 # ones are evaluated: code that defers in a loop and never reads stays bounded.
 MAX_REGISTERED = 1024
@@ -37,121 +33,36 @@ MAX_REGISTERED = 1024
 # weakref of every deferred Array (its ``_p`` the PendingExpression) registered since the
 # last evaluation, in call order: dead once nothing references it (an intermediate)
 expressions: list = []
-_lock = threading.RLock()
+lock = threading.RLock()  # held while expressions and the tape change
+tape = Tape()  # the steps of the expressions registered since the last evaluation
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
-# (group of (expression, deferred Array), its program or None) -> None: computes each and
-# sets the Array's ``_a``; set by lazy_kernels.install (it needs fuse, which this module may
-# not import)
+# (group of (expression, deferred Array), its program or None, its fused function or None)
+# -> the fused function that computed it: computes each and sets the Array's ``_a``; set by
+# lazy_kernels.install (it needs fuse, which this module may not import)
 evaluate_group = None
 
 
-class PendingExpression:
-    """``name(*args, *constants)`` not yet computed: what a deferred Array will hold.
-
-    args: a PendingExpression (a deferred argument), an evaluated Array, or a scalar.
-    constants: arguments of the call that are part of the kernel (astype's dtype).
-    dtype, shape: the result's, resolved at the call. backend, device: the Array's (device:
-    the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
-    size (uses of a shared subexpression counted each). kind: an id of (dtype, shape,
-    backend), for the signature of a call taking it (``lazy._kind``). result: the evaluated
-    Array. tape, index: the tape its step is on (:class:`_Tape`, None: none) and its position.
-    """
-
-    __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
-                 "inputs", "scalars", "kind", "result", "tape", "index")
-
-    def __init__(self, name, args, dtype, shape, backend, device, nodes, inputs, scalars, kind,
-                 constants=()):
-        self.name, self.args, self.constants = name, args, constants
-        self.dtype, self.shape = dtype, shape
-        self.backend, self.device = backend, device
-        self.nodes, self.inputs, self.scalars = nodes, inputs, scalars
-        self.kind = kind
-        self.result = self.tape = None
-
-
-class _Tape:
-    """The program of every expression registered since the last evaluation, written as
-    they are registered (call order is an order of computation): per expression its step
-    ``(name, constants, refs)``, a ref ``(0, k)`` to leaf k or ``(1, j)`` to step j. While
-    every expression on it has one backend, device and shape and its size is within the
-    kernel's limits, an evaluation whose live Arrays make one group takes it as the group's
-    program (:func:`program`'s walk aside), intermediates nothing references included:
-    computed in registers, never stored."""
-
-    def __init__(self):
-        self.steps, self.leaves, self.leaf_of = [], [], {}
-        self.shape = self.backend = self.device = None  # of its expressions
-        self.usable = True  # False once past the limits or mixed
-        self.inputs = self.scalars = 0
-
-    def add(self, expression) -> None:
-        if not self.usable:
-            return
-        if self.shape is None:
-            self.shape, self.backend = expression.shape, expression.backend
-            self.device = expression.device
-        elif (expression.shape != self.shape or expression.backend != self.backend
-              or expression.device != self.device):
-            self.give_up()
-            return
-        refs, leaves = [], self.leaves
-        for arg in expression.args:
-            if type(arg) is PendingExpression:
-                if arg.result is None:
-                    if arg.tape is not self:  # (not on it: registered before a failure)
-                        self.give_up()
-                        return
-                    refs.append((1, arg.index))
-                    continue
-                arg = arg.result
-            if type(arg) in _PYTHON_SCALARS or isinstance(arg, np.generic) or arg is None:
-                refs.append((0, len(leaves)))  # a scalar: a slot per use
-                leaves.append(arg)
-                self.scalars += 1
-                continue
-            k = self.leaf_of.get(id(arg))  # an Array: one kernel input however many uses
-            if k is None:
-                k = self.leaf_of[id(arg)] = len(leaves)
-                leaves.append(arg)  # held: its id stays its own
-                self.inputs += 1
-            refs.append((0, k))
-        expression.tape, expression.index = self, len(self.steps)
-        self.steps.append((expression.name, expression.constants, tuple(refs)))
-        if (len(self.steps) + len(leaves) > MAX_NODES or self.inputs > MAX_INPUTS
-                or self.scalars > MAX_SCALARS):
-            self.give_up()
-
-    def give_up(self) -> None:
-        """Evaluations walk the expressions until the next; the leaves held go now (the tape
-        holds the Arrays its dead steps read until an evaluation, no longer)."""
-        self.usable = False
-        self.steps, self.leaves, self.leaf_of = [], [], {}
-
-    def program(self, group):
-        """(steps, output step indices, leaves) of ``group``, or None for the walk."""
-        if not self.usable:
-            return None
-        return tuple(self.steps), tuple([e.index for e, _ in group]), self.leaves
-
-
-_tape = _Tape()
-
-
-def register(expression: PendingExpression, array) -> None:
-    """Put ``array``, deferred with ``expression``, in :data:`expressions` and on the tape."""
-    with _lock:
-        if not expressions:
-            _deferred_class[0] = cls = type(array)
-            cls.__getattr__ = _read_pending
-        _tape.add(expression)
-        expressions.append(weakref.ref(array))
-        if len(expressions) < MAX_REGISTERED:
+def register(expression: PendingExpression, array, resolved=None) -> None:
+    """Put ``array``, deferred with ``expression``, in :data:`expressions` and on the tape
+    (``resolved``: what ``lazy`` resolved of its call, for the tape's state to keep)."""
+    with lock:
+        tape.add(expression, resolved)
+        if register_seen(array):
             return
         expressions[:] = [ref for ref in expressions if _unevaluated(ref())]
         crowded = len(expressions) >= MAX_REGISTERED // 2
     if crowded:
         evaluate_all(f"{len(expressions)} pending arrays")
+
+
+def register_seen(array) -> bool:
+    """Put ``array``, already on the tape, in :data:`expressions` (the lock held); False
+    when they are past :data:`MAX_REGISTERED`."""
+    if not expressions:
+        _deferred_class[0] = cls = type(array)
+        cls.__getattr__ = _read_pending
+    expressions.append(weakref.ref(array))
+    return len(expressions) < MAX_REGISTERED
 
 
 # The Array class, whose __getattr__ is _read_pending while any deferred Array may be
@@ -187,8 +98,8 @@ def _unevaluated(owner) -> bool:
 
 def evaluate_all(reason: str) -> None:
     """Compute every pending Array still referenced (``reason``: what needs it, for the log)."""
-    global _tape
-    with _lock:
+    global tape
+    with lock:
         live = []
         for ref in expressions:
             owner = ref()
@@ -197,30 +108,47 @@ def evaluate_all(reason: str) -> None:
                 if expression is not None:
                     live.append((expression, owner))
         expressions.clear()
-        tape, _tape = _tape, _Tape()
+        done, tape = tape, Tape()
         if not live:
             _release_class()
             return
         token = config.enter_lazy(False)  # the evaluation's own calls run now
-        kernels = 0
         try:
-            groups = _groups(live)
-            if len(groups) == 1:
-                evaluate_group(groups[0], tape.program(groups[0]))
-                kernels = 1
-            else:
-                for group in groups:
-                    evaluate_group(group, None)
-                    kernels += 1
+            kernels = _evaluate(live, done)
         except BaseException:
             expressions.extend(weakref.ref(owner) for e, owner in live if e.result is None)
-            _tape.give_up()  # their steps are not on it
+            tape.give_up()  # their steps are not on it
             raise
         finally:
             config.exit_lazy(token)
         _release_class()
     _log.debug("lazy: %d pending array(s) evaluated by %d fused kernel(s): %s",
                len(live), kernels, reason)
+
+
+def _evaluate(live, done) -> int:
+    """Compute ``live``, (expression, Array) pairs registered on the tape ``done``; the
+    number of kernels. A chain state seen evaluating these outputs before (all on the tape,
+    in one group: both follow from the state and the outputs) runs its fused function."""
+    state = done.state
+    if state is not None:
+        outputs = tuple([e.index for e, _ in live])
+        fused = state.fused.get(outputs)
+        if fused is not None:
+            evaluate_group(live, (state.steps, outputs, done.leaves), fused)
+            return 1
+    groups = _groups(live)
+    if len(groups) == 1:
+        program = done.program([e for e, _ in live])
+        fused = evaluate_group(live, program, None)
+        if program is not None:
+            if len(state.fused) >= MAX_EVALUATIONS:
+                state.fused.clear()
+            state.fused[outputs] = fused
+        return 1
+    for group in groups:
+        evaluate_group(group, None, None)
+    return len(groups)
 
 
 def _groups(live):

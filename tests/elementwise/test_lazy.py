@@ -259,7 +259,7 @@ def test_calls_after_a_failed_evaluation_still_compute_what_was_pending(monkeypa
     np.testing.assert_array_equal(np.asarray(y), np.arange(4.0) * 2)
 
 
-def _broken_kernel(group, program):
+def _broken_kernel(group, program, fused):
     raise RuntimeError("kernel failed")
 
 

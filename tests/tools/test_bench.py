@@ -160,7 +160,7 @@ def test_cli_measures_the_array_wrapper(tmp_path, capsys):
     # the launch-bound calls against np.add: a host call costs more than NumPy's cheapest
     assert [r["case"][7:] for r in ratios if "layer" not in r["case"]] == [
         "xp.add(x, x)", "x + y", "x * 2.0", "xp.exp(x)", "rearrange_(y, x.T) (cached)",
-        "fused exp(x*y+x)-y", "xp.add(x, y, out=z)", "fused exp(x*y+x)-y, out=z", "z += x",
+        "fused exp(x*y+x)-y", "lazy() exp(x*y+x)-y", "xp.add(x, y, out=z)", "fused exp(x*y+x)-y, out=z", "z += x",
         "z *= 2.0"]
     layers = [r for r in ratios if "layer" in r["case"]]
     assert len(layers) == 6 and all(r["ratio"] > 0 and r["host_us"] > 0 for r in ratios)

@@ -106,6 +106,12 @@ def _ratio_rows(backend: str):
         z = xp.empty(RATIO_SHAPE, dtype=xp.float32, device=x.device)
     x_t = x.T
     fused = xp.fuse(lambda p, q: xp.exp(p * q + p) - q)  # four ops, one kernel
+
+    def lazy_block():  # the same four calls deferred, then evaluated at the block's end
+        with xp.lazy():
+            result = xp.exp(x * y + x) - y
+        return result
+
     return [
         ("xp.add(x, x)", lambda: xp.add(x, x)),
         ("x + y", lambda: x + y),
@@ -113,6 +119,7 @@ def _ratio_rows(backend: str):
         ("xp.exp(x)", lambda: xp.exp(x)),
         ("rearrange_(y, x.T) (cached)", lambda: xp.rearrange_(transposed, x_t)),
         ("fused exp(x*y+x)-y", lambda: fused(x, y)),
+        ("lazy() exp(x*y+x)-y", lazy_block),
         ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z)),
         ("fused exp(x*y+x)-y, out=z", lambda: fused(x, y, out=z)),
         ("z += x", lambda: z.__iadd__(x)),

@@ -1,0 +1,187 @@
+"""What ``lazy()`` learns per chain shape (``namespace/lazy_tape.py``): a chain repeated with
+other dtypes, shapes, layouts, scalar types, devices, operand identities or outputs computes
+what the eager calls compute, and a repeat keeps every check of a first call (ints out of
+range, writes between chains, pending values read, ``out=`` overlapping an input)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import infini_cupy as xp
+from infini_cupy.namespace import pending
+
+SHAPES = [(3, 4), (4,), (1, 4), (3, 1)]
+DTYPES = ["float32", "float64", "int16", "int64", "uint8"]
+SCALARS = [2, 0.5, True, np.float32(1.5), np.int16(3), -1]
+ERRORS = (TypeError, ValueError, OverflowError)
+
+
+def _array(rng, dtype, shape, device="emulator", transposed=False):
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        values = rng.integers(0, 6, shape[::-1] if transposed else shape).astype(dt)
+    else:
+        values = rng.standard_normal(shape[::-1] if transposed else shape).astype(dt)
+    values = values.T if transposed else values
+    return xp.asarray(values, device=device)
+
+
+def _chain(x, y, s):
+    """One shape of chain: five calls, an intermediate read twice, a scalar."""
+    t = x * y + x
+    return xp.abs(t - s) * t
+
+
+def _outcome(call):
+    """(dtype, shape, values) of ``call()``, or (type, message) of its error."""
+    try:
+        result = call()
+    except ERRORS as error:
+        return type(error), str(error)
+    host = np.asarray(result)
+    return host.dtype, host.shape, host.tobytes()
+
+
+def _lazily(chain, *args):
+    def run():
+        with xp.lazy():
+            result = chain(*args)
+        return result
+    return run
+
+
+def _eagerly(chain, *args):
+    def run():
+        with xp.lazy(enabled=False):
+            return chain(*args)
+    return run
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_repeated_chain_with_other_operands_computes_the_eager_answer(seed):
+    rng = np.random.default_rng(seed)
+    for _ in range(25):  # each chain after the first finds learnt states where keys agree
+        dtype_x, dtype_y = rng.choice(DTYPES, 2)
+        shape_x, shape_y = (SHAPES[k] for k in rng.integers(0, len(SHAPES), 2))
+        x = _array(rng, dtype_x, shape_x, transposed=bool(rng.integers(2)) and len(shape_x) == 2)
+        y = x if rng.integers(3) == 0 else _array(rng, dtype_y, shape_y)
+        s = SCALARS[rng.integers(len(SCALARS))]
+        assert _outcome(_lazily(_chain, x, y, s)) == _outcome(_eagerly(_chain, x, y, s))
+
+
+def test_the_same_layouts_as_one_array_or_two_are_two_chains():
+    rng = np.random.default_rng(1)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    for first, second in ((x, y), (x, x), (y, x), (y, y), (x, y)):
+        assert _outcome(_lazily(_chain, first, second, 2.0)) == \
+            _outcome(_eagerly(_chain, first, second, 2.0))
+    for step in (lambda a, b: (a + b) * a, lambda a, b: (a + b) * b):  # which leaf is read
+        for first, second in ((x, y), (y, x), (x, x)):
+            assert _outcome(_lazily(step, first, second)) == _outcome(_eagerly(step, first,
+                                                                                second))
+
+
+def test_a_repeat_keeps_the_checks_of_scalar_values():
+    rng = np.random.default_rng(2)
+    small = _array(rng, "uint8", (4,))
+    for value in (3, 3, 300, -1, 3, 2**70):  # learnt on 3: the others are checked per call
+        eager = _outcome(_eagerly(lambda a: (a + 1) + value, small))
+        with xp.lazy():
+            t = small + 1
+            if isinstance(eager[0], type):  # raised at the call, as the eager call raises it
+                with pytest.raises(eager[0]) as raised:
+                    t + value
+                assert str(raised.value) == eager[1]
+            else:
+                r = t + value
+        if not isinstance(eager[0], type):
+            assert _outcome(lambda: r) == eager
+        with xp.lazy():
+            compared = (small * 2) < value
+            # an int past uint8's range: the eager call's answer, computed at the call
+            assert (compared._p is None) == (not 0 <= value <= 255)
+        assert _outcome(lambda: compared) == \
+            _outcome(_eagerly(lambda a: (a * 2) < value, small))
+
+
+def test_a_repeat_on_the_cpu_device_or_across_devices_runs_or_raises_as_eager():
+    rng = np.random.default_rng(3)
+    on_emulator = _array(rng, "float32", (3, 4))
+    on_cpu = _array(rng, "float32", (3, 4), device="cpu")
+    for x, y in ((on_emulator, on_emulator), (on_cpu, on_cpu), (on_emulator, on_cpu),
+                 (on_emulator, on_emulator)):
+        assert _outcome(_lazily(_chain, x, y, 1.0)) == _outcome(_eagerly(_chain, x, y, 1.0))
+
+
+def test_the_outputs_evaluated_are_those_still_referenced():
+    rng = np.random.default_rng(4)
+    x, y = _array(rng, "float64", (3, 4)), _array(rng, "float64", (3, 4))
+    product = np.asarray(x) * np.asarray(y)
+    expected = {"first": product, "second": product + np.asarray(x)}
+    for kept in (("second",), ("first",), ("first", "second"), ("second",), ("first",)):
+        with xp.lazy():
+            results = {"first": x * y}
+            results["second"] = results["first"] + x
+            results = {name: results[name] for name in kept}  # the others are intermediates
+        for name in kept:
+            np.testing.assert_array_equal(np.asarray(results[name]), expected[name])
+
+
+def test_a_write_between_repeated_chains_is_read_by_the_next():
+    rng = np.random.default_rng(5)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    for k in range(4):
+        before = np.asarray(x).copy()
+        with xp.lazy():
+            r = _chain(x, y, 2.0)
+            x[...] = float(k)  # a write: r read x as it was
+            again = _chain(x, y, 2.0)
+        with xp.lazy(enabled=False):
+            expected = _chain(xp.asarray(before, device="emulator"), y, 2.0)
+            expected_again = _chain(x, y, 2.0)
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(expected))
+        np.testing.assert_array_equal(np.asarray(again), np.asarray(expected_again))
+
+
+def test_a_pending_value_read_in_a_repeated_chain_evaluates_it():
+    rng = np.random.default_rng(6)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    for _ in range(3):
+        with xp.lazy():
+            t = x * y + x
+            seen = float(t[0, 0])  # evaluates t: the chain goes on from it
+            r = xp.abs(t - 1.0) * t
+            assert t._p is None and r._p is not None
+        with xp.lazy(enabled=False):
+            expected_t = x * y + x
+        assert seen == float(np.asarray(expected_t)[0, 0])
+        np.testing.assert_array_equal(np.asarray(r),
+                                      np.asarray(_eagerly(_chain, x, y, 1.0)()))
+
+
+def test_out_overlapping_an_input_of_a_repeated_chain():
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+        before = np.asarray(x).copy()
+        with xp.lazy():
+            r = _chain(x, y, 2.0)
+            xp.multiply(y, 3.0, out=x)  # r read x before this write
+            s = _chain(x, y, 2.0)
+        xb = xp.asarray(before, device="emulator")
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(_eagerly(_chain, xb, y, 2.0)()))
+        np.testing.assert_array_equal(np.asarray(x), before * 0 + np.asarray(y) * 3)
+        np.testing.assert_array_equal(np.asarray(s), np.asarray(_eagerly(_chain, x, y, 2.0)()))
+
+
+def test_chain_states_are_followed_once_learnt():
+    rng = np.random.default_rng(8)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    for _ in range(2):
+        with xp.lazy():
+            r = _chain(x, y, 2.0)
+            state = pending.tape.state
+            assert state is not None and len(state.steps) == 5
+        assert r._p is None
+    assert state.fused  # the second evaluation found its fused function there
