@@ -278,6 +278,13 @@ def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
         xp.rearrange_(two_gpus.empty((8, 4), np.float32), x1._a.T)
     with pytest.raises(ValueError, match="different devices: cuda:0 and cuda:1"), xp.lazy():
         x0 + x1  # noqa: B018  (the eager call says what is wrong)
+    y0 = xp.asarray(h, device="cuda:0")
+    for _ in range(2):  # a chain seen before, on cuda:0
+        with xp.lazy():
+            seen = x0 * 2 + y0
+        np.testing.assert_array_equal(np.asarray(seen.to_device("cpu")), h * 2 + h)
+    with pytest.raises(ValueError, match="different devices: cuda:0 and cuda:1"), xp.lazy():
+        x0 * 2 + x1  # noqa: B018  (the same chain, its second Array on cuda:1: the eager error)
     with pytest.raises(ValueError) as eager:
         xp.where(x0 > 0, x0, x1)
     with pytest.raises(ValueError) as deferred, xp.lazy():
