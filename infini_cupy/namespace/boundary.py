@@ -41,6 +41,7 @@ from . import (cpu_direct, data_movement, delegated, elementwise_functions, exte
 from . import device as devices
 from . import lazy as _lazy
 from . import lazy_special_calls
+from . import lazy_tape as _lazy_tape
 from . import pending as _pending
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
@@ -433,6 +434,10 @@ def compiled_hot_calls():
             if _numpy_backend.ERRSTATE is not None:  # the cpu device's repeats
                 module.configure_cpu(_numpy_backend.plain_calls, _numpy_backend.plain_calls_into,
                                      *_numpy_backend.ERRSTATE, np.asarray, read_only)
+            # inside lazy(), unary and binary defer a call of a chain seen before
+            module.configure_lazy(vars(_pending), _lazy_tape.PendingExpression, _lazy_tape.Tape,
+                                  _lazy_tape.ChainState, _pending.lock, _pending.register_seen,
+                                  _lazy.DEFERRED_SCALARS)
             compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
                                  module.rearrange, module.fused_into]
         _compiled_module.append(module)

@@ -25,6 +25,7 @@ from .array import Array, check_same_device, settle
 
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 _NUMPY_SCALARS = frozenset(dt.type for dt in dtypes.ALL_DTYPES)
+DEFERRED_SCALARS = _PYTHON_SCALARS | _NUMPY_SCALARS  # the scalars a deferred call takes
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 KERNEL_BACKENDS = ("emulate", "cuda")
 # (name, per operand: an Array's layout id, a pending result's kind, or a scalar's type) ->
@@ -36,9 +37,9 @@ _next_kind = itertools.count(1).__next__
 _new = object.__new__
 
 
-@contextlib.contextmanager
-def lazy(enabled: bool = True):
-    """Defer elementwise calls on Arrays inside the ``with`` block; one kernel per chain.
+class lazy(contextlib.ContextDecorator):
+    """Defer elementwise calls on Arrays inside the ``with`` block (or the function it
+    decorates); one kernel per chain.
 
     Inside the block, the elementwise functions, operators, casts (``astype``), ``clip``
     by scalars and ``where`` by a bool condition on Arrays of the ``emulator`` and ``cuda``
@@ -55,10 +56,6 @@ def lazy(enabled: bool = True):
     ----------
     enabled : bool, default True
         False runs the block's calls eagerly (inside an enclosing ``lazy()`` block too).
-
-    Yields
-    ------
-    None
 
     Raises
     ------
@@ -84,13 +81,19 @@ def lazy(enabled: bool = True):
     (1, Array([[-1.,  3.],
            [-1.,  3.]], device='emulator'))
     """
-    token = config.enter_lazy(enabled)
-    try:
-        yield
-    finally:
-        config.exit_lazy(token)
-    if pending.expressions:  # not on an exception: what is pending runs when read
-        pending.evaluate_all("end of lazy()")
+
+    def __init__(self, enabled: bool = True):
+        self.enabled = enabled
+        self._tokens = []  # one per entry: a decorated function may recurse
+
+    def __enter__(self) -> None:
+        self._tokens.append(config.enter_lazy(self.enabled))
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        config.exit_lazy(self._tokens.pop())
+        if kind is None and pending.expressions:  # on an exception: it runs when read
+            pending.evaluate_all("end of lazy()")
+        return False
 
 
 def defer(name: str, args) -> Array | None:
@@ -98,7 +101,7 @@ def defer(name: str, args) -> Array | None:
     scalars, an Array among them), after every check of the eager call; None where the
     call runs now (the cpu device, a native array among the arguments, a comparison whose
     answer NumPy decides from a scalar out of range)."""
-    result = _defer_seen(name, args)
+    result = defer_seen(name, args)
     if result is not None:
         return result
     backend = device = None  # device: a GPU's index on cuda
@@ -129,7 +132,7 @@ def defer(name: str, args) -> Array | None:
                 continue
             key.append(a._k or settle(a))
             inputs += 1
-        elif kind in _PYTHON_SCALARS or kind in _NUMPY_SCALARS:
+        elif kind in DEFERRED_SCALARS:
             key.append(kind)
             scalars += 1
         else:
@@ -159,18 +162,20 @@ def defer(name: str, args) -> Array | None:
                                             nodes, inputs, scalars, kind), known)
 
 
-def _defer_seen(name, args) -> Array | None:
+def defer_seen(name, args, constants=()) -> Array | None:
     """``defer``'s answer where the tape's chain state knows this call (the same call on
     operands of the same layouts, dtypes and scalar types, after the same steps): what its
     first call resolved, with the checks the key leaves open (an int's value, the GPU);
-    None for the full way."""
+    None for the full way. ``constants``: the call's arguments that are part of the kernel
+    (``astype``'s dtype). ``runtime/lazy_calls.c`` takes the same steps for unary and binary
+    calls (the compiled ``hot_calls.unary``/``binary`` inside ``lazy()``)."""
     with pending.lock:
-        tape = pending.tape
+        tape = pending.current_tape()
         state = tape.state
         if state is None:
             return None
         leaf_of, n = tape.leaf_of, state.leaves
-        key, operands, added, fresh = [name], [], [], []  # fresh: (a new Array leaf, index)
+        key, operands, added, fresh = [name, *constants], [], [], []  # fresh: (new leaf, index)
         for a in args:
             kind = type(a)
             if kind is Array:
@@ -193,7 +198,7 @@ def _defer_seen(name, args) -> Array | None:
                     n += 1
                 else:
                     key.append(leaf_ref(k))
-            elif kind in _PYTHON_SCALARS or kind in _NUMPY_SCALARS:
+            elif kind in DEFERRED_SCALARS:
                 key.append(kind)
                 added.append(a)
                 n += 1
@@ -220,7 +225,7 @@ def _defer_seen(name, args) -> Array | None:
                 elif on != device:
                     return None
         expression = PendingExpression(name, tuple(operands), dtype_out, shape, backend, device,
-                                       *size, kind)
+                                       *size, kind, constants)
         tape.write_seen(expression, state, after, added, fresh, device)
         result = _new(Array)
         result._b = backend
@@ -271,6 +276,13 @@ def _resolve(name, stands, key, backend) -> tuple:
         _resolved.clear()
     _resolved[key] = known
     return known
+
+
+def fixed_by_key(dtype, shape, backend) -> tuple:
+    """What ``defer_seen`` keeps of a call whose key fixes all its checks (operands of
+    these layouts and dtypes, no scalar whose value matters): the result's dtype, shape and
+    kind, and no value to check per call."""
+    return dtype, shape, result_kind(dtype, shape, backend), (0, -1), (), (), dtype
 
 
 def result_kind(dtype, shape, backend) -> int:

@@ -15,7 +15,8 @@ from ..elementwise.launcher import check_clip_bounds, scalar_clip_bound
 from ..elementwise.ops import OPS
 from . import pending
 from .array import Array
-from .lazy import KERNEL_BACKENDS, deferred_array, expression_size, result_kind, within_limits
+from .lazy import (KERNEL_BACKENDS, defer_seen, deferred_array, expression_size, fixed_by_key,
+                   result_kind, within_limits)
 from .lazy_tape import MAX_NODES, MAX_SCALARS, PendingExpression
 
 # casts the trace makes exactly as the cast kernel (bfloat16 goes through ml_dtypes eagerly)
@@ -46,6 +47,9 @@ def _defer_cast(x, dtype) -> Array | None:
         dtype = np.dtype(dtype)  # as the eager call reads it
     except TypeError:
         return None  # the eager call raises
+    result = defer_seen("astype", (x,), (dtype,))  # a chain seen before
+    if result is not None:
+        return result
     p = x._p
     stand = p if p is not None else x._a
     if dtype not in _CAST_DTYPES or stand.dtype not in _CAST_DTYPES or dtype == stand.dtype:
@@ -60,7 +64,8 @@ def _defer_cast(x, dtype) -> Array | None:
     return deferred_array(PendingExpression("astype", (p if p is not None else x,), dtype,
                                             stand.shape, backend, device, nodes, inputs,
                                             scalars, result_kind(dtype, stand.shape, backend),
-                                            constants=(dtype,)))
+                                            constants=(dtype,)),
+                          fixed_by_key(dtype, stand.shape, backend))
 
 
 def deferring_clip(clip):
@@ -125,6 +130,9 @@ def _defer_where(condition, x1, x2) -> Array | None:
     backend, device, stands, dry = condition._b, None, [], []
     if backend not in KERNEL_BACKENDS:
         return None
+    result = defer_seen("where", (condition, x1, x2))  # a chain seen before
+    if result is not None:
+        return result
     for a in (condition, x1, x2):
         kind = type(a)
         if kind is Array:
@@ -149,7 +157,8 @@ def _defer_where(condition, x1, x2) -> Array | None:
     if stands[0].dtype != np.bool_ or type(x1) is not Array and type(x2) is not Array:
         return None  # a condition of another dtype, or scalars alone: the eager call's rules
     try:  # the eager call's dtype (NumPy 2's rules, which CuPy 14 follows) and shape
-        dtype = np.where(*dry).dtype
+        with np.errstate(all="ignore"):  # a value's cast warns, if at all, from the call
+            dtype = np.where(*dry).dtype
         shape = np.broadcast_shapes(*(s.shape for s in stands if type(s) not in _WHERE_SCALARS))
     except (TypeError, ValueError, OverflowError):
         return None  # the eager call raises it
@@ -163,6 +172,9 @@ def _defer_where(condition, x1, x2) -> Array | None:
     operands, nodes, inputs, scalars = within_limits(
         "where", args, [a._p if type(a) is Array and a._p is not None else a for a in args],
         *expression_size(stands))
+    # Its repeats skip this resolution where no scalar's value matters (bools, or none)
+    by_key = all(type(a) in (Array, bool) for a in args)
     return deferred_array(PendingExpression("where", operands, dtype, shape, backend,
                                             device, nodes, inputs, scalars,
-                                            result_kind(dtype, shape, backend)))
+                                            result_kind(dtype, shape, backend)),
+                          fixed_by_key(dtype, shape, backend) if by_key else None)

@@ -1,13 +1,13 @@
 """What a deferred call writes down (:func:`infini_cupy.lazy`): its :class:`PendingExpression`,
-and its step on the :class:`Tape`, the program of every call deferred since the last
-evaluation, in call order.
+and its step on the :class:`Tape`, the program of every call its thread deferred since the
+last evaluation, in call order.
 
 A tape follows a path of :class:`ChainState`: the shape of a chain so far (its steps, and
 the layouts, dtypes and scalar types of its operands), shared by every tape that writes the
 same calls on operands of the same layouts. A state keeps what its first chain learnt past
 it: per next call (keyed by :meth:`Tape.add`'s key) the state after it and the call's
 resolution, and per set of Arrays evaluated the fused function computing them. So a chain
-seen before is deferred without resolving its calls again (``lazy._defer_seen``) and
+seen before is deferred without resolving its calls again (``lazy.defer_seen``) and
 evaluated without walking, hashing or grouping its program (``pending.evaluate_all``).
 """
 
@@ -35,8 +35,9 @@ class PendingExpression:
     dtype, shape: the result's, resolved at the call. backend, device: the Array's (device:
     the GPU's index on ``cuda``, else None). nodes, inputs, scalars: the expression tree's
     size (uses of a shared subexpression counted each). kind: an id of (dtype, shape,
-    backend), for the signature of a call taking it (``lazy.result_kind``). result: the evaluated
-    Array. tape, index: the tape its step is on (None: none) and its position.
+    backend), for the signature of a call taking it (``lazy.result_kind``). result: the
+    evaluated Array. tape: the tape of the thread that deferred it (None: none, or evaluated);
+    index: its step's position there, while the tape follows a chain state.
     """
 
     __slots__ = ("name", "args", "constants", "dtype", "shape", "backend", "device", "nodes",
@@ -84,10 +85,11 @@ def leaf_ref(index: int) -> int:
 
 
 class Tape:
-    """The program of the calls deferred since the last evaluation: its state (None once it
-    is no one kernel's: several shapes or devices, a step off it, past the kernel's limits;
-    evaluations then walk the expressions), its leaves (held: an Array's id stays its own)
-    and ``leaf_of`` (an Array's id -> its leaf index), the device of its steps."""
+    """The program of the calls one thread deferred since the last evaluation (each thread
+    has its own: ``pending.current_tape``): its state (None once it is no one kernel's:
+    several shapes or devices, a step off it, past the kernel's limits; evaluations then walk
+    the expressions), its leaves (held: an Array's id stays its own) and ``leaf_of`` (an
+    Array's id -> its leaf index), the device of its steps."""
 
     __slots__ = ("state", "leaves", "leaf_of", "device")
 
@@ -98,6 +100,7 @@ class Tape:
     def add(self, expression, resolved=None) -> None:
         """Write ``expression``'s step, following (or learning) its state; ``resolved``:
         what ``lazy`` resolved of the call, kept for its repeats."""
+        expression.tape = self  # evaluated with its thread's other steps, however written
         state = self.state
         if state is None:
             return
@@ -113,7 +116,7 @@ class Tape:
         for arg in expression.args:
             if type(arg) is PendingExpression:
                 if arg.result is None:
-                    if arg.tape is not self:  # (not on it: registered before a failure)
+                    if arg.tape is not self:  # (another thread's, or pending since a failure)
                         self.give_up()
                         return
                     key.append(step_ref(arg.index))
@@ -149,11 +152,11 @@ class Tape:
             known = _learn(state, key, after, resolved, expression)
         elif resolved is not None and known[1] is None:
             known = state.next[key] = (known[0], resolved, *known[2:])
-        expression.tape, expression.index = self, len(state.steps)
+        expression.index = len(state.steps)
         self.state = known[0]
 
     def write_seen(self, expression, state, after, added, fresh, device) -> None:
-        """Write a call whose key ``state`` knows (``lazy._defer_seen`` checked it): its
+        """Write a call whose key ``state`` knows (``lazy.defer_seen`` checked it): its
         expression, the state ``after`` it, its ``added`` leaves, ``fresh``: (Array, leaf
         index) of the Arrays among them, ``device``: its device."""
         expression.tape, expression.index = self, len(state.steps)

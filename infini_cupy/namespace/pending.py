@@ -33,8 +33,11 @@ MAX_REGISTERED = 1024
 # weakref of every deferred Array (its ``_p`` the PendingExpression) registered since the
 # last evaluation, in call order: dead once nothing references it (an intermediate)
 expressions: list = []
-lock = threading.RLock()  # held while expressions and the tape change
-tape = Tape()  # the steps of the expressions registered since the last evaluation
+lock = threading.RLock()  # held while expressions and the tapes change
+# per thread (its ident), the tape of the steps it deferred since the last evaluation: a
+# chain is one thread's calls, never interleaved with another's (whose chain shapes would
+# mix, each mix a program of its own to trace and compile)
+tapes: dict = {}
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 # (group of (expression, deferred Array), its program or None, its fused function or None)
 # -> the fused function that computed it: computes each and sets the Array's ``_a``; set by
@@ -46,13 +49,22 @@ def register(expression: PendingExpression, array, resolved=None) -> None:
     """Put ``array``, deferred with ``expression``, in :data:`expressions` and on the tape
     (``resolved``: what ``lazy`` resolved of its call, for the tape's state to keep)."""
     with lock:
-        tape.add(expression, resolved)
+        current_tape().add(expression, resolved)
         if register_seen(array):
             return
         expressions[:] = [ref for ref in expressions if _unevaluated(ref())]
         crowded = len(expressions) >= MAX_REGISTERED // 2
     if crowded:
         evaluate_all(f"{len(expressions)} pending arrays")
+
+
+def current_tape() -> Tape:
+    """This thread's tape (the lock held)."""
+    ident = threading.get_ident()
+    tape = tapes.get(ident)
+    if tape is None:
+        tape = tapes[ident] = Tape()
+    return tape
 
 
 def register_seen(array) -> bool:
@@ -98,7 +110,6 @@ def _unevaluated(owner) -> bool:
 
 def evaluate_all(reason: str) -> None:
     """Compute every pending Array still referenced (``reason``: what needs it, for the log)."""
-    global tape
     with lock:
         live = []
         for ref in expressions:
@@ -108,16 +119,21 @@ def evaluate_all(reason: str) -> None:
                 if expression is not None:
                     live.append((expression, owner))
         expressions.clear()
-        done, tape = tape, Tape()
+        tapes.clear()  # every tape's live steps are computed below: each thread starts anew
+        tapes[threading.get_ident()] = Tape()  # (this one's now: it goes on first, mostly)
         if not live:
             _release_class()
             return
         token = config.enter_lazy(False)  # the evaluation's own calls run now
         try:
-            kernels = _evaluate(live, done)
-        except BaseException:
+            tape = live[0][0].tape
+            if all([e.tape is tape for e, _ in live]):  # mostly: one thread's chain
+                kernels = _evaluate(live, tape)
+            else:
+                kernels = sum([_evaluate(members, tape)
+                               for tape, members in _by_tape(live).items()])
+        except BaseException:  # what is left stays pending, each on the tape it was on
             expressions.extend(weakref.ref(owner) for e, owner in live if e.result is None)
-            tape.give_up()  # their steps are not on it
             raise
         finally:
             config.exit_lazy(token)
@@ -126,20 +142,28 @@ def evaluate_all(reason: str) -> None:
                len(live), kernels, reason)
 
 
-def _evaluate(live, done) -> int:
-    """Compute ``live``, (expression, Array) pairs registered on the tape ``done``; the
-    number of kernels. A chain state seen evaluating these outputs before (all on the tape,
-    in one group: both follow from the state and the outputs) runs its fused function."""
-    state = done.state
+def _by_tape(live) -> dict:
+    """``live``'s pairs per the tape their expressions are on (None: on none), in call order."""
+    by_tape = {}
+    for pair in live:
+        by_tape.setdefault(pair[0].tape, []).append(pair)
+    return by_tape
+
+
+def _evaluate(live, tape) -> int:
+    """Compute ``live``, (expression, Array) pairs registered on ``tape`` (None: on no tape);
+    the number of kernels. A chain state seen evaluating these outputs before (all on the
+    tape, in one group: both follow from the state and the outputs) runs its fused function."""
+    state = tape.state if tape is not None else None
     if state is not None:
         outputs = tuple([e.index for e, _ in live])
         fused = state.fused.get(outputs)
         if fused is not None:
-            evaluate_group(live, (state.steps, outputs, done.leaves), fused)
+            evaluate_group(live, (state.steps, outputs, tape.leaves), fused)
             return 1
     groups = _groups(live)
     if len(groups) == 1:
-        program = done.program([e for e, _ in live])
+        program = tape.program([e for e, _ in live]) if state is not None else None
         fused = evaluate_group(live, program, None)
         if program is not None:
             if len(state.fused) >= MAX_EVALUATIONS:

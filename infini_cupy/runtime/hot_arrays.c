@@ -6,6 +6,12 @@
  * inputs, a fused call's input check. configure() (hot_calls.c) sets what this file reads.
  */
 #include "hot_arrays.h"
+#ifdef Py_T_OBJECT_EX /* Python 3.12 on */
+#define OBJECT_SLOT Py_T_OBJECT_EX
+#else
+#include <structmember.h>
+#define OBJECT_SLOT T_OBJECT_EX
+#endif
 
 /* What configure() was given (references held for the life of the process). */
 PyObject *Array_type, *allocator_var, *settle, *learn_out_id, *hooks, *numpy_backend;
@@ -25,6 +31,25 @@ int intern_array_names(void) {
         Py_CLEAR(recorders_name);  /* tried again at the next call */
         return -1;
     }
+    return 0;
+}
+
+/* The byte offset of `type`'s object slot `name` (its member descriptor's). */
+int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset) {
+    PyObject *descr = PyObject_GetAttrString(type, name);  /* the class's member descriptor */
+    if (descr == NULL)
+        return -1;
+    Py_DECREF(descr);  /* the class holds it */
+    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyErr_Format(PyExc_TypeError, "%R has no slot %s", type, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != OBJECT_SLOT) {
+        PyErr_Format(PyExc_TypeError, "%R's slot %s is not an object slot", type, name);
+        return -1;
+    }
+    *offset = member->offset;
     return 0;
 }
 

@@ -36,6 +36,8 @@ extern PyObject *Array_type, *allocator_var, *settle, *learn_out_id, *hooks, *nu
 extern Py_ssize_t off_a, off_b, off_p, off_k, off_d;
 
 int intern_array_names(void);
+/* The byte offset of `type`'s object slot `name`: 0, or -1 with an error set. */
+int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset);
 PyObject *layout_key(PyObject *x);
 PyObject *new_array(PyObject *native, PyObject *b, PyObject *address, PyObject *k);
 int hooks_state(void);

@@ -24,12 +24,7 @@
 #include "cpu_calls.h"
 #include "float_range.h"
 #include "hot_arrays.h"
-#ifdef Py_T_OBJECT_EX /* Python 3.12 on */
-#define OBJECT_SLOT Py_T_OBJECT_EX
-#else
-#include <structmember.h>
-#define OBJECT_SLOT T_OBJECT_EX
-#endif
+#include "lazy_calls.h"
 
 /* What configure() was given (references held for the life of the process; those both C
  * files read are hot_arrays.c's). */
@@ -39,24 +34,6 @@ static PyObject *by_ids, *into_by_ids, *ndarray_type, *run_function, *scalar_typ
 
 static unsigned long long data_pointer(PyObject *array) {
     return (unsigned long long)(uintptr_t)((numpy_fields *)array)->data;
-}
-
-static int slot_offset(PyObject *type, const char *name, Py_ssize_t *offset) {
-    PyObject *descr = PyObject_GetAttrString(type, name);  /* the class's member descriptor */
-    if (descr == NULL)
-        return -1;
-    Py_DECREF(descr);  /* the class holds it */
-    if (!Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
-        PyErr_Format(PyExc_TypeError, "Array has no slot %s", name);
-        return -1;
-    }
-    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
-    if (member->type != OBJECT_SLOT) {
-        PyErr_Format(PyExc_TypeError, "Array's slot %s is not an object slot", name);
-        return -1;
-    }
-    *offset = member->offset;
-    return 0;
 }
 
 /* The names the hot path reads, made once (configure). */
@@ -325,7 +302,7 @@ static PyObject *serve_key(PyObject *key, PyObject *b, PyObject *n1, PyObject *n
 }
 
 /* 0 when the hot path may run: configured, `nargs` arguments, outside xp.lazy(); else 1
- * (decline) or -1 (an error set). */
+ * (decline), 2 (inside xp.lazy(): lazy_calls.c's) or -1 (an error set). */
 static int not_now(Py_ssize_t nargs, Py_ssize_t expected, const char *usage) {
     if (nargs != expected) {
         PyErr_SetString(PyExc_TypeError, usage);
@@ -333,7 +310,18 @@ static int not_now(Py_ssize_t nargs, Py_ssize_t expected, const char *usage) {
     }
     if (Array_type == NULL)
         return 1;
-    return lazy_now();
+    int lazy = lazy_now();
+    return lazy > 0 ? 2 : lazy;
+}
+
+/* What a declined call returns: NULL on an error, the deferred Array or None inside
+ * xp.lazy() (defer_seen: args[0] is the name), else None. */
+static PyObject *declined_call(int declined, PyObject *const *args, Py_ssize_t nargs) {
+    if (declined < 0)
+        return NULL;
+    if (declined == 2)
+        return defer_seen(args[0], args + 1, nargs - 1);
+    Py_RETURN_NONE;
 }
 
 /* binary(name, x1, x2): name(x1, x2) of Arrays (or an Array and a scalar) on the hot path,
@@ -341,7 +329,7 @@ static int not_now(Py_ssize_t nargs, Py_ssize_t expected, const char *usage) {
 static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int declined = not_now(nargs, 3, "binary(name, x1, x2)");
     if (declined)
-        return declined < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+        return declined_call(declined, args, nargs);
     PyObject *name = args[0], *x1 = args[1], *x2 = args[2];
     PyObject *key = NULL, *b, *n1, *n2, *d1 = NULL, *d2 = NULL;
     int arrays = 0, scalar_first = 0;
@@ -423,7 +411,7 @@ static PyObject *binary(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *unary(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int declined = not_now(nargs, 2, "unary(name, x)");
     if (declined)
-        return declined < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
+        return declined_call(declined, args, nargs);
     PyObject *name = args[0], *x = args[1];
     if (Py_TYPE(x) != (PyTypeObject *)Array_type)
         Py_RETURN_NONE;
@@ -899,10 +887,13 @@ static PyMethodDef methods[] = {
      "read-only ndarray, run)"},
     {"configure_cpu", configure_cpu, METH_VARARGS,
      "configure_cpu(plain_calls, plain_calls_into, errstate_var, ignore_all, asarray, sample)"},
+    {"configure_lazy", configure_lazy, METH_VARARGS,
+     "configure_lazy(pending's namespace, PendingExpression, Tape, ChainState, lock, "
+     "register_seen, scalar_types)"},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
-     "binary(name, x1, x2): the hot call's Array, or None"},
+     "binary(name, x1, x2): the hot call's Array (inside lazy(), a deferred one), or None"},
     {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,
-     "unary(name, x): the hot call's Array, or None"},
+     "unary(name, x): the hot call's Array (inside lazy(), a deferred one), or None"},
     {"into", (PyCFunction)(void (*)(void))into, METH_FASTCALL,
      "into(name, x, out) / into(name, x1, x2, out): out, or None"},
     {"fused", (PyCFunction)(void (*)(void))fused, METH_FASTCALL,

@@ -1,8 +1,9 @@
 """The compiled hot path (``hot_calls.c``, with ``compiled_launch.c``, the compiled launch
 mechanism's part, ``hot_arrays.c``, what both read and make of Arrays, ``cpu_calls.c``, the
-cpu device's repeats, ``float_range.c``, the range check of its float -> integer casts, and
-their headers): built once per machine and Python by the
-emulator's g++ into one extension module, cached under ``$INFINI_CUPY_CACHE_DIR/native``.
+cpu device's repeats, ``float_range.c``, the range check of its float -> integer casts,
+``lazy_calls.c``, ``lazy()``'s deferred calls of a chain seen before, and their headers):
+built once per machine and Python by the emulator's g++ into one extension module, cached
+under ``$INFINI_CUPY_CACHE_DIR/native``.
 
 Python's bytecode alone cannot take a repeated elementwise call below about 1.6 times a plain
 ``np.add`` (docs/dev/hot_path.md); ``hot_calls.c`` does the same steps as the Python hot path
@@ -31,9 +32,10 @@ from .emulate.build import CXX
 
 SOURCES = tuple(Path(__file__).with_name(name)
                 for name in ("hot_calls.c", "compiled_launch.c", "hot_arrays.c", "cpu_calls.c",
-                             "float_range.c"))
+                             "float_range.c", "lazy_calls.c"))
 HEADERS = tuple(Path(__file__).with_name(name)
-                for name in ("compiled_launch.h", "hot_arrays.h", "cpu_calls.h", "float_range.h"))
+                for name in ("compiled_launch.h", "hot_arrays.h", "cpu_calls.h", "float_range.h",
+                                       "lazy_calls.h"))
 MODULE = "hot_calls"  # PyInit_hot_calls, its one exported symbol (-fvisibility=hidden)
 # g++ compiles them as C (-x c before each: g++ takes a later .c file as C++ otherwise): the
 # one compiler the emulator already needs.

@@ -335,6 +335,39 @@ def test_lazy_is_off_by_default_and_changes_nothing():
     _same_bits(np.asarray(y), np.asarray(z))
 
 
+def test_one_lazy_object_is_reusable_nested_and_a_decorator():
+    rng = np.random.default_rng(11)
+    h = rng.standard_normal((2, 3)).astype(np.float32)
+    x = xp.asarray(h, device="emulator")
+    deferring = xp.lazy()
+    with deferring:
+        with deferring:  # nested: the inner exit evaluates, the outer block still defers
+            inner = x * 2.0
+            assert inner._p is not None
+        assert inner._p is None and config.lazy_enabled()
+        outer = inner + x
+        assert outer._p is not None
+    assert not config.lazy_enabled() and outer._p is None
+    np.testing.assert_array_equal(np.asarray(outer), h * np.float32(2) + h)
+
+    @xp.lazy()
+    def chain(a, depth):  # recursive: each call enters the same object again
+        b = xp.exp(a) - a if depth == 0 else chain(a, depth - 1) * 0.5
+        assert b._p is not None and config.lazy_enabled()
+        return b
+
+    result = chain(x, 2)
+    assert result._p is None and not config.lazy_enabled()
+    with xp.lazy(enabled=False):
+        expected = (xp.exp(x) - x) * 0.5 * 0.5
+    _same_bits(np.asarray(result), np.asarray(expected))
+    with pytest.raises(ZeroDivisionError), deferring:  # an exception: the block's value
+        kept = x - 1.0  # stays pending until read
+        1 / 0
+    assert not config.lazy_enabled() and kept._p is not None
+    np.testing.assert_array_equal(np.asarray(kept), h - np.float32(1))
+
+
 def test_cpu_arrays_run_eagerly():
     x = xp.asarray([1.0, 2.0], device="cpu")
     with xp.lazy():

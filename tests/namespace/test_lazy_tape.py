@@ -1,20 +1,32 @@
 """What ``lazy()`` learns per chain shape (``namespace/lazy_tape.py``): a chain repeated with
 other dtypes, shapes, layouts, scalar types, devices, operand identities or outputs computes
 what the eager calls compute, and a repeat keeps every check of a first call (ints out of
-range, writes between chains, pending values read, ``out=`` overlapping an input)."""
+range, writes between chains, pending values read, ``out=`` overlapping an input). Each test
+runs twice: with the compiled hot path (``runtime/lazy_calls.c`` defers a unary or binary
+call of a chain seen before) and with the Python one alone (``lazy.defer_seen``)."""
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import numpy as np
 import pytest
 
 import infini_cupy as xp
-from infini_cupy.namespace import pending
+from infini_cupy.namespace import boundary, lazy, lazy_kernels, pending
 
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1)]
 DTYPES = ["float32", "float64", "int16", "int64", "uint8"]
 SCALARS = [2, 0.5, True, np.float32(1.5), np.int16(3), -1]
 ERRORS = (TypeError, ValueError, OverflowError)
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def hot_path(request):
+    """The compiled hot path (where this machine builds it) or the Python one alone."""
+    with boundary.python_hot_path() if request.param == "python" else contextlib.nullcontext():
+        yield request.param
 
 
 def _array(rng, dtype, shape, device="emulator", transposed=False):
@@ -45,8 +57,15 @@ def _outcome(call):
 
 def _lazily(chain, *args):
     def run():
-        with xp.lazy():
-            result = chain(*args)
+        called = False
+        try:
+            with xp.lazy():
+                result = chain(*args)
+                called = True
+        except ERRORS as error:
+            if called:  # an eager call raises at the call: a deferred one must too
+                raise AssertionError(f"raised at the evaluation: {error!r}") from error
+            raise
         return result
     return run
 
@@ -68,6 +87,28 @@ def test_a_repeated_chain_with_other_operands_computes_the_eager_answer(seed):
         y = x if rng.integers(3) == 0 else _array(rng, dtype_y, shape_y)
         s = SCALARS[rng.integers(len(SCALARS))]
         assert _outcome(_lazily(_chain, x, y, s)) == _outcome(_eagerly(_chain, x, y, s))
+
+
+def _select_chain(x, y, s, dtype):
+    """``where`` and ``astype`` in a chain: their repeats are keyed as the others' are."""
+    t = xp.astype(x * y, dtype)
+    return xp.where(t > 1, t, s) + xp.where(y < x, True, t)
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # NumPy's
+@pytest.mark.parametrize("seed", range(4))
+def test_a_repeated_chain_of_where_and_astype_computes_the_eager_answer(seed):
+    rng = np.random.default_rng(20 + seed)
+    for _ in range(5):
+        dtype_x, dtype_y = rng.choice(["float32", "int16", "uint8", "float64"], 2)
+        shape = SHAPES[rng.integers(len(SHAPES))]
+        x, y = _array(rng, dtype_x, shape), _array(rng, dtype_y, shape)
+        dtype = ["float16", "int8", "float64", "int32"][rng.integers(4)]
+        # each value after one of its type: a repeat (300: past int8, 1e10: past float16,
+        # 2**70: past every integer, an OverflowError at the call)
+        for s in (2, 300, -1, 2**70, 0.5, 1e10, -0.0, True, False, 2, 0.5):
+            assert _outcome(_lazily(_select_chain, x, y, s, dtype)) == \
+                _outcome(_eagerly(_select_chain, x, y, s, dtype))
 
 
 def test_the_same_layouts_as_one_array_or_two_are_two_chains():
@@ -181,7 +222,56 @@ def test_chain_states_are_followed_once_learnt():
     for _ in range(2):
         with xp.lazy():
             r = _chain(x, y, 2.0)
-            state = pending.tape.state
+            state = pending.current_tape().state
             assert state is not None and len(state.steps) == 5
         assert r._p is None
     assert state.fused  # the second evaluation found its fused function there
+
+
+def test_the_compiled_path_defers_a_chain_seen_before_without_python(hot_path, monkeypatch):
+    if hot_path == "python" or boundary.compiled_hot_calls() is None:
+        pytest.skip("the compiled hot path alone")
+    rng = np.random.default_rng(9)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    _lazily(_chain, x, y, 2.0)()  # learnt
+    seen = []
+    python_way = lazy.defer_seen
+    monkeypatch.setattr(lazy, "defer_seen", lambda *a: seen.append(a[0]) or python_way(*a))
+    for s in (2.0, 0.5):
+        r = _lazily(_chain, x, y, s)()
+        assert seen == []
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(_eagerly(_chain, x, y, s)()))
+    _lazily(_chain, x, y, 3)()  # an int: another chain, learnt by the Python way
+    seen.clear()
+    for s in (3, -7):  # its value checked in C against the dtype's range
+        r = _lazily(_chain, x, y, s)()
+        assert seen == []
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(_eagerly(_chain, x, y, s)()))
+
+
+def test_threads_deferring_at_once_compute_the_eager_answers_each_on_its_tape():
+    rng = np.random.default_rng(10)
+    operands = [(_array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4)), s)
+                for s in (2.0, -1.5, 3.0, 0.25)]
+    expected = [np.asarray(_eagerly(_chain, *args)()) for args in operands]
+    _lazily(_chain, *operands[0])()
+    programs = len(lazy_kernels._fused)
+    failures, start = [], threading.Barrier(len(operands))
+
+    def run(k):
+        start.wait()
+        for _ in range(40):  # the tape and its lock shared: each chain its own answer
+            r = _lazily(_chain, *operands[k])()
+            if not np.array_equal(np.asarray(r), expected[k]):
+                failures.append(k)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(operands))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    # A thread's chain is on its own tape: the chains never mix into programs of their own
+    # (one tape for all made about 80 here). A read evaluates the other threads' chains so
+    # far: their prefixes, and what follows them, are programs too.
+    assert len(lazy_kernels._fused) - programs <= 30
