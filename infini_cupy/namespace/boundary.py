@@ -412,10 +412,11 @@ def _finish(known, natives, addresses, b):
 
 
 # The compiled hot path (runtime/hot_calls.c): [unary, binary, into, fused, rearrange,
-# fused_into] once loaded, Nones where it cannot be built; tried at the first plan found by
-# layout ids (_learn, _into, FusedFunction.__call__ with and without out=, a GPU's
-# rearrange_ under the compiled launch).
-compiled_calls: list = [None, None, None, None, None, None]
+# fused_into, evaluate_seen] once loaded, Nones where it cannot be built; tried at the first
+# plan found by layout ids (_learn, _into, FusedFunction.__call__ with and without out=, a
+# GPU's rearrange_ under the compiled launch). pending.evaluate_all reads it too.
+compiled_calls: list = [None] * 7
+_pending.compiled_calls = compiled_calls
 _compiled_module: list = []  # [the configured module, or None] once tried
 
 
@@ -437,9 +438,9 @@ def compiled_hot_calls():
             # inside lazy(), unary and binary defer a call of a chain seen before
             module.configure_lazy(vars(_pending), _lazy_tape.PendingExpression, _lazy_tape.Tape,
                                   _lazy_tape.ChainState, _pending.lock, _pending.register_seen,
-                                  _lazy.DEFERRED_SCALARS)
+                                  _lazy.DEFERRED_SCALARS, _config._lazy, _pending._log)
             compiled_calls[:] = [module.unary, module.binary, module.into, module.fused,
-                                 module.rearrange, module.fused_into]
+                                 module.rearrange, module.fused_into, module.evaluate_seen]
         _compiled_module.append(module)
     return _compiled_module[0]
 

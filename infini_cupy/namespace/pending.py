@@ -39,6 +39,9 @@ lock = threading.RLock()  # held while expressions and the tapes change
 # mix, each mix a program of its own to trace and compile)
 tapes: dict = {}
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
+# boundary.compiled_calls, set by boundary: the compiled hot path once loaded, whose last
+# item (runtime/lazy_calls.c's evaluate_seen) evaluates a chain seen before
+compiled_calls: list = [None]
 # (group of (expression, deferred Array), its program or None, its fused function or None)
 # -> the fused function that computed it: computes each and sets the Array's ``_a``; set by
 # lazy_kernels.install (it needs fuse, which this module may not import)
@@ -110,6 +113,9 @@ def _unevaluated(owner) -> bool:
 
 def evaluate_all(reason: str) -> None:
     """Compute every pending Array still referenced (``reason``: what needs it, for the log)."""
+    compiled = compiled_calls[-1]
+    if compiled is not None and compiled() is not None:  # these steps in C, a chain seen
+        return
     with lock:
         live = []
         for ref in expressions:

@@ -889,7 +889,9 @@ static PyMethodDef methods[] = {
      "configure_cpu(plain_calls, plain_calls_into, errstate_var, ignore_all, asarray, sample)"},
     {"configure_lazy", configure_lazy, METH_VARARGS,
      "configure_lazy(pending's namespace, PendingExpression, Tape, ChainState, lock, "
-     "register_seen, scalar_types)"},
+     "register_seen, scalar_types, the lazy ContextVar, the logger)"},
+    {"evaluate_seen", (PyCFunction)(void (*)(void))evaluate_seen, METH_FASTCALL,
+     "evaluate_seen(): True once a chain seen before is computed, or None"},
     {"binary", (PyCFunction)(void (*)(void))binary, METH_FASTCALL,
      "binary(name, x1, x2): the hot call's Array (inside lazy(), a deferred one), or None"},
     {"unary", (PyCFunction)(void (*)(void))unary, METH_FASTCALL,

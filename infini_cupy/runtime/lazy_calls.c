@@ -15,25 +15,30 @@
 
 /* What configure_lazy() was given (references held for the life of the process). */
 static PyObject *pending_dict, *expression_type, *tape_type, *lock_acquire, *lock_release,
-    *register_seen, *deferred_scalars, *tapes_name, *expressions_name, *cuda_name, *data_name, *device_id_name, *empty;
+    *register_seen, *deferred_scalars, *tapes_name, *expressions_name, *cuda_name, *data_name, *device_id_name, *empty,
+    *lazy_flag, *logger, *fused_name, *getattr_name, *enabled_for_name, *debug_level;
 /* Byte offsets of the slots read and written. */
 static Py_ssize_t off_e_name, off_e_args, off_e_constants, off_e_dtype, off_e_shape,
     off_e_backend, off_e_device, off_e_nodes, off_e_inputs, off_e_scalars, off_e_kind,
     off_e_result, off_e_tape, off_e_index;
 static Py_ssize_t off_t_state, off_t_leaves, off_t_leaf_of, off_t_device;
-static Py_ssize_t off_s_steps, off_s_backend, off_s_leaves, off_s_next;
+static Py_ssize_t off_s_steps, off_s_backend, off_s_leaves, off_s_next, off_s_fused;
 
 #define MAX_OPERANDS 3 /* the compiled calls' operands: unary and binary */
+#define MAX_OUTPUTS 8  /* pending.MAX_OUTPUTS: Arrays one kernel writes */
 
 PyObject *configure_lazy(PyObject *self, PyObject *args) {
-    PyObject *values[7];
-    if (!PyArg_UnpackTuple(args, "configure_lazy", 7, 7, &values[0], &values[1], &values[2],
-                           &values[3], &values[4], &values[5], &values[6]))
+    PyObject *values[9];
+    if (!PyArg_UnpackTuple(args, "configure_lazy", 9, 9, &values[0], &values[1], &values[2],
+                           &values[3], &values[4], &values[5], &values[6], &values[7],
+                           &values[8]))
         return NULL;
     if (!PyDict_Check(values[0]) || !PyType_Check(values[1]) || !PyType_Check(values[2]) ||
-        !PyType_Check(values[3]) || !PyAnySet_Check(values[6])) {
+        !PyType_Check(values[3]) || !PyAnySet_Check(values[6]) ||
+        !PyContextVar_CheckExact(values[7])) {
         PyErr_SetString(PyExc_TypeError, "configure_lazy: pending's namespace, "
-                        "PendingExpression, Tape, ChainState, lock, register_seen, scalar types");
+                        "PendingExpression, Tape, ChainState, lock, register_seen, scalar "
+                        "types, the lazy ContextVar, the logger");
         return NULL;
     }
     PyObject *e = values[1], *t = values[2], *s = values[3];
@@ -47,7 +52,8 @@ PyObject *configure_lazy(PyObject *self, PyObject *args) {
         slot_offset(t, "state", &off_t_state) || slot_offset(t, "leaves", &off_t_leaves) ||
         slot_offset(t, "leaf_of", &off_t_leaf_of) || slot_offset(t, "device", &off_t_device) ||
         slot_offset(s, "steps", &off_s_steps) || slot_offset(s, "backend", &off_s_backend) ||
-        slot_offset(s, "leaves", &off_s_leaves) || slot_offset(s, "next", &off_s_next))
+        slot_offset(s, "leaves", &off_s_leaves) || slot_offset(s, "next", &off_s_next) ||
+        slot_offset(s, "fused", &off_s_fused))
         return NULL;
     PyObject *acquire = PyObject_GetAttrString(values[4], "acquire");
     PyObject *release = PyObject_GetAttrString(values[4], "release");
@@ -58,10 +64,11 @@ PyObject *configure_lazy(PyObject *self, PyObject *args) {
     }
     Py_XSETREF(lock_acquire, acquire);
     Py_XSETREF(lock_release, release);
-    PyObject **targets[5] = {&pending_dict, &expression_type, &tape_type, &register_seen,
-                             &deferred_scalars};
-    PyObject *given[5] = {values[0], values[1], values[2], values[5], values[6]};
-    for (int i = 0; i < 5; i++) {
+    PyObject **targets[7] = {&pending_dict, &expression_type, &tape_type, &register_seen,
+                             &deferred_scalars, &lazy_flag, &logger};
+    PyObject *given[7] = {values[0], values[1], values[2], values[5], values[6], values[7],
+                          values[8]};
+    for (int i = 0; i < 7; i++) {
         Py_INCREF(given[i]);
         Py_XSETREF(*targets[i], given[i]);
     }
@@ -72,8 +79,12 @@ PyObject *configure_lazy(PyObject *self, PyObject *args) {
         data_name = PyUnicode_InternFromString("data");
         device_id_name = PyUnicode_InternFromString("device_id");
         empty = PyTuple_New(0);
+        fused_name = PyUnicode_InternFromString("fused");
+        getattr_name = PyUnicode_InternFromString("__getattr__");
+        enabled_for_name = PyUnicode_InternFromString("isEnabledFor");
+        debug_level = PyLong_FromLong(10);  /* logging.DEBUG */
         if (!tapes_name || !expressions_name || !cuda_name || !data_name || !device_id_name ||
-            !empty) {
+            !empty || !fused_name || !getattr_name || !enabled_for_name || !debug_level) {
             Py_CLEAR(tapes_name);
             return NULL;
         }
@@ -361,6 +372,22 @@ done:
     return r;
 }
 
+/* pending.lock released, keeping an error already set (0), or -1 with the release's. */
+static int release_lock(void) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *released = PyObject_CallNoArgs(lock_release);
+    if (released == NULL) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        return -1;
+    }
+    Py_DECREF(released);
+    PyErr_Restore(type, value, traceback);
+    return 0;
+}
+
 PyObject *defer_seen(PyObject *name, PyObject *const *args, Py_ssize_t n) {
     if (pending_dict == NULL || n > MAX_OPERANDS)
         Py_RETURN_NONE;
@@ -372,11 +399,155 @@ PyObject *defer_seen(PyObject *name, PyObject *const *args, Py_ssize_t n) {
     if (!locked)
         Py_RETURN_NONE;  /* another thread evaluates or defers: the Python way waits */
     PyObject *r = defer_locked(name, args, n);
-    PyObject *released = PyObject_CallNoArgs(lock_release);
-    if (released == NULL) {
-        Py_XDECREF(r);
-        return NULL;
-    }
-    Py_DECREF(released);
+    if (release_lock() < 0)
+        Py_CLEAR(r);
     return r;
+}
+
+/* pending.evaluate_all's way for a chain seen before, the lock held: every live deferred
+ * Array on one tape whose state kept the fused function of these outputs. 1 done, 0 for the
+ * Python way (nothing changed), -1 on an error (what was pending stays so, on its tape). */
+static int evaluate_locked(PyObject *expressions) {
+    Py_ssize_t n = PyList_GET_SIZE(expressions), n_live = 0;
+    PyObject *owners[MAX_OUTPUTS], *outputs = NULL, *fused, *leaves = NULL, *results = NULL,
+             *tape = NULL;
+    int r = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *owner = PyObject_CallNoArgs(PyList_GET_ITEM(expressions, i));  /* a weakref */
+        if (owner == NULL) {
+            r = -1;
+            goto done;
+        }
+        PyObject *p = Py_TYPE(owner) == (PyTypeObject *)Array_type ? SLOT(owner, off_p) : NULL;
+        if (p == NULL || p == Py_None) {  /* dead, or evaluated by a read */
+            Py_DECREF(owner);
+            continue;
+        }
+        PyObject *on = Py_TYPE(p) == (PyTypeObject *)expression_type ? SLOT(p, off_e_tape) : NULL;
+        if (n_live == MAX_OUTPUTS || on == NULL || on == Py_None || (tape && on != tape)) {
+            Py_DECREF(owner);
+            goto done;  /* several tapes, or more outputs than a kernel writes */
+        }
+        tape = on;
+        owners[n_live++] = owner;
+    }
+    if (n_live == 0)
+        goto done;
+    PyObject *state = SLOT(tape, off_t_state);
+    PyObject *table = state == NULL || state == Py_None ? NULL : SLOT(state, off_s_fused);
+    PyObject *tape_leaves = SLOT(tape, off_t_leaves);
+    if (table == NULL || !PyDict_CheckExact(table) || tape_leaves == NULL ||
+        !PyList_CheckExact(tape_leaves) || (outputs = PyTuple_New(n_live)) == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < n_live; j++) {
+        PyObject *index = SLOT(SLOT(owners[j], off_p), off_e_index);
+        if (index == NULL)
+            goto done;
+        Py_INCREF(index);
+        PyTuple_SET_ITEM(outputs, j, index);
+    }
+    fused = PyDict_GetItemWithError(table, outputs);  /* borrowed */
+    if (fused == NULL) {
+        r = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    leaves = PyList_AsTuple(tape_leaves);
+    if (leaves == NULL) {
+        r = -1;
+        goto done;
+    }
+    /* the evaluation's own calls run now (lazy_kernels.evaluate_group's fused call) */
+    PyObject *token = PyContextVar_Set(lazy_flag, Py_False);
+    if (token == NULL) {
+        r = -1;
+        goto done;
+    }
+    Py_INCREF(fused);
+    results = PyObject_Call(fused, leaves, NULL);
+    Py_DECREF(fused);
+    if (PyContextVar_Reset(lazy_flag, token) < 0)
+        Py_CLEAR(results);
+    Py_DECREF(token);
+    if (results == NULL) {
+        /* cannot fuse (TypeError): the Python way runs the calls themselves */
+        r = PyErr_ExceptionMatches(PyExc_TypeError) ? (PyErr_Clear(), 0) : -1;
+        goto done;
+    }
+    if (n_live > 1 && (!PyTuple_CheckExact(results) || PyTuple_GET_SIZE(results) != n_live))
+        goto done;  /* (not the function's own shape of outputs: decided in Python) */
+    for (Py_ssize_t j = 0; j < n_live; j++) {
+        PyObject *result = n_live == 1 ? results : PyTuple_GET_ITEM(results, j);
+        if (Py_TYPE(result) != (PyTypeObject *)Array_type || SLOT(result, off_a) == NULL)
+            goto done;
+    }
+    /* computed: each Array takes its buffer, each expression lets its inputs go */
+    for (Py_ssize_t j = 0; j < n_live; j++) {
+        PyObject *owner = owners[j], *expression = SLOT(owner, off_p);
+        PyObject *result = n_live == 1 ? results : PyTuple_GET_ITEM(results, j);
+        Py_INCREF(expression);
+        set_slot(owner, off_a, SLOT(result, off_a));
+        set_slot(owner, off_p, Py_None);
+        set_slot(expression, off_e_result, owner);
+        set_slot(expression, off_e_args, empty);
+        set_slot(expression, off_e_tape, Py_None);
+        Py_DECREF(expression);
+    }
+    r = 1;
+done:
+    for (Py_ssize_t j = 0; j < n_live; j++)
+        Py_DECREF(owners[j]);
+    Py_XDECREF(outputs);
+    Py_XDECREF(leaves);
+    Py_XDECREF(results);
+    return r;
+}
+
+PyObject *evaluate_seen(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (pending_dict == NULL)
+        Py_RETURN_NONE;
+    PyObject *debug = PyObject_CallMethodOneArg(logger, enabled_for_name, debug_level);
+    if (debug == NULL)
+        return NULL;
+    int logged = PyObject_IsTrue(debug);
+    Py_DECREF(debug);
+    if (logged)
+        Py_RETURN_NONE;  /* the Python way logs each evaluation */
+    PyObject *got = PyObject_CallOneArg(lock_acquire, Py_False);
+    if (got == NULL)
+        return NULL;
+    int locked = got == Py_True;
+    Py_DECREF(got);
+    if (!locked)
+        Py_RETURN_NONE;
+    PyObject *expressions = PyDict_GetItemWithError(pending_dict, expressions_name);
+    PyObject *tapes = PyDict_GetItemWithError(pending_dict, tapes_name);
+    int done = 0;
+    if (expressions != NULL && tapes != NULL && PyList_CheckExact(expressions) &&
+        PyDict_CheckExact(tapes))
+        done = evaluate_locked(expressions);
+    else if (PyErr_Occurred())
+        done = -1;
+    if (done == 1) {  /* evaluate_all's ending: no pending left, a new tape for this thread */
+        PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+        PyObject *fresh = ident == NULL ? NULL : PyObject_CallNoArgs(tape_type);
+        if (fresh == NULL || PyList_SetSlice(expressions, 0, PY_SSIZE_T_MAX, NULL) < 0) {
+            done = -1;
+        } else {
+            PyDict_Clear(tapes);
+            if (PyDict_SetItem(tapes, ident, fresh) < 0)
+                done = -1;
+        }
+        Py_XDECREF(ident);
+        Py_XDECREF(fresh);
+        /* pending._release_class: Array's lookups plain again */
+        PyObject *dict = ((PyTypeObject *)Array_type)->tp_dict;
+        int held = done == 1 ? PyDict_Contains(dict, getattr_name) : 0;
+        if (held < 0 || (held && PyObject_DelAttr(Array_type, getattr_name) < 0))
+            done = -1;
+    }
+    if (release_lock() < 0 || done < 0)
+        return NULL;
+    if (done == 0)
+        Py_RETURN_NONE;
+    Py_RETURN_TRUE;
 }

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import infini_cupy as xp
-from infini_cupy.namespace import boundary, lazy, lazy_kernels, pending
+from infini_cupy.namespace import boundary, fusion, lazy, lazy_kernels, pending
 
 SHAPES = [(3, 4), (4,), (1, 4), (3, 1)]
 DTYPES = ["float32", "float64", "int16", "int64", "uint8"]
@@ -247,6 +247,47 @@ def test_the_compiled_path_defers_a_chain_seen_before_without_python(hot_path, m
         r = _lazily(_chain, x, y, s)()
         assert seen == []
         np.testing.assert_array_equal(np.asarray(r), np.asarray(_eagerly(_chain, x, y, s)()))
+
+
+def test_the_compiled_path_evaluates_a_chain_seen_before_without_python(hot_path,
+                                                                         monkeypatch):
+    if hot_path == "python" or boundary.compiled_hot_calls() is None:
+        pytest.skip("the compiled hot path alone")
+    rng = np.random.default_rng(12)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    _lazily(_chain, x, y, 2.0)()  # learnt
+    walked = []
+    python_way = pending._evaluate
+    monkeypatch.setattr(pending, "_evaluate", lambda *a: walked.append(a) or python_way(*a))
+    for s in (2.0, -0.5):
+        r = _lazily(_chain, x, y, s)()
+        assert walked == [] and r._p is None
+        np.testing.assert_array_equal(np.asarray(r), np.asarray(_eagerly(_chain, x, y, s)()))
+    with xp.lazy():  # two outputs, not seen together before: the Python way learns them
+        t = x * y + x
+        r = xp.abs(t - 1.0) * t
+    assert len(walked) == 1 and t._p is None and r._p is None
+
+
+def _broken_call(self, *args, **kwargs):
+    raise RuntimeError("kernel failed")
+
+
+def test_a_failed_evaluation_of_a_repeated_chain_leaves_it_pending(monkeypatch):
+    rng = np.random.default_rng(13)
+    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
+    expected = np.asarray(_eagerly(_chain, x, y, 2.0)())
+    _lazily(_chain, x, y, 2.0)()  # learnt
+    with xp.lazy():
+        r = _chain(x, y, 2.0)
+        with monkeypatch.context() as patched:
+            patched.setattr(fusion.FusedFunction, "__call__", _broken_call)
+            with pytest.raises(RuntimeError, match="kernel failed"):
+                np.asarray(r)
+        assert r._p is not None  # still pending: computed at the next evaluation
+        doubled = r * 2.0
+    np.testing.assert_array_equal(np.asarray(r), expected)
+    np.testing.assert_array_equal(np.asarray(doubled), expected * np.float32(2))
 
 
 def test_threads_deferring_at_once_compute_the_eager_answers_each_on_its_tape():

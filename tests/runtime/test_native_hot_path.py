@@ -57,7 +57,8 @@ def test_it_is_built_where_g_plus_plus_and_python_h_are():
     assert module is not None
     assert native.library_path().exists()
     assert boundary.compiled_calls == [module.unary, module.binary, module.into, module.fused,
-                                       module.rearrange, module.fused_into]
+                                       module.rearrange, module.fused_into,
+                                       module.evaluate_seen]
 
 
 def test_it_is_off_under_the_variable_and_where_the_build_fails(monkeypatch, tmp_path, caplog):
