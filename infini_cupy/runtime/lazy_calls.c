@@ -372,6 +372,17 @@ done:
     return r;
 }
 
+/* pending.lock taken without waiting: 1, 0 where another thread holds it (the Python way
+ * waits for it), -1 on an error. */
+static int acquire_lock(void) {
+    PyObject *got = PyObject_CallOneArg(lock_acquire, Py_False);
+    if (got == NULL)
+        return -1;
+    int locked = got == Py_True;
+    Py_DECREF(got);
+    return locked;
+}
+
 /* pending.lock released, keeping an error already set (0), or -1 with the release's. */
 static int release_lock(void) {
     PyObject *type, *value, *traceback;
@@ -391,13 +402,9 @@ static int release_lock(void) {
 PyObject *defer_seen(PyObject *name, PyObject *const *args, Py_ssize_t n) {
     if (pending_dict == NULL || n > MAX_OPERANDS)
         Py_RETURN_NONE;
-    PyObject *got = PyObject_CallOneArg(lock_acquire, Py_False);
-    if (got == NULL)
-        return NULL;
-    int locked = got == Py_True;
-    Py_DECREF(got);
-    if (!locked)
-        Py_RETURN_NONE;  /* another thread evaluates or defers: the Python way waits */
+    int locked = acquire_lock();
+    if (locked <= 0)
+        return locked < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
     PyObject *r = defer_locked(name, args, n);
     if (release_lock() < 0)
         Py_CLEAR(r);
@@ -512,13 +519,9 @@ PyObject *evaluate_seen(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(debug);
     if (logged)
         Py_RETURN_NONE;  /* the Python way logs each evaluation */
-    PyObject *got = PyObject_CallOneArg(lock_acquire, Py_False);
-    if (got == NULL)
-        return NULL;
-    int locked = got == Py_True;
-    Py_DECREF(got);
-    if (!locked)
-        Py_RETURN_NONE;
+    int locked = acquire_lock();
+    if (locked <= 0)
+        return locked < 0 ? NULL : (Py_INCREF(Py_None), Py_None);
     PyObject *expressions = PyDict_GetItemWithError(pending_dict, expressions_name);
     PyObject *tapes = PyDict_GetItemWithError(pending_dict, tapes_name);
     int done = 0;

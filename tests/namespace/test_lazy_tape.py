@@ -228,12 +228,18 @@ def test_chain_states_are_followed_once_learnt():
     assert state.fused  # the second evaluation found its fused function there
 
 
-def test_the_compiled_path_defers_a_chain_seen_before_without_python(hot_path, monkeypatch):
+def _learnt_by_the_compiled_path(hot_path, seed):
+    """Two Arrays whose chain (``_chain`` by 2.0) was deferred once; compiled paths alone."""
     if hot_path == "python" or boundary.compiled_hot_calls() is None:
         pytest.skip("the compiled hot path alone")
-    rng = np.random.default_rng(9)
+    rng = np.random.default_rng(seed)
     x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
-    _lazily(_chain, x, y, 2.0)()  # learnt
+    _lazily(_chain, x, y, 2.0)()
+    return x, y
+
+
+def test_the_compiled_path_defers_a_chain_seen_before_without_python(hot_path, monkeypatch):
+    x, y = _learnt_by_the_compiled_path(hot_path, 9)
     seen = []
     python_way = lazy.defer_seen
     monkeypatch.setattr(lazy, "defer_seen", lambda *a: seen.append(a[0]) or python_way(*a))
@@ -251,11 +257,7 @@ def test_the_compiled_path_defers_a_chain_seen_before_without_python(hot_path, m
 
 def test_the_compiled_path_evaluates_a_chain_seen_before_without_python(hot_path,
                                                                          monkeypatch):
-    if hot_path == "python" or boundary.compiled_hot_calls() is None:
-        pytest.skip("the compiled hot path alone")
-    rng = np.random.default_rng(12)
-    x, y = _array(rng, "float32", (3, 4)), _array(rng, "float32", (3, 4))
-    _lazily(_chain, x, y, 2.0)()  # learnt
+    x, y = _learnt_by_the_compiled_path(hot_path, 12)
     walked = []
     python_way = pending._evaluate
     monkeypatch.setattr(pending, "_evaluate", lambda *a: walked.append(a) or python_way(*a))
