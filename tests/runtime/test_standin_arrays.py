@@ -307,6 +307,39 @@ def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
     np.testing.assert_allclose(np.asarray(target.to_device("cpu")), h * h + h, rtol=1e-6)
 
 
+def test_a_lazy_chain_seen_before_on_a_gpu_not_current_is_deferred_and_evaluated_in_c(
+        two_gpus, monkeypatch):
+    from infini_cupy.namespace import boundary, lazy, pending
+
+    if boundary.compiled_hot_calls() is None:
+        pytest.skip("the compiled hot path alone")
+    rng = np.random.default_rng(9)
+    h, k = (rng.standard_normal((4, 8)).astype(np.float32) for _ in range(2))
+    x, y = xp.asarray(h, device="cuda:1"), xp.asarray(k, device="cuda:1")
+
+    def chain(a, b):
+        with xp.lazy():
+            r = xp.exp(a * b + a) - b
+        return r
+
+    chain(x, y)  # learnt
+    with xp.lazy(enabled=False):  # the eager calls: the same bits
+        expected = np.asarray((xp.exp(x * y + x) - y).to_device("cpu"))
+    python_ways = []
+    for module, name in ((lazy, "defer_seen"), (pending, "_evaluate")):
+        monkeypatch.setattr(module, name, lambda *a, f=getattr(module, name):
+                            python_ways.append(f.__name__) or f(*a))
+    for _ in range(2):  # new Arrays each time: their GPU read in C
+        a, b = xp.asarray(h, device="cuda:1"), xp.asarray(k, device="cuda:1")
+        r = chain(a, b)
+        assert python_ways == [] and r.device == "cuda:1" and r._a.data.device_id == 1
+        np.testing.assert_array_equal(np.asarray(r.to_device("cpu")), expected)
+    other = xp.asarray(k, device="cuda:0")  # the same layout on another GPU
+    with pytest.raises(ValueError, match="different devices: cuda:1 and cuda:0"), xp.lazy():
+        x * other  # noqa: B018  (the chain's first call: the eager call's error, here)
+        raise AssertionError("deferred across two GPUs")
+
+
 def test_fused_repeats_into_an_array_across_gpus_go_the_full_way(two_gpus):
     """A fused call's repeats into an Array (fused_out.run_into) launch on the current GPU:
     arrays of another GPU, or an ``out`` on another GPU than the inputs', go the first
