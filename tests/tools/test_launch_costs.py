@@ -48,7 +48,8 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
                 (_, exp, exp_reference, _), (_, fused, fused_reference, _), \
                 (_, fused_scalar, fused_scalar_reference, _), \
                 (_, into, into_reference, _), (_, fused_into, fused_into_reference, _), \
-                (_, transpose, *_), (_, array_transpose, *_) = launch_costs.calls(np, "emulate")
+                (_, lazy_block, lazy_reference, _), (_, transpose, *_), \
+                (_, array_transpose, *_) = launch_costs.calls(np, "emulate")
             assert torch_add is None  # torch only beside CuPy
             four_ops = np.exp(host * host + host) - host
             for call, reference, expected in [(add, add_reference, host + host),
@@ -58,7 +59,8 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
                                               (fused_scalar, fused_scalar_reference,
                                                host * np.float32(2.5) + host),
                                               (into, into_reference, host + host),
-                                              (fused_into, fused_into_reference, four_ops)]:
+                                              (fused_into, fused_into_reference, four_ops),
+                                              (lazy_block, lazy_reference, four_ops)]:
                 np.testing.assert_allclose(reference(), expected, rtol=1e-6)
                 result = call()
                 assert isinstance(result, xp.Array)
@@ -74,6 +76,7 @@ def test_each_mechanism_gives_the_calls_answers_and_a_time(through_the_stand_ins
         "host us per call: fused x*s+y 48x64 fp32 Arrays, s=2.5",
         "host us per call: add 48x64 fp32 Array, out=",
         "host us per call: fused exp(x*y+x)-y 48x64 fp32 Arrays, out=",
+        "host us per call: lazy() exp(x*y+x)-y 48x64 fp32 Arrays",
         "host us per call: rearrange_ 64x48 fp32 (cached)",
         "host us per call: rearrange_ 64x48 fp32 Array (cached)"]
     for row in rows:

@@ -64,7 +64,9 @@ def calls(library, backend: str):
     float32 Array: ``xp.add``, a Python scalar (``x * 2.0``), ``xp.exp``, a fused 4-op call
     (``xp.fuse``; CuPy's ``cupy.fuse``; torch's four ops), a fused call with a scalar
     argument (``x * s + x``, ``s = 2.5``), ``out=`` (``xp.add(x, x,
-    out=z)``; the fused 4-op call into ``z``, beside CuPy's four calls, the last into ``z``), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
+    out=z)``; the fused 4-op call into ``z``, beside CuPy's four calls, the last into ``z``),
+    the 4-op expression's plain calls inside ``xp.lazy()`` (beside CuPy's and torch's four
+    calls), and a cached 64x48 ``rearrange_`` (a transpose) of ``library``'s arrays and of
     Arrays (the compiled launch takes a repeated one of Arrays into C); ours return their
     result (the operand: :data:`ADD_SHAPE` float32 normals of seed 1). Torch's where torch
     imports and ``library`` is CuPy."""
@@ -102,11 +104,21 @@ def calls(library, backend: str):
                                                                      out=z_array),
              lambda: library.subtract(library.exp(x * x + x), x, out=z),
              torch and (lambda: torch.sub(torch.exp(tx * tx + tx), tx, out=tz))),
+            ("lazy() exp(x*y+x)-y 48x64 fp32 Arrays", lambda: _lazy_block(xp, array),
+             lambda: library.exp(x * x + x) - x, torch and (lambda: torch.exp(tx * tx + tx) - tx)),
             (COPY_CALL, lambda: (xp.rearrange_(y, x.T), y)[1],
              lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T))),
             ("rearrange_ 64x48 fp32 Array (cached)",
              lambda: xp.rearrange_(y_array, array.T)._a,
              lambda: library.ascontiguousarray(x.T), torch and (lambda: ty.copy_(tx.T)))]
+
+
+def _lazy_block(xp, array):
+    """The fused 4-op expression as plain calls inside ``xp.lazy()``: deferred, then one
+    kernel at the block's end (a chain seen before: deferred and evaluated in C)."""
+    with xp.lazy():
+        result = xp.exp(array * array + array) - array
+    return result
 
 
 def _torch():
