@@ -2,10 +2,11 @@
 
 On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
 ``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
-``count_nonzero``, and ``concat`` and ``stack`` of one dtype, the full call (the boundary's
-wrapper, the delegated function or our data movement, then array_api_compat) ends in one
-NumPy call on the native arrays with the public call's arguments, and wraps what comes
-back; for ``astype`` to another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN
+``count_nonzero``, ``concat`` and ``stack`` of one dtype, and the creations ``empty``,
+``zeros``, ``ones`` and their ``*_like`` (NumPy's function of the same name), the full call
+(the boundary's wrapper, the delegated function or our data movement, then
+array_api_compat) ends in one NumPy call on the native arrays with the public call's
+arguments, and wraps what comes back; for ``astype`` to another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN
 and out-of-range floats into integers). For ``cpu`` Arrays and arguments of the common kinds
 (ints and tuples of ints for axes and shapes, Python scalars for ``where``'s values, a dtype
 pair ``astype`` has checked before, a list or tuple of Arrays of one dtype to join along an
@@ -15,7 +16,9 @@ of its cost.
 Anything else goes the full way and raises what it always raised: another device, a NumPy
 array or scalar, an argument of another kind, an axis out of range, a shape that needs a
 copy, a bfloat16 operand of ``where``, a cast not checked before or to the same dtype,
-arrays to join that NumPy refuses or whose dtypes differ (our promotion).
+arrays to join that NumPy refuses or whose dtypes differ (our promotion), a creation on
+another device than ``cpu`` (by name, or by the backend in force) or of another shape
+(``*_like(shape=)``).
 
 The emulator and GPUs keep the full way: their calls run the boundary a GPU runs, which is
 what the emulator is there to test. ``cpu`` Arrays are never deferred (``lazy()`` defers
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..config import get_backend
 from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int
 from ..strided.copy import check_copyable_dtype
 from .data_movement import _checked_casts, _joined_by_numpy
@@ -266,10 +270,51 @@ def _joining(join, what: str):
 concat, stack = _joining(np.concatenate, "concat"), _joining(np.stack, "stack")
 
 
+def _creating(numpy_function):
+    """The direct form of ``empty``, ``zeros`` or ``ones`` (``numpy_function``, NumPy's): on
+    ``cpu`` the full call (delegated's ``created``) is NumPy's function with the shape, and the
+    dtype where one is given."""
+
+    def direct(full):
+        def creation(shape, *, dtype=None, device=None):
+            if (get_backend() == _CPU) if device is None else (
+                    type(device) is str and device == "cpu"):
+                return wrap_result(numpy_function(shape, dtype=dtype), _CPU)
+            return full(shape, dtype=dtype, device=device)
+
+        return creation
+
+    return direct
+
+
+empty, zeros, ones = _creating(np.empty), _creating(np.zeros), _creating(np.ones)
+
+
+def _creating_like(numpy_function):
+    """The direct form of ``empty_like``, ``zeros_like`` or ``ones_like`` of a ``cpu`` Array on
+    its own device, of its shape (``shape``: NumPy's keyword, extensions.py): the full call
+    (extensions' ``like``, delegated's, then compat's) is NumPy's function."""
+
+    def direct(full):
+        def like(x, /, *, dtype=None, device=None, shape=None):
+            if type(x) is Array and x._b == _CPU and device is None and shape is None:
+                return wrap_result(numpy_function(x._a, dtype=dtype), _CPU)
+            return full(x, dtype=dtype, device=device, shape=shape)
+
+        return like
+
+    return direct
+
+
+empty_like, zeros_like = _creating_like(np.empty_like), _creating_like(np.zeros_like)
+ones_like = _creating_like(np.ones_like)
+
+
 _DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,
            "expand_dims": expand_dims, "moveaxis": moveaxis, "reshape": reshape,
            "where": where, "count_nonzero": count_nonzero, "astype": astype,
-           "concat": concat, "stack": stack}
+           "concat": concat, "stack": stack, "empty": empty, "zeros": zeros, "ones": ones,
+           "empty_like": empty_like, "zeros_like": zeros_like, "ones_like": ones_like}
 
 
 def install(public: dict) -> None:
