@@ -9,6 +9,7 @@ on random data, many dtypes, layouts (transposed, strided, reversed, length-1 ax
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
@@ -299,3 +300,35 @@ def test_the_cpu_devices_are_read_as_devices_parse_reads_them():
         assert boundary._on_cpu(device) == (parsed.backend, parsed.native()), device
     for other in ["cuda", "cuda:0", xp.Device("cuda", 0), "CPU", "gpu", 0, None, b"cpu"]:
         assert boundary._on_cpu(other) == (None, None), other
+
+
+def _written(x, key, value):
+    """(the bits of ``x`` after ``x[key] = value``, the warnings) or (exception type,
+    message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            x[key] = value
+        except Exception as e:  # noqa: BLE001 - the exception is the outcome
+            return type(e), str(e)
+    return x._a.tobytes(), [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_setitem_of_a_python_scalar_answers_as_the_general_path(dtype):
+    """``x[k] = v`` for one slice or int ``k`` and a real Python scalar ``v`` on ``cpu`` takes
+    a shorter way (array.py); ``x[(k,)] = v``, the same write, takes the general one."""
+    rng = np.random.default_rng(23)
+    for layout, h in _layouts(rng, dtype).items():
+        for key in [slice(0, 4), slice(None), slice(None, None, -2), slice(2, 1), 0, -1, 5,
+                    100, -100]:
+            for value in [1.0, -1, 0, True, False, 1.5, 300, -129, 70000, 2**64, -2**63,
+                          1e300, -1e300, float("nan"), float("inf")]:
+                short, general = (xp.asarray(h.copy(), device="cpu") for _ in range(2))
+                assert _written(short, key, value) == _written(general, (key,), value), (
+                    layout, key, value)
+    readonly = h.copy()
+    readonly.flags.writeable = False
+    short, general = (xp.asarray(readonly, device="cpu") for _ in range(2))
+    assert _written(short, 0, 1) == _written(general, (0,), 1)
+    assert _written(short, 0, 1)[0] is ValueError  # read-only
