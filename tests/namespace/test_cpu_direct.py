@@ -1,5 +1,5 @@
 """The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
-``where``, ``count_nonzero``, ``concat``, ``stack`` and the creations (``empty``, ``zeros``,
+``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile`` and the creations (``empty``, ``zeros``,
 ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy themselves. Each must answer
 as the full call behind it (the boundary's function, ``__wrapped__``): the same dtype,
 shape, strides, bits and memory shared with the input, or the same exception and message,
@@ -332,3 +332,23 @@ def test_setitem_of_a_python_scalar_answers_as_the_general_path(dtype):
     short, general = (xp.asarray(readonly, device="cpu") for _ in range(2))
     assert _written(short, 0, 1) == _written(general, (0,), 1)
     assert _written(short, 0, 1)[0] is ValueError  # read-only
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_repeat_and_tile_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(29)
+    count = xp.asarray(2, device="cpu")
+    for layout, h in _layouts(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for repeats in (0, 1, 2, -1, True, 2.0, np.int64(2), count, None):
+            for axis in (None, 0, 1, 2, -1, -3, 3, -4, True, 1.0, np.int64(0), (0,)):
+                _agrees("repeat", x, repeats, axis=axis)
+        for repetitions in [(2, 1), (), (1,), (0, 2), (2, 1, 1, 1), (1, 1, 1), (-1,), (2, -1),
+                            2, [2, 1], (True,), (2.0,), (np.int64(2),), None]:
+            _agrees("tile", x, repetitions)
+    swapped = wrap(np.zeros((2, 3), np.dtype(np.float32).newbyteorder()), "numpy")
+    for _ in range(2):  # the dtype's refusal is never remembered as a pass
+        for call in (lambda: xp.repeat(swapped, 2), lambda: xp.tile(swapped, (2,)),
+                     lambda: xp.concat([swapped, swapped]), lambda: xp.stack([swapped])):
+            with pytest.raises(TypeError, match="supports boolean and numeric"):
+                call()
