@@ -283,7 +283,8 @@ def test_asarray_of_a_numpy_array_answers_as_the_full_call(backend):
                     direct = _outcome(lambda: xp.asarray(h, device=device))
                     full = _outcome(lambda: xp.asarray.__wrapped__(h, device=device))
                     assert direct == full, (dtype, layout, device)
-                    if len(direct) > 2:
+                    if len(direct) > 2 and direct[-1] in ("cpu", "emulator"):  # (a GPU's:
+                        # a copy, under the CuPy stand-in too)
                         assert np.shares_memory(xp.asarray(h, device=device)._a, h) == \
                             np.shares_memory(xp.asarray.__wrapped__(h, device=device)._a, h)
                         # both read the device through _on_cpu: its answer, against the
