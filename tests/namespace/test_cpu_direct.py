@@ -1,10 +1,11 @@
 """The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
-``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile`` and the creations (``empty``, ``zeros``,
-``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy themselves. Each must answer
-as the full call behind it (the boundary's function, ``__wrapped__``): the same dtype,
-shape, strides, bits and memory shared with the input, or the same exception and message,
-on random data, many dtypes, layouts (transposed, strided, reversed, length-1 axes, empty,
-0-d) and arguments valid and not."""
+``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile`` and the creations
+(``empty``, ``zeros``, ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy themselves,
+and so do ``asarray`` of a NumPy array and ``x[k] = scalar``. Each must answer as the full
+call behind it (the boundary's function, ``__wrapped__``; ``x[(k,)] = v`` for ``x[k] = v``):
+the same dtype, shape, strides, bits and memory shared with the input, or the same exception
+and message, on random data, many dtypes, layouts (transposed, strided, reversed, length-1
+axes, empty, 0-d) and arguments valid and not."""
 
 from __future__ import annotations
 
