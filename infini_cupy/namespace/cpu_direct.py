@@ -2,11 +2,12 @@
 
 On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
 ``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
-``count_nonzero``, ``concat`` and ``stack`` of one dtype, ``repeat`` by an int count and
-``tile``, and the creations ``empty``, ``zeros``, ``ones`` and their ``*_like``, the full
-call (the boundary's wrapper, the delegated function or our data movement, then
-array_api_compat) ends in one NumPy call (the function of the same name) on the native
-arrays with the public call's arguments, and wraps what comes back; for ``astype`` to
+``count_nonzero``, ``concat`` and ``stack`` of one dtype, ``repeat`` by an int count,
+``tile``, ``roll`` of the flattened array, and the creations ``empty``, ``zeros``, ``ones``
+and their ``*_like``, the full call (the boundary's wrapper, the delegated function or our
+data movement, then array_api_compat) ends in one NumPy call (the function of the same name)
+on the native arrays with the public call's arguments, and wraps what comes back (for
+``roll``, NumPy's copies of the blocks, NumPy's ``roll``'s answer); for ``astype`` to
 another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN and out-of-range floats
 into integers). For ``cpu`` Arrays and arguments of the common kinds (ints and tuples of
 ints for axes, shapes, counts and repetitions, Python scalars for ``where``'s values, a
@@ -301,6 +302,18 @@ def tile(full):
     return tile
 
 
+def roll(full):
+    def roll(x, /, shift, *, axis=None):
+        if type(x) is Array and x._b == _CPU and type(shift) is int and axis is None:
+            # data_movement.roll's checks passed: the flattened roll, NumPy's (along given
+            # axes ours is the faster, and stays)
+            _check_copyable(x._a.dtype, "roll")
+            return wrap_result(np.roll(x._a, shift), _CPU)
+        return full(x, shift, axis=axis)
+
+    return roll
+
+
 def _creating(numpy_function):
     """The direct form of ``empty``, ``zeros`` or ``ones`` (``numpy_function``, NumPy's): on
     ``cpu`` the full call (delegated's ``created``) is NumPy's function with the shape, and the
@@ -344,9 +357,9 @@ ones_like = _creating_like(np.ones_like)
 _DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,
            "expand_dims": expand_dims, "moveaxis": moveaxis, "reshape": reshape,
            "where": where, "count_nonzero": count_nonzero, "astype": astype,
-           "concat": concat, "stack": stack, "repeat": repeat, "tile": tile, "empty": empty,
-           "zeros": zeros, "ones": ones, "empty_like": empty_like, "zeros_like": zeros_like,
-           "ones_like": ones_like}
+           "concat": concat, "stack": stack, "repeat": repeat, "tile": tile, "roll": roll,
+           "empty": empty, "zeros": zeros, "ones": ones, "empty_like": empty_like,
+           "zeros_like": zeros_like, "ones_like": ones_like}
 
 
 def install(public: dict) -> None:

@@ -1,11 +1,11 @@
 """The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
-``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile`` and the creations
-(``empty``, ``zeros``, ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy themselves,
-and so do ``asarray`` of a NumPy array and ``x[k] = scalar``. Each must answer as the full
-call behind it (the boundary's function, ``__wrapped__``; ``x[(k,)] = v`` for ``x[k] = v``):
-the same dtype, shape, strides, bits and memory shared with the input, or the same exception
-and message, on random data, many dtypes, layouts (transposed, strided, reversed, length-1
-axes, empty, 0-d) and arguments valid and not."""
+``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile``, ``roll``, the
+creations (``empty``, ``zeros``, ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy
+themselves, and so do ``asarray`` of a NumPy array and ``x[k] = scalar``. Each must answer
+as the full call behind it (the boundary's function, ``__wrapped__``; ``x[(k,)] = v`` for
+``x[k] = v``): the same dtype, shape, strides, bits and memory shared with the input, or the
+same exception and message, on random data, many dtypes, layouts (transposed, strided,
+reversed, length-1 axes, empty, 0-d) and arguments valid and not."""
 
 from __future__ import annotations
 
@@ -337,7 +337,7 @@ def test_setitem_of_a_python_scalar_answers_as_the_general_path(dtype):
 
 
 @pytest.mark.parametrize("dtype", _DTYPES)
-def test_repeat_and_tile_answer_as_the_full_call(dtype):
+def test_repeat_tile_and_roll_answer_as_the_full_call(dtype):
     rng = np.random.default_rng(29)
     count = xp.asarray(2, device="cpu")
     for layout, h in _layouts(rng, dtype).items():
@@ -348,9 +348,13 @@ def test_repeat_and_tile_answer_as_the_full_call(dtype):
         for repetitions in [(2, 1), (), (1,), (0, 2), (2, 1, 1, 1), (1, 1, 1), (-1,), (2, -1),
                             2, [2, 1], (True,), (2.0,), (np.int64(2),), None]:
             _agrees("tile", x, repetitions)
+        for shift in (0, 3, -1, 100, -100, True, 1.0, np.int64(2), (1,), [1, 2], None):
+            for axis in (None, 0, -1, 3, (0, 1), True):
+                _agrees("roll", x, shift, axis=axis)
     swapped = wrap(np.zeros((2, 3), np.dtype(np.float32).newbyteorder()), "numpy")
     for _ in range(2):  # the dtype's refusal is never remembered as a pass
         for call in (lambda: xp.repeat(swapped, 2), lambda: xp.tile(swapped, (2,)),
+                     lambda: xp.roll(swapped, 1),
                      lambda: xp.concat([swapped, swapped]), lambda: xp.stack([swapped])):
             with pytest.raises(TypeError, match="supports boolean and numeric"):
                 call()
