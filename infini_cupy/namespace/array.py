@@ -317,6 +317,18 @@ class Array:
         """
         if _pending.expressions:  # a write: pending expressions read the memory as it was
             _pending.evaluate_all("x[key] = value")
+        kind = type(key)
+        if self._b == "numpy" and (kind is slice or kind is int) \
+                and type(value) in _REAL_SCALARS:
+            # the cpu device's commonest write, a real Python scalar through one slice or
+            # int: the steps below for that key and value, without their generality
+            native = self._a
+            if native.flags.c_contiguous or native.flags.f_contiguous:
+                view = native[key, ...]
+                source = _scalar_source(np, value, view.dtype)
+                if source.dtype == view.dtype:  # (always: _source's check, kept)
+                    view[...] = source  # NumPy broadcasts the 0-d source
+                    return
         key = _native_key(key, self._b)
         token = enter_backend(self._b)
         try:
@@ -414,13 +426,7 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
-        limit = _FINITE_MAX.get(view.dtype)
-        if view.dtype in _OVERFLOW_FREE or (limit is not None and type(value) in _REAL_SCALARS
-                                            and -limit <= value <= limit):
-            value = library.asarray(value, dtype=view.dtype)  # Python scalars: NumPy's checks
-        else:
-            with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
-                value = library.asarray(value, dtype=view.dtype)
+        value = _scalar_source(library, value, view.dtype)
     if value.dtype != view.dtype:
         _check_promotes(value.dtype, view.dtype)
         value = astype(value, view.dtype)
@@ -431,6 +437,17 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
             raise ValueError(f"x[key] = value: value of shape {tuple(value.shape)} does not "
                              f"broadcast to x[key]'s shape {tuple(view.shape)}") from None
     return value
+
+
+def _scalar_source(library, value, dtype):
+    """A Python or NumPy scalar ``value`` as a 0-d array of ``dtype``: NumPy's checks (an
+    OverflowError for a Python int out of range), silent where a float overflows."""
+    limit = _FINITE_MAX.get(dtype)
+    if dtype in _OVERFLOW_FREE or (limit is not None and type(value) in _REAL_SCALARS
+                                   and -limit <= value <= limit):
+        return library.asarray(value, dtype=dtype)  # Python scalars: NumPy's checks
+    with np.errstate(over="ignore"):  # silent on every device: 1e300 into float16 is inf
+        return library.asarray(value, dtype=dtype)
 
 
 # dtypes no Python scalar overflows on the way in (a float too large for an integer dtype is

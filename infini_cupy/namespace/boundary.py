@@ -85,17 +85,21 @@ def _take_all(values, backend):
     return (type(values)(out) if type(values) in (list, tuple) else out), backend
 
 
-# (backend, the library's device) of the CPU's devices, by name: a Device hashes and compares
-# as its name, so either finds its entry
-_ON_CPU = {d: (d.backend, d.native()) for d in (devices.CPU, devices.EMULATOR)}
+# (backend, the library's device) of the CPU's devices, by kind (their names: they have no
+# index). Str keys: a str compares with them in C, where Device keys would compare through
+# Device.__eq__ (a Python call, a third of asarray(a, device="cpu")).
+_ON_CPU = {d.kind: (d.backend, d.native()) for d in (devices.CPU, devices.EMULATOR)}
 _ELSEWHERE = (None, None)
 
 
 def _on_cpu(device) -> tuple:
     """(backend, the library's device) for ``cpu`` or ``emulator`` (a name or a Device),
     (None, None) for any other value."""
-    if type(device) is str or type(device) is devices.Device:
+    kind = type(device)
+    if kind is str:
         return _ON_CPU.get(device, _ELSEWHERE)
+    if kind is devices.Device:
+        return _ON_CPU.get(device.kind, _ELSEWHERE)  # a GPU's kind is cuda
     return _ELSEWHERE
 
 
@@ -713,12 +717,13 @@ def _as_is(asarray):
             if (copy is not True and (dtype is None or dtype == obj.dtype)
                     and (device is None or _on_cpu(device)[0] == obj._b)):
                 return obj
-        elif (kind is np.ndarray and dtype is None and copy is None
-              and obj.dtype.kind in _NUMERIC_KINDS and obj.dtype.isnative):
-            # a NumPy array onto a CPU device: wrapped as it is, what the full call gives
-            backend = _on_cpu(device)[0] if device is not None else get_backend()
-            if backend is not None and backend != "cuda":
-                return wrap(obj, backend)
+        elif kind is np.ndarray and dtype is None and copy is None:
+            native_dtype = obj.dtype
+            if native_dtype.kind in _NUMERIC_KINDS and native_dtype.isnative:
+                # a NumPy array onto a CPU device: wrapped as it is, what the full call gives
+                backend = _on_cpu(device)[0] if device is not None else get_backend()
+                if backend is not None and backend != "cuda":
+                    return wrap(obj, backend)
         return asarray(obj, dtype=dtype, device=device, copy=copy)
 
     as_array.__name__ = as_array.__qualname__ = "asarray"

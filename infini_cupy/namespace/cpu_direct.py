@@ -2,20 +2,25 @@
 
 On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
 ``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
-``count_nonzero``, and ``concat`` and ``stack`` of one dtype, the full call (the boundary's
-wrapper, the delegated function or our data movement, then array_api_compat) ends in one
-NumPy call on the native arrays with the public call's arguments, and wraps what comes
-back; for ``astype`` to another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN
-and out-of-range floats into integers). For ``cpu`` Arrays and arguments of the common kinds
-(ints and tuples of ints for axes and shapes, Python scalars for ``where``'s values, a dtype
-pair ``astype`` has checked before, a list or tuple of Arrays of one dtype to join along an
-int axis), each function here makes that call itself (for an int axis, NumPy's own steps
-without its axis normalisation) and wraps the result: the full call's answer at a fraction
-of its cost.
+``count_nonzero``, ``concat`` and ``stack`` of one dtype, ``repeat`` by an int count,
+``tile``, ``roll`` of the flattened array, and the creations ``empty``, ``zeros``, ``ones``
+and their ``*_like``, the full call (the boundary's wrapper, the delegated function or our
+data movement, then array_api_compat) ends in one NumPy call (the function of the same name)
+on the native arrays with the public call's arguments, and wraps what comes back (for
+``roll``, NumPy's copies of the blocks, NumPy's ``roll``'s answer); for ``astype`` to
+another dtype, in ``numpy_casts``' cast (the GPU's answers for NaN and out-of-range floats
+into integers). For ``cpu`` Arrays and arguments of the common kinds (ints and tuples of
+ints for axes, shapes, counts and repetitions, Python scalars for ``where``'s values, a
+dtype pair ``astype`` has checked before, a list or tuple of Arrays of one dtype to join
+along an int axis), each function here makes that call itself (for an int axis, NumPy's own
+steps without its axis normalisation) and wraps the result: the full call's answer at a
+fraction of its cost.
 Anything else goes the full way and raises what it always raised: another device, a NumPy
 array or scalar, an argument of another kind, an axis out of range, a shape that needs a
-copy, a bfloat16 operand of ``where``, a cast not checked before or to the same dtype,
-arrays to join that NumPy refuses or whose dtypes differ (our promotion).
+copy, a negative count, a bfloat16 operand of ``where``, a cast not checked before or to the
+same dtype, arrays to join that NumPy refuses or whose dtypes differ (our promotion), a
+creation on another device than ``cpu`` (by name, or by the backend in force) or of another
+shape (``*_like(shape=)``).
 
 The emulator and GPUs keep the full way: their calls run the boundary a GPU runs, which is
 what the emulator is there to test. ``cpu`` Arrays are never deferred (``lazy()`` defers
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..config import get_backend
 from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int
 from ..strided.copy import check_copyable_dtype
 from .data_movement import _checked_casts, _joined_by_numpy
@@ -123,8 +129,17 @@ def moveaxis(full):
     return moveaxis
 
 
-# the dtypes whose reshape passed check_copyable_dtype (a dtype's check holds for every array)
-_reshapable: set = set()
+# the dtypes that passed check_copyable_dtype in a direct form (a dtype's check holds for
+# every array and every call; only its refusal's message names the call)
+_copyable: set = set()
+
+
+def _check_copyable(dtype, what: str) -> None:
+    """check_copyable_dtype(dtype, what), once per dtype that passes: its TypeError is the
+    full call's."""
+    if dtype not in _copyable:
+        check_copyable_dtype(dtype, what)
+        _copyable.add(dtype)
 
 
 def _reshape_view(a, shape):
@@ -149,9 +164,7 @@ def _reshape_view(a, shape):
         shape = shape[:free] + (size // known,) + shape[free + 1:]
     elif known != size:
         return None
-    if a.dtype not in _reshapable:
-        check_copyable_dtype(a.dtype, "reshape")  # its TypeError is the full call's
-        _reshapable.add(a.dtype)
+    _check_copyable(a.dtype, "reshape")
     # a C-contiguous array's strides always chain (reshape_strides ignores length-1 axes,
     # as NumPy's contiguity flag does); any other layout asks
     if not a.flags.c_contiguous and reshape_strides(a.shape, a.strides, shape) is None:
@@ -220,10 +233,6 @@ def astype(full):
     return astype
 
 
-# the dtypes whose concat or stack passed check_copyable_dtype (as _reshapable)
-_joinable: set = set()
-
-
 def _natives_of_one_dtype(arrays, what: str):
     """The NumPy arrays of a list or tuple of ``cpu`` Arrays of one dtype the kernels copy
     (data_movement's ``_result_dtype`` lets NumPy join those itself), or None."""
@@ -239,9 +248,7 @@ def _natives_of_one_dtype(arrays, what: str):
     for a in natives:
         if a.dtype != dtype:
             return None  # promoted by our rules: the full way
-    if dtype not in _joinable:
-        check_copyable_dtype(dtype, what)  # its TypeError is the full call's
-        _joinable.add(dtype)
+    _check_copyable(dtype, what)
     return natives
 
 
@@ -266,10 +273,93 @@ def _joining(join, what: str):
 concat, stack = _joining(np.concatenate, "concat"), _joining(np.stack, "stack")
 
 
+def repeat(full):
+    def repeat(x, repeats, /, *, axis=None):
+        if type(x) is Array and x._b == _CPU and type(repeats) is int and repeats >= 0:
+            a = x._a
+            ndim = a.ndim
+            if axis is None or (type(axis) is int and -ndim <= axis < ndim):
+                # data_movement.repeat's checks passed: on cpu, NumPy's repeat
+                _check_copyable(a.dtype, "repeat")
+                return wrap_result(np.repeat(a, repeats, axis=axis if axis is None
+                                             else axis % ndim), _CPU)
+        return full(x, repeats, axis=axis)
+
+    return repeat
+
+
+def tile(full):
+    def tile(x, repetitions, /):
+        if type(x) is Array and x._b == _CPU and _ints(repetitions):
+            for r in repetitions:
+                if r < 0:
+                    return full(x, repetitions)  # the full call's ValueError
+            # data_movement.tile's checks passed: on cpu, NumPy's tile
+            _check_copyable(x._a.dtype, "tile")
+            return wrap_result(np.tile(x._a, repetitions), _CPU)
+        return full(x, repetitions)
+
+    return tile
+
+
+def roll(full):
+    def roll(x, /, shift, *, axis=None):
+        if type(x) is Array and x._b == _CPU and type(shift) is int and axis is None:
+            # data_movement.roll's checks passed: the flattened roll, NumPy's (along given
+            # axes ours is the faster, and stays)
+            _check_copyable(x._a.dtype, "roll")
+            return wrap_result(np.roll(x._a, shift), _CPU)
+        return full(x, shift, axis=axis)
+
+    return roll
+
+
+def _creating(numpy_function):
+    """The direct form of ``empty``, ``zeros`` or ``ones`` (``numpy_function``, NumPy's): on
+    ``cpu`` the full call (delegated's ``created``) is NumPy's function with the shape, and the
+    dtype where one is given."""
+
+    def direct(full):
+        def creation(shape, *, dtype=None, device=None):
+            if (get_backend() == _CPU) if device is None else (
+                    type(device) is str and device == "cpu"):
+                return wrap_result(numpy_function(shape, dtype=dtype), _CPU)
+            return full(shape, dtype=dtype, device=device)
+
+        return creation
+
+    return direct
+
+
+empty, zeros, ones = _creating(np.empty), _creating(np.zeros), _creating(np.ones)
+
+
+def _creating_like(numpy_function):
+    """The direct form of ``empty_like``, ``zeros_like`` or ``ones_like`` of a ``cpu`` Array on
+    its own device, of its shape (``shape``: NumPy's keyword, extensions.py): the full call
+    (extensions' ``like``, delegated's, then compat's) is NumPy's function."""
+
+    def direct(full):
+        def like(x, /, *, dtype=None, device=None, shape=None):
+            if type(x) is Array and x._b == _CPU and device is None and shape is None:
+                return wrap_result(numpy_function(x._a, dtype=dtype), _CPU)
+            return full(x, dtype=dtype, device=device, shape=shape)
+
+        return like
+
+    return direct
+
+
+empty_like, zeros_like = _creating_like(np.empty_like), _creating_like(np.zeros_like)
+ones_like = _creating_like(np.ones_like)
+
+
 _DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,
            "expand_dims": expand_dims, "moveaxis": moveaxis, "reshape": reshape,
            "where": where, "count_nonzero": count_nonzero, "astype": astype,
-           "concat": concat, "stack": stack}
+           "concat": concat, "stack": stack, "repeat": repeat, "tile": tile, "roll": roll,
+           "empty": empty, "zeros": zeros, "ones": ones, "empty_like": empty_like,
+           "zeros_like": zeros_like, "ones_like": ones_like}
 
 
 def install(public: dict) -> None:

@@ -69,8 +69,9 @@ def _result_type(full):
 
     def result_type(*arrays_and_dtypes):
         key = tuple(map(_part, arrays_and_dtypes))
-        if None in key:
-            return full(*arrays_and_dtypes)
+        for part in key:  # by identity: float64 == None is True (NumPy reads None as float64)
+            if part is None:
+                return full(*arrays_and_dtypes)
         answer = memo.get(key)
         return answer if answer is not None else _remember(memo, key,
                                                            full(*arrays_and_dtypes))

@@ -1,20 +1,24 @@
 """The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
-``where`` and ``count_nonzero`` of ``cpu`` Arrays call NumPy themselves. Each must answer
-as the full call behind it (the boundary's function, ``__wrapped__``): the same dtype,
-shape, strides, bits and memory shared with the input, or the same exception and message,
-on random data, many dtypes, layouts (transposed, strided, reversed, length-1 axes, empty,
-0-d) and arguments valid and not."""
+``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile``, ``roll``, the
+creations (``empty``, ``zeros``, ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy
+themselves, and so do ``asarray`` of a NumPy array and ``x[k] = scalar``. Each must answer
+as the full call behind it (the boundary's function, ``__wrapped__``; ``x[(k,)] = v`` for
+``x[k] = v``): the same dtype, shape, strides, bits and memory shared with the input, or the
+same exception and message, on random data, many dtypes, layouts (transposed, strided,
+reversed, length-1 axes, empty, 0-d) and arguments valid and not."""
 
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import numpy as np
 import pytest
 
 import infini_cupy as xp
 from infini_cupy import dtypes
-from infini_cupy.namespace import cpu_direct
+from infini_cupy.namespace import boundary, cpu_direct
+from infini_cupy.namespace import device as devices
 from infini_cupy.namespace.array import wrap
 from infini_cupy.namespace.patterns import reshape_strides
 
@@ -211,3 +215,146 @@ def test_signatures_are_the_standards():
         assert function.__name__ == name and function.__module__ == "infini_cupy"
     with pytest.raises(TypeError):
         xp.permute_dims(x=xp.ones(2, device="cpu"), axes=(0,))
+
+
+def _made(call, uninitialized: bool):
+    """``_outcome``, but for the bits of an uninitialized array (``empty``'s)."""
+    outcome = _outcome(call)
+    return outcome[:4] + outcome[5:] if uninitialized and len(outcome) > 2 else outcome
+
+
+_CREATION_DTYPES = [None, "float32", "int8", "bool", "complex64", "float16", xp.int64,
+                    np.float32, "f4", 3, "not a dtype"] + (
+    [dtypes.BFLOAT16] if dtypes.BFLOAT16 else [])
+_CREATION_DEVICES = [None, "cpu", "emulator", xp.Device("cpu"), "gpu", 0]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "emulate"])
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones"])
+def test_creation_answers_as_the_full_call(name, backend):
+    public = getattr(xp, name)
+    with xp.backend(backend):  # device=None: the backend in force picks the device
+        for shape in [(2, 3), 4, (), (0,), (2, 0, 1), -1, (2, -1), 2.0, [2, 3],
+                      (np.int64(2),), None, (True, 2)]:
+            for dtype in _CREATION_DTYPES:
+                for device in _CREATION_DEVICES:
+                    direct = _made(lambda: public(shape, dtype=dtype, device=device),
+                                   name == "empty")
+                    full = _made(lambda: public.__wrapped__(shape, dtype=dtype, device=device),
+                                 name == "empty")
+                    assert direct == full, (shape, dtype, device)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_creation_like_answers_as_the_full_call(dtype):
+    rng = np.random.default_rng(17)
+    layouts = _layouts(rng, dtype)
+    for layout, h in layouts.items():
+        x = xp.asarray(h, device="cpu")
+        for name in ("empty_like", "zeros_like", "ones_like"):
+            public = getattr(xp, name)
+            for kwargs in [{}, *({"dtype": d} for d in _CREATION_DTYPES),
+                           *({"device": d} for d in _CREATION_DEVICES),
+                           {"shape": (2, 3)}, {"shape": None}, {"shape": -1}]:
+                direct = _made(lambda: public(x, **kwargs), name == "empty_like")
+                full = _made(lambda: public.__wrapped__(x, **kwargs), name == "empty_like")
+                assert direct == full, (name, layout, kwargs)
+                if len(direct) > 2:  # a new array, never a view of x
+                    assert not np.shares_memory(public(x, **kwargs)._a, h), (name, kwargs)
+    emulated = xp.asarray(h, device="emulator")  # another device, a native array: the full way
+    assert xp.zeros_like(emulated).device == emulated.device
+    with xp.backend("numpy"):
+        assert type(xp.ones_like(h)) is np.ndarray
+
+
+@pytest.mark.parametrize("backend", ["numpy", "emulate"])
+def test_asarray_of_a_numpy_array_answers_as_the_full_call(backend):
+    """asarray takes a NumPy array onto a CPU device as it is; the device given by name, by
+    Device or not at all (the backend in force) as the full call reads it."""
+    rng = np.random.default_rng(19)
+    with xp.backend(backend):
+        for dtype in _DTYPES:
+            layouts = _layouts(rng, dtype)
+            swapped = layouts["2-d"].astype(layouts["2-d"].dtype.newbyteorder())
+            others = [("swapped", swapped), ("str", np.array(["a", "b"])),
+                      ("object", np.array([1, None], dtype=object))]
+            for layout, h in [*layouts.items(), *others]:
+                for device in [None, "cpu", "emulator", xp.Device("cpu"),
+                               xp.Device("emulator"), "cuda", "cuda:0", "gpu", "CPU", 0]:
+                    direct = _outcome(lambda: xp.asarray(h, device=device))
+                    full = _outcome(lambda: xp.asarray.__wrapped__(h, device=device))
+                    assert direct == full, (dtype, layout, device)
+                    if len(direct) > 2 and direct[-1] in ("cpu", "emulator"):  # (a GPU's:
+                        # a copy, under the CuPy stand-in too)
+                        assert np.shares_memory(xp.asarray(h, device=device)._a, h) == \
+                            np.shares_memory(xp.asarray.__wrapped__(h, device=device)._a, h)
+                        # both read the device through _on_cpu: its answer, against the
+                        # Device's own
+                        assert direct[-1] == (xp.Device(backend == "numpy" and "cpu"
+                                                        or "emulator") if device is None
+                                              else device)
+
+
+def test_the_cpu_devices_are_read_as_devices_parse_reads_them():
+    for device in ["cpu", "emulator", devices.CPU, devices.EMULATOR, xp.Device("cpu"),
+                   xp.Device("emulator")]:
+        parsed = devices.parse(device)
+        assert boundary._on_cpu(device) == (parsed.backend, parsed.native()), device
+    for other in ["cuda", "cuda:0", xp.Device("cuda", 0), "CPU", "gpu", 0, None, b"cpu"]:
+        assert boundary._on_cpu(other) == (None, None), other
+
+
+def _written(x, key, value):
+    """(the bits of ``x`` after ``x[key] = value``, the warnings) or (exception type,
+    message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            x[key] = value
+        except Exception as e:  # noqa: BLE001 - the exception is the outcome
+            return type(e), str(e)
+    return x._a.tobytes(), [(w.category, str(w.message)) for w in caught]
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_setitem_of_a_python_scalar_answers_as_the_general_path(dtype):
+    """``x[k] = v`` for one slice or int ``k`` and a real Python scalar ``v`` on ``cpu`` takes
+    a shorter way (array.py); ``x[(k,)] = v``, the same write, takes the general one."""
+    rng = np.random.default_rng(23)
+    for layout, h in _layouts(rng, dtype).items():
+        for key in [slice(0, 4), slice(None), slice(None, None, -2), slice(2, 1), 0, -1, 5,
+                    100, -100]:
+            for value in [1.0, -1, 0, True, False, 1.5, 300, -129, 70000, 2**64, -2**63,
+                          1e300, -1e300, float("nan"), float("inf")]:
+                short, general = (xp.asarray(h.copy(), device="cpu") for _ in range(2))
+                assert _written(short, key, value) == _written(general, (key,), value), (
+                    layout, key, value)
+    readonly = h.copy()
+    readonly.flags.writeable = False
+    short, general = (xp.asarray(readonly, device="cpu") for _ in range(2))
+    assert _written(short, 0, 1) == _written(general, (0,), 1)
+    assert _written(short, 0, 1)[0] is ValueError  # read-only
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_repeat_tile_and_roll_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(29)
+    count = xp.asarray(2, device="cpu")
+    for layout, h in _layouts(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for repeats in (0, 1, 2, -1, True, 2.0, np.int64(2), count, None):
+            for axis in (None, 0, 1, 2, -1, -3, 3, -4, True, 1.0, np.int64(0), (0,)):
+                _agrees("repeat", x, repeats, axis=axis)
+        for repetitions in [(2, 1), (), (1,), (0, 2), (2, 1, 1, 1), (1, 1, 1), (-1,), (2, -1),
+                            2, [2, 1], (True,), (2.0,), (np.int64(2),), None]:
+            _agrees("tile", x, repetitions)
+        for shift in (0, 3, -1, 100, -100, True, 1.0, np.int64(2), (1,), [1, 2], None):
+            for axis in (None, 0, -1, 3, (0, 1), True):
+                _agrees("roll", x, shift, axis=axis)
+    swapped = wrap(np.zeros((2, 3), np.dtype(np.float32).newbyteorder()), "numpy")
+    for _ in range(2):  # the dtype's refusal is never remembered as a pass
+        for call in (lambda: xp.repeat(swapped, 2), lambda: xp.tile(swapped, (2,)),
+                     lambda: xp.roll(swapped, 1),
+                     lambda: xp.concat([swapped, swapped]), lambda: xp.stack([swapped])):
+            with pytest.raises(TypeError, match="supports boolean and numeric"):
+                call()

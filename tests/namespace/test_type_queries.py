@@ -103,3 +103,21 @@ def test_the_memo_stays_bounded(monkeypatch):
     memo = next(c.cell_contents for c in result_type.__closure__
                 if isinstance(c.cell_contents, dict))
     assert 0 < len(memo) <= 8
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_every_dtype_is_remembered(dtype):
+    """A key of any dtype is answered from the memo after its first call; float64, which
+    NumPy finds equal to None, included."""
+    calls = []
+
+    def full(*args):
+        calls.append(args)
+        return np.result_type(*[a.dtype if type(a) is xp.Array else a for a in args])
+
+    result_type = type_queries._result_type(full)
+    x = xp.zeros((2,), dtype=dtype, device="cpu")
+    for _ in range(3):
+        assert result_type(x, dtype) == dtype
+    assert len(calls) == 1
+    assert result_type(x, "float32") is not None and len(calls) == 2  # a string: the full way
