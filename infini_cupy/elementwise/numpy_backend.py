@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from ..arrays import is_writeable
-from ..dtypes import is_bfloat16
+from ..dtypes import is_bfloat16, scalar_value
 from .resolution import operand_type, resolve
 from .ops import OPS
 from .plan import broadcast_shapes
@@ -150,6 +150,11 @@ def call(name: str, args, out):
             repeatable = False  # a cast of our own: `call` itself at every repeat
             break
     if out is not None:
+        # A Python int out of the loop's range is NumPy's (and the kernels') OverflowError
+        # before out is looked at: `x += 300` of int8 x into itself, out of another dtype
+        for a in args:
+            if type(a) is int:
+                scalar_value(a, dtype)
         check_out_shape(name, args, out)
         check_out(name, out, loop.result)
     # None: a special case (_SPECIAL, _SPECIAL_LOOPS) or clip

@@ -126,6 +126,22 @@ class Traced:
     def __invert__(self):
         return op_node("bitwise_invert", (self,))
 
+    # Arrays (and ndarrays) have these methods, so code written for them calls them: traced
+    # as Array.astype / Array.round compute them (the casting check first, as the method's).
+    def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
+               device=None):
+        if order not in ("C", "K", "A"):
+            raise ValueError(f"x.astype: order={order!r}; Arrays are cast to C order")
+        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
+            raise TypeError(f"x.astype: cannot cast {self.dtype} to {np.dtype(dtype)} "
+                            f"under casting={casting!r}")
+        return astype_node(self, dtype, copy, device)
+
+    def round(self, decimals=0, out=None):
+        if operator.index(decimals) != 0 or out is not None:
+            raise Untraceable("x.round(decimals) or out=: not one elementwise call")
+        return op_node("round", (self,))
+
 
 def _operator(name, reflected=False):
     if reflected:

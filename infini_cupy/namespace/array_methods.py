@@ -250,8 +250,8 @@ def cumsum(self, axis=None, dtype=None, out=None) -> Array:
     Array([ 1,  3,  6, 10], device='cpu')
     """
     x = self if axis is not None else reshape(self, -1)
-    return _into(out, _public["cumulative_sum"](x, axis=axis if axis is not None else 0,
-                                                dtype=dtype))
+    return _into("cumsum", out, _public["cumulative_sum"](
+        x, axis=axis if axis is not None else 0, dtype=dtype))
 
 
 def nonzero(self) -> tuple:
@@ -280,13 +280,21 @@ def compress(self, condition, axis=None) -> Array:
 
 
 def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
-    return _into(out, _public[name](x, axis=axis, keepdims=keepdims, **kwargs))
+    return _into(name, out, _public[name](x, axis=axis, keepdims=keepdims, **kwargs))
 
 
-def _into(out, result):
+def _into(name: str, out, result):
     """``result``, or NumPy's ``out=``: written into ``out``, which is returned."""
     if out is None:
         return result
+    # NumPy's out= of these methods: the result's shape (never broadcast into a bigger out),
+    # the result cast to out's dtype as NumPy casts it (not x[...] = v's promotion rule,
+    # which refuses float64 into float32)
+    if tuple(out.shape) != tuple(result.shape):
+        raise ValueError(f"x.{name}(out=...): out has shape {tuple(out.shape)}, the result "
+                         f"has shape {tuple(result.shape)}")
+    if out.dtype != result.dtype:
+        result = _public["astype"](result, out.dtype)
     out[...] = result
     return out
 

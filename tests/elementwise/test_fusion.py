@@ -118,3 +118,20 @@ def test_the_stopping_call_is_named_for_other_failures():
 
     with xp.backend("emulate"), pytest.raises(TypeError, match="reshape"):
         xp.fuse(uses_reshape, strict=True)(np.zeros(3))
+
+
+def test_astype_and_round_methods_fuse_as_on_arrays():
+    # x.astype(...) and x.round() are Array (and ndarray) methods: the trace fuses them
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((5, 7)).astype(np.float32) * 40
+    x = xp.asarray(a, device="emulator")
+
+    def body(x):
+        return x.astype(xp.int16) + x.round().astype("float16", casting="same_kind") * 2
+
+    fused = xp.fuse(body, strict=True)
+    _same_bits(np.asarray(fused(x)), np.asarray(body(x)))
+    with pytest.raises(TypeError, match="cannot fuse"):  # decimals: not one elementwise call
+        xp.fuse(lambda x: x.round(2), strict=True)(x)
+    with pytest.raises(TypeError, match="same_kind"):  # the Array method's casting check
+        xp.fuse(lambda x: x.astype(xp.int8, casting="same_kind"), strict=True)(x)

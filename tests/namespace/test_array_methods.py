@@ -159,3 +159,37 @@ def test_bad_arguments(on):
         x.reshape(3, 2, order="F", copy=True)
     with pytest.raises(ValueError, match="order='F'"):
         x.copy(order="F")
+
+
+@pytest.mark.parametrize("name, call", [
+    ("sum", lambda a, o: a.sum(axis=0, out=o)),
+    ("max", lambda a, o: a.max(axis=0, out=o)),
+    ("mean", lambda a, o: a.mean(axis=0, out=o)),
+    ("std", lambda a, o: a.std(axis=0, out=o)),
+    ("argmax", lambda a, o: a.argmax(axis=0, out=o)),
+    ("cumsum", lambda a, o: a.cumsum(axis=1, out=o)),
+])
+def test_reduction_methods_out_as_numpy(on, to_host, name, call):
+    """NumPy's reduction methods write into out= of the result's shape, cast as NumPy casts
+    (float64 into float32 or int32, int64 indices into int32), and refuse a bigger out (they
+    never broadcast into it); out is left as it was."""
+    rng = np.random.default_rng(46)
+    h = rng.standard_normal((4, 5)) * 10
+    expected = call(h, None)
+    for dtype in ("float32", "int32"):
+        o = np.zeros(expected.shape, dtype)
+        try:
+            call(h, o)  # NumPy's answer
+        except TypeError:  # std into int32, argmax into float32: NumPy refuses those
+            continue
+        out = on(np.zeros(expected.shape, dtype))
+        assert call(on(h), out) is out
+        np.testing.assert_allclose(to_host(out), o, rtol=1e-6)  # NumPy's std: float32 steps
+        assert to_host(out).dtype == o.dtype
+    bigger = (2, *expected.shape)
+    with pytest.raises(ValueError):
+        call(h, np.zeros(bigger))
+    out = on(np.full(bigger, 7.0))
+    with pytest.raises(ValueError, match="shape"):
+        call(on(h), out)
+    np.testing.assert_array_equal(to_host(out), np.full(bigger, 7.0))

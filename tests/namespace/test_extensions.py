@@ -102,6 +102,33 @@ def test_integer_and_complex_round(on, to_host):
         same(xp.round(on(h), -1), np.round(h, -1), to_host)
 
 
+@pytest.mark.parametrize("dtype, decimals", [("int32", 2), ("int32", -1), ("float32", 1),
+                                             ("float32", -1), ("complex64", 1)])
+def test_round_with_decimals_refuses_the_out_elementwise_functions_refuse(on, to_host, dtype,
+                                                                          decimals):
+    """round(x, decimals, out=o) takes the out= of every elementwise function, in round()'s
+    name: o of x's shape (NumPy refuses a bigger one too, never broadcasts into it), writeable
+    and not overlapping itself, x's dtype cast same_kind; o is left as it was."""
+    h = (rng.standard_normal((3, 4)) * 100).astype(dtype)
+    x = on(h)
+
+    def empty(shape, dt):
+        return xp.asarray(np.full(shape, 7, dt), device=x.device)
+
+    bad = [(empty((2, 3, 4), dtype), ValueError, "shape"),
+           (empty((3, 4), "bool"), TypeError, "cast"),
+           (xp.broadcast_to(empty((1, 4), dtype), (3, 4)), ValueError,
+            "(read-only|overlaps itself)")]
+    for out, error, words in bad:
+        with pytest.raises(error, match=rf"round\(\).*{words}"):
+            xp.round(x, decimals, out=out)
+        kept = np.asarray(xp.to_device(out, "cpu"))
+        np.testing.assert_array_equal(kept, np.full(kept.shape, 7, kept.dtype))
+    out = empty((3, 4), "complex128")  # same_kind, the widening cast
+    assert xp.round(x, decimals, out=out) is out
+    same(out, np.round(h, decimals).astype("complex128"), to_host)
+
+
 def test_round_and_pad_out_of_place_and_into_out(on, to_host):
     h = rng.standard_normal((3, 4))
     out = on(np.zeros((3, 4)))

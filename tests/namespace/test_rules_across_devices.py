@@ -703,3 +703,30 @@ def test_complex_special_values_agree_on_every_device(dtype, to_host):
             differ.append((name, z[k].tolist(), got[0][k].tolist(), got[1][k].tolist()))
     assert not differ, differ
 
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ("add", "multiply", "bitwise_or", "pow"))
+def test_a_python_int_out_of_range_is_checked_before_out(device, name):
+    """``f(x, v, out=o)`` with a Python int out of the loop's range is NumPy's OverflowError
+    on every device, whatever ``o`` is (another dtype, shape or a read-only view), ``x += v``
+    included: the operand is refused before ``out`` is looked at."""
+    rng = np.random.default_rng(45)
+    f = getattr(xp, name)
+    for dtype, v in (("bool", 2**63), ("int8", 300), ("uint8", -1), ("int64", 2**64)):
+        h = rng.integers(0, 2, 6).astype(dtype)
+        with pytest.raises(OverflowError):
+            getattr(np, OPS[name].numpy_name)(h, v)  # NumPy's answer, out or not
+        x = xp.asarray(h, device=device)
+        outs = (xp.empty(6, dtype=xp.bool, device=device),
+                xp.empty(7, dtype=x.dtype, device=device),
+                xp.broadcast_to(xp.empty(1, dtype=x.dtype, device=device), (6,)), x)
+        for out in outs:
+            with pytest.raises(OverflowError, match=str(v)):
+                f(x, v, out=out)
+            with pytest.raises(OverflowError, match=str(v)):
+                f(v, x, out=out)
+        if name in ("add", "multiply"):
+            with pytest.raises(OverflowError, match=str(v)):
+                (x.__iadd__ if name == "add" else x.__imul__)(v)
+        np.testing.assert_array_equal(np.asarray(xp.to_device(x, "cpu")), h)  # untouched
