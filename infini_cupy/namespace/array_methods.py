@@ -293,6 +293,12 @@ def _into(name: str, out, result):
     if tuple(out.shape) != tuple(result.shape):
         raise ValueError(f"x.{name}(out=...): out has shape {tuple(out.shape)}, the result "
                          f"has shape {tuple(result.shape)}")
+    # NumPy casts unsafely into out, but for std (its last step, sqrt, casts same_kind) and
+    # argmax/argmin (whose out must hold an index: cast safely to intp)
+    if ((name == "std" and not np.can_cast(result.dtype, out.dtype, "same_kind"))
+            or (name in ("argmax", "argmin") and not np.can_cast(out.dtype, np.intp, "safe"))):
+        raise TypeError(f"x.{name}(out=...): cannot cast the {result.dtype} result into out "
+                        f"of dtype {out.dtype}, as NumPy's {name} refuses")
     if out.dtype != result.dtype:
         result = _public["astype"](result, out.dtype)
     out[...] = result
