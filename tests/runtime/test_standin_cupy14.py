@@ -281,3 +281,28 @@ def test_library_from_dlpack_on_cuda(cupy):
     back = xp.from_dlpack(x, device="cpu")
     assert back.device == "cpu"
     np.testing.assert_array_equal(np.asarray(back), h)
+
+
+# ---------------------------------------------------------------- streams
+def test_streams_belong_to_their_device_and_the_null_stream_to_any(cupy):
+    # stream.pyx: Stream(null=True) has device_id -1 (the current device's), any other the
+    # device current at its creation; __enter__ and use() check_stream_device_match
+    # (RuntimeError); get_current_stream(device_id=-1); _BaseStream.__eq__ by pointer
+    made_on_0 = cupy.cuda.Stream()
+    assert cupy.cuda.Stream.null.device_id == -1 and made_on_0.device_id == 0
+    with cupy.cuda.Device(1):
+        with pytest.raises(RuntimeError, match="does not match with the current device"):
+            made_on_0.__enter__()
+        with pytest.raises(RuntimeError, match="does not match"):
+            made_on_0.use()
+        with cupy.cuda.Stream.null:
+            assert cupy.cuda.get_current_stream() == cupy.cuda.Stream.null
+        on_1 = cupy.cuda.Stream()
+        with on_1:
+            assert cupy.cuda.get_current_stream() is on_1
+            assert cupy.cuda.get_current_stream(0) == cupy.cuda.Stream.null
+        assert cupy.cuda.get_current_stream().ptr == 0
+    with made_on_0:
+        assert cupy.cuda.get_current_stream() is made_on_0
+        assert cupy.cuda.get_current_stream(device_id=1).ptr == 0
+    assert cupy.cuda.Stream(null=True) == cupy.cuda.Stream.null

@@ -408,38 +408,54 @@ streams: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> S
 
 
 class Stream:
-    """``cupy.cuda.Stream``: ``with stream:`` makes it current on this thread's device;
-    ``Stream.null`` is the legacy default stream (pointer 0)."""
+    """``cupy.cuda.Stream`` (``cupy/cuda/stream.pyx``): made on the current device, or on
+    none (``device_id`` -1) for the null stream (``Stream.null``, pointer 0), which applies to
+    whichever device is current; ``with stream:`` and ``use()`` make it current there,
+    refusing a stream of another device (``check_stream_device_match``: RuntimeError);
+    streams compare by pointer (``_BaseStream.__eq__``)."""
 
     null: Stream
 
-    def __init__(self, null=False, non_blocking=False, ptds=False):
-        self.device_id = _thread.device
+    def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
+        self.device_id = -1 if null or ptds else _thread.device
         self.ptr = 0 if null else id(self)  # an address no other stream has
+        self._previous = []
         if not null:
             streams[self.ptr] = self  # the driver stand-in checks a CUstream's context
 
+    def _device(self) -> int:
+        current = _thread.device
+        device = current if self.device_id == -1 else self.device_id
+        if device != current:
+            raise RuntimeError(f"The device that the stream is created on ({device}) does "
+                               f"not match with the current device ({current})")
+        return device
+
     def __enter__(self):
-        self._previous = getattr(self, "_previous", []) + [_thread.stream_of(self.device_id)]
-        _thread.streams = {**_thread.streams, self.device_id: self}
+        device = self._device()
+        self._previous.append((device, _thread.stream_of(device)))
+        _thread.streams = {**_thread.streams, device: self}
         return self
 
     def __exit__(self, *exc):
-        _thread.streams = {**_thread.streams, self.device_id: self._previous.pop()}
+        device, previous = self._previous.pop()
+        _thread.streams = {**_thread.streams, device: previous}
 
     def use(self) -> Stream:
-        _thread.streams = {**_thread.streams, self.device_id: self}
+        _thread.streams = {**_thread.streams, self._device(): self}
         return self
 
     def synchronize(self) -> None:
         refuse_in_capture("cudaStreamSynchronize")
 
     def __eq__(self, other):
-        return isinstance(other, Stream) and (other.ptr, other.device_id) == (self.ptr,
-                                                                               self.device_id)
+        return isinstance(other, Stream) and other.ptr == self.ptr
 
     def __hash__(self):
-        return hash((self.ptr, self.device_id))
+        return self.ptr
+
+    def __repr__(self):
+        return f"<Stream {self.ptr} (device {self.device_id})>"
 
 
 def _host_of(x, function: str):
@@ -1200,8 +1216,10 @@ class _Cuda:
     get_elapsed_time = staticmethod(_get_elapsed_time)
 
     @staticmethod
-    def get_current_stream() -> Stream:
-        return _thread.stream_of(_thread.device)
+    def get_current_stream(device_id: int = -1) -> Stream:
+        """``stream.pyx`` ``get_current_stream(int device_id=-1)``: of the current device by
+        default."""
+        return _thread.stream_of(_thread.device if device_id == -1 else int(device_id))
 
 
 def _as_strided(x, shape=None, strides=None):
