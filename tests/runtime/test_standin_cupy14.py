@@ -306,3 +306,14 @@ def test_streams_belong_to_their_device_and_the_null_stream_to_any(cupy):
         assert cupy.cuda.get_current_stream() is made_on_0
         assert cupy.cuda.get_current_stream(device_id=1).ptr == 0
     assert cupy.cuda.Stream(null=True) == cupy.cuda.Stream.null
+
+
+def test_memory_pointer_arithmetic_as_cupy_s(cupy):
+    # memory.pyx MemoryPointer: __int__ is the address; __add__ takes a ptrdiff_t on
+    # either side (a float refused), __sub__ subtracts
+    a = cupy.empty(8, np.float32)
+    p = a.data
+    assert int(p) == p.ptr and (p + 8).ptr == (8 + p).ptr == p.ptr + 8
+    assert ((p + 8) - 4).ptr == p.ptr + 4 and (p + np.int64(4)).ptr == p.ptr + 4
+    with pytest.raises(TypeError):
+        p + 1.0

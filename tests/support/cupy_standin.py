@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import json
 import mmap
+import operator
 import sys
 import threading
 import time
@@ -349,7 +350,17 @@ class MemoryPointer:
         return Device(self.device_id)
 
     def __add__(self, offset: int) -> MemoryPointer:
-        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + offset)
+        """``memory.pyx`` ``MemoryPointer.__add__``: an integer offset (``<ptrdiff_t?>``: a
+        float is a TypeError), on either side; ``-`` subtracts one."""
+        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + operator.index(offset))
+
+    __radd__ = __add__
+
+    def __sub__(self, offset: int) -> MemoryPointer:
+        return self + -operator.index(offset)
+
+    def __int__(self) -> int:
+        return self.ptr
 
     def _host(self) -> np.ndarray:
         """The bytes the emulator may reach through this pointer."""
