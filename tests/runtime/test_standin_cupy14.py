@@ -317,3 +317,26 @@ def test_memory_pointer_arithmetic_as_cupy_s(cupy):
     assert ((p + 8) - 4).ptr == p.ptr + 4 and (p + np.int64(4)).ptr == p.ptr + 4
     with pytest.raises(TypeError):
         p + 1.0
+
+
+def test_copyto_casting_and_operands_as_cupy_s(cupy):
+    # cupy/_manipulation/basic.py copyto: Python scalars checked by numpy.copyto into a 0-d
+    # array; a NumPy array of size one is a scalar, a larger one refused; device arrays
+    # cast-checked by dtype ('same_kind' by default) and broadcast-checked
+    dst = cupy.zeros((2, 3), np.float32)
+    cupy.copyto(dst, 1.5)
+    cupy.copyto(dst, np.array([2.5]))
+    assert dst.get()[0, 0] == 2.5
+    with pytest.raises(ValueError, match="non-scalar numpy.ndarray"):
+        cupy.copyto(dst, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        cupy.copyto(dst, cupy.ones(3, np.complex64))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        cupy.copyto(cupy.zeros(3, np.int32), cupy.ones(3, np.float32))
+    cupy.copyto(dst, cupy.asarray(np.arange(3, dtype=np.float64)))  # same kind
+    np.testing.assert_array_equal(dst.get(), np.tile(np.arange(3.0, dtype=np.float32), (2, 1)))
+    with pytest.raises(ValueError, match="could not broadcast"):
+        cupy.copyto(dst, cupy.ones(2, np.float32))
+    ints = cupy.zeros(3, np.int32)
+    cupy.copyto(ints, cupy.ones(3, np.float32), casting="unsafe")
+    assert ints.get().tolist() == [1, 1, 1]

@@ -47,6 +47,7 @@ parameters.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import mmap
 import operator
@@ -1347,6 +1348,42 @@ class CupyStandin:
             return temp
         out[...] = temp
         return out
+
+    @staticmethod
+    def copyto(dst, src, casting="same_kind", where=None) -> None:
+        """``cupy/_manipulation/basic.py`` ``copyto``: a Python scalar checked by
+        ``numpy.copyto`` into a 0-d array of ``dst``'s dtype; a NumPy array of size one taken
+        as its scalar (``numpy.can_cast`` of the array), a larger one refused (ValueError);
+        a NumPy scalar by ``can_cast`` of the value; a device array by its dtype; shapes by
+        the broadcast rule (ValueError naming both)."""
+        src_is_scalar = True
+        if type(src) in (bool, int, float, complex):
+            np.copyto(np.empty((), dst.dtype), src, casting=casting)
+            can_cast, src_dtype = True, None
+        elif isinstance(src, np.ndarray):
+            if src.size != 1:
+                raise ValueError("non-scalar numpy.ndarray cannot be used for copyto")
+            src_dtype = src.dtype
+            can_cast = np.can_cast(src, dst.dtype, casting)
+            src = src.squeeze()[()]
+        elif np.isscalar(src):
+            src_dtype = src
+            can_cast = np.can_cast(src, dst.dtype, casting)
+        else:
+            src = src if isinstance(src, ndarray) else _from_cuda_array_interface(src)
+            src_dtype, src_is_scalar = src.dtype, False
+            can_cast = np.can_cast(src_dtype, dst.dtype, casting)
+        if not can_cast:
+            raise TypeError(f"Cannot cast {src_dtype} to {dst.dtype} in {casting} casting mode")
+        if not src_is_scalar:
+            if not all(s in (d, 1) for s, d in itertools.zip_longest(
+                    reversed(src.shape), reversed(dst.shape), fillvalue=1)):
+                raise ValueError(f"could not broadcast input array from shape {src.shape} "
+                                 f"into shape {dst.shape}")
+            _check_peer_access([a for a in (dst, src, where) if isinstance(a, ndarray)])
+            src = src._host
+        where = where._host if isinstance(where, ndarray) else where
+        np.copyto(dst._host, src, casting="unsafe", where=True if where is None else where)
 
     @staticmethod
     def from_dlpack(array, *, device=None, copy=None) -> ndarray:
