@@ -340,3 +340,20 @@ def test_copyto_casting_and_operands_as_cupy_s(cupy):
     ints = cupy.zeros(3, np.int32)
     cupy.copyto(ints, cupy.ones(3, np.float32), casting="unsafe")
     assert ints.get().tolist() == [1, 1, 1]
+
+
+def test_empty_arrays_point_at_zero_and_convert(cupy):
+    # memory.pyx SingleDeviceMemoryPool._malloc: size 0 is MemoryPointer(Memory(0), 0),
+    # address 0, nothing of the pool; core.pyx _convert_object_with_cuda_array_interface:
+    # an empty array's interface (data 0) converts, on the current device
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    e = cupy.empty((0, 3), np.float32)
+    assert e.data.ptr == 0 and pool.used_bytes() == before
+    assert cupy.asarray(np.ones((2, 0))).data.ptr == 0
+    a = cupy.empty(4, np.float32)
+    assert a[2:2].data.ptr != 0  # a view, of memory at an address
+    x = xp.asarray(e)
+    back = cupy.asarray(x)
+    assert back.shape == (0, 3) and back.dtype == np.float32 and back.data.ptr == 0
+    assert cupy.asnumpy(x).shape == (0, 3)

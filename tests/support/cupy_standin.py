@@ -295,6 +295,14 @@ class _Memory:
         memories.add(self)
 
     @classmethod
+    def zero(cls, device: int) -> _Memory:
+        """``Memory(0)``: what the pool gives for 0 bytes (``SingleDeviceMemoryPool._malloc``:
+        ``if size == 0: return MemoryPointer(Memory(0), 0)``), at address 0, in no pool."""
+        self = cls.__new__(cls)
+        self.buffer, self.ptr, self.size, self.device_id = np.empty(0, np.uint8), 0, 0, device
+        return self
+
+    @classmethod
     def borrowed(cls, host: np.ndarray, device: int) -> _Memory:
         """Memory that is not the pool's: a host array's bytes, seen as ``device``'s."""
         self = cls.__new__(cls)
@@ -324,6 +332,10 @@ def _from_cuda_array_interface(x) -> ndarray:
     pointer = face["data"][0]
     if np.dtype(face["typestr"]).byteorder == ">":
         raise ValueError("CuPy does not support the big-endian byte-order")
+    if 0 in face["shape"]:  # core.pyx: nbytes 0, on the current device (v2+: pointer 0)
+        return ndarray(face["shape"], np.dtype(face["typestr"]),
+                       memptr=MemoryPointer(_Memory.zero(_thread.device), 0),
+                       strides=face.get("strides"))
     for mem in list(memories):
         if mem.ptr <= pointer < mem.ptr + max(mem.size, 1) and mem.buffer.flags.c_contiguous:
             host = np.ndarray(face["shape"], np.dtype(face["typestr"]),
@@ -393,6 +405,8 @@ class MemoryPool:
     def malloc(self, size: int) -> MemoryPointer:
         refuse_in_capture("an allocation")
         size = -(-int(size) // ALLOCATION_UNIT_SIZE) * ALLOCATION_UNIT_SIZE
+        if size == 0:  # an empty array's .data.ptr is 0, as CuPy's
+            return MemoryPointer(_Memory.zero(_thread.device), 0)
         return MemoryPointer(_Memory(size, _thread.device, self), 0)
 
     def _taken(self, mem: _Memory) -> None:
@@ -513,12 +527,20 @@ def _device_result(result, base: ndarray | list | None = None):
         return result
     bases = [one for one in (base if isinstance(base, list) else [base]) if one is not None]
     for one in bases:
-        if np.may_share_memory(result, one._host):
+        if np.may_share_memory(result, one._host) or (
+                result.size == 0 and _root(result) is _root(one._host)):  # an empty view
             return ndarray._over(result, one.data.mem, one)
     _check_peer_access(bases)  # not a view: a kernel made it, on the current device
     out = ndarray(result.shape, result.dtype)
     out._host[...] = result
     return out
+
+
+def _root(host: np.ndarray) -> np.ndarray:
+    """The NumPy array at the end of ``host``'s chain of bases (a block's bytes)."""
+    while isinstance(host.base, np.ndarray):
+        host = host.base
+    return host
 
 
 # Routines whose CuPy code converts one operand with ``cupy.asarray`` (host arrays taken):
@@ -673,7 +695,8 @@ class ndarray:
         (CuPy's ``_view``: ``base`` is the base's own base when it has one)."""
         self = cls.__new__(cls)
         self._host = host
-        self.data = MemoryPointer(mem, numpy_data_pointer(host) - mem.ptr, self)
+        offset = numpy_data_pointer(host) - mem.ptr if mem.size else 0  # Memory(0): at 0
+        self.data = MemoryPointer(mem, offset, self)
         self.base = None if base is None else base if base.base is None else base.base
         return self
 
