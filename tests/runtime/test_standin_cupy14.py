@@ -357,3 +357,19 @@ def test_empty_arrays_point_at_zero_and_convert(cupy):
     back = cupy.asarray(x)
     assert back.shape == (0, 3) and back.dtype == np.float32 and back.data.ptr == 0
     assert cupy.asnumpy(x).shape == (0, 3)
+
+
+def test_launch_dimensions_are_padded_and_at_least_one(cupy, monkeypatch):
+    # function.pyx Function.__call__: grid = (grid + (1, 1))[:3], each max(1, .), the same
+    # for block: a 0 in a dimension launches one block (or thread) there, not none
+    seen = []
+    monkeypatch.setattr(cupy_standin.emulator, "launch",
+                        lambda source, name, grid, block, args, shared: seen.append(
+                            (grid, block)))
+    module = cupy_standin.RawModule.__new__(cupy_standin.RawModule)
+    module.about = {"source": "", "name": "k"}
+    module.binary = b""
+    raw = cupy_standin.RawKernel(module, "k", ())
+    raw._max_dynamic[0] = cupy_standin.STATIC_SHARED_LIMIT
+    cupy_standin.Function(raw, 0)((0,), (32, 0, 1, 7), ())
+    assert seen == [((1, 1, 1), (32, 1, 1))]

@@ -1168,6 +1168,10 @@ class Function:
             raise TypeError("Argument 'grid' and 'block' must be tuples")
         if shared_mem < 0:
             raise OverflowError("can't convert negative value to size_t")
+        # function.pyx Function.__call__: padded with 1s to three dimensions (further ones
+        # dropped), each at least 1: CuPy launches one block where a dimension is 0
+        grid = tuple(max(1, n) for n in (grid + (1, 1))[:3])
+        block = tuple(max(1, n) for n in (block + (1, 1))[:3])
         _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
         if _thread.device != self.device:
             raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
