@@ -373,3 +373,19 @@ def test_launch_dimensions_are_padded_and_at_least_one(cupy, monkeypatch):
     raw._max_dynamic[0] = cupy_standin.STATIC_SHARED_LIMIT
     cupy_standin.Function(raw, 0)((0,), (32, 0, 1, 7), ())
     assert seen == [((1, 1, 1), (32, 1, 1))]
+
+
+def test_set_checks_as_cupy_s(cupy):
+    # core.pyx set: a NumPy array (TypeError), its dtype (TypeError), its shape
+    # (ValueError), into a contiguous array only (RuntimeError)
+    a = cupy.zeros((2, 4), np.float32)
+    with pytest.raises(TypeError, match="Only numpy.ndarray"):
+        a.set([[0] * 4] * 2)
+    with pytest.raises(TypeError, match="float64 array cannot be set to float32"):
+        a.set(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        a.set(np.ones(8, np.float32))
+    with pytest.raises(RuntimeError, match="non-contiguous"):
+        a[:, ::2].set(np.ones((2, 2), np.float32))
+    a.T.set(np.ones((4, 2), np.float32))
+    assert a.get().sum() == 8

@@ -844,10 +844,16 @@ class ndarray:
         return np.array(self._host, order=order)
 
     def set(self, arr: np.ndarray, stream=None) -> None:
+        """core.pyx ``set``: a NumPy array of this dtype (TypeError) and shape (ValueError)
+        into a C or F contiguous array (RuntimeError)."""
         if not isinstance(arr, np.ndarray):
-            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
-        if arr.shape != self.shape or arr.dtype != self.dtype:
-            raise ValueError("Shape or dtype mismatch")
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        if self.dtype != arr.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
+        if self.shape != arr.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        if not (self.flags.c_contiguous or self.flags.f_contiguous):
+            raise RuntimeError("Cannot set to non-contiguous array")
         self._host[...] = arr
 
     def __getitem__(self, key):
