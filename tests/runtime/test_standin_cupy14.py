@@ -389,3 +389,24 @@ def test_set_checks_as_cupy_s(cupy):
         a[:, ::2].set(np.ones((2, 2), np.float32))
     a.T.set(np.ones((4, 2), np.float32))
     assert a.get().sum() == 8
+
+
+def test_array_of_a_sequence_of_arrays_as_cupy_s(cupy):
+    # core.pyx array -> _array_info_from_nested_sequence: a list of NumPy arrays of one
+    # shape is joined on the host (dtype promoted, made little-endian), one of device arrays
+    # (or interface objects) on the device; mixed or ragged ones go to numpy.array, which a
+    # device array refuses (__array__)
+    h = rng.standard_normal((2, 3)).astype(np.float32)
+    big = h.astype(">f4")
+    joined = cupy.asarray([big, h.astype(np.float64)])
+    assert joined.dtype == np.float64 and joined.shape == (2, 2, 3)
+    assert cupy.asarray([big, big]).dtype == np.dtype("<f4")
+    on_device = cupy.asarray([cupy.asarray(h), xp.asarray(cupy.asarray(h))])
+    assert on_device.shape == (2, 2, 3)
+    np.testing.assert_array_equal(on_device.get()[1], h)
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        cupy.asarray([cupy.asarray(h), h])
+    with pytest.raises(ValueError, match="big-endian"):
+        cupy.asarray([h, h], dtype=">f4")
+    with cupy.cuda.Device(1), pytest.raises(ValueError, match="Peer access"):
+        cupy.asarray([on_device, on_device])

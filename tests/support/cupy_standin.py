@@ -650,6 +650,44 @@ def _check_supported_dtype(dtype: np.dtype) -> None:
     raise ValueError(f"Unsupported dtype {dtype}")
 
 
+
+def _concat_info(obj):
+    """``core.pyx`` ``_compute_concat_info_impl``: (shape, NumPy's or CuPy's array type,
+    promoted dtype) of a nested list or tuple of arrays of one shape and library, else
+    None."""
+    if isinstance(obj, np.ndarray):
+        return obj.shape, np.ndarray, obj.dtype
+    if isinstance(obj, ndarray):
+        return obj.shape, ndarray, obj.dtype
+    face = getattr(obj, "__cuda_array_interface__", None)
+    if face is not None:
+        return tuple(face["shape"]), ndarray, np.dtype(face["typestr"])
+    if not isinstance(obj, (list, tuple)) or not obj:
+        return None
+    first = _concat_info(obj[0])
+    if first is None:
+        return None
+    shape, kind, dtype = first
+    for elem in obj[1:]:
+        info = _concat_info(elem)
+        if info is None or info[0] != shape or info[1] is not kind:
+            return None
+        dtype = np.promote_types(dtype, info[2])
+    return (len(obj), *shape), kind, dtype
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for elem in obj for leaf in _leaves(elem)]
+    return [obj if isinstance(obj, ndarray) else _from_cuda_array_interface(obj)]
+
+
+def _nested_hosts(obj):
+    if isinstance(obj, (list, tuple)):
+        return [_nested_hosts(elem) for elem in obj]
+    return (obj if isinstance(obj, ndarray) else _from_cuda_array_interface(obj))._host
+
+
 class ndarray:
     """``cupy.ndarray`` over host memory: its bytes in a block of the stand-in pool, ``.data``
     a ``MemoryPointer`` to element 0, ``.device`` the block's device. Operations run on the
@@ -1353,6 +1391,21 @@ class CupyStandin:
                 out = src._astype(dtype, order=order, copy=copy)
             else:
                 out = src.copy(order=order)._astype(dtype, copy=None)
+        elif isinstance(obj, (list, tuple)) and _concat_info(obj) is not None:
+            # _array_from_nested_sequence: NumPy arrays of one shape joined on the host, device
+            # arrays (or interface objects) on the device; the dtype their promotion, made
+            # little-endian (normalize_dtype) and checked; C order unless 'F' is asked
+            shape, kind, joined = _concat_info(obj)
+            dtype = joined.newbyteorder("<") if dtype is None else np.dtype(dtype)
+            _check_supported_dtype(dtype)
+            order_char = "F" if order[:1] in ("F", "f") else "C"
+            if kind is ndarray:
+                leaves = _leaves(obj)
+                _check_peer_access(leaves)
+                obj = _nested_hosts(obj)
+            host = np.array(obj, dtype=dtype, order=order_char)
+            out = ndarray(host.shape, dtype, order=order_char)
+            out._host[...] = host
         else:
             order_char = _normalize_order(order)
             if order_char in "KA":
