@@ -252,6 +252,11 @@ def _delegate_from_device(name: str, submodule: str | None = None):
 
     def created(*args, device=None, **kwargs):
         if device is None:
+            # 0-d GPU arrays among the values (linspace's ends, full's fill_value): their
+            # GPU, where CuPy's kernels on them run (on another one they are refused)
+            device = next((a.device for a in (*args, *kwargs.values()) if is_cupy_array(a)),
+                          None)
+        if device is None:
             if config.get_backend() != "cuda":
                 return on_cpu(*args, **kwargs)
         elif type(device) is str and device == "cpu":
