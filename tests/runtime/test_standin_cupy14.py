@@ -425,3 +425,17 @@ def test_creation_from_0d_gpu_arrays_runs_on_their_gpu(cupy):
         y32 = xp.linspace(stop - stop, stop, 3)
         assert y32.device == dev and y32.dtype == xp.float32
     assert cupy.cuda.runtime.getDevice() == 0
+
+
+def test_astype_order_k_keeps_the_axis_order(cupy):
+    # core.pyx _astype: order 'K' of a non-contiguous array lays out the copy in the order
+    # of its strides (internal._get_strides_for_order_K), as NumPy's
+    h = rng.standard_normal((4, 5, 6))
+    a = cupy.asarray(h).transpose(2, 0, 1)[::2, :, ::-1]
+    like = h.transpose(2, 0, 1)[::2, :, ::-1]
+    host = a.get()
+    for dtype in (np.float64, np.float32):
+        copied = a.astype(dtype)
+        assert copied.strides == np.empty_like(like, dtype, order="K").strides
+        assert copied.strides == ((8, 120, 24) if dtype == np.float64 else (4, 60, 12))
+        np.testing.assert_array_equal(copied.get(), host.astype(dtype))

@@ -776,8 +776,8 @@ class ndarray:
     def _astype(self, dtype, order="K", casting=None, subok=None, copy=True) -> ndarray:
         """core.pyx ``_astype``: ``casting`` and ``subok`` refused; the array itself when the
         dtype and layout already are the asked ones and ``copy`` is not True; ``copy=False``
-        where a copy is needed: ValueError; else a new array (order 'K' keeps the layout of a
-        C or F contiguous array, C otherwise here)."""
+        where a copy is needed: ValueError; else a new array (order 'K' keeps the axis order of
+        the layout, as ``_get_strides_for_order_K``)."""
         if casting is not None:
             raise TypeError("casting is not supported yet")
         if subok is not None:
@@ -793,9 +793,15 @@ class ndarray:
             return self
         if not copy and copy is not None:
             raise ValueError("Unable to avoid copy while creating an array as requested.")
-        if order_char in "KA":  # internal._update_order_char
+        if order_char == "A" or order_char == "K" and (flags.c_contiguous
+                                                      or flags.f_contiguous):
+            # internal._update_order_char
             order_char = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
-        out = ndarray(self.shape, dtype, order=order_char)
+        if order_char == "K":  # _get_strides_for_order_K: the layout's axis order, as NumPy's
+            out = ndarray(self.shape, dtype,
+                          strides=np.empty_like(self._host, dtype, order="K").strides)
+        else:
+            out = ndarray(self.shape, dtype, order=order_char)
         out._host[...] = self._host.astype(dtype)  # NumPy's ComplexWarning as CuPy's
         return out
 
