@@ -413,10 +413,11 @@ def test_array_of_a_sequence_of_arrays_as_cupy_s(cupy):
 
 
 def test_creation_from_0d_gpu_arrays_runs_on_their_gpu(cupy):
-    """``xp.linspace`` with 0-d Array ends, no ``device``: on the arrays' GPU. CuPy's ``linspace`` (``cupy/_creation/ranges.py``) runs
-    ``stop - start`` on the current device, which refuses another's arrays without peer
-    access (``_kernel.pyx`` ``_check_peer_access``): the call raised there for ends on a GPU
-    other than the current one."""
+    """``xp.linspace`` with 0-d Array ends, no ``device``: on the arrays' GPU. CuPy's
+    ``linspace`` (``cupy/_creation/ranges.py``) runs ``stop - start`` on the current
+    device, which refuses another's arrays without peer access (``_kernel.pyx``
+    ``_check_peer_access``): the call raised there for ends on a GPU other than the current
+    one."""
     for dev in ("cuda:0", "cuda:1"):
         start, stop = xp.asarray(0.0, device=dev), xp.asarray(np.float32(1.0), device=dev)
         y = xp.linspace(start, stop, 5)
