@@ -252,6 +252,11 @@ def _delegate_from_device(name: str, submodule: str | None = None):
 
     def created(*args, device=None, **kwargs):
         if device is None:
+            # 0-d GPU arrays among the values (linspace's ends, full's fill_value): their
+            # GPU, where CuPy's kernels on them run (on another one they are refused)
+            device = next((a.device for a in (*args, *kwargs.values()) if is_cupy_array(a)),
+                          None)
+        if device is None:
             if config.get_backend() != "cuda":
                 return on_cpu(*args, **kwargs)
         elif type(device) is str and device == "cpu":
@@ -381,8 +386,33 @@ def from_dlpack(x, /, *, device=None, copy=None):
         xp = _compat_cupy() if on_cuda else _compat_numpy
     else:
         xp = namespace_for_device(device)
+    if xp is not _compat_numpy and hasattr(x, "__dlpack_device__"):
+        return _cupy_from_dlpack(x, device, copy)
     kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
     return xp.from_dlpack(x, **kwargs)
+
+
+def _cupy_from_dlpack(x, device, copy):
+    """``from_dlpack`` onto a GPU. CuPy's (``cupy/_core/dlpack.pyx``, 14.2) takes no
+    ``device`` (NotImplementedError) and no CPU producer (TypeError), and a CuPy array's
+    ``__dlpack__`` refuses ``copy=True`` for its own device (BufferError: ``core.pyx``): the
+    producer hands its data as it is, and the copy or the move to ``device`` is made here."""
+    on_cuda = x.__dlpack_device__()[0] in _DLPACK_CUDA_DEVICE_TYPES
+    if on_cuda:
+        y = _compat_cupy().from_dlpack(x, **({"copy": False} if copy is False else {}))
+    elif copy is False:
+        raise ValueError(f"from_dlpack(copy=False) cannot move host data to {device}")
+    else:
+        y = _compat_numpy.from_dlpack(x)  # then uploaded: a copy
+    if device is not None and array_api_compat.device(y) != device:
+        if copy is False:
+            raise ValueError(f"from_dlpack(copy=False) cannot move an array from "
+                             f"{device_of(y)} to {device}")
+        return to_device(y, device)
+    if copy:
+        with y.device:  # copy() lands on the current device
+            return y.copy()
+    return y
 
 
 def _submodule(name: str, names: list, from_device: tuple = ()) -> types.ModuleType:

@@ -17,6 +17,10 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   ``MemoryPointer`` to element 0, ``.device``, shape, strides, ``__cuda_array_interface__``
   (version 3, the current stream), ``.get()``; no implicit conversion to NumPy, NumPy operands
   refused (``Unsupported type``); routines CuPy has run NumPy's on the host views;
+  ``ndarray(shape, dtype, memptr, strides, order)``, ``astype``, ``copy``, ``asarray``/
+  ``array`` (a NumPy array byte-swapped to little-endian), ``asnumpy``, ``__dlpack__`` and
+  ``from_dlpack`` with the checks of CuPy 14.2's ``core.pyx``, ``_dtype.pyx``, ``dlpack.pyx``
+  (tests/runtime/test_standin_cupy14.py names each);
 - streams (``cupy/cuda/stream.pyx``): ``Stream``, ``Stream.null``, ``get_current_stream``;
 - ``RawModule(path=...)``: keyword arguments only, one of ``code``/``path``; the file is a
   cubin or PTX; ``get_function(name)`` takes a ``str`` only (Cython's ``str name``), finds
@@ -29,7 +33,7 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
 - ``RawKernel(grid, block, args, shared_mem=)``: grid and block tuples; each argument by
   CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` or a ``MemoryPointer`` (on the
   current device: a GPU would fault on another's memory), a NumPy array of size one, Python
-  and NumPy scalars;
+  and NumPy scalars (a Python int from 2**63 up a uint64: ``_scalar.pyx``);
   anything else TypeError), their number and byte sizes against the ``.param`` list of the
   kernel's PTX, dynamic shared memory above 48 KiB only after the kernel was opted in on
   that device, never above the device's limit.
@@ -43,12 +47,15 @@ parameters.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import mmap
+import operator
 import sys
 import threading
 import time
 import types
+import warnings
 import weakref
 from pathlib import Path
 
@@ -107,22 +114,32 @@ def refuse_in_capture(what: str) -> None:
 _thread = _ThreadState()
 
 
+def _check_ordinal(device: int, what: str) -> int:
+    if not 0 <= device < len(_side.capabilities):
+        raise CUDADriverError(101, f"{what}({device})")  # cudaErrorInvalidDevice
+    return device
+
+
 class Device:
-    """``cupy.cuda.Device``: a context manager that makes it current on this thread."""
+    """``cupy.cuda.Device`` (``cupy/cuda/device.pyx``): ``int(device)`` (the current device
+    if None), not checked until used: entering it, ``use()`` or ``compute_capability`` on a
+    device that does not exist fail as ``cudaSetDevice``/``cudaDeviceGetAttribute`` do."""
 
     def __init__(self, device=None):
         self.id = _thread.device if device is None else int(device)
-        if not 0 <= self.id < len(_side.capabilities):
-            raise CUDADriverError(101, f"cudaSetDevice({self.id})")  # invalid device ordinal
         self._previous = []
 
     @property
     def compute_capability(self) -> str:
-        return str(_side.capabilities[self.id])
+        return str(_side.capabilities[_check_ordinal(self.id, "cudaDeviceGetAttribute")])
 
     def __enter__(self):
         self._previous.append(_thread.device)
-        _thread.device = self.id
+        _thread.device = _check_ordinal(self.id, "cudaSetDevice")
+        return self
+
+    def use(self) -> Device:
+        _thread.device = _check_ordinal(self.id, "cudaSetDevice")
         return self
 
     def __exit__(self, *exc):
@@ -154,7 +171,7 @@ class _Runtime:
 
     @staticmethod
     def setDevice(device: int) -> None:
-        _thread.device = Device(device).id
+        _thread.device = _check_ordinal(int(device), "cudaSetDevice")
 
     @staticmethod
     def getDeviceCount() -> int:
@@ -255,7 +272,7 @@ class _Driver:
 ALLOCATION_UNIT_SIZE = 512
 DEVICE_ALIGN = 256
 MEMCPY_DEVICE_TO_DEVICE, MEMCPY_DEFAULT = 3, 4  # cudaMemcpyKind
-DLPACK_CUDA = 2  # dlpack.h's kDLCUDA
+DLPACK_CPU, DLPACK_CUDA = 1, 2  # dlpack.h's kDLCPU, kDLCUDA
 CUDA_STREAM_LEGACY = 1  # cupy/cuda/stream.pyx get_default_stream_ptr: cudaStreamLegacy
 
 
@@ -276,6 +293,14 @@ class _Memory:
         self.ptr, self.size, self.device_id = numpy_data_pointer(self.buffer), size, device
         pool._taken(self)
         memories.add(self)
+
+    @classmethod
+    def zero(cls, device: int) -> _Memory:
+        """``Memory(0)``: what the pool gives for 0 bytes (``SingleDeviceMemoryPool._malloc``:
+        ``if size == 0: return MemoryPointer(Memory(0), 0)``), at address 0, in no pool."""
+        self = cls.__new__(cls)
+        self.buffer, self.ptr, self.size, self.device_id = np.empty(0, np.uint8), 0, 0, device
+        return self
 
     @classmethod
     def borrowed(cls, host: np.ndarray, device: int) -> _Memory:
@@ -305,6 +330,12 @@ def _from_cuda_array_interface(x) -> ndarray:
     ``x.__cuda_array_interface__`` describes (it must lie in a live block)."""
     face = x.__cuda_array_interface__
     pointer = face["data"][0]
+    if np.dtype(face["typestr"]).byteorder == ">":
+        raise ValueError("CuPy does not support the big-endian byte-order")
+    if 0 in face["shape"]:  # core.pyx: nbytes 0, on the current device (v2+: pointer 0)
+        return ndarray(face["shape"], np.dtype(face["typestr"]),
+                       memptr=MemoryPointer(_Memory.zero(_thread.device), 0),
+                       strides=face.get("strides"))
     for mem in list(memories):
         if mem.ptr <= pointer < mem.ptr + max(mem.size, 1) and mem.buffer.flags.c_contiguous:
             host = np.ndarray(face["shape"], np.dtype(face["typestr"]),
@@ -332,7 +363,17 @@ class MemoryPointer:
         return Device(self.device_id)
 
     def __add__(self, offset: int) -> MemoryPointer:
-        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + offset)
+        """``memory.pyx`` ``MemoryPointer.__add__``: an integer offset (``<ptrdiff_t?>``: a
+        float is a TypeError), on either side; ``-`` subtracts one."""
+        return MemoryPointer(self.mem, self.ptr - self.mem.ptr + operator.index(offset))
+
+    __radd__ = __add__
+
+    def __sub__(self, offset: int) -> MemoryPointer:
+        return self + -operator.index(offset)
+
+    def __int__(self) -> int:
+        return self.ptr
 
     def _host(self) -> np.ndarray:
         """The bytes the emulator may reach through this pointer."""
@@ -340,6 +381,17 @@ class MemoryPointer:
         if array is not None:
             return array._host
         return self.mem.buffer[self.ptr - self.mem.ptr:]
+
+
+class _Capsule:
+    """What the stand-in's ``ndarray.__dlpack__`` exports for its device: the array, which
+    only the stand-in's ``from_dlpack`` takes back (a zero-copy view, as CuPy's
+    ``_dlpack_to_cupy_array``)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: ndarray):
+        self.array = array
 
 
 class MemoryPool:
@@ -353,6 +405,8 @@ class MemoryPool:
     def malloc(self, size: int) -> MemoryPointer:
         refuse_in_capture("an allocation")
         size = -(-int(size) // ALLOCATION_UNIT_SIZE) * ALLOCATION_UNIT_SIZE
+        if size == 0:  # an empty array's .data.ptr is 0, as CuPy's
+            return MemoryPointer(_Memory.zero(_thread.device), 0)
         return MemoryPointer(_Memory(size, _thread.device, self), 0)
 
     def _taken(self, mem: _Memory) -> None:
@@ -380,38 +434,54 @@ streams: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> S
 
 
 class Stream:
-    """``cupy.cuda.Stream``: ``with stream:`` makes it current on this thread's device;
-    ``Stream.null`` is the legacy default stream (pointer 0)."""
+    """``cupy.cuda.Stream`` (``cupy/cuda/stream.pyx``): made on the current device, or on
+    none (``device_id`` -1) for the null stream (``Stream.null``, pointer 0), which applies to
+    whichever device is current; ``with stream:`` and ``use()`` make it current there,
+    refusing a stream of another device (``check_stream_device_match``: RuntimeError);
+    streams compare by pointer (``_BaseStream.__eq__``)."""
 
     null: Stream
 
-    def __init__(self, null=False, non_blocking=False, ptds=False):
-        self.device_id = _thread.device
+    def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
+        self.device_id = -1 if null or ptds else _thread.device
         self.ptr = 0 if null else id(self)  # an address no other stream has
+        self._previous = []
         if not null:
             streams[self.ptr] = self  # the driver stand-in checks a CUstream's context
 
+    def _device(self) -> int:
+        current = _thread.device
+        device = current if self.device_id == -1 else self.device_id
+        if device != current:
+            raise RuntimeError(f"The device that the stream is created on ({device}) does "
+                               f"not match with the current device ({current})")
+        return device
+
     def __enter__(self):
-        self._previous = getattr(self, "_previous", []) + [_thread.stream_of(self.device_id)]
-        _thread.streams = {**_thread.streams, self.device_id: self}
+        device = self._device()
+        self._previous.append((device, _thread.stream_of(device)))
+        _thread.streams = {**_thread.streams, device: self}
         return self
 
     def __exit__(self, *exc):
-        _thread.streams = {**_thread.streams, self.device_id: self._previous.pop()}
+        device, previous = self._previous.pop()
+        _thread.streams = {**_thread.streams, device: previous}
 
     def use(self) -> Stream:
-        _thread.streams = {**_thread.streams, self.device_id: self}
+        _thread.streams = {**_thread.streams, self._device(): self}
         return self
 
     def synchronize(self) -> None:
         refuse_in_capture("cudaStreamSynchronize")
 
     def __eq__(self, other):
-        return isinstance(other, Stream) and (other.ptr, other.device_id) == (self.ptr,
-                                                                               self.device_id)
+        return isinstance(other, Stream) and other.ptr == self.ptr
 
     def __hash__(self):
-        return hash((self.ptr, self.device_id))
+        return self.ptr
+
+    def __repr__(self):
+        return f"<Stream {self.ptr} (device {self.device_id})>"
 
 
 def _host_of(x, function: str):
@@ -457,12 +527,20 @@ def _device_result(result, base: ndarray | list | None = None):
         return result
     bases = [one for one in (base if isinstance(base, list) else [base]) if one is not None]
     for one in bases:
-        if np.may_share_memory(result, one._host):
+        if np.may_share_memory(result, one._host) or (
+                result.size == 0 and _root(result) is _root(one._host)):  # an empty view
             return ndarray._over(result, one.data.mem, one)
     _check_peer_access(bases)  # not a view: a kernel made it, on the current device
     out = ndarray(result.shape, result.dtype)
     out._host[...] = result
     return out
+
+
+def _root(host: np.ndarray) -> np.ndarray:
+    """The NumPy array at the end of ``host``'s chain of bases (a block's bytes)."""
+    while isinstance(host.base, np.ndarray):
+        host = host.base
+    return host
 
 
 # Routines whose CuPy code converts one operand with ``cupy.asarray`` (host arrays taken):
@@ -525,6 +603,91 @@ class _Ufunc:
         return _routine(f"{self.__name__}.{method}", getattr(self._numpy, method))
 
 
+
+def _normalize_order(order) -> str:
+    """``cupy/_core/internal.pyx`` ``_normalize_order``: the first letter, any case; an empty
+    string is 'C'; any other letter ValueError."""
+    char = "C" if len(order) == 0 else order[0].upper()
+    if char not in "KACF":
+        raise ValueError("order not understood")
+    return char
+
+
+def _f_strides(shape: tuple, itemsize: int) -> tuple:
+    """``_set_contiguous_strides(itemsize, is_c_contiguous=False)``."""
+    strides, step = [], itemsize
+    for n in shape:
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+def _memory_range(shape: tuple, strides, itemsize: int) -> tuple[int, int]:
+    """``cupy/_core/_memory_range.pyx`` ``get_range``: the byte range (left, right) that an
+    array of these shape and strides reaches from its pointer."""
+    if any(n == 0 for n in shape):
+        return 0, 0
+    left = sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    right = itemsize + sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0)
+    return left, right
+
+
+def _check_supported_dtype(dtype: np.dtype) -> None:
+    """``cupy/_core/_dtype.pyx`` ``check_supported_dtype(error=True)``: no big-endian dtype;
+    booleans, numbers, structured/void dtypes without references and bfloat16; nothing else
+    (objects, strings, datetimes, long doubles: ``all_type_chars = '?bhilqBHILQefdFD'``)."""
+    if dtype.byteorder == ">":
+        raise ValueError(f"Unsupported dtype {dtype} with big-endian byte-order")
+    if dtype.kind in "biufc" and dtype.char not in "gG":
+        return
+    if dtype.kind == "V" and dtype.subdtype is None and dtype.itemsize != 0:
+        if dtype.hasobject:
+            raise ValueError(f"Unsupported dtype {dtype} because it contains references "
+                             "which cannot be supported by CuPy.")
+        return
+    if dtype.name == "bfloat16":
+        return
+    raise ValueError(f"Unsupported dtype {dtype}")
+
+
+
+def _concat_info(obj):
+    """``core.pyx`` ``_compute_concat_info_impl``: (shape, NumPy's or CuPy's array type,
+    promoted dtype) of a nested list or tuple of arrays of one shape and library, else
+    None."""
+    if isinstance(obj, np.ndarray):
+        return obj.shape, np.ndarray, obj.dtype
+    if isinstance(obj, ndarray):
+        return obj.shape, ndarray, obj.dtype
+    face = getattr(obj, "__cuda_array_interface__", None)
+    if face is not None:
+        return tuple(face["shape"]), ndarray, np.dtype(face["typestr"])
+    if not isinstance(obj, (list, tuple)) or not obj:
+        return None
+    first = _concat_info(obj[0])
+    if first is None:
+        return None
+    shape, kind, dtype = first
+    for elem in obj[1:]:
+        info = _concat_info(elem)
+        if info is None or info[0] != shape or info[1] is not kind:
+            return None
+        dtype = np.promote_types(dtype, info[2])
+    return (len(obj), *shape), kind, dtype
+
+
+def _leaves(obj) -> list:
+    if isinstance(obj, (list, tuple)):
+        return [leaf for elem in obj for leaf in _leaves(elem)]
+    return [obj if isinstance(obj, ndarray) else _from_cuda_array_interface(obj)]
+
+
+def _nested_hosts(obj):
+    if isinstance(obj, (list, tuple)):
+        return [_nested_hosts(elem) for elem in obj]
+    return (obj if isinstance(obj, ndarray) else _from_cuda_array_interface(obj))._host
+
+
 class ndarray:
     """``cupy.ndarray`` over host memory: its bytes in a block of the stand-in pool, ``.data``
     a ``MemoryPointer`` to element 0, ``.device`` the block's device. Operations run on the
@@ -534,13 +697,30 @@ class ndarray:
     __slots__ = ("_host", "data", "base", "__weakref__")
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
+        # core.pyx ``_ndarray_base._init``: the order checked (``internal._normalize_order``)
+        # and any but 'C' lays the array out in Fortran order, also over a given memptr; the
+        # dtype checked (``get_dtype_with_itemsize(check_support=memptr is None)``); strides
+        # of a new allocation must stay within its contiguous size, none negative
+        order_char = "C" if order is None else _normalize_order(order)
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if any(n < 0 for n in shape):
+            raise ValueError("Negative dimensions are not allowed")
         if memptr is None:
-            size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            _check_supported_dtype(dtype)
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if strides is None and order_char != "C":
+            strides = _f_strides(shape, dtype.itemsize)
+        elif strides is not None and memptr is None:
+            left, right = _memory_range(shape, strides, dtype.itemsize)
+            if left != 0:
+                raise ValueError("ndarray() with strides currently does not allow negative "
+                                 "strides")
+            if right > size:
+                raise ValueError(f"ndarray() with strides must stay withing a contiguous size "
+                                 f"of {size} but got {right}.")
+        if memptr is None:
             memptr = _side.pool.malloc(size)
-            if strides is None and order == "F":
-                strides = np.empty(shape, dtype, order="F").strides
         mem = memptr.mem
         offset = memptr.ptr - mem.ptr
         self._host = np.ndarray(shape, dtype, buffer=mem.buffer, offset=offset, strides=strides)
@@ -553,7 +733,8 @@ class ndarray:
         (CuPy's ``_view``: ``base`` is the base's own base when it has one)."""
         self = cls.__new__(cls)
         self._host = host
-        self.data = MemoryPointer(mem, numpy_data_pointer(host) - mem.ptr, self)
+        offset = numpy_data_pointer(host) - mem.ptr if mem.size else 0  # Memory(0): at 0
+        self.data = MemoryPointer(mem, offset, self)
         self.base = None if base is None else base if base.base is None else base.base
         return self
 
@@ -590,10 +771,44 @@ class ndarray:
         if self.data.device_id != _thread.device and self.size and not (
                 self.flags.c_contiguous or self.flags.f_contiguous):
             raise NotImplementedError("CuPy cannot copy non-contiguous array between devices.")
-        out = ndarray(self.shape, self.dtype, order="F" if order == "F" or (
-            order in "AK" and self.flags.f_contiguous and not self.flags.c_contiguous) else "C")
-        out._host[...] = self._host
+        return self._astype(self.dtype, order=order, copy=True)
+
+    def _astype(self, dtype, order="K", casting=None, subok=None, copy=True) -> ndarray:
+        """core.pyx ``_astype``: ``casting`` and ``subok`` refused; the array itself when the
+        dtype and layout already are the asked ones and ``copy`` is not True; ``copy=False``
+        where a copy is needed: ValueError; else a new array (order 'K' keeps the axis order of
+        the layout, as ``_get_strides_for_order_K``)."""
+        if casting is not None:
+            raise TypeError("casting is not supported yet")
+        if subok is not None:
+            raise TypeError("subok is not supported yet")
+        order_char = _normalize_order("K" if order is None else order)
+        dtype = np.dtype(dtype)
+        flags = self._host.flags
+        if dtype == self.dtype and not copy and (
+                order_char == "K" or order_char == "A" and (flags.c_contiguous
+                                                            or flags.f_contiguous)
+                or order_char == "C" and flags.c_contiguous
+                or order_char == "F" and flags.f_contiguous):
+            return self
+        if not copy and copy is not None:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        if order_char == "A" or order_char == "K" and (flags.c_contiguous
+                                                      or flags.f_contiguous):
+            # internal._update_order_char
+            order_char = "F" if flags.f_contiguous and not flags.c_contiguous else "C"
+        if order_char == "K":  # _get_strides_for_order_K: the layout's axis order, as NumPy's
+            out = ndarray(self.shape, dtype,
+                          strides=np.empty_like(self._host, dtype, order="K").strides)
+        else:
+            out = ndarray(self.shape, dtype, order=order_char)
+        out._host[...] = self._host.astype(dtype)  # NumPy's ComplexWarning as CuPy's
         return out
+
+    def astype(self, dtype, order="K", casting=None, subok=None, copy=True) -> ndarray:
+        """core.pyx ``astype``: ``_astype`` with ``copy=False`` meaning "if needed" (never
+        refused: ``copy_ = True if copy else None``)."""
+        return self._astype(dtype, order, casting, subok, True if copy else None)
 
     def __reduce__(self):
         """core.pyx: pickled (and copied by ``copy``) as ``array`` of the values on the host."""
@@ -603,27 +818,86 @@ class ndarray:
         """(kDLCUDA, device id): the pool's memory is device memory (``dlpack.pyx``)."""
         return DLPACK_CUDA, self.data.device_id
 
-    def __dlpack__(self, **kwargs):
-        """Not modeled: a capsule of these host bytes would name the CPU to its consumer."""
-        raise NotImplementedError("the CuPy stand-in makes no DLPack capsules: its arrays "
-                                  "hold host memory")
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """core.pyx ``__dlpack__``: keyword-only, ``max_version`` a tuple (Cython-typed);
+        ``dl_device`` None or this array's device (``copy=True`` then BufferError: "only
+        supported for copy to CPU"), or (kDLCPU, 0) (a host copy; ``copy=False``
+        ValueError), any other BufferError; on CUDA ``stream`` None (the legacy default
+        stream) or an int from -1 up (0 warns, taken as legacy), anything else ValueError.
+        A device export is a :class:`_Capsule` that this stand-in's ``from_dlpack`` takes
+        (its bytes are host bytes: no other consumer may read them); the CPU export is
+        NumPy's capsule of the host copy, as CuPy's ``_toDlpack(to_cpu=True)``."""
+        if max_version is not None and not isinstance(max_version, tuple):
+            raise TypeError(f"Argument 'max_version' has incorrect type (expected tuple, got "
+                            f"{type(max_version).__name__})")
+        to_cpu = False
+        if dl_device is None or dl_device == self.__dlpack_device__():
+            if copy is True:
+                raise BufferError("copy=True only supported for copy to CPU.")
+        elif dl_device == (DLPACK_CPU, 0):
+            if copy is False:
+                raise ValueError("GPU memory cannot be exported to CPU without copy.")
+            to_cpu = True
+        else:
+            raise BufferError("unsupported device requested.")
+        if not to_cpu:
+            consumer = CUDA_STREAM_LEGACY if stream is None else stream if isinstance(
+                stream, int) else -2
+            if consumer < -1:
+                raise ValueError(f"On CUDA, the valid stream for the DLPack protocol is -1, 1, "
+                                 f"2, or any larger value, but {stream} was provided")
+            if consumer == 0:
+                warnings.warn("Stream 0 is passed from a library that you are converting to; "
+                              "CuPy assumes 0 as a legacy default stream. Please report this "
+                              "problem to the library as this violates the DLPack protocol.")
+            return _Capsule(self)
+        host = self.get()
+        return host.__dlpack__() if max_version is None else host.__dlpack__(
+            max_version=max_version)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
                         "`.get()` to construct a NumPy array explicitly.")
 
     def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
-        refuse_in_capture("a device-to-host copy")
+        """core.pyx ``get``: ``out`` a NumPy array of this dtype and shape, C or F contiguous
+        (else TypeError, ValueError, RuntimeError); ``order`` 'C', 'F' or 'A' (any case),
+        other orders ValueError (for a non-empty array without ``out``)."""
         if out is not None:
+            if not isinstance(out, np.ndarray):
+                raise TypeError("Only numpy.ndarray can be obtained fromcupy.ndarray")
+            if self.dtype != out.dtype:
+                raise TypeError(f"{out.dtype} array cannot be obtained from {self.dtype} array")
+            if self.shape != out.shape:
+                raise ValueError(f"Shape mismatch. Expected shape: {self.shape}, actual shape: "
+                                 f"{out.shape}")
+            if not (out.flags.c_contiguous or out.flags.f_contiguous):
+                raise RuntimeError("`out` cannot be specified when copying to "
+                                   "non-contiguous ndarray")
+            refuse_in_capture("a device-to-host copy")
             out[...] = self._host
             return out
+        if self.size == 0:
+            return np.ndarray(self.shape, dtype=self.dtype)
+        order = order.upper()
+        if order == "A":
+            order = "F" if self.flags.f_contiguous else "C"
+        if order not in ("C", "F"):
+            raise ValueError(f"unsupported order: {order}")
+        refuse_in_capture("a device-to-host copy")
         return np.array(self._host, order=order)
 
     def set(self, arr: np.ndarray, stream=None) -> None:
+        """core.pyx ``set``: a NumPy array of this dtype (TypeError) and shape (ValueError)
+        into a C or F contiguous array (RuntimeError)."""
         if not isinstance(arr, np.ndarray):
-            raise TypeError(f"Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}")
-        if arr.shape != self.shape or arr.dtype != self.dtype:
-            raise ValueError("Shape or dtype mismatch")
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        if self.dtype != arr.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
+        if self.shape != arr.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        if not (self.flags.c_contiguous or self.flags.f_contiguous):
+            raise RuntimeError("Cannot set to non-contiguous array")
         self._host[...] = arr
 
     def __getitem__(self, key):
@@ -900,14 +1174,18 @@ class RawKernel:
                 raise CUDADriverError(700, f"argument {index} of {self.name} points to device "
                                            f"{x.device_id}, the launch is on {_thread.device}")
             return x._host(), 8
-        if isinstance(x, np.ndarray):
+        if isinstance(x, np.ndarray):  # CNumpyArray: its bytes, by value
             if x.size != 1:
                 raise TypeError(f"You are trying to pass a numpy.ndarray of shape {x.shape} as "
                                 "a kernel parameter. Only numpy.ndarrays of size one can be "
                                 "passed by value.")
             return x.reshape(())[()], x.dtype.itemsize
         if type(x) in _PYTHON_SCALARS:
-            value = _PYTHON_SCALARS[type(x)](x)
+            # _scalar.pyx numpy_dtype_from_pyscalar: an int from 2**63 up is a uint64, and
+            # PyArray_Pack refuses one out of the dtype's range (OverflowError)
+            kind = np.uint64 if type(x) is int and x >= 0x8000000000000000 \
+                else _PYTHON_SCALARS[type(x)]
+            value = kind(x)
             return value, value.dtype.itemsize
         if isinstance(x, np.generic):
             return x, x.dtype.itemsize
@@ -940,6 +1218,10 @@ class Function:
             raise TypeError("Argument 'grid' and 'block' must be tuples")
         if shared_mem < 0:
             raise OverflowError("can't convert negative value to size_t")
+        # function.pyx Function.__call__: padded with 1s to three dimensions (further ones
+        # dropped), each at least 1: CuPy launches one block where a dimension is 0
+        grid = tuple(max(1, n) for n in (grid + (1, 1))[:3])
+        block = tuple(max(1, n) for n in (block + (1, 1))[:3])
         _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
         if _thread.device != self.device:
             raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
@@ -1023,8 +1305,10 @@ class _Cuda:
     get_elapsed_time = staticmethod(_get_elapsed_time)
 
     @staticmethod
-    def get_current_stream() -> Stream:
-        return _thread.stream_of(_thread.device)
+    def get_current_stream(device_id: int = -1) -> Stream:
+        """``stream.pyx`` ``get_current_stream(int device_id=-1)``: of the current device by
+        default."""
+        return _thread.stream_of(_thread.device if device_id == -1 else int(device_id))
 
 
 def _as_strided(x, shape=None, strides=None):
@@ -1090,37 +1374,143 @@ class CupyStandin:
         return out
 
     def asarray(self, a, dtype=None, order=None, *, copy=None, blocking=False) -> ndarray:
-        """``cupy.asarray`` (``_core.array``): a stand-in array on the current device as it is
-        (``copy=True``: copied; cast when ``dtype`` differs), on another device copied here;
-        anything else through NumPy and copied to the current device (CuPy refuses object
-        arrays; ``copy=False`` does not refuse the host-to-device copy, as CuPy's does not)."""
-        if isinstance(a, ndarray):
-            dtype = a.dtype if dtype is None else np.dtype(dtype)
-            if copy or a.data.device_id != _thread.device:
-                out = ndarray(a.shape, dtype, order="F" if order == "F" else "C")
-                out._host[...] = a._host
-                return out
-            return a if dtype == a.dtype else a.astype(dtype)
-        host = np.asarray(a, dtype=dtype, order=order)
-        if host.dtype.kind in "OUSM":
-            raise ValueError(f"Unsupported dtype {host.dtype}")
-        out = ndarray(host.shape, host.dtype, order="F" if order == "F" else "C")
-        out._host[...] = host
-        return out
+        """``cupy.asarray``: ``_core.array(a, dtype, copy, order)``."""
+        return self.array(a, dtype, copy, order, blocking=blocking)
 
     def array(self, obj, dtype=None, copy=True, order="K", subok=False, ndmin=0, *,
               blocking=False) -> ndarray:
-        """``cupy.array``: ``asarray`` with ``copy=True`` by default."""
+        """``cupy.array`` (``core.pyx`` ``array``): a device array (or an object with
+        ``__cuda_array_interface__``) on the current device by ``_astype(dtype, order, copy)``
+        (``copy=False`` refuses a cast or relayout: ValueError), on another device
+        ``copy(order)`` then cast; anything else (``_array_default``) through
+        ``numpy.array``, its dtype made little-endian (``_dtype.normalize_dtype``: a
+        big-endian NumPy array arrives byte-swapped) and checked (no objects, strings),
+        copied to the current device in order 'F' for a Fortran-only NumPy array with order
+        'K'/'A', else 'C'; ``copy=False`` does not refuse this copy, as CuPy's does not."""
         if subok:
             raise NotImplementedError
-        out = self.asarray(obj, dtype, None if order == "K" else order, copy=copy)
-        return out if out.ndim >= ndmin else out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+        order = "K" if order is None else order
+        if isinstance(obj, ndarray) or hasattr(obj, "__cuda_array_interface__"):
+            src = obj if isinstance(obj, ndarray) else _from_cuda_array_interface(obj)
+            dtype = src.dtype if dtype is None else dtype
+            if src.data.device_id == _thread.device:
+                out = src._astype(dtype, order=order, copy=copy)
+            else:
+                out = src.copy(order=order)._astype(dtype, copy=None)
+        elif isinstance(obj, (list, tuple)) and _concat_info(obj) is not None:
+            # _array_from_nested_sequence: NumPy arrays of one shape joined on the host, device
+            # arrays (or interface objects) on the device; the dtype their promotion, made
+            # little-endian (normalize_dtype) and checked; C order unless 'F' is asked
+            shape, kind, joined = _concat_info(obj)
+            dtype = joined.newbyteorder("<") if dtype is None else np.dtype(dtype)
+            _check_supported_dtype(dtype)
+            order_char = "F" if order[:1] in ("F", "f") else "C"
+            if kind is ndarray:
+                leaves = _leaves(obj)
+                _check_peer_access(leaves)
+                obj = _nested_hosts(obj)
+            host = np.array(obj, dtype=dtype, order=order_char)
+            out = ndarray(host.shape, dtype, order=order_char)
+            out._host[...] = host
+        else:
+            order_char = _normalize_order(order)
+            if order_char in "KA":
+                order_char = "F" if isinstance(obj, np.ndarray) and obj.flags.fnc else "C"
+            host = np.array(obj, dtype=dtype, copy=None, order=order_char)
+            host = host.astype(host.dtype.newbyteorder("<"), copy=False)
+            out = ndarray(host.shape, host.dtype, order=order_char)
+            out._host[...] = host
+        if out.ndim >= ndmin:
+            return out
+        if out is obj:
+            out = out.view()
+        return out.reshape((1,) * (ndmin - out.ndim) + out.shape)
+
+    def asnumpy(self, a, stream=None, order="C", out=None, *, blocking=True) -> np.ndarray:
+        """``cupy/__init__.py`` ``asnumpy``: a device array's ``get``; an object with
+        ``__cuda_array_interface__`` as a device array first; anything else
+        ``numpy.asarray`` (into ``out`` if given)."""
+        if isinstance(a, ndarray):
+            return a.get(stream=stream, order=order, out=out, blocking=blocking)
+        if hasattr(a, "__cuda_array_interface__"):
+            return self.array(a, copy=False).get(stream=stream, order=order, out=out,
+                                                 blocking=blocking)
+        temp = np.asarray(a, order=order)
+        if out is None:
+            return temp
+        out[...] = temp
+        return out
 
     @staticmethod
-    def asnumpy(a, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
-        if isinstance(a, ndarray):
-            return a.get(stream=stream, order=order, out=out)
-        return np.asarray(a, order=order)
+    def copyto(dst, src, casting="same_kind", where=None) -> None:
+        """``cupy/_manipulation/basic.py`` ``copyto``: a Python scalar checked by
+        ``numpy.copyto`` into a 0-d array of ``dst``'s dtype; a NumPy array of size one taken
+        as its scalar (``numpy.can_cast`` of the array), a larger one refused (ValueError);
+        a NumPy scalar by ``can_cast`` of the value; a device array by its dtype; shapes by
+        the broadcast rule (ValueError naming both)."""
+        src_is_scalar = True
+        if type(src) in (bool, int, float, complex):
+            np.copyto(np.empty((), dst.dtype), src, casting=casting)
+            can_cast, src_dtype = True, None
+        elif isinstance(src, np.ndarray):
+            if src.size != 1:
+                raise ValueError("non-scalar numpy.ndarray cannot be used for copyto")
+            src_dtype = src.dtype
+            can_cast = np.can_cast(src, dst.dtype, casting)
+            src = src.squeeze()[()]
+        elif np.isscalar(src):
+            src_dtype = src
+            can_cast = np.can_cast(src, dst.dtype, casting)
+        else:
+            src = src if isinstance(src, ndarray) else _from_cuda_array_interface(src)
+            src_dtype, src_is_scalar = src.dtype, False
+            can_cast = np.can_cast(src_dtype, dst.dtype, casting)
+        if not can_cast:
+            raise TypeError(f"Cannot cast {src_dtype} to {dst.dtype} in {casting} casting mode")
+        if not src_is_scalar:
+            if not all(s in (d, 1) for s, d in itertools.zip_longest(
+                    reversed(src.shape), reversed(dst.shape), fillvalue=1)):
+                raise ValueError(f"could not broadcast input array from shape {src.shape} "
+                                 f"into shape {dst.shape}")
+            _check_peer_access([a for a in (dst, src, where) if isinstance(a, ndarray)])
+            src = src._host
+        where = where._host if isinstance(where, ndarray) else where
+        np.copyto(dst._host, src, casting="unsafe", where=True if where is None else where)
+
+    @staticmethod
+    def from_dlpack(array, *, device=None, copy=None) -> ndarray:
+        """``cupy/_core/dlpack.pyx`` ``from_dlpack``: ``device`` not supported
+        (NotImplementedError); the producer's ``__dlpack__(stream=, max_version=(1, 0),
+        copy=)`` called with its device current (a TypeError retried with ``stream`` alone
+        when ``copy`` is None); CPU producers refused (TypeError)."""
+        if not hasattr(array, "__dlpack_device__"):
+            capsule = array
+        else:
+            dev_type, dev_id = array.__dlpack_device__()
+            if device is not None:
+                raise NotImplementedError("from_dlpack() does not support device yet.")
+            if dev_type in (DLPACK_CUDA, 13):  # kDLCUDA, kDLCUDAManaged
+                previous = _thread.device
+                try:
+                    _thread.device = _check_ordinal(dev_id, "cudaSetDevice")
+                    stream = _thread.stream_of(dev_id).ptr or CUDA_STREAM_LEGACY
+                    try:
+                        capsule = array.__dlpack__(stream=stream, max_version=(1, 0),
+                                                   copy=copy)
+                    except TypeError:
+                        if copy is not None:
+                            raise
+                        capsule = array.__dlpack__(stream=stream)
+                finally:
+                    _thread.device = previous
+            elif dev_type == DLPACK_CPU:
+                raise TypeError("CPU arrays cannot be directly imported to CuPy. Use "
+                                "`cupy.array(numpy.from_dlpack(input))` instead.")
+            else:
+                raise TypeError(f"Unsupported array type: {dev_type}")
+        if not isinstance(capsule, _Capsule):
+            raise TypeError("the CuPy stand-in takes back its own DLPack exports only")
+        return capsule.array.view()
 
     @staticmethod
     def may_share_memory(a, b, max_work=None) -> bool:
@@ -1131,7 +1521,8 @@ class CupyStandin:
     def device_view(host: np.ndarray, device: int | None = None) -> ndarray:
         """Host memory seen as a stand-in array on ``device`` (no copy): what the launcher's
         tests and the emulated suite's launches (:class:`ThroughCudaLauncher`) hand over."""
-        return ndarray._over(host, _Memory.borrowed(host, Device(device).id))
+        device = _check_ordinal(Device(device).id, "cudaSetDevice")
+        return ndarray._over(host, _Memory.borrowed(host, device))
 
     def __getattr__(self, name):
         return _numpy_name("cupy", np, name)

@@ -1,0 +1,442 @@
+"""The CuPy stand-in (``tests/support/cupy_standin.py``) held to CuPy 14.2's source where it
+once was more lenient or different: each test names the CuPy function it models (in
+cupy/cupy at tag v14.2.0). And the library's ``cuda`` branches that the corrected stand-in
+showed would fail on a GPU (``xp.from_dlpack``)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("cupy")  # NVRTC compiles what the stand-in launches
+
+import infini_cupy as xp  # noqa: E402
+from infini_cupy import config  # noqa: E402
+from tests.support import cupy_standin  # noqa: E402
+
+rng = np.random.default_rng(14_2)
+
+
+@pytest.fixture
+def cupy():
+    """The stand-in as ``cupy`` (two sm_90 devices), and the cuda backend in force."""
+    with cupy_standin.installed(capabilities=(90, 90)), cupy_standin.as_cupy() as side, \
+            config.backend("cuda"):
+        yield side
+
+
+# ---------------------------------------------------------------- asarray, array, ndarray()
+@pytest.mark.parametrize("code", ["f4", "f8", "i2", "u8", "c8", "c16"])
+def test_asarray_of_a_big_endian_array_is_byte_swapped_to_little_endian(cupy, code):
+    # core.pyx _array_default: a_cpu.astype(_dtype.normalize_dtype(a_cpu.dtype)), and
+    # _dtype.pxd normalize_dtype is dtype.newbyteorder("<")
+    host = (rng.standard_normal(6) * 100).astype(code)
+    big = host.astype(host.dtype.newbyteorder(">"))
+    for made in (cupy.asarray(big), cupy.array(big), cupy.asarray(big, dtype=">" + code)):
+        assert made.dtype == np.dtype("<" + code) and made.dtype.byteorder in "=<|"
+        np.testing.assert_array_equal(made.get(), host)
+
+
+def test_asarray_through_the_library_keeps_big_endian_values(cupy):
+    big = np.arange(6, dtype=">i4").reshape(2, 3)
+    x = xp.asarray(big, device="cuda:0")
+    assert x.dtype == xp.int32
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), big)
+
+
+def test_ndarray_refuses_unsupported_dtypes_of_new_memory_only(cupy):
+    # core.pyx _ndarray_base._init: get_dtype_with_itemsize(check_support=memptr is None);
+    # _dtype.pyx check_supported_dtype: big-endian, objects, strings, long doubles refused
+    for dtype, message in ((">f4", "big-endian"), (object, "Unsupported dtype"),
+                           ("U3", "Unsupported dtype"), ("M8[s]", "Unsupported dtype"),
+                           (np.longdouble, "Unsupported dtype")):
+        if np.dtype(dtype) == np.float64:
+            continue  # a platform whose long double is a double
+        with pytest.raises(ValueError, match=message):
+            cupy.ndarray((3,), dtype)
+    base = cupy.empty(4, np.float32)
+    view = cupy.ndarray((4,), ">f4", memptr=base.data)  # over a memptr: not checked
+    assert view.dtype == np.dtype(">f4")
+    # a structured dtype without references is taken
+    assert cupy.ndarray((2,), [("a", "<f4"), ("b", "<i4")]).dtype.itemsize == 8
+    # and _convert_object_with_cuda_array_interface refuses big-endian data
+    class Face:
+        __cuda_array_interface__ = {**base.__cuda_array_interface__, "typestr": ">f4"}
+    with pytest.raises(ValueError, match="big-endian"):
+        cupy.asarray(Face())
+
+
+def test_ndarray_order_and_strides_as_cupy_s(cupy):
+    # core.pyx _init: _normalize_order (first letter, any case); any order but 'C' is
+    # Fortran (_set_contiguous_strides(itemsize, order_char == b'C')), also over a memptr
+    assert cupy.ndarray((2, 3), np.float32, order="f").strides == (4, 8)
+    assert cupy.ndarray((2, 3), np.float32, order="K").strides == (4, 8)
+    assert cupy.ndarray((2, 3), np.float32, order=None).strides == (12, 4)
+    base = cupy.empty(6, np.float32)
+    assert cupy.ndarray((2, 3), np.float32, memptr=base.data, order="F").strides == (4, 8)
+    with pytest.raises(ValueError, match="order not understood"):
+        cupy.ndarray((2, 3), np.float32, order="X")
+    with pytest.raises(ValueError, match="Negative dimensions"):
+        cupy.ndarray((-1,), np.float32)
+    # strides of new memory: none negative, within the contiguous size
+    with pytest.raises(ValueError, match="negative strides"):
+        cupy.ndarray((3,), np.float32, strides=(-4,))
+    with pytest.raises(ValueError, match="contiguous size"):
+        cupy.ndarray((3,), np.float32, strides=(8,))
+    assert cupy.ndarray((3, 2), np.float32, strides=(4, 12)).strides == (4, 12)
+
+
+def test_asarray_of_a_device_array_as_cupy_s_astype(cupy):
+    # core.pyx _array_from_cupy_ndarray: src._astype(dtype, order=order, copy=copy)
+    a = cupy.asarray(rng.standard_normal((3, 4)))
+    assert cupy.asarray(a) is a and cupy.asarray(a, copy=False) is a
+    assert cupy.asarray(a, copy=True) is not a
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        cupy.asarray(a, dtype=np.float32, copy=False)
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        cupy.asarray(a.T, order="C", copy=False)
+    assert cupy.asarray(a.T, order="K") is not None and cupy.asarray(a.T).flags.f_contiguous
+    assert cupy.array(a, ndmin=3).shape == (1, 3, 4)
+    # another device's array: copy(order), then cast (non-contiguous ones refused)
+    with cupy.cuda.Device(1):
+        assert cupy.asarray(a).device.id == 1
+        with pytest.raises(NotImplementedError, match="non-contiguous"):
+            cupy.asarray(a[:, ::2])
+
+
+def test_astype_and_copy_as_cupy_s(cupy):
+    # core.pyx astype: copy_ = True if copy else None (copy=False never refuses);
+    # _astype: casting and subok refused
+    a = cupy.asarray(rng.standard_normal((3, 4)))
+    assert a.astype(a.dtype, copy=False) is a
+    assert a.astype(np.float32, copy=False).dtype == np.float32
+    with pytest.raises(TypeError, match="casting is not supported"):
+        a.astype(np.float32, casting="unsafe")
+    with pytest.raises(TypeError, match="subok is not supported"):
+        a.astype(np.float32, subok=True)
+    assert a.T.astype(np.float32).flags.f_contiguous  # order 'K' of an F array
+    assert a.T.copy().flags.c_contiguous and a.T.copy(order="A").flags.f_contiguous
+    with pytest.raises(ValueError, match="order not understood"):
+        a.astype(np.float32, order="X")
+
+
+# ---------------------------------------------------------------- get, asnumpy, __array__
+def test_get_checks_out_and_order_as_cupy_s(cupy):
+    # core.pyx get: out a NumPy array of the dtype and shape, C or F contiguous; order C/F/A
+    h = rng.standard_normal((3, 4))
+    a = cupy.asarray(h)
+    with pytest.raises(TypeError, match="Only numpy.ndarray"):
+        a.get(out=[0] * 12)
+    with pytest.raises(TypeError, match="float32 array cannot be obtained from float64"):
+        a.get(out=np.empty((3, 4), np.float32))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        a.get(out=np.empty((1, 4)))
+    with pytest.raises(RuntimeError, match="non-contiguous"):
+        a.get(out=np.empty((3, 8))[:, ::2])
+    out = np.empty((3, 4), order="F")
+    assert a.get(out=out) is out and np.array_equal(out, h)
+    with pytest.raises(ValueError, match="unsupported order: K"):
+        a.get(order="K")
+    assert a.T.get(order="a").flags.f_contiguous and a.get(order="f").flags.f_contiguous
+    assert cupy.empty((0, 2)).get(order="K").shape == (0, 2)  # empty: no order check
+
+
+def test_asnumpy_takes_cuda_array_interface_objects(cupy):
+    # cupy/__init__.py asnumpy: an object with __cuda_array_interface__ is
+    # array(a, copy=False).get(...); blocking is keyword-only
+    h = rng.standard_normal(5)
+    x = xp.asarray(cupy.asarray(h))
+    np.testing.assert_array_equal(cupy.asnumpy(x), h)
+    with pytest.raises(TypeError):
+        cupy.asnumpy(cupy.asarray(h), None, "C", None, True)
+
+
+def test_array_protocol_takes_dtype_only(cupy):
+    # core.pyx __array__(self, dtype=None): TypeError, whatever NumPy asks
+    a = cupy.asarray(np.ones(3))
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        a.__array__()
+    with pytest.raises(TypeError):
+        a.__array__(None, copy=True)
+
+
+# ---------------------------------------------------------------- Device
+def test_device_of_a_missing_ordinal_fails_when_used(cupy):
+    # device.pyx Device.__init__: self.id = int(device), no check; __enter__ and use() call
+    # cudaSetDevice, which fails (cudaErrorInvalidDevice)
+    d = cupy.cuda.Device(7)
+    assert d.id == 7
+    for use in (lambda: d.__enter__(), d.use, lambda: d.compute_capability,
+                lambda: cupy.cuda.runtime.setDevice(7)):
+        with pytest.raises(cupy_standin.CUDADriverError):
+            use()
+    assert cupy.cuda.runtime.getDevice() == 0
+
+
+# ---------------------------------------------------------------- kernel arguments
+def test_kernel_arguments_pack_python_ints_as_cupy_s():
+    # _scalar.pyx numpy_dtype_from_pyscalar: an int from 2**63 up is a uint64; CScalar's
+    # PyArray_Pack refuses one out of range (OverflowError); other types: TypeError
+    kernel = cupy_standin.RawKernel.__new__(cupy_standin.RawKernel)
+    kernel.name = "k"
+    value, size = kernel._argument(0, 2**63)
+    assert value.dtype == np.uint64 and size == 8 and int(value) == 2**63
+    value, _ = kernel._argument(0, -1)
+    assert value.dtype == np.int64
+    for big in (2**64, -2**63 - 1):
+        with pytest.raises(OverflowError):
+            kernel._argument(0, big)
+    assert kernel._argument(0, True)[0].dtype == np.bool_
+    assert kernel._argument(0, 1.5)[0].dtype == np.float64
+    assert kernel._argument(0, np.float32(1))[1] == 4
+    with pytest.raises(TypeError, match="Unsupported type"):
+        kernel._argument(0, "1")
+
+
+# ---------------------------------------------------------------- DLPack
+def test_dlpack_export_arguments_as_cupy_s(cupy):
+    # core.pyx __dlpack__: keyword-only; max_version a tuple; copy=True refused for the
+    # array's own device; dl_device CPU copies (copy=False refused); another device
+    # refused; CUDA streams from -1 up (0 warns)
+    a = cupy.asarray(rng.standard_normal(4))
+    with pytest.raises(TypeError):
+        a.__dlpack__(None)
+    with pytest.raises(TypeError, match="max_version"):
+        a.__dlpack__(max_version=[1, 0])
+    with pytest.raises(BufferError, match="copy=True only supported for copy to CPU"):
+        a.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="copy=True only supported for copy to CPU"):
+        a.__dlpack__(dl_device=(2, 0), copy=True)
+    with pytest.raises(BufferError, match="unsupported device"):
+        a.__dlpack__(dl_device=(2, 1))
+    with pytest.raises(ValueError, match="without copy"):
+        a.__dlpack__(dl_device=(1, 0), copy=False)
+    for stream in (-2, "1", 1.0):
+        with pytest.raises(ValueError, match="valid stream"):
+            a.__dlpack__(stream=stream)
+    with pytest.warns(UserWarning, match="Stream 0"):
+        a.__dlpack__(stream=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a.__dlpack__(stream=-1, max_version=(1, 0), copy=False)
+    # the CPU export is a host copy NumPy takes
+    np.testing.assert_array_equal(np.from_dlpack(a, device="cpu"), a.get())
+
+
+def test_cupy_from_dlpack_as_cupy_s(cupy):
+    # dlpack.pyx from_dlpack: device not supported; CPU producers refused; the producer's
+    # __dlpack__ asked with stream, max_version=(1, 0) and copy; a zero-copy view
+    a = cupy.asarray(rng.standard_normal(4))
+    b = cupy.from_dlpack(a)
+    assert b is not a and b.data.ptr == a.data.ptr
+    with pytest.raises(NotImplementedError, match="does not support device"):
+        cupy.from_dlpack(a, device=(2, 0))
+    with pytest.raises(TypeError, match="CPU arrays cannot be directly imported"):
+        cupy.from_dlpack(np.ones(3))
+    with pytest.raises(BufferError):
+        cupy.from_dlpack(a, copy=True)
+
+    class OldProducer:  # a __dlpack__ without max_version/copy: retried with stream only
+        def __init__(self):
+            self.asked = []
+
+        def __dlpack_device__(self):
+            return a.__dlpack_device__()
+
+        def __dlpack__(self, *, stream=None):
+            self.asked.append(stream)
+            return a.__dlpack__(stream=stream)
+
+    old = OldProducer()
+    assert cupy.from_dlpack(old).data.ptr == a.data.ptr and old.asked == [1]
+
+
+def test_library_from_dlpack_on_cuda(cupy):
+    """``xp.from_dlpack`` onto a GPU: CuPy 14.2's ``from_dlpack`` takes no ``device`` and no
+    CPU producer, and CuPy arrays refuse ``__dlpack__(copy=True)``: the library copies and
+    moves itself (these calls raised NotImplementedError, TypeError and BufferError on a
+    GPU)."""
+    h = rng.standard_normal((3, 4))
+    x = xp.asarray(h, device="cuda:0")
+    for copy in (None, True, False):
+        y = xp.from_dlpack(x, copy=copy)
+        assert type(y) is xp.Array and y.device == "cuda:0"
+        np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), h)
+        assert (y.__cuda_array_interface__["data"][0]
+                == x.__cuda_array_interface__["data"][0]) == (copy is not True)
+        assert xp.from_dlpack(x, device=x.device, copy=copy).device == "cuda:0"
+        if copy is not False:
+            moved = xp.from_dlpack(x, device="cuda:1", copy=copy)
+            assert moved.device == "cuda:1"
+            np.testing.assert_array_equal(np.asarray(moved.to_device("cpu")), h)
+            up = xp.from_dlpack(h, device="cuda:1", copy=copy)
+            assert up.device == "cuda:1"
+            np.testing.assert_array_equal(np.asarray(up.to_device("cpu")), h)
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.from_dlpack(x, device="cuda:1", copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.from_dlpack(h, device="cuda:0", copy=False)
+    back = xp.from_dlpack(x, device="cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(np.asarray(back), h)
+
+
+# ---------------------------------------------------------------- streams
+def test_streams_belong_to_their_device_and_the_null_stream_to_any(cupy):
+    # stream.pyx: Stream(null=True) has device_id -1 (the current device's), any other the
+    # device current at its creation; __enter__ and use() check_stream_device_match
+    # (RuntimeError); get_current_stream(device_id=-1); _BaseStream.__eq__ by pointer
+    made_on_0 = cupy.cuda.Stream()
+    assert cupy.cuda.Stream.null.device_id == -1 and made_on_0.device_id == 0
+    with cupy.cuda.Device(1):
+        with pytest.raises(RuntimeError, match="does not match with the current device"):
+            made_on_0.__enter__()
+        with pytest.raises(RuntimeError, match="does not match"):
+            made_on_0.use()
+        with cupy.cuda.Stream.null:
+            assert cupy.cuda.get_current_stream() == cupy.cuda.Stream.null
+        on_1 = cupy.cuda.Stream()
+        with on_1:
+            assert cupy.cuda.get_current_stream() is on_1
+            assert cupy.cuda.get_current_stream(0) == cupy.cuda.Stream.null
+        assert cupy.cuda.get_current_stream().ptr == 0
+    with made_on_0:
+        assert cupy.cuda.get_current_stream() is made_on_0
+        assert cupy.cuda.get_current_stream(device_id=1).ptr == 0
+    assert cupy.cuda.Stream(null=True) == cupy.cuda.Stream.null
+
+
+def test_memory_pointer_arithmetic_as_cupy_s(cupy):
+    # memory.pyx MemoryPointer: __int__ is the address; __add__ takes a ptrdiff_t on
+    # either side (a float refused), __sub__ subtracts
+    a = cupy.empty(8, np.float32)
+    p = a.data
+    assert int(p) == p.ptr and (p + 8).ptr == (8 + p).ptr == p.ptr + 8
+    assert ((p + 8) - 4).ptr == p.ptr + 4 and (p + np.int64(4)).ptr == p.ptr + 4
+    with pytest.raises(TypeError):
+        p + 1.0
+
+
+def test_copyto_casting_and_operands_as_cupy_s(cupy):
+    # cupy/_manipulation/basic.py copyto: Python scalars checked by numpy.copyto into a 0-d
+    # array; a NumPy array of size one is a scalar, a larger one refused; device arrays
+    # cast-checked by dtype ('same_kind' by default) and broadcast-checked
+    dst = cupy.zeros((2, 3), np.float32)
+    cupy.copyto(dst, 1.5)
+    cupy.copyto(dst, np.array([2.5]))
+    assert dst.get()[0, 0] == 2.5
+    with pytest.raises(ValueError, match="non-scalar numpy.ndarray"):
+        cupy.copyto(dst, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        cupy.copyto(dst, cupy.ones(3, np.complex64))
+    with pytest.raises(TypeError, match="Cannot cast"):
+        cupy.copyto(cupy.zeros(3, np.int32), cupy.ones(3, np.float32))
+    cupy.copyto(dst, cupy.asarray(np.arange(3, dtype=np.float64)))  # same kind
+    np.testing.assert_array_equal(dst.get(), np.tile(np.arange(3.0, dtype=np.float32), (2, 1)))
+    with pytest.raises(ValueError, match="could not broadcast"):
+        cupy.copyto(dst, cupy.ones(2, np.float32))
+    ints = cupy.zeros(3, np.int32)
+    cupy.copyto(ints, cupy.ones(3, np.float32), casting="unsafe")
+    assert ints.get().tolist() == [1, 1, 1]
+
+
+def test_empty_arrays_point_at_zero_and_convert(cupy):
+    # memory.pyx SingleDeviceMemoryPool._malloc: size 0 is MemoryPointer(Memory(0), 0),
+    # address 0, nothing of the pool; core.pyx _convert_object_with_cuda_array_interface:
+    # an empty array's interface (data 0) converts, on the current device
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    e = cupy.empty((0, 3), np.float32)
+    assert e.data.ptr == 0 and pool.used_bytes() == before
+    assert cupy.asarray(np.ones((2, 0))).data.ptr == 0
+    a = cupy.empty(4, np.float32)
+    assert a[2:2].data.ptr != 0  # a view, of memory at an address
+    x = xp.asarray(e)
+    back = cupy.asarray(x)
+    assert back.shape == (0, 3) and back.dtype == np.float32 and back.data.ptr == 0
+    assert cupy.asnumpy(x).shape == (0, 3)
+
+
+def test_launch_dimensions_are_padded_and_at_least_one(cupy, monkeypatch):
+    # function.pyx Function.__call__: grid = (grid + (1, 1))[:3], each max(1, .), the same
+    # for block: a 0 in a dimension launches one block (or thread) there, not none
+    seen = []
+    monkeypatch.setattr(cupy_standin.emulator, "launch",
+                        lambda source, name, grid, block, args, shared: seen.append(
+                            (grid, block)))
+    module = cupy_standin.RawModule.__new__(cupy_standin.RawModule)
+    module.about = {"source": "", "name": "k"}
+    module.binary = b""
+    raw = cupy_standin.RawKernel(module, "k", ())
+    raw._max_dynamic[0] = cupy_standin.STATIC_SHARED_LIMIT
+    cupy_standin.Function(raw, 0)((0,), (32, 0, 1, 7), ())
+    assert seen == [((1, 1, 1), (32, 1, 1))]
+
+
+def test_set_checks_as_cupy_s(cupy):
+    # core.pyx set: a NumPy array (TypeError), its dtype (TypeError), its shape
+    # (ValueError), into a contiguous array only (RuntimeError)
+    a = cupy.zeros((2, 4), np.float32)
+    with pytest.raises(TypeError, match="Only numpy.ndarray"):
+        a.set([[0] * 4] * 2)
+    with pytest.raises(TypeError, match="float64 array cannot be set to float32"):
+        a.set(np.ones((2, 4)))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        a.set(np.ones(8, np.float32))
+    with pytest.raises(RuntimeError, match="non-contiguous"):
+        a[:, ::2].set(np.ones((2, 2), np.float32))
+    a.T.set(np.ones((4, 2), np.float32))
+    assert a.get().sum() == 8
+
+
+def test_array_of_a_sequence_of_arrays_as_cupy_s(cupy):
+    # core.pyx array -> _array_info_from_nested_sequence: a list of NumPy arrays of one
+    # shape is joined on the host (dtype promoted, made little-endian), one of device arrays
+    # (or interface objects) on the device; mixed or ragged ones go to numpy.array, which a
+    # device array refuses (__array__)
+    h = rng.standard_normal((2, 3)).astype(np.float32)
+    big = h.astype(">f4")
+    joined = cupy.asarray([big, h.astype(np.float64)])
+    assert joined.dtype == np.float64 and joined.shape == (2, 2, 3)
+    assert cupy.asarray([big, big]).dtype == np.dtype("<f4")
+    on_device = cupy.asarray([cupy.asarray(h), xp.asarray(cupy.asarray(h))])
+    assert on_device.shape == (2, 2, 3)
+    np.testing.assert_array_equal(on_device.get()[1], h)
+    with pytest.raises(TypeError, match="Implicit conversion"):
+        cupy.asarray([cupy.asarray(h), h])
+    with pytest.raises(ValueError, match="big-endian"):
+        cupy.asarray([h, h], dtype=">f4")
+    with cupy.cuda.Device(1), pytest.raises(ValueError, match="Peer access"):
+        cupy.asarray([on_device, on_device])
+
+
+def test_creation_from_0d_gpu_arrays_runs_on_their_gpu(cupy):
+    """``xp.linspace`` with 0-d Array ends, no ``device``: on the arrays' GPU. CuPy's
+    ``linspace`` (``cupy/_creation/ranges.py``) runs ``stop - start`` on the current
+    device, which refuses another's arrays without peer access (``_kernel.pyx``
+    ``_check_peer_access``): the call raised there for ends on a GPU other than the current
+    one."""
+    for dev in ("cuda:0", "cuda:1"):
+        start, stop = xp.asarray(0.0, device=dev), xp.asarray(np.float32(1.0), device=dev)
+        y = xp.linspace(start, stop, 5)
+        assert y.device == dev and y.dtype == xp.float64
+        np.testing.assert_allclose(np.asarray(y.to_device("cpu")), np.linspace(0, 1, 5))
+        y32 = xp.linspace(stop - stop, stop, 3)
+        assert y32.device == dev and y32.dtype == xp.float32
+    assert cupy.cuda.runtime.getDevice() == 0
+
+
+def test_astype_order_k_keeps_the_axis_order(cupy):
+    # core.pyx _astype: order 'K' of a non-contiguous array lays out the copy in the order
+    # of its strides (internal._get_strides_for_order_K), as NumPy's
+    h = rng.standard_normal((4, 5, 6))
+    a = cupy.asarray(h).transpose(2, 0, 1)[::2, :, ::-1]
+    like = h.transpose(2, 0, 1)[::2, :, ::-1]
+    host = a.get()
+    for dtype in (np.float64, np.float32):
+        copied = a.astype(dtype)
+        assert copied.strides == np.empty_like(like, dtype, order="K").strides
+        assert copied.strides == ((8, 120, 24) if dtype == np.float64 else (4, 60, 12))
+        np.testing.assert_array_equal(copied.get(), host.astype(dtype))
