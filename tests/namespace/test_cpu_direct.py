@@ -247,9 +247,7 @@ def test_creation_answers_as_the_full_call(name, backend):
 
 @pytest.mark.parametrize("dtype", _DTYPES)
 def test_creation_like_answers_as_the_full_call(dtype):
-    rng = np.random.default_rng(17)
-    layouts = _layouts(rng, dtype)
-    for layout, h in layouts.items():
+    for layout, h in _layouts(np.random.default_rng(17), dtype).items():
         x = xp.asarray(h, device="cpu")
         for name in ("empty_like", "zeros_like", "ones_like"):
             public = getattr(xp, name)
