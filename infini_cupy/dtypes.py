@@ -180,6 +180,17 @@ def is_python_scalar(value) -> bool:
     return _scalar_kind(value) is not None
 
 
+def check_astype_method(from_dtype, dtype, order, casting) -> None:
+    """NumPy's ``x.astype(dtype, order, casting)`` arguments an Array (and a fused trace of
+    one) takes: ValueError for an order Arrays are not cast to, TypeError where
+    ``numpy.can_cast`` refuses the cast under ``casting``."""
+    if order not in ("C", "K", "A"):
+        raise ValueError(f"x.astype: order={order!r}; Arrays are cast to C order")
+    if casting != "unsafe" and not np.can_cast(from_dtype, dtype, casting=casting):
+        raise TypeError(f"x.astype: cannot cast {from_dtype} to {np.dtype(dtype)} "
+                        f"under casting={casting!r}")
+
+
 def check_group(func: str, group: str, *dts) -> None:
     """TypeError, array-api-strict style, unless every dtype in ``dts`` belongs to ``group``.
 

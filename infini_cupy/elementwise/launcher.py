@@ -214,6 +214,14 @@ def _cast_into(target, x, backend):
     return plan
 
 
+def check_not_self_overlapping(func, out) -> None:
+    """ValueError for an ``out=`` whose elements share memory (a broadcast view: CuPy's are
+    writeable), which no kernel can write."""
+    if _self_overlapping(out):
+        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides}): elements "
+                         "share memory (a broadcast view?); give an array it can write")
+
+
 def _prepare_out(func, out, shape, dtype, inputs, backend):
     """A validated ``out=``; returns (array to compute into, array to copy back into or None)."""
     if tuple(out.shape) != tuple(shape):
@@ -225,9 +233,7 @@ def _prepare_out(func, out, shape, dtype, inputs, backend):
     check_out(func, out, dtype)
     if out.dtype != dtype:
         return empty(backend, shape, dtype), out  # computed in the result dtype, then cast
-    if _self_overlapping(out):
-        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides}): elements "
-                         "share memory (a broadcast view?); give an array it can write")
+    check_not_self_overlapping(func, out)
     pointer = pointer_reader(backend)
     if _misaligned(out, pointer):
         return empty(backend, shape, dtype), out  # computed aligned, then copied bytewise

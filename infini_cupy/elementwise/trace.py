@@ -130,11 +130,7 @@ class Traced:
     # as Array.astype / Array.round compute them (the casting check first, as the method's).
     def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
                device=None):
-        if order not in ("C", "K", "A"):
-            raise ValueError(f"x.astype: order={order!r}; Arrays are cast to C order")
-        if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
-            raise TypeError(f"x.astype: cannot cast {self.dtype} to {np.dtype(dtype)} "
-                            f"under casting={casting!r}")
+        dtypes.check_astype_method(self.dtype, dtype, order, casting)
         return astype_node(self, dtype, copy, device)
 
     def round(self, decimals=0, out=None):

@@ -118,11 +118,7 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
     >>> xp.asarray([1.7, -1.7], device="cpu").astype("int8")
     Array([ 1, -1], dtype=int8, device='cpu')
     """
-    if order not in ("C", "K", "A"):
-        raise ValueError(f"x.astype: order={order!r}; Arrays are cast to C order")
-    if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
-        raise TypeError(f"x.astype: cannot cast {self.dtype} to {np.dtype(dtype)} "
-                        f"under casting={casting!r}")
+    dtypes.check_astype_method(self.dtype, dtype, order, casting)
     return _public["astype"](self, dtype, copy=copy, device=device)
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from .. import dtypes
 from ..arrays import empty_on_device_of, is_cupy_array, require_cupy
 from ..elementwise import numpy_backend
-from ..elementwise.launcher import _self_overlapping as self_overlapping
+from ..elementwise.launcher import check_not_self_overlapping
 from ..strided.copy import rearrange_
 from . import data_movement, delegated, elementwise_functions
 from .data_movement import _library  # numpy or cupy: the native array's library
@@ -344,13 +344,9 @@ def round(x, /, decimals=0, *, out=None):
     if out is not None:
         # out= of every elementwise function, checked here in round()'s name: the steps
         # below would broadcast into a bigger out, cast into any dtype, or name divide()
-        if tuple(out.shape) != tuple(x.shape):
-            raise ValueError(f"round(): out has shape {tuple(out.shape)}, the result has "
-                             f"shape {tuple(x.shape)}")
+        numpy_backend.check_out_shape("round", (x,), out)
         numpy_backend.check_out("round", out, x.dtype)
-        if self_overlapping(out):  # a CuPy broadcast view is writeable
-            raise ValueError(f"round(): out overlaps itself (strides {out.strides}): elements "
-                             "share memory (a broadcast view?); give an array it can write")
+        check_not_self_overlapping("round", out)
     kind = x.dtype.kind
     if kind in "iu" and decimals > 0:
         result = data_movement.astype(x, x.dtype, copy=True)
