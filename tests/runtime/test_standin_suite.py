@@ -19,6 +19,7 @@ starts when collection ends and runs beside the rest of the session (tests/suppo
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -114,11 +115,16 @@ def cuda_branch_files() -> list[str]:
                   and not str(path.relative_to(REPO)).startswith(MEASURING))
 
 
-def _run(folder: Path):
+def _run(folder: Path, branch_files: list[str]):
     """(the runs' results: end to end, launches only, end to end with the driver launch and
-    with the compiled launch; the coverage report of the launchers; the end-to-end run's coverage as ``coverage json``)."""
+    with the compiled launch; the coverage report of the launchers; the end-to-end run's
+    coverage as ``coverage json``). ``branch_files`` is :func:`cuda_branch_files`, read by the
+    caller: this runs on the background thread, and Python 3.11's ``ast.parse`` is not safe
+    beside another thread's (its AST constructor keeps one recursion count per interpreter,
+    CPython gh-106905: "AST constructor recursion depth mismatch" in CI while pytest rewrote a
+    test module's asserts)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
-    include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *cuda_branch_files()))
+    include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *branch_files))
     launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
     pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",
                    f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED, *TIMED]
@@ -153,7 +159,12 @@ def _runs_here(config) -> bool:
 def background_runs(config, items):
     """The stand-in run starts when collection ends, beside the rest of the session."""
     reads = any("standin_run" in getattr(item, "fixturenames", ()) for item in items)
-    return {"standin": _run} if reads and _runs_here(config) else {}
+    return {"standin": _standin_function()} if reads and _runs_here(config) else {}
+
+
+def _standin_function():
+    """:func:`_run` with the files read here, on the calling (main) thread."""
+    return functools.partial(_run, branch_files=cuda_branch_files())
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +172,7 @@ def standin_run(pytestconfig):
     if pytestconfig.getoption("--backend") != "emulate":
         pytest.skip("the stand-in run starts from the emulated suite")
     pytest.importorskip("coverage")
-    return background.result(pytestconfig, "standin", _run)
+    return background.result(pytestconfig, "standin", _standin_function())
 
 
 RUNS = ["cuda-standin", "cuda-standin-launches", "cuda-standin with INFINI_CUPY_LAUNCH=driver",
