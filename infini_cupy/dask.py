@@ -164,6 +164,45 @@ def astype(x, dtype, /, *, copy: bool = True):
     return _map("astype", _xp.astype, (x, np.dtype(dtype)))
 
 
+def where(condition, x1, x2, /):
+    """``x1`` where ``condition`` is true, else ``x2``, chunk by chunk through
+    :func:`infini_cupy.where`.
+
+    One blockwise layer, a task per output chunk: :func:`infini_cupy.where` on one chunk of
+    each operand (the chunks' library selects: ``where`` is no kernel of ours outside
+    :func:`infini_cupy.fuse` and :func:`infini_cupy.lazy`), broadcast as NumPy does. ``x1``
+    and ``x2`` may be Python scalars (weak, as in :func:`infini_cupy.where`); the result's
+    dtype is that function's, decided (and bad operands refused) when the graph is built.
+
+    Parameters
+    ----------
+    condition : dask.array.Array or array
+        Of dtype bool.
+    x1, x2 : dask.array.Array, array or Python scalar
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        No Dask array among the operands, an operand that is neither an array nor a Python
+        scalar, or values that do not promote.
+    ValueError
+        Operands that do not broadcast (naming their shapes).
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da
+    >>> from infini_cupy import dask as xd
+    >>> x = da.from_array(np.asarray([1.5, -2.5, 3.0, -4.0]), chunks=2)
+    >>> xd.where(x > 0, x, 0.0).compute()
+    array([1.5, 0. , 3. , 0. ])
+    """
+    return _map("where", _xp.where, (condition, x1, x2))
+
+
 # ------------------------------------------------------------------------------ rearrange
 def _rearrange_block(block, pattern: str, axes: dict):
     # an input axis in no output index arrives as a list of its one chunk (concatenate=False)
@@ -366,4 +405,4 @@ def _concatenate_arrays(arrays, axis=0):
 concatenate_lookup.register(_xp.Array)(_concatenate_arrays)
 
 
-__all__ = ["asarray", "rearrange", "astype", *ELEMENTWISE_NAMES]
+__all__ = ["asarray", "rearrange", "astype", "where", *ELEMENTWISE_NAMES]

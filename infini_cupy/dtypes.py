@@ -180,6 +180,41 @@ def is_python_scalar(value) -> bool:
     return _scalar_kind(value) is not None
 
 
+# What an array of every device holds (CuPy has no string, object or longdouble arrays, and
+# native byte order only): a creation function asked for anything else refuses it.
+HELD_DTYPES: frozenset[np.dtype] = frozenset(ALL_DTYPES)
+
+
+def check_held(what: str, dtype) -> np.dtype:
+    """``dtype`` as a ``numpy.dtype``; TypeError naming ``what`` unless it is one of
+    :data:`HELD_DTYPES` (NumPy alone would make string, object or longdouble arrays).
+
+    >>> check_held("zeros", "float32")
+    dtype('float32')
+    """
+    try:
+        held = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{what}: {dtype!r} is not a dtype") from None
+    if held not in HELD_DTYPES:
+        raise TypeError(f"{what}: dtype {held} ({held.str!r}) is not a boolean or numeric dtype "
+                        "in native byte order, which arrays of every device hold")
+    return held
+
+
+def check_fill_value(what: str, value) -> None:
+    """TypeError unless ``value`` is a Python number, or a NumPy scalar or array of a held
+    dtype: ``full(shape, value)`` takes its dtype from it (NumPy's ``full(3, "a")`` is a
+    string array)."""
+    if _scalar_kind(value) is not None:
+        return
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(dtype, np.dtype) or dtype not in HELD_DTYPES:
+        raise TypeError(f"{what}: fill_value must be a bool, int, float or complex (or a "
+                        f"0-d array of a numeric dtype), got {type(value).__name__}"
+                        + (f" of dtype {dtype}" if isinstance(dtype, np.dtype) else ""))
+
+
 def check_astype_method(from_dtype, dtype, order, casting) -> None:
     """NumPy's ``x.astype(dtype, order, casting)`` arguments an Array (and a fused trace of
     one) takes: ValueError for an order Arrays are not cast to, TypeError where

@@ -226,6 +226,36 @@ def test_elementwise_matches_numpy(chunked, to_host, scheduler):
         np.testing.assert_allclose(got, expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_where_matches_numpy(chunked, to_host, scheduler):
+    """``xd.where``: one layer, a task per output chunk reading one chunk of each operand,
+    NumPy's broadcasting and values; Python scalars weak, as in ``xp.where``; bad operands
+    refused when the graph is built."""
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((6, 8))
+    b = rng.standard_normal((8,)).astype(np.float32)
+    i = rng.integers(-5, 6, (6, 1)).astype(np.int8)
+    c = rng.random((6, 8)) < 0.5
+    cond, x, v, n = chunked(c, (3, 4)), chunked(a, (3, 4)), chunked(b, (4,)), chunked(i, (3, 1))
+    cases = [  # (the result, NumPy's, how many Dask operands)
+        (xd.where(cond, x, v), np.where(c, a, b), 3),  # float64 with float32
+        (xd.where(cond, v, n), np.where(c, b, i), 3),  # float32 with int8: float32
+        (xd.where(cond, n, 3), np.where(c, i, np.int8(3)), 2),  # a Python int stays weak
+        (xd.where(cond, 0.5, v), np.where(c, np.float32(0.5), b), 2),
+        (xd.where(cond[:, :1], x, n), np.where(c[:, :1], a, i), 3),
+    ]
+    for y, expected, operands in cases:
+        assert y.dtype == expected.dtype and y.shape == expected.shape
+        _one_chunk_per_task(y, operands)
+        got = to_host(y.compute(scheduler=scheduler))
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError, match=r"where: operands could not be broadcast.*\(6, 8\) \(5,\)"):
+        xd.where(cond, x, chunked(np.zeros(5), 5))
+    with pytest.raises(TypeError, match="needs a dask.array.Array"):
+        xd.where(c, a, 1.0)
+
+
 def test_elementwise_graph_and_launches(chunked, to_host):
     h = np.arange(24.0).reshape(4, 6)
     x, w = chunked(h, (2, 3)), chunked(h[::-1].copy(), (2, 3))

@@ -28,7 +28,6 @@ from ..arrays import (
     pointer_reader,
 )
 from ..runtime.launch import launch
-from ..strided.layout import check_dst_not_self_overlapping
 from ..strided.plan_cache import prepared_copy
 from . import kernels as ek
 from .ops import CAST_FUNCTOR, OPS, ElementwiseOp
@@ -38,16 +37,6 @@ from .plan import broadcast_shapes, broadcast_strides, plan_call
 from .short_path import FLAG_OFF, FLAG_ON, remember, short_call
 
 # ---------------------------------------------------------------- array helpers per backend
-
-
-def _self_overlapping(a) -> bool:
-    """Two elements of ``a`` share a byte (the rearrange planner's check: exact for
-    interleaved layouts of up to a million elements)."""
-    try:
-        check_dst_not_self_overlapping(tuple(a.shape), tuple(a.strides), a.itemsize)
-    except ValueError:
-        return True
-    return False
 
 
 def _overlap(a, b) -> bool:
@@ -214,26 +203,16 @@ def _cast_into(target, x, backend):
     return plan
 
 
-def check_not_self_overlapping(func, out) -> None:
-    """ValueError for an ``out=`` whose elements share memory (a broadcast view: CuPy's are
-    writeable), which no kernel can write."""
-    if _self_overlapping(out):
-        raise ValueError(f"{func}(): out overlaps itself (strides {out.strides}): elements "
-                         "share memory (a broadcast view?); give an array it can write")
-
-
 def _prepare_out(func, out, shape, dtype, inputs, backend):
     """A validated ``out=``; returns (array to compute into, array to copy back into or None)."""
     if tuple(out.shape) != tuple(shape):
         raise ValueError(f"{func}(): out has shape {tuple(out.shape)}, the result has shape {tuple(shape)}")
     if backend_for(out) != backend:
         raise ValueError(f"{func}(): out is on a different device than the inputs")
-    # read-only first (a broadcast_to view, before the overlap check), then TypeError unless
-    # a same_kind cast, as on every device
+    # read-only, overlapping itself, then TypeError unless a same_kind cast, as on every device
     check_out(func, out, dtype)
     if out.dtype != dtype:
         return empty(backend, shape, dtype), out  # computed in the result dtype, then cast
-    check_not_self_overlapping(func, out)
     pointer = pointer_reader(backend)
     if _misaligned(out, pointer):
         return empty(backend, shape, dtype), out  # computed aligned, then copied bytewise
@@ -299,17 +278,23 @@ def resolve(op: ElementwiseOp, args) -> tuple[np.dtype, np.dtype, tuple]:
     return loop.dtype, loop.result, shape
 
 
+def check_operand_types(name: str, args, out) -> None:
+    """TypeError for an operand that is none of an array, a NumPy scalar and a Python scalar
+    (a str, a list: what CuPy refuses), or an ``out`` that is no array, on every device."""
+    for a in args:
+        if not (is_array(a) or dtypes.is_python_scalar(a) or isinstance(a, np.generic)):
+            raise TypeError(f"{name}() takes arrays and Python scalars; got {type(a).__name__}")
+    if out is not None and not is_array(out):
+        raise TypeError(f"{name}(): out must be an array; got {type(out).__name__}")
+
+
 def apply(op: ElementwiseOp | str, *args, out=None):
     """Apply elementwise function ``op`` (a row of the op table, or its name) with our kernels.
 
     ``args``: arrays (NumPy in emulation, CuPy on cuda) or Python scalars, at least one array.
     """
     op = OPS[op] if isinstance(op, str) else op
-    for a in args:
-        if not (is_array(a) or dtypes.is_python_scalar(a) or isinstance(a, np.generic)):
-            raise TypeError(f"{op.name}() takes arrays and Python scalars; got {type(a).__name__}")
-    if out is not None and not is_array(out):
-        raise TypeError(f"{op.name}(): out must be an array; got {type(out).__name__}")
+    check_operand_types(op.name, args, out)
     if all(dtypes.is_python_scalar(a) or isinstance(a, np.generic) for a in args):
         raise TypeError(f"{op.name}() needs at least one array argument")
     backend = backend_for(*args, *(() if out is None else (out,)))

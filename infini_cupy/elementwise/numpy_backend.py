@@ -41,6 +41,7 @@ import numpy as np
 
 from ..arrays import is_writeable
 from ..dtypes import is_bfloat16, scalar_value
+from ..strided.layout import overlaps_itself
 from .resolution import operand_type, resolve
 from .ops import OPS
 from .plan import broadcast_shapes
@@ -70,12 +71,18 @@ except ImportError:  # pragma: no cover - another NumPy's layout: the public con
 
 
 def check_out(name: str, out, result_dtype) -> None:
-    """ValueError for a read-only ``out=``, TypeError for one the result cannot be cast into
-    (``same_kind``, NumPy's default for ``out=``): the rule of every device."""
+    """ValueError for a read-only ``out=`` or one whose elements share memory, TypeError for
+    one the result cannot be cast into (``same_kind``, NumPy's default for ``out=``): the rule
+    of every device (NumPy would write an overlapping ``out`` in its own order; a kernel's
+    threads would race)."""
     if not is_writeable(out):
         raise ValueError(f"{name}(): out (shape {tuple(out.shape)}, strides {out.strides}) is "
                          "read-only (a broadcast_to view or a read-only buffer): give a "
                          "writeable array")
+    if overlaps_itself(out):
+        raise ValueError(f"{name}(): out overlaps itself (shape {tuple(out.shape)}, strides "
+                         f"{out.strides}): elements share memory; give an array whose "
+                         "elements are distinct")
     if out.dtype != result_dtype and not np.can_cast(result_dtype, out.dtype, "same_kind"):
         raise TypeError(f"{name}(): the result of dtype {result_dtype} cannot be cast into out "
                         f"of dtype {out.dtype} (same_kind casting)")
@@ -231,8 +238,8 @@ def repeat_into(key: tuple, args, out) -> bool:
     """`call` into ``out`` (a writeable NumPy array; ``key`` ends with its dtype) when
     `plain_calls_into` holds ``key``: True, written; False, nothing done."""
     answer = plain_calls_into.get(key)
-    if answer is None or not is_writeable(out):  # read-only: call raises, naming the function
-        return False
+    if answer is None or not is_writeable(out) or overlaps_itself(out):
+        return False  # call raises, naming the function
     try:
         check_out_shape("", args, out)
     except ValueError:

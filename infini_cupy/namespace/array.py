@@ -302,7 +302,9 @@ class Array:
         Raises
         ------
         TypeError
-            A ``value`` whose dtype would promote to another one (float64 into float32).
+            A ``value`` whose dtype would promote to another one (float64 into float32), a
+            complex Python scalar into a real array, or a ``value`` that is none of an
+            array, a Python scalar and a list (None, a str).
         ValueError
             A ``value`` that does not broadcast, or on another device.
 
@@ -334,6 +336,7 @@ class Array:
         try:
             if not all(type(k) in _BASIC_INDEX_TYPES or isinstance(k, np.integer) for k in key):
                 value = value._a if type(value) is Array else value
+                _check_value(value, self._a.dtype)
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
                     _check_promotes(value.dtype, self._a.dtype)
                 if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
@@ -426,6 +429,7 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
+        _check_value(value, view.dtype)
         value = _scalar_source(library, value, view.dtype)
     if value.dtype != view.dtype:
         _check_promotes(value.dtype, view.dtype)
@@ -437,6 +441,23 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
             raise ValueError(f"x[key] = value: value of shape {tuple(value.shape)} does not "
                              f"broadcast to x[key]'s shape {tuple(view.shape)}") from None
     return value
+
+
+def _check_value(value, dtype) -> None:
+    """TypeError for a ``value`` of ``x[key] = value`` that is none of an array, a scalar or
+    a (nested) list or tuple (NumPy writes None as NaN and parses a str, CuPy refuses both),
+    or a complex Python scalar into a real ``dtype`` (the standard's kinds; NumPy's error
+    speaks of float())."""
+    if not (hasattr(value, "dtype") or type(value) in _VALUE_TYPES
+            or isinstance(value, (int, float, complex, list, tuple))):
+        raise TypeError(f"x[key] = value: value must be an array, a Python scalar (bool, int, "
+                        f"float, complex) or a list of them, got {type(value).__name__}")
+    if isinstance(value, complex) and dtype.kind != "c":
+        raise TypeError(f"x[key] = value: a complex value ({value!r}) into x's dtype {dtype} "
+                        "(take its real part first)")
+
+
+_VALUE_TYPES = frozenset({bool, int, float, complex, list, tuple})
 
 
 def _scalar_source(library, value, dtype):

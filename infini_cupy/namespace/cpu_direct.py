@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..config import get_backend
+from ..dtypes import HELD_DTYPES
 from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int
 from ..strided.copy import check_copyable_dtype
 from .data_movement import _checked_casts, _joined_by_numpy
@@ -321,8 +322,9 @@ def _creating(numpy_function):
 
     def direct(full):
         def creation(shape, *, dtype=None, device=None):
-            if (get_backend() == _CPU) if device is None else (
-                    type(device) is str and device == "cpu"):
+            if (dtype is None or isinstance(dtype, np.dtype) and dtype in HELD_DTYPES) and (
+                    (get_backend() == _CPU) if device is None else (
+                        type(device) is str and device == "cpu")):
                 return wrap_result(numpy_function(shape, dtype=dtype), _CPU)
             return full(shape, dtype=dtype, device=device)
 
@@ -341,7 +343,8 @@ def _creating_like(numpy_function):
 
     def direct(full):
         def like(x, /, *, dtype=None, device=None, shape=None):
-            if type(x) is Array and x._b == _CPU and device is None and shape is None:
+            if type(x) is Array and x._b == _CPU and device is None and shape is None and (
+                    dtype is None or isinstance(dtype, np.dtype) and dtype in HELD_DTYPES):
                 return wrap_result(numpy_function(x._a, dtype=dtype), _CPU)
             return full(x, dtype=dtype, device=device, shape=shape)
 

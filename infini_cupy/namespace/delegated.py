@@ -33,7 +33,7 @@ import array_api_compat
 import array_api_compat.numpy as _compat_numpy
 import numpy as np
 
-from .. import config
+from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
 from ..elementwise.numpy_casts import float_to_int
 from ..elementwise.trace import is_traced, traced_call
@@ -251,6 +251,9 @@ def _delegate_from_device(name: str, submodule: str | None = None):
               else _numpy_eye if name == "eye" else getattr(np, name))
 
     def created(*args, device=None, **kwargs):
+        dtype = kwargs.get("dtype")
+        if dtype is not None:
+            dtypes.check_held(name, dtype)
         if device is None:
             # 0-d GPU arrays among the values (linspace's ends, full's fill_value): their
             # GPU, where CuPy's kernels on them run (on another one they are refused)
@@ -277,6 +280,8 @@ def _numpy_eye(n_rows, n_cols=None, /, *, k=0, dtype=None):
 def _delegate_like(name: str):
     # *_like on another device than x's: compat's *_like cannot cross devices, so create anew
     def like(x, /, *args, dtype=None, device=None, **kwargs):
+        if dtype is not None:
+            dtypes.check_held(name, dtype)
         if device is None and type(x) is np.ndarray:  # one device, none to make current
             return getattr(_compat_numpy, name)(x, *args, dtype=dtype, **kwargs)
         if device is None or array_api_compat.device(x) == device:
@@ -452,15 +457,30 @@ _full, _full_like = full, full_like  # noqa: F821 - made by the loops above
 
 
 def full(shape, fill_value, *, dtype=None, device=None):
+    dtypes.check_fill_value("full", fill_value)
     return _full(shape, _integer_fill(fill_value, dtype), dtype=dtype, device=device)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None):
+    dtypes.check_fill_value("full_like", fill_value)
     fill_value = _integer_fill(fill_value, x.dtype if dtype is None else dtype)
     return _full_like(x, fill_value, dtype=dtype, device=device)
 
 
 full.__doc__, full_like.__doc__ = _full.__doc__, _full_like.__doc__
+
+_searchsorted = searchsorted  # noqa: F821 - made by the loops above
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    ndim = getattr(x1, "ndim", None)
+    if ndim is not None and ndim != 1:  # NumPy's words: "object too deep for desired array"
+        raise ValueError(f"searchsorted(): x1 must be one-dimensional (the sorted values), got "
+                         f"shape {tuple(x1.shape)}")
+    return _searchsorted(x1, x2, side=side, sorter=sorter)
+
+
+searchsorted.__doc__ = _searchsorted.__doc__
 
 linalg = _submodule("linalg", LINALG_NAMES)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))

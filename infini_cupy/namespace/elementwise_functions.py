@@ -23,7 +23,8 @@ import numpy as np
 from .. import config, dtypes
 from ..arrays import backend_for, require_cupy
 from ..elementwise import numpy_backend
-from ..elementwise.launcher import apply, check_clip_bounds, scalar_clip_bound
+from ..elementwise.launcher import (apply, check_clip_bounds, check_operand_types,
+                                     scalar_clip_bound)
 from ..elementwise.ops import OPS, ElementwiseOp
 from ..elementwise.short_path import short_call
 from ..elementwise import trace
@@ -46,6 +47,7 @@ def _dispatch(op: ElementwiseOp, args, out):
     except TypeError as e:
         raise TypeError(f"{op.name}(): {e}") from None
     if backend == "numpy":
+        check_operand_types(op.name, args, out)  # apply() checks them for the kernels
         return numpy_backend.call(op.name, args, out)
     return apply(op, *args, out=out)
 

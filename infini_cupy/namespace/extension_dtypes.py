@@ -75,7 +75,10 @@ def where(condition, x1=None, x2=None, /):
             raise ValueError("where: give both x1 and x2, or neither (where(condition) is "
                              "nonzero(condition))")
         return delegated.nonzero(condition)
-    if not (_holds_bfloat16(x1) or _holds_bfloat16(x2)) or is_traced(condition, x1, x2):
+    if is_traced(condition, x1, x2):
+        return delegated.where(condition, x1, x2)
+    _check_where_operands(condition, x1, x2)
+    if not (_holds_bfloat16(x1) or _holds_bfloat16(x2)):
         return delegated.where(condition, x1, x2)
     dtype = result_type(x1, x2)
     arrays = [v for v in (condition, x1, x2) if is_array(v)]
@@ -92,6 +95,19 @@ def where(condition, x1=None, x2=None, /):
 
     selected = delegated.where(condition, operand(x1), operand(x2))
     return selected.view(dtype) if as_bits else selected
+
+
+def _check_where_operands(condition, x1, x2) -> None:
+    """TypeError unless ``condition`` is an array and ``x1``, ``x2`` arrays or scalars (the
+    standard's signature): NumPy would make a string or object array of a ``str`` or an
+    object and take a list, where CuPy refuses both, so no device takes them."""
+    if not (is_array(condition) or isinstance(condition, np.generic)):
+        raise TypeError(f"where(): condition must be an array, got {type(condition).__name__}")
+    for name, value in (("x1", x1), ("x2", x2)):
+        if not (is_array(value) or isinstance(value, np.generic)
+                or dtypes.is_python_scalar(value)):
+            raise TypeError(f"where(): {name} must be an array or a Python scalar (bool, int, "
+                            f"float, complex), got {type(value).__name__}")
 
 
 _BFLOAT16_KINDS = frozenset({"real floating", "numeric"})

@@ -23,10 +23,10 @@ from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused
 from ..elementwise.kernels import SOURCE
 from ..elementwise.launcher import _copy as copy_into
 from ..elementwise.launcher import _prepare_out as checked_out
-from ..elementwise.launcher import _self_overlapping as self_overlapping
 from ..elementwise.launcher import cast
 from ..elementwise.short_path import current_device, out_check, out_usable
 from ..runtime.launch import launch
+from ..strided.layout import overlaps_itself
 from .array import Array
 from .boundary import elementwise_operands, rearrange_
 
@@ -115,7 +115,7 @@ def into_record(prepared, args, out, scalar_args):
     if (prepared.plan is None or backend != prepared.backend
             or (prepared.wrap is not None) != arrays
             or not (arrays or not any(unwrap for _, unwrap, _, _ in prepared.input_checks))
-            or native.dtype != prepared.fx.output_dtypes[0] or self_overlapping(native)):
+            or native.dtype != prepared.fx.output_dtypes[0] or overlaps_itself(native)):
         return None
     plan = plan_fused(*prepared.layouts, (tuple(native.strides),))
     if plan is None:

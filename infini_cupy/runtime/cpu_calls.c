@@ -90,6 +90,46 @@ static int out_shape_fits(PyObject *const *operands, Py_ssize_t n, PyObject *out
     return 1;
 }
 
+/* Whether out's elements are plainly distinct: contiguous, or each dim's |stride| (sorted,
+ * length-1 dims left out) at least the extent of the dims inside it, the first test of
+ * strided/layout.check_dst_not_self_overlapping. Anything else (an interleaved as_strided
+ * view, a stride 0) takes the Python way, whose exact check decides and raises. */
+static int plainly_distinct(numpy_fields *o) {
+    if (o->flags & (NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_F_CONTIGUOUS))
+        return 1;
+    Py_ssize_t stride[64], length[64];
+    int dims = 0;
+    if (o->nd > 64)
+        return 0;
+    for (int d = 0; d < o->nd; d++) {
+        if (o->dimensions[d] == 0)
+            return 1;  /* nothing is written */
+        if (o->dimensions[d] == 1)
+            continue;
+        Py_ssize_t s = o->strides[d] < 0 ? -o->strides[d] : o->strides[d];
+        int k = dims++;
+        for (; k > 0 && stride[k - 1] > s; k--) {  /* insertion sort by |stride| */
+            stride[k] = stride[k - 1];
+            length[k] = length[k - 1];
+        }
+        stride[k] = s;
+        length[k] = o->dimensions[d];
+    }
+    PyObject *itemsize = PyObject_GetAttrString((PyObject *)o, "itemsize");
+    Py_ssize_t extent = itemsize == NULL ? -1 : PyLong_AsSsize_t(itemsize);
+    Py_XDECREF(itemsize);
+    if (extent < 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (int k = 0; k < dims; k++) {
+        if (stride[k] < extent)
+            return 0;
+        extent += stride[k] * (length[k] - 1);
+    }
+    return 1;
+}
+
 PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyObject *out,
                    PyObject *b, PyObject *ndarray_type) {
     if (plain_calls == NULL || n < 1 || n > 2)
@@ -119,6 +159,8 @@ PyObject *cpu_call(PyObject *name, PyObject *const *operands, Py_ssize_t n, PyOb
         Py_RETURN_NONE;  /* read-only (or flags unread): the Python way raises, naming it */
     if (out != NULL && !out_shape_fits(operands, n, out, ndarray_type))
         Py_RETURN_NONE;  /* not the result's shape: the Python way raises, naming it */
+    if (out != NULL && !plainly_distinct((numpy_fields *)out))
+        Py_RETURN_NONE;  /* elements may share memory: the Python way decides, names it */
     Py_INCREF(answer);
     PyObject *token = PyContextVar_Set(errstate_var, ignore_all);
     if (token == NULL) {

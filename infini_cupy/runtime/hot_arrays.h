@@ -28,6 +28,8 @@ typedef struct {
     PyObject *descr;
     int flags;
 } numpy_fields;
+#define NPY_ARRAY_C_CONTIGUOUS 0x0001 /* numpy/ndarraytypes.h */
+#define NPY_ARRAY_F_CONTIGUOUS 0x0002
 #define NPY_ARRAY_WRITEABLE 0x0400 /* arrays.NPY_ARRAY_WRITEABLE */
 extern int flags_readable;  /* configure() found the flags where numpy_fields has them */
 

@@ -122,6 +122,21 @@ def check_dst_not_self_overlapping(shape, dst_strides, itemsize):
         raise ValueError(f"the destination overlaps itself (two elements share bytes): {layout}")
 
 
+def overlaps_itself(a) -> bool:
+    """Two elements of ``a`` share a byte (``as_strided`` views; a ``broadcast_to`` view is
+    read-only on NumPy, writeable on CuPy): no kernel can write such an ``out=``, so no
+    device takes one. Contiguous arrays answer from their flags; others get the rearrange
+    planner's check (exact for interleaved layouts of up to a million elements)."""
+    flags = a.flags
+    if flags.c_contiguous or flags.f_contiguous:
+        return False
+    try:
+        check_dst_not_self_overlapping(tuple(a.shape), tuple(a.strides), a.itemsize)
+    except ValueError:
+        return True
+    return False
+
+
 def normalize_layout(
     shape, dst_strides, src_strides, itemsize, *, dst_address=0, src_address=0
 ) -> NormalizedLayout:

@@ -19,6 +19,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..strided.copy import check_copyable_dtype
+
 
 @dataclass(frozen=True)
 class Case:
@@ -363,6 +365,10 @@ def parse_layout(shape_text: str, src_text: str, dst_text: str, dtype_text: str,
         dtype = np.dtype(dtype_text.strip())
     except TypeError:
         raise CaseSyntaxError(f"{dtype_name}: unknown dtype {dtype_text!r}") from None
+    try:  # what rearrange refuses (object, strings, byte-swapped) has no plan either
+        check_copyable_dtype(dtype, "a copy")
+    except TypeError as e:
+        raise CaseSyntaxError(f"{dtype_name}: {e}") from None
     return shape, src, dst, dtype
 
 

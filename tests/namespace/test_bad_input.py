@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+import array_api_compat
 import numpy as np
 import pytest
 
@@ -275,6 +276,39 @@ row("asarray copy to object", TypeError, "object")(
     lambda c: (lambda: xp.asarray(c.ones(3), dtype=object, copy=True), None))
 row("asarray unknown device", ValueError, "'gpu'")(
     lambda c: (lambda: xp.asarray(c.ones(3), device="gpu", copy=True), None))
+
+# creation of what no device holds (NumPy alone makes string, object, longdouble arrays) -----
+def _device(c):
+    return array_api_compat.device(c.ones(1))
+
+
+for _name, _call, _match in [
+    ("zeros str", lambda c, d: xp.zeros(3, dtype="U1", device=d), "zeros: dtype <U1 .*not a bool"),
+    ("empty object", lambda c, d: xp.empty(3, dtype=object, device=d), "empty: dtype object"),
+    ("ones longdouble", lambda c, d: xp.ones(3, dtype=np.longdouble, device=d),
+     "ones: dtype float128"),
+    ("ones big-endian", lambda c, d: xp.ones(3, dtype=">f4", device=d),
+     "ones: dtype >f4 .*native byte order"),
+    ("arange str", lambda c, d: xp.arange(3, dtype="U1", device=d), "arange: dtype <U1"),
+    ("eye object", lambda c, d: xp.eye(2, dtype=object, device=d), "eye: dtype object"),
+    ("full str fill", lambda c, d: xp.full(3, "a", device=d), "full: fill_value must be .* str"),
+    ("full None fill", lambda c, d: xp.full(3, None, device=d), "full: fill_value .* NoneType"),
+    ("full_like str fill", lambda c, d: xp.full_like(c.ones(3), "a"),
+     "full_like: fill_value .* str"),
+    ("zeros_like str", lambda c, d: xp.zeros_like(c.ones(3), dtype="U2"), "zeros_like: dtype <U2"),
+    ("zeros unknown dtype", lambda c, d: xp.zeros(3, dtype="foo", device=d),
+     "zeros: 'foo' is not a dtype"),
+]:
+    row(f"creation {_name}", TypeError, _match)(
+        lambda c, call=_call: (lambda: call(c, _device(c)), None))
+
+# delegated functions whose library's message would name nothing ----------------------------
+row("searchsorted 2-d x1", ValueError, r"searchsorted\(\): x1 must be one-dimensional.*\(3, 4\)")(
+    lambda c: (lambda: xp.searchsorted(c.ones((3, 4)), c.ones(2)), None))
+row("where x2=str", TypeError, r"where\(\): x2 must be an array or a Python scalar.*str")(
+    lambda c: (lambda: xp.where(c.ones(3) > 0, c.ones(3), "a"), None))
+row("where condition=list", TypeError, r"where\(\): condition must be an array.*list")(
+    lambda c: (lambda: xp.where([True, False, True], c.ones(3), 0.0), None))
 
 # reshape ---------------------------------------------------------------------------------
 for _shape, _error, _match in [
@@ -542,3 +576,38 @@ def test_setitem_of_a_value_that_does_not_broadcast_names_both_shapes(device):
                                + re.escape(f"{expected}")):
                 x[key] = value
             np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), before)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
+    """``x[key] = value`` with None, a str, bytes or an object (NumPy would write None as NaN
+    and parse a str, CuPy refuses them), or a complex Python scalar into a real ``x``, is a
+    TypeError naming the value's type on every device, for basic, mask and integer-array keys
+    and every dtype, and writes nothing; lists and scalars of the right kind are written as
+    NumPy writes them."""
+    rng = np.random.default_rng(49)
+    mask = rng.random(4) < 0.5
+    for dtype in ("bool", "int16", "uint8", "float32", "float64", "complex64"):
+        h = (rng.standard_normal((4, 3)) * 4).astype(dtype)
+        for key in (1, (slice(None), 0), Ellipsis, mask, np.array([0, 2])):
+            values = [(None, "NoneType"), ("1", "str"), (b"1", "bytes"), (object(), "object")]
+            if dtype != "complex64":
+                values.append((1j, "complex value"))
+            for value, named in values:
+                x = xp.asarray(h.copy(), device=device)
+                k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
+                with pytest.raises(TypeError, match=rf"x\[key\] = value: .*{named}"):
+                    x[k] = value
+                np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+            x = xp.asarray(h.copy(), device=device)
+            k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
+            expected = h.copy()
+            expected[key] = 1
+            x[k] = 1
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
+            row = [True, False, True] if dtype == "bool" else [1, 2, 3]
+            if key is Ellipsis or isinstance(key, tuple) and key[1] == 0:
+                continue  # a row of 3 does not broadcast to those keys' shapes
+            expected[key] = row
+            x[k] = row
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)

@@ -402,6 +402,110 @@ def test_out_must_have_the_results_shape_on_every_device(device, hot_path, to_ho
                 np.testing.assert_array_equal(to_host(out), a + b.astype(np.float32))
 
 
+def _shares_bytes(shape, strides, itemsize) -> bool:
+    """Whether two elements of the layout share a byte, by listing every element's bytes."""
+    offsets = np.zeros(1, np.int64)
+    for n, stride in zip(shape, strides):
+        offsets = (offsets[:, None] + stride * np.arange(n)).ravel()
+    taken = (offsets[:, None] + np.arange(itemsize)).ravel()
+    return len(np.unique(taken)) < len(taken)
+
+
+@pytest.mark.parametrize("hot_path", ["compiled", "python"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_out_whose_elements_share_memory_is_refused_on_every_device(device, hot_path):
+    """An ``out=`` two of whose elements share a byte (an ``as_strided`` view) is a ValueError
+    on every device, at the first call and after a repeat of the same dtypes into a good
+    ``out``, into the result's dtype or a wider one, nothing written (NumPy alone would write
+    it in its own order; a kernel's threads would race); a layout whose elements are distinct
+    takes NumPy's values, however its strides interleave."""
+    from infini_cupy.namespace import boundary
+
+    rng = np.random.default_rng(47)
+    hot = boundary.python_hot_path() if hot_path == "python" else contextlib.nullcontext()
+    refused = written = 0
+    fused = xp.fuse(lambda u, v: u * v + u)
+    with hot:
+        for _ in range(40):
+            ndim = int(rng.integers(1, 4))
+            shape = tuple(int(n) for n in rng.integers(1, 4, ndim))
+            dtype = np.dtype(rng.choice(["float32", "float64"]))
+            # strides in elements, some 0 or small enough to interleave, some negative
+            steps = rng.integers(-3, 4, ndim) * dtype.itemsize
+            strides = tuple(int(s) for s in steps)
+            if rng.random() < 0.3:  # a plain layout too: distinct, maybe not contiguous
+                strides = tuple(int(s) for s in np.lib.stride_tricks.as_strided(
+                    np.empty(0, dtype), shape, np.empty(shape, dtype)[..., ::-1].strides
+                ).strides)
+            span = sum(abs(s) * (n - 1) for s, n in zip(strides, shape))
+            base = np.zeros(span // dtype.itemsize + 1, dtype)
+            start = sum(-s * (n - 1) for s, n in zip(strides, shape) if s < 0)
+            view = np.lib.stride_tricks.as_strided(base[start // dtype.itemsize:], shape,
+                                                    strides)
+            out = xp.asarray(view, device=device, copy=False)
+            a = rng.standard_normal(shape).astype(np.float32)
+            x = xp.asarray(a, device=device)
+            good = xp.zeros(shape, dtype=xp.asarray(view).dtype, device=device)
+            calls = ((lambda o: xp.add(x, x, out=o), a + a),
+                     (lambda o: xp.multiply(x, 2.0, out=o), a * np.float32(2.0)),
+                     (lambda o: xp.negative(x, out=o), -a),
+                     (lambda o: o.__iadd__(x), a),  # o += x: o holds zeros
+                     (lambda o: fused(x, x, out=o), a * a + a),
+                     (lambda o: xp.clip(x, -0.5, 0.5, out=o), np.clip(a, -0.5, 0.5)),
+                     (lambda o: xp.round(x, decimals=1, out=o), None))
+            for call, want in calls:
+                for _ in range(2):
+                    call(good)  # the same dtypes learnt into an out whose elements are distinct
+                if _shares_bytes(shape, strides, dtype.itemsize):
+                    with pytest.raises(ValueError, match=r"out overlaps itself.*strides"):
+                        call(out)
+                    assert not base.any(), "nothing written"
+                    refused += 1
+                else:
+                    call(out)
+                    if want is None:  # round: its own oracle, the same call into a new array
+                        want = np.asarray(xp.round(x, decimals=1))
+                    np.testing.assert_array_equal(view, want.astype(dtype))
+                    base[:] = 0
+                    written += 1
+    assert refused > 60 and written > 60
+
+
+NOT_OPERANDS = ("a", b"a", [1.0, 2.0], (1.0,), object(), {1: 2})
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.parametrize("device", DEVICES)
+def test_operands_of_no_array_kind_are_refused_on_every_device(device, lazy, to_host):
+    """A str, bytes, list, tuple or other object among an elementwise function's or
+    ``where``'s operands is a TypeError naming the function and the type on every device,
+    deferred or not (NumPy would make a string or object array of it, or take a list; CuPy
+    refuses them); arrays, NumPy scalars and Python scalars are taken with NumPy's values."""
+    rng = np.random.default_rng(48)
+    h = rng.standard_normal(5)
+    x = xp.asarray(h, device=device)
+    m_h = h > 0
+    m = xp.asarray(m_h, device=device)
+    block = xp.lazy() if lazy else contextlib.nullcontext()
+    with block:
+        for v in NOT_OPERANDS:
+            kind = type(v).__name__
+            for call, name in ((lambda: xp.add(x, v), "add"),
+                               (lambda: xp.multiply(v, x), "multiply"),
+                               (lambda: xp.exp(v), "exp"), (lambda: xp.add(x, x, out=v), "add"),
+                               (lambda: xp.where(m, x, v), "where"),
+                               (lambda: xp.where(m, v, x), "where"),
+                               (lambda: xp.where(v, x, x), "where")):
+                with pytest.raises(TypeError, match=rf"{name}\(\).*{kind}"):
+                    call()
+        for v in (True, 2, 2.5, 1j, np.float32(2), np.int8(3)):
+            got = xp.where(m, x, v)
+            want = np.where(m_h, h, v)
+            assert to_host(got).dtype == want.dtype
+            np.testing.assert_array_equal(to_host(got), want)
+            np.testing.assert_array_equal(to_host(xp.add(x, v)), h + v)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
     x = xp.asarray(np.array([-1.0, 0.0, 1.0], np.float32), device=device)

@@ -29,6 +29,9 @@ def numpy_alloc(shape, dtype):
     ("3,4:1:C:float32", "SRC_STRIDES: 1 strides for 2 dims"),
     ("3,4:1,3:1:float32", "DST_STRIDES: 1 strides for 2 dims"),
     ("3,4:1,3:C:float99", "unknown dtype"),
+    ("3,4:1,3:C:object", "DTYPE: a copy supports boolean and numeric dtypes.*object"),
+    ("3,4:1,3:C:U4", "DTYPE: a copy supports boolean and numeric dtypes.*U4"),
+    ("3,4:1,3:C:>f4", "DTYPE: a copy supports .* native byte order.*>f4"),
 ])
 def test_bad_cases_are_named(spec, message):
     with pytest.raises(bench_cases.CaseSyntaxError, match=message):
