@@ -70,6 +70,9 @@ __all__ = list(dict.fromkeys([
 del (array_methods, data_movement, delegated, docstrings, elementwise_functions,
      extension_dtypes, extensions, boundary, lazy_kernels, operators, numpy_protocols, _public)
 
+# einops finds Arrays' backend among its backend classes: defined here, once the namespace is
+from . import einops_backend as _einops_backend  # noqa: E402,F401
+
 
 def __dir__():
     """The namespace's names, not the (private) modules it is built from."""

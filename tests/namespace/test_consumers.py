@@ -2,7 +2,8 @@
 the array (``x.__array_namespace__()`` / ``array_namespace(x)``), gives NumPy's answers, and
 runs our kernels (launches counted).
 
-Consumers: ``einops.array_api``, ``array_api_extra``, SciPy (its array-API mode) and
+Consumers: ``einops`` (its array API mode, and its own functions through our backend),
+``array_api_extra``, SciPy (its array-API mode) and
 scikit-learn (``array_api_dispatch``), unmodified.
 """
 
@@ -44,6 +45,59 @@ def test_einops_array_api(arr, to_host):
     check(packed, np.concatenate([h, h[:, :1]], axis=1), to_host)
     first, second = einops_array_api.unpack(packed, shapes, "b * w")
     check(second, h[:, 0], to_host)
+
+
+EINOPS_CASES = [  # (einops function, pattern or arguments, keywords)
+    ("rearrange", "b h w -> b (w h)", {}),
+    ("rearrange", "b h w -> w b h", {}),
+    ("rearrange", "b (h h2) w -> (b h2) w h", {"h2": 3}),
+    ("rearrange", "b h w -> b 1 h w ()", {}),
+    ("rearrange", "... w -> w (...)", {}),
+    ("reduce", "b h w -> b w", {"reduction": "max"}),
+    ("reduce", "b h w -> h", {"reduction": "sum"}),
+    ("reduce", "b h w -> b h 1", {"reduction": "mean"}),
+    ("reduce", "b (h h2) w -> b h w", {"reduction": "min", "h2": 3}),
+    ("reduce", "b h w -> w", {"reduction": "prod"}),
+    ("repeat", "b h w -> b h (w c)", {"c": 2}),
+    ("repeat", "b h w -> c b h w", {"c": 3}),
+]
+
+
+@pytest.mark.parametrize("function, pattern, keywords", EINOPS_CASES,
+                         ids=[f"{f} {p}" for f, p, _ in EINOPS_CASES])
+def test_einops_takes_arrays_by_itself(function, pattern, keywords, on, to_host):
+    """Plain ``einops.rearrange``/``reduce``/``repeat`` on Arrays find the namespace's einops
+    backend themselves (``infini_cupy.einops_backend``): NumPy's einops answers, Arrays on
+    the same device out, one of our copies where einops' reshape of a transposed view needs
+    one."""
+    einops = pytest.importorskip("einops")
+    h = rng.standard_normal((2, 6, 4))
+    x = on(h)
+    with recording() as launches:
+        got = getattr(einops, function)(x, pattern, **keywords)
+    expected = getattr(einops, function)(h, pattern, **keywords)
+    check(got, expected, to_host)
+    assert got.device == x.device
+    if function == "rearrange":
+        copies = not np.shares_memory(expected, h)  # einops on NumPy copies exactly there
+        assert len(launches) == (1 if copies and x.device != "cpu" else 0)
+
+
+def test_einops_pack_unpack_einsum_and_lists_of_arrays(on, to_host):
+    einops = pytest.importorskip("einops")
+    h = rng.standard_normal((2, 3, 4))
+    x = on(h)
+    packed, shapes = einops.pack([x, x[:, 0]], "b * w")
+    check(packed, np.concatenate([h, h[:, :1]], axis=1), to_host)
+    first, second = einops.unpack(packed, shapes, "b * w")
+    check(first, h, to_host)
+    check(second, h[:, 0], to_host)
+    check(einops.einsum(x, x, "b h w, b g w -> b h g"), np.einsum("bhw,bgw->bhg", h, h),
+          to_host)
+    check(einops.rearrange([x, x], "n b h w -> b (n h) w"),
+          np.stack([h, h]).transpose(1, 0, 2, 3).reshape(2, 6, 4), to_host)
+    with pytest.raises(NotImplementedError, match="mean"):  # einops' own rule for integers
+        einops.reduce(on(np.arange(6).reshape(2, 3)), "a b -> a", "mean")
 
 
 # (name, call on an Array or NumPy array, whether our kernels run)
