@@ -368,14 +368,14 @@ def test_operands_that_do_not_broadcast_name_their_shapes(chunked):
             call()
 
 
-def test_rearrange_of_a_list_stacks_it_as_einops_does(chunked, to_host):
+def test_rearrange_of_a_list_stacks_it_as_einops_does(chunked, to_device, to_host):
     rng = np.random.default_rng(5)
     hs = [rng.standard_normal((4, 6)) for _ in range(3)]
     xs = [chunked(h, (2, 3)) for h in hs]
     for pattern in ("n h w -> h (n w)", "n h w -> w h n"):
         got = xd.rearrange(xs, pattern).compute(scheduler="synchronous")
         np.testing.assert_array_equal(to_host(got), einops.rearrange(hs, pattern))
-    np.testing.assert_array_equal(to_host(xp.rearrange([xp.asarray(h) for h in hs],
+    np.testing.assert_array_equal(to_host(xp.rearrange([xp.asarray(to_device(h)) for h in hs],
                                                        "n h w -> h (n w)")._a),
                                   einops.rearrange(hs, "n h w -> h (n w)"))
 
