@@ -26,11 +26,6 @@ import infini_cupy as xp
 
 from .namespace.array import Array
 
-# einops' reductions by name (a callable reduction is einops' own business)
-_REDUCTIONS = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "prod": "prod",
-               "any": "any", "all": "all"}
-
-
 def _abstract_backend():
     """einops' ``AbstractBackend``, or None where einops is not installed or keeps it
     elsewhere (``einops.array_api`` still takes Arrays then)."""
@@ -71,7 +66,9 @@ if _Base is not None:
             return xp.permute_dims(x, tuple(axes))
 
         def reduce(self, x, operation, axes):
-            return getattr(xp, _REDUCTIONS[operation])(x, axis=tuple(axes))
+            # einops' reductions by name (min, max, sum, mean, prod, any, all) are the
+            # namespace's functions of those names; a callable one einops calls itself
+            return getattr(xp, operation)(x, axis=tuple(axes))
 
         def stack_on_zeroth_dimension(self, tensors: list):
             return xp.stack(tensors)
