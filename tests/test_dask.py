@@ -406,9 +406,13 @@ DASK_WORKS = {
     "var": (lambda d: da.var(d), lambda h: np.var(h)),
     "count_nonzero": (lambda d: da.count_nonzero(d > 0), lambda h: np.count_nonzero(h > 0)),
     "reshape": (lambda d: d.reshape(-1), lambda h: h.reshape(-1)),
+    # Dask's arg reductions ask for a structured empty_like, which Arrays refuse with a
+    # TypeError as CuPy does: Dask then keeps values and indices apart, as for CuPy chunks
+    "argmax": (lambda d: d.argmax(axis=0), lambda h: h.argmax(axis=0)),
+    "argmin": (lambda d: da.argmin(d, axis=1), lambda h: h.argmin(axis=1)),
+    "nanargmax": (lambda d: da.nanargmax(d), lambda h: np.nanargmax(h)),
 }
 DASK_FAILS = {
-    "argmax": lambda d: d.argmax(axis=0),
     "matmul": lambda d: d @ d.T,
 }
 

@@ -445,7 +445,7 @@ def test_out_whose_elements_share_memory_is_refused_on_every_device(device, hot_
             out = xp.asarray(view, device=device, copy=False)
             a = rng.standard_normal(shape).astype(np.float32)
             x = xp.asarray(a, device=device)
-            good = xp.zeros(shape, dtype=xp.asarray(view).dtype, device=device)
+            good = xp.zeros(shape, dtype=view.dtype, device=device)
             calls = ((lambda o: xp.add(x, x, out=o), a + a),
                      (lambda o: xp.multiply(x, 2.0, out=o), a * np.float32(2.0)),
                      (lambda o: xp.negative(x, out=o), -a),
