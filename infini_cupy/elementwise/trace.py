@@ -188,8 +188,9 @@ def _builder_of(name, args):
         raise Untraceable(f"{name}(): only scalar arguments (computed on the host, per call)")
     for a in args:
         if type(a) not in TRACED_TYPES and not (dtypes.is_python_scalar(a) or isinstance(a, np.generic)):
-            raise Untraceable(f"{name}(): a {type(a).__name__} that is not an argument of the "
-                              "fused function")
+            raise Untraceable(f"{name}(): an operand of type {type(a).__name__} that is not an "
+                              "argument of the fused function (pass arrays as arguments to "
+                              "fuse them)")
     return builders.pop()
 
 

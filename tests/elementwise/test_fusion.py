@@ -91,11 +91,15 @@ def test_empty_and_mismatched_shapes():
             fused(np.zeros(3), np.zeros(4))
 
 
+CAPTURED = np.asarray([3.0])  # an array the function closes over: no argument of the trace
+
+
 @pytest.mark.parametrize("body, call", [
     (lambda x: x - xp.mean(x), "mean()"),
     (lambda x: x[0] + x, "indexing"),
     (lambda x: x if x > 0 else -x, "bool(x)"),
     (lambda x: x * x.shape[0], "x.shape"),
+    (lambda x: x * CAPTURED, "an operand of type ndarray that is not an argument"),
 ])
 def test_untraceable_functions_run_unfused_with_a_warning(body, call):
     x = np.asarray([2.0])  # one element: bool(x) has a meaning unfused
