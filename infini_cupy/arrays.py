@@ -210,6 +210,12 @@ def same_layout(a, b) -> bool:
     return data_pointer(a) == data_pointer(b) and a.shape == b.shape and a.strides == b.strides
 
 
+def is_operand(value) -> bool:
+    """An array, a NumPy scalar or a Python scalar (bool, int, float, complex): what the
+    elementwise functions and ``where`` take as values (a str, a list, None: none of them)."""
+    return is_array(value) or isinstance(value, np.generic) or dtypes.is_python_scalar(value)
+
+
 def is_writeable(a) -> bool:
     """False for read-only NumPy arrays (CuPy arrays are always writeable). Reads the bit
     from ``flags.num``: asking views of ``broadcast_arrays`` for ``flags.writeable`` warns."""

@@ -25,6 +25,7 @@ from ..arrays import (
     empty,
     is_array,
     is_cupy_array,
+    is_operand,
     pointer_reader,
 )
 from ..runtime.launch import launch
@@ -282,7 +283,7 @@ def check_operand_types(name: str, args, out) -> None:
     """TypeError for an operand that is none of an array, a NumPy scalar and a Python scalar
     (a str, a list: what CuPy refuses), or an ``out`` that is no array, on every device."""
     for a in args:
-        if not (is_array(a) or dtypes.is_python_scalar(a) or isinstance(a, np.generic)):
+        if not is_operand(a):
             raise TypeError(f"{name}() takes arrays and Python scalars; got {type(a).__name__}")
     if out is not None and not is_array(out):
         raise TypeError(f"{name}(): out must be an array; got {type(out).__name__}")

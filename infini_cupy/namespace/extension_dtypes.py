@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..arrays import is_array
+from ..arrays import is_array, is_operand
 from ..elementwise.trace import is_traced
 from . import data_movement, delegated
 
@@ -104,8 +104,7 @@ def _check_where_operands(condition, x1, x2) -> None:
     if not (is_array(condition) or isinstance(condition, np.generic)):
         raise TypeError(f"where(): condition must be an array, got {type(condition).__name__}")
     for name, value in (("x1", x1), ("x2", x2)):
-        if not (is_array(value) or isinstance(value, np.generic)
-                or dtypes.is_python_scalar(value)):
+        if not is_operand(value):
             raise TypeError(f"where(): {name} must be an array or a Python scalar (bool, int, "
                             f"float, complex), got {type(value).__name__}")
 
