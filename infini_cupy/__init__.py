@@ -17,8 +17,8 @@ from .about import show_config
 from .config import backend, get_backend
 from .dtypes import BFLOAT16_HINT as _BFLOAT16_HINT
 from .namespace import (array_methods, boundary, data_movement, delegated, docstrings,
-                        elementwise_functions, extension_dtypes, extensions, lazy_kernels,
-                        numpy_protocols, operators)
+                        einops_backend, elementwise_functions, extension_dtypes, extensions,
+                        lazy_kernels, numpy_protocols, operators)
 from .namespace.array import Array
 from .namespace.delegated import (  # noqa: F401  constants, dtypes, inspection
     __array_api_version__,
@@ -47,6 +47,7 @@ lazy_kernels.install(_public)  # lazy()'s pending expressions replayed with thes
 numpy_protocols.install(_public)  # np.add(x, y), np.sum(x) on Arrays: the functions above
 array_methods.install(_public)  # x.reshape, x.ravel, x.round, ...: NumPy's methods, ours
 docstrings.install(_public, delegated.__all__)  # numpydoc docstrings from the op table
+einops_backend.install(_public)  # einops.rearrange(x, ...) of Arrays: these functions
 
 # dict.fromkeys: asarray is in several lists (ours wraps the delegated one); list each name once
 __all__ = list(dict.fromkeys([
@@ -68,10 +69,9 @@ __all__ = list(dict.fromkeys([
     "show_config",
 ]))
 del (array_methods, data_movement, delegated, docstrings, elementwise_functions,
-     extension_dtypes, extensions, boundary, lazy_kernels, operators, numpy_protocols, _public)
+     extension_dtypes, extensions, boundary, lazy_kernels, operators, numpy_protocols,
+     einops_backend, _public)
 
-# einops finds Arrays' backend among its backend classes: defined here, once the namespace is
-from . import einops_backend as _einops_backend  # noqa: E402,F401
 
 
 def __dir__():

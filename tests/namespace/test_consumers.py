@@ -67,7 +67,7 @@ EINOPS_CASES = [  # (einops function, pattern or arguments, keywords)
                          ids=[f"{f} {p}" for f, p, _ in EINOPS_CASES])
 def test_einops_takes_arrays_by_itself(function, pattern, keywords, on, to_host):
     """Plain ``einops.rearrange``/``reduce``/``repeat`` on Arrays find the namespace's einops
-    backend themselves (``infini_cupy.einops_backend``): NumPy's einops answers, Arrays on
+    backend themselves (``infini_cupy.namespace.einops_backend``): NumPy's einops answers, Arrays on
     the same device out, one of our copies where einops' reshape of a transposed view needs
     one."""
     einops = pytest.importorskip("einops")
