@@ -121,8 +121,8 @@ def _run(folder: Path, branch_files: list[str]):
     coverage as ``coverage json``). ``branch_files`` is :func:`cuda_branch_files`, read by the
     caller: this runs on the background thread, and Python 3.11's ``ast.parse`` is not safe
     beside another thread's (its AST constructor keeps one recursion count per interpreter,
-    CPython gh-106905: "AST constructor recursion depth mismatch" in CI while pytest rewrote a
-    test module's asserts)."""
+    CPython gh-106905: "AST constructor recursion depth mismatch" in CI, while the main
+    thread ran tests)."""
     env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
     include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *branch_files))
     launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
