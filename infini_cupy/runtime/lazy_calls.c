@@ -343,9 +343,14 @@ static PyObject *defer_locked(PyObject *name, PyObject *const *args, Py_ssize_t 
     }
     set_slot(tape, off_t_device, SLOT(expression, off_e_device));
     set_slot(tape, off_t_state, after);
-    /* pending.register_seen: a weak reference in pending.expressions (the first one of a
-       chain also turns Array's pending reads on: Python's) */
-    if (PyList_GET_SIZE(expressions) == 0) {
+    /* pending.register_seen: a weak reference in pending.expressions (the first deferral
+       of the process also turns Array's pending reads on: Python's) */
+    int reads_on = PyDict_Contains(array_type->tp_dict, getattr_name);
+    if (reads_on < 0) {
+        Py_DECREF(array);
+        goto done;
+    }
+    if (!reads_on) {
         PyObject *ok = PyObject_CallOneArg(register_seen, array);
         if (ok == NULL) {
             Py_DECREF(array);
@@ -542,11 +547,6 @@ PyObject *evaluate_seen(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_XDECREF(ident);
         Py_XDECREF(fresh);
-        /* pending._release_class: Array's lookups plain again */
-        PyObject *dict = ((PyTypeObject *)Array_type)->tp_dict;
-        int held = done == 1 ? PyDict_Contains(dict, getattr_name) : 0;
-        if (held < 0 || (held && PyObject_DelAttr(Array_type, getattr_name) < 0))
-            done = -1;
     }
     if (release_lock() < 0 || done < 0)
         return NULL;
