@@ -121,7 +121,8 @@ def backend_for(*arrays) -> str:
     if name == "cuda" and devices:
         raise ValueError(
             "the cuda backend needs CuPy arrays, got NumPy arrays (device cpu); "
-            "convert with cupy.asarray or choose the 'emulate' or 'numpy' backend"
+            "upload them (infini_cupy.asarray(a, device='cuda') or cupy.asarray(a)) or "
+            "choose the 'emulate' or 'numpy' backend"
         )
     return name
 
