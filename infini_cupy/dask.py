@@ -1,6 +1,7 @@
-"""Dask arrays through infini_cupy: ``rearrange``, the elementwise functions and ``astype`` over
-a ``dask.array.Array``, each call one blockwise graph layer whose tasks run our kernels on one
-chunk each (plus one rechunk layer, only when a pattern needs whole axes in a chunk).
+"""Dask arrays through infini_cupy: ``rearrange``, the elementwise functions, ``astype``,
+``where`` and ``matmul`` over a ``dask.array.Array``, each call one blockwise graph layer whose
+tasks run our functions on one chunk each (plus one rechunk layer, only when a pattern needs
+whole axes in a chunk; ``matmul``'s sum of products after its layer).
 
 Dask plans and runs everything: we only choose chunks and per-chunk functions. Chunks are
 whatever the input's are (CuPy chunks: the ``cuda`` backend, one chunk on one GPU per task;
@@ -29,7 +30,7 @@ import numpy as np
 
 try:
     import dask.array as da
-    from dask.array.dispatch import concatenate_lookup
+    from dask.array.dispatch import concatenate_lookup, percentile_lookup
     from dask.array.utils import meta_from_array
     from dask.base import tokenize
 except ImportError as e:  # pragma: no cover - depends on the environment
@@ -201,6 +202,81 @@ def where(condition, x1, x2, /):
     array([1.5, 0. , 3. , 0. ])
     """
     return _map("where", _xp.where, (condition, x1, x2))
+
+
+# -------------------------------------------------------------------------------- matmul
+def _matmul_block(a, b):
+    """One pair of chunks' product, the contracted axis kept (length 1) for the sum after."""
+    return _xp.expand_dims(_xp.matmul(a, b), axis=-2)
+
+
+def matmul(x1, x2, /):
+    """``x1 @ x2`` over Dask arrays, chunk pair by chunk pair through
+    :func:`infini_cupy.matmul`.
+
+    Dask's own graph for it: one blockwise layer of products, a chunk of ``x1`` by a chunk
+    of ``x2`` along the contracted axis each, then their sum (``any`` for bool). Dask's
+    ``x1 @ x2`` does not take Array chunks: it takes them for CuPy arrays by their type's
+    name, and ``cupy.matmul`` refuses them. One-dimensional operands and batch dimensions
+    follow the standard's ``matmul``.
+
+    Parameters
+    ----------
+    x1, x2 : dask.array.Array or array
+        At least one a Dask array; neither 0-d.
+
+    Returns
+    -------
+    dask.array.Array
+
+    Raises
+    ------
+    TypeError
+        No Dask array among the operands.
+    ValueError
+        A 0-d operand, or contracted axes of different lengths (naming the shapes).
+
+    Examples
+    --------
+    >>> import numpy as np, infini_cupy as xp
+    >>> from infini_cupy import dask as xd
+    >>> h = np.arange(6.0).reshape(2, 3)
+    >>> with xp.backend("emulate"):
+    ...     d = xd.asarray(h, chunks=(1, 2))
+    >>> xd.matmul(d, d.T).compute()
+    Array([[ 5., 14.],
+           [14., 50.]], device='emulator')
+    """
+    if not any(isinstance(x, da.Array) for x in (x1, x2)):
+        raise TypeError(f"infini_cupy.dask.matmul needs a dask.array.Array argument, got "
+                        f"({type(x1).__name__}, {type(x2).__name__}); for NumPy or CuPy "
+                        "arrays call infini_cupy.matmul")
+    a, b = (x if isinstance(x, da.Array) else da.asarray(x) for x in (x1, x2))
+    for x in (a, b):
+        _check_dask(x, "matmul")
+    if a.ndim == 0 or b.ndim == 0 or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ValueError(f"infini_cupy.dask.matmul: shapes {a.shape} and {b.shape} do not "
+                         "multiply (the last axis of x1 against the second-to-last of x2, "
+                         "neither 0-d)")
+    x1_vector, x2_vector = a.ndim == 1, b.ndim == 1
+    a = a[None, :] if x1_vector else a
+    b = b[:, None] if x2_vector else b
+    a = a[(None,) * (b.ndim - a.ndim)] if a.ndim < b.ndim else a
+    b = b[(None,) * (a.ndim - b.ndim)] if b.ndim < a.ndim else b
+    lhs = tuple(range(a.ndim))
+    rhs = lhs[:-2] + (lhs[-1], a.ndim)  # x2's rows are x1's contracted axis
+    backend = _xp.get_backend()
+    meta = _in_backend(backend, _matmul_block, meta_from_array(a, ndim=a.ndim),
+                       meta_from_array(b, ndim=b.ndim))
+    products = _layer("matmul", _matmul_block, tuple(range(a.ndim + 1)),
+                      [a, lhs, b, rhs], meta, backend, concatenate=False,
+                      adjust_chunks={lhs[-1]: 1})
+    # the products' contracted axis, second to last: one entry per pair of chunks
+    out = products.any(axis=-2) if meta.dtype == bool else \
+        products.sum(axis=-2, dtype=meta.dtype)
+    if x1_vector:
+        out = out[..., 0, :]
+    return out[..., 0] if x2_vector else out
 
 
 # ------------------------------------------------------------------------------ rearrange
@@ -403,6 +479,8 @@ def _concatenate_arrays(arrays, axis=0):
 # compute() and rechunking join chunks with the chunk type's concatenate: ours for Arrays
 # (NumPy's would turn them into NumPy arrays through __array__).
 concatenate_lookup.register(_xp.Array)(_concatenate_arrays)
+# da.percentile: per chunk, np.percentile (ours through __array_function__), as for CuPy
+percentile_lookup.register(_xp.Array, percentile_lookup.dispatch(np.ndarray))
 
 
-__all__ = ["asarray", "rearrange", "astype", "where", *ELEMENTWISE_NAMES]
+__all__ = ["asarray", "rearrange", "astype", "where", "matmul", *ELEMENTWISE_NAMES]

@@ -1,4 +1,5 @@
-"""``infini_cupy.dask``: rearrange, elementwise and astype over dask arrays, chunk by chunk.
+"""``infini_cupy.dask``: rearrange, elementwise, astype, where and matmul over dask arrays,
+chunk by chunk; Dask's own functions on Array chunks.
 
 Results against einops/NumPy on the synchronous and threaded schedulers; the graph: one
 blockwise layer per call (plus one rechunk, only when the pattern needs it), each task reading
@@ -322,6 +323,45 @@ def test_signatures_follow_the_namespace():
         assert ours == theirs, name
 
 
+# ----------------------------------------------------------------------------------- matmul
+MATMUL_SHAPES = [  # x1's shape and chunks, x2's
+    ((6, 8), (3, 4), (8, 5), (4, 2)),
+    ((6, 8), (6, 8), (8, 5), (8, 5)),  # one chunk each
+    ((8,), (3,), (8, 5), (3, 2)),  # chunks that do not line up along the contracted axis
+    ((6, 8), (3, 4), (8,), (4,)),
+    ((8,), (5,), (8,), (3,)),
+    ((2, 6, 8), (1, 3, 4), (8, 5), (4, 5)),  # a batch axis against none
+    ((3, 1, 6, 8), (1, 1, 3, 4), (2, 8, 5), (1, 4, 5)),  # batch axes broadcast
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.bool_])
+@pytest.mark.parametrize("shape1, chunks1, shape2, chunks2", MATMUL_SHAPES)
+def test_matmul_matches_numpy(chunked, to_device, to_host, shape1, chunks1, shape2, chunks2,
+                              dtype):
+    rng = np.random.default_rng(21)
+    h1, h2 = ((rng.standard_normal(s) * 3).astype(dtype) for s in (shape1, shape2))
+    x1, x2 = xd.asarray(chunked(h1, chunks1)), xd.asarray(chunked(h2, chunks2))
+    expected = np.matmul(h1, h2)
+    y = xd.matmul(x1, x2)
+    assert y.dtype == expected.dtype and y.shape == expected.shape
+    got = y.compute(scheduler="synchronous")
+    assert type(got) is xp.Array and got.dtype == expected.dtype
+    np.testing.assert_allclose(to_host(got._a), expected, rtol=1e-5, atol=1e-4)
+    plain = xd.matmul(chunked(h1, chunks1), to_device(h2))  # plain chunks, an array operand
+    np.testing.assert_allclose(to_host(plain.compute()), expected, rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_bad_input(chunked):
+    x = chunked(np.ones((4, 6)), 2)
+    with pytest.raises(ValueError, match=r"shapes \(4, 6\) and \(4, 6\) do not multiply"):
+        xd.matmul(x, x)
+    with pytest.raises(ValueError, match="do not multiply"):
+        xd.matmul(x, chunked(np.ones(()), ()))
+    with pytest.raises(TypeError, match="needs a dask.array.Array argument"):
+        xd.matmul(np.ones((2, 2)), np.ones((2, 2)))
+
+
 # ------------------------------------------------------------------------------- Array chunks
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_array_chunks_stay_arrays(chunked, to_host, scheduler):
@@ -411,9 +451,21 @@ DASK_WORKS = {
     "argmax": (lambda d: d.argmax(axis=0), lambda h: h.argmax(axis=0)),
     "argmin": (lambda d: da.argmin(d, axis=1), lambda h: h.argmin(axis=1)),
     "nanargmax": (lambda d: da.nanargmax(d), lambda h: np.nanargmax(h)),
+    # Dask's tensordot picks the chunks' library by __array_priority__, which Arrays have
+    "dot": (lambda d: da.dot(d, d.T), lambda h: h @ h.T),
+    "tensordot": (lambda d: da.tensordot(d, d, axes=([0], [0])), lambda h: h.T @ h),
+    # NumPy's like= with an Array chunk as the model (namespace/numpy_protocols.py)
+    "tril": (lambda d: da.tril(d[:, :6], k=-1), lambda h: np.tril(h[:, :6], k=-1)),
+    "bincount": (lambda d: da.bincount(abs(d[0] * 3).astype(np.int64), minlength=12),
+                 lambda h: np.bincount(abs(h[0] * 3).astype(np.int64), minlength=12)),
+    "pad": (lambda d: da.pad(d, 1), lambda h: np.pad(h, 1)),
+    # Dask's percentile merges the chunks' percentiles (an approximation): as for NumPy chunks
+    "percentile": (lambda d: da.percentile(d[0], [25, 50, 75]),
+                   lambda h: da.percentile(da.from_array(h[0], chunks=4), [25, 50, 75])
+                   .compute(scheduler="synchronous")),
 }
-DASK_FAILS = {
-    "matmul": lambda d: d @ d.T,
+DASK_FAILS = {  # Dask takes Arrays for CuPy arrays by name ("cupy" in str(type(chunk))):
+    "matmul": lambda d: d @ d.T,  # cupy.matmul on them (infini_cupy.dask.matmul instead)
 }
 
 

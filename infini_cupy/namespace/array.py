@@ -69,6 +69,10 @@ class Array:
     # the hot path has read it (see settle), else None; _d: then the native's data pointer
     __slots__ = ("_a", "_b", "_p", "_k", "_d", "__weakref__")  # weakref: lazy's owners
     __module__ = "infini_cupy"
+    # Read by code that picks a library among arrays (Dask's tensordot, without a default):
+    # above NumPy's 0, so that an Array and a NumPy array give an Array; below a Dask
+    # array's 11, so that Dask's operators keep an Array as an operand of their chunks' calls.
+    __array_priority__ = 10.0
 
     def __init__(self, *args, **kwargs):
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "

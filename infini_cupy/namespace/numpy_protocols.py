@@ -16,6 +16,9 @@ that name (our kernels for the elementwise ones) and returns Arrays.
   NumPy for Arrays on the CPU or the emulator (the CPU's memory either way), CuPy for Arrays on
   a GPU (CuPy's own dispatch to ``cupy.<name>``), results wrapped back into Arrays. What CuPy
   lacks raises TypeError naming the device: never a silent device-to-host copy.
+* ``like=`` an Array (``np.empty(3, like=x)``, ``np.asarray(data, like=x)``): an Array on
+  ``x``'s device, by the namespace's function where it takes the arguments, else NumPy's
+  call copied there.
 * A CuPy array first (``cupy_array + x``, ``np.add(cupy_array, x)``): NumPy asks CuPy, whose
   ufunc hands the call back to the Array (``__cupy_override_elementwise_kernel__``): the
   same function, an Array out, as with a NumPy array first on the CPU.
@@ -207,31 +210,68 @@ def _first_native(args, kwargs):
     raise AssertionError("no CuPy array among the arguments")  # pragma: no cover
 
 
-def _binds(function, args, kwargs) -> bool:
-    """Whether ``function``'s signature takes ``args`` and ``kwargs``."""
+def _signature(function) -> inspect.Signature:
     signature = _signatures.get(function)
     if signature is None:
         signature = _signatures[function] = inspect.signature(function)
+    return signature
+
+
+def _binds(function, args, kwargs) -> bool:
+    """Whether ``function``'s signature takes ``args`` and ``kwargs``."""
     try:
-        signature.bind(*args, **kwargs)
+        _signature(function).bind(*args, **kwargs)
     except TypeError:
         return False
     return True
 
 
-def array_function(self, func, types, args, kwargs):
-    """``np.<function>(...)`` with an Array among the arguments: the namespace's function of
-    that name where it takes these arguments, else the array library's."""
-    if not all(t is Array or issubclass(t, native_array_types()) for t in types):
-        return NotImplemented
+def _ours(func):
+    """The namespace's function for NumPy's ``func``, or None."""
     name = _FUNCTION_ALIASES.get(func.__name__, func.__name__)
     ours = _public.get(name) if func.__module__ == "numpy" else None
-    if ours is not None and callable(ours) and _binds(ours, args, kwargs):
-        return ours(*args, **kwargs)
+    return ours if callable(ours) else None
+
+
+def array_function(self, func, types, args, kwargs):
+    """``np.<function>(...)`` with an Array among the arguments: the namespace's function of
+    that name where it takes these arguments, else the array library's; with ``like=`` an
+    Array, an array on its device."""
+    if not all(t is Array or issubclass(t, native_array_types()) for t in types):
+        return NotImplemented
     backend = _backend_of((*args, *kwargs.values()))
+    if backend is None or not hasattr(func, "_implementation"):  # NumPy's like=self (only
+        return _created_like(self, func, args, kwargs)  # those functions have no dispatcher)
+    ours = _ours(func)
+    if ours is not None and _binds(ours, args, kwargs):
+        return ours(*args, **kwargs)
     native_args, native_kwargs = _native(args), _native(kwargs)
     return _library_call(
         f"{func.__module__}.{func.__name__}", backend,
         lambda: func._implementation(*native_args, **native_kwargs),
         lambda: _first_native(native_args, native_kwargs).__array_function__(
             func, _cupy_types(), native_args, native_kwargs))
+
+
+def _created_like(like: Array, func, args, kwargs) -> Array:
+    """``np.<function>(..., like=like)`` (``np.empty``, ``np.asarray``, ``np.tri``, ...:
+    NumPy hands the call on without ``like``, and its arguments may hold Arrays:
+    ``np.array(x, like=y)``): the namespace's function on ``like``'s device where it takes
+    the arguments; else CuPy's for GPU arrays among them (``cupy.array``), else NumPy's call
+    on the native arrays moved to ``like``'s device (a copy to a GPU). So code written for
+    NumPy's ``like=`` (Dask's ``tril``, ``percentile``, ``bincount``) makes Arrays on every
+    device; CuPy's own ``like=`` would fail where NumPy 2 passes ``device=`` (``np.ones``),
+    which CuPy's functions do not take."""
+    ours = _ours(func)
+    if ours is not None and "device" in _signature(ours).parameters \
+            and kwargs.get("device") is None:
+        on_device = {**kwargs, "device": like.device}
+        if _binds(ours, args, on_device):
+            return ours(*args, **on_device)
+    native_args, native_kwargs = _native(args), _native(kwargs)
+    if _backend_of((*args, *kwargs.values())) == "cuda":  # GPU data: CuPy's like= (cupy.array)
+        return _library_call(
+            f"{func.__module__}.{func.__name__}", "cuda", None,
+            lambda: _first_native(native_args, native_kwargs).__array_function__(
+                func, _cupy_types(), native_args, native_kwargs))
+    return _public["asarray"](func(*native_args, **native_kwargs), device=like.device)

@@ -149,6 +149,46 @@ def test_numpy_array_functions(arr, host):
     assert launches or x.device == "cpu"
 
 
+LIKE_CALLS = [  # NumPy's functions with like=: (call given like=, the same NumPy call)
+    (lambda like: np.empty((2, 3), like=like), lambda: np.empty((2, 3))),  # C, ours
+    (lambda like: np.zeros(4, dtype=np.int8, like=like), lambda: np.zeros(4, dtype=np.int8)),
+    (lambda like: np.ones((2, 2), like=like), lambda: np.ones((2, 2))),  # order=: NumPy's
+    (lambda like: np.full(3, 7, dtype=np.uint8, like=like), lambda: np.full(3, 7, np.uint8)),
+    (lambda like: np.arange(1, 7, 2, like=like), lambda: np.arange(1, 7, 2)),
+    (lambda like: np.asarray([1.5, 2.5], like=like), lambda: np.asarray([1.5, 2.5])),
+    (lambda like: np.array([[1, 2]], dtype=np.float32, like=like),
+     lambda: np.array([[1, 2]], dtype=np.float32)),
+    (lambda like: np.eye(3, k=1, like=like), lambda: np.eye(3, k=1)),
+    (lambda like: np.identity(2, like=like), lambda: np.identity(2)),
+    (lambda like: np.tri(3, 4, k=-1, dtype=bool, like=like), lambda: np.tri(3, 4, k=-1, dtype=bool)),
+    (lambda like: np.fromiter(range(4), dtype=np.int16, like=like),
+     lambda: np.fromiter(range(4), dtype=np.int16)),
+    (lambda like: np.frombuffer(b"\x01\x02", dtype=np.uint8, like=like),
+     lambda: np.frombuffer(b"\x01\x02", dtype=np.uint8)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(LIKE_CALLS)))
+def test_like_an_array_makes_arrays_on_its_device(on, to_host, index):
+    """``np.<creation>(..., like=x)`` (NumPy hands it to ``x.__array_function__`` without
+    ``like``, no Array among the arguments): an Array on ``x``'s device, NumPy's values."""
+    x = on(rng.standard_normal(3))
+    call, numpy_call = LIKE_CALLS[index]
+    got, expected = call(x), numpy_call()
+    assert type(got) is xp.Array and got.device == x.device
+    if index:  # np.empty's values are whatever memory held
+        np.testing.assert_array_equal(to_host(got), expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+
+
+def test_like_an_array_with_arrays_among_the_arguments(on, to_host):
+    x = on(rng.standard_normal(3))
+    y = on(rng.standard_normal((2, 3)).astype(np.float32))
+    for got in (np.array(y, like=x), np.asarray(y, like=x)):
+        assert type(got) is xp.Array and got.device == x.device and got.dtype == np.float32
+        np.testing.assert_array_equal(to_host(got), to_host(y))
+
+
 def test_the_library_refuses_what_it_lacks_on_a_gpu():
     """A GPU Array never goes to NumPy: where CuPy has no such function either, TypeError."""
     with pytest.raises(TypeError, match="numpy.foo on an Array on a GPU.*to_device"):
