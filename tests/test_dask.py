@@ -459,6 +459,12 @@ DASK_WORKS = {
     "bincount": (lambda d: da.bincount(abs(d[0] * 3).astype(np.int64), minlength=12),
                  lambda h: np.bincount(abs(h[0] * 3).astype(np.int64), minlength=12)),
     "pad": (lambda d: da.pad(d, 1), lambda h: np.pad(h, 1)),
+    "median": (lambda d: da.median(d, axis=0), lambda h: np.median(h, axis=0)),
+    "topk": (lambda d: da.topk(d, 3, axis=1), lambda h: -np.sort(-h, axis=1)[:, :3]),
+    "take": (lambda d: da.take(d, [0, 5, 2], axis=0), lambda h: np.take(h, [0, 5, 2], axis=0)),
+    "cov": (lambda d: da.cov(d), lambda h: np.cov(h)),
+    "svd": (lambda d: da.linalg.svd(d.T.rechunk((4, 6)))[1],
+            lambda h: np.linalg.svd(h.T, compute_uv=False)),
     # Dask's percentile merges the chunks' percentiles (an approximation): as for NumPy chunks
     "percentile": (lambda d: da.percentile(d[0], [25, 50, 75]),
                    lambda h: da.percentile(da.from_array(h[0], chunks=4), [25, 50, 75])
