@@ -388,8 +388,9 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
 def stopping_call(error: BaseException, function) -> str:
     """The call in ``function`` whose error stopped the trace, with its line, and the error."""
     tb, called, where = error.__traceback__, None, None
+    code = getattr(function, "__code__", None)  # None: a ufunc, a partial, a callable object
     while tb is not None:
-        if tb.tb_frame.f_code is function.__code__ and tb.tb_next is not None:
+        if code is not None and tb.tb_frame.f_code is code and tb.tb_next is not None:
             where = f"line {tb.tb_lineno}"
             called = tb.tb_next.tb_frame.f_code.co_name
         tb = tb.tb_next

@@ -257,6 +257,8 @@ class FusedFunction:
     """
 
     def __init__(self, function, strict: bool = False):
+        if not callable(function):
+            raise TypeError(f"fuse takes a function, got {type(function).__name__}")
         self.function = function
         self.strict = strict
         self._traces: dict = {}  # (signature, keywords) -> FusedExpression, or a reason
@@ -275,6 +277,8 @@ class FusedFunction:
         self._unfused_calls = RecentCalls(1024)
         self._unfused_into = RecentCalls(1024)
         functools.update_wrapper(self, function)
+        if "__name__" not in vars(self):  # a partial or another callable: its type names it
+            self.__name__ = type(function).__name__
 
     def __repr__(self):
         return f"<fused function {getattr(self.function, '__qualname__', self.function)!r}>"
@@ -736,8 +740,9 @@ def fuse(function=None, *, strict: bool = False):
     Raises
     ------
     TypeError
-        At a call, with ``strict=True``, where the function cannot be fused (and the unfused
-        calls succeed); the errors the unfused calls raise, as they raise them.
+        A ``function`` that is not callable. At a call, with ``strict=True``, where the
+        function cannot be fused (and the unfused calls succeed); the errors the unfused
+        calls raise, as they raise them.
 
     Examples
     --------

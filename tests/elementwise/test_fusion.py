@@ -4,6 +4,7 @@ cannot be fused runs unfused with a warning naming the call, or raises when stri
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -100,6 +101,8 @@ CAPTURED = np.asarray([3.0])  # an array the function closes over: no argument o
     (lambda x: x if x > 0 else -x, "bool(x)"),
     (lambda x: x * x.shape[0], "x.shape"),
     (lambda x: x * CAPTURED, "an operand of type ndarray that is not an argument"),
+    (np.exp, "does not support ufuncs"),  # a function without Python code: a NumPy ufunc
+    (functools.partial(np.add, 1.0), "does not support ufuncs"),
 ])
 def test_untraceable_functions_run_unfused_with_a_warning(body, call):
     x = np.asarray([2.0])  # one element: bool(x) has a meaning unfused
@@ -114,6 +117,13 @@ def test_untraceable_functions_run_unfused_with_a_warning(body, call):
                    for w in caught)
         with pytest.raises(TypeError, match="cannot fuse"):
             xp.fuse(body, strict=True)(x)
+
+
+def test_fuse_takes_a_function():
+    with pytest.raises(TypeError, match="fuse takes a function, got int"):
+        xp.fuse(3)
+    with pytest.raises(TypeError, match="fuse takes a function, got NoneType"):
+        xp.fuse(strict=True)(None)
 
 
 def test_the_stopping_call_is_named_for_other_failures():
