@@ -60,7 +60,9 @@ class Traced:
     """An array argument, or an expression of them, while the function is traced."""
 
     __slots__ = ("builder", "dtype", "ndim", "node")
-    __array_ufunc__ = None  # ndarray + Traced: our __radd__
+    # NumPy's ufuncs: namespace/numpy_protocols.py's traced_ufunc once the namespace is
+    # imported (our functions, in NumPy's loop); None until then (ndarray + Traced: __radd__)
+    __array_ufunc__ = None
     __hash__ = None
 
     def __init__(self, builder, dtype, ndim, node):

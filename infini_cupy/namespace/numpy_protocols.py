@@ -43,6 +43,7 @@ import numpy as np
 
 from .. import dtypes
 from ..elementwise.resolution import operand_type
+from ..elementwise.trace import Traced
 from .array import Array, check_same_device, native_array_types, wrap_result
 
 # NumPy's ufunc names that differ from the standard's
@@ -62,8 +63,10 @@ _signatures: dict = {}
 
 
 def install(public: dict) -> None:
-    """Set the protocols on :class:`~.array.Array`, dispatching to ``public``'s functions."""
+    """Set the protocols on :class:`~.array.Array` (and NumPy's ufuncs on ``fuse``'s traced
+    values), dispatching to ``public``'s functions."""
     _public.update(public)
+    Traced.__array_ufunc__ = traced_ufunc
     Array.__array_ufunc__ = array_ufunc
     Array.__array_function__ = array_function
     Array.__cupy_override_elementwise_kernel__ = property(_cupy_kernel_hook)
@@ -140,6 +143,18 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None and len(out) == 1 and out[0] is not None:
         return out[0]  # the Array (or array) given, written in place
     return result
+
+
+def traced_ufunc(self, ufunc, method, *inputs, **kwargs):
+    """``np.<ufunc>(...)`` on a value of :func:`~infini_cupy.fuse`'s trace: the namespace's
+    function, in NumPy's loop, as :func:`array_ufunc` gives on Arrays (so the fused kernel
+    stays bit-identical to the unfused calls); anything else stops the trace (NumPy's
+    TypeError), and the function runs unfused."""
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    if method == "__call__" and not kwargs and name in _public and len(inputs) == ufunc.nin \
+            and ufunc.nout == 1:
+        return _public[name](*_in_numpy_loop(ufunc, inputs))
+    return NotImplemented
 
 
 @functools.lru_cache(maxsize=None)
