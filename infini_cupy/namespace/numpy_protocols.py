@@ -254,12 +254,12 @@ def array_function(self, func, types, args, kwargs):
     Array, an array on its device."""
     if not all(t is Array or issubclass(t, native_array_types()) for t in types):
         return NotImplemented
-    backend = _backend_of((*args, *kwargs.values()))
-    if backend is None or not hasattr(func, "_implementation"):  # NumPy's like=self (only
-        return _created_like(self, func, args, kwargs)  # those functions have no dispatcher)
+    if not hasattr(func, "_implementation"):  # NumPy's like=self: the functions taking
+        return _created_like(self, func, args, kwargs)  # like= are the ones without one
     ours = _ours(func)
     if ours is not None and _binds(ours, args, kwargs):
         return ours(*args, **kwargs)
+    backend = _backend_of((*args, *kwargs.values())) or self._b
     native_args, native_kwargs = _native(args), _native(kwargs)
     return _library_call(
         f"{func.__module__}.{func.__name__}", backend,
