@@ -234,7 +234,8 @@ def matmul(x1, x2, /):
     TypeError
         No Dask array among the operands.
     ValueError
-        A 0-d operand, or contracted axes of different lengths (naming the shapes).
+        A 0-d operand, contracted axes of different lengths or batch axes that do not
+        broadcast (naming the shapes).
 
     Examples
     --------
@@ -258,6 +259,11 @@ def matmul(x1, x2, /):
         raise ValueError(f"infini_cupy.dask.matmul: shapes {a.shape} and {b.shape} do not "
                          "multiply (the last axis of x1 against the second-to-last of x2, "
                          "neither 0-d)")
+    try:  # the batch axes: before Dask's blockwise, whose message would be about chunks
+        broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        raise ValueError(f"infini_cupy.dask.matmul: the batch axes of shapes {a.shape} and "
+                         f"{b.shape} could not be broadcast together") from None
     x1_vector, x2_vector = a.ndim == 1, b.ndim == 1
     a = a[None, :] if x1_vector else a
     b = b[:, None] if x2_vector else b

@@ -358,6 +358,8 @@ def test_matmul_bad_input(chunked):
         xd.matmul(x, x)
     with pytest.raises(ValueError, match="do not multiply"):
         xd.matmul(x, chunked(np.ones(()), ()))
+    with pytest.raises(ValueError, match=r"batch axes of shapes \(2, 4, 6\) and \(3, 6, 4\)"):
+        xd.matmul(chunked(np.ones((2, 4, 6)), 2), chunked(np.ones((3, 6, 4)), 2))
     with pytest.raises(TypeError, match="needs a dask.array.Array argument"):
         xd.matmul(np.ones((2, 2)), np.ones((2, 2)))
 
