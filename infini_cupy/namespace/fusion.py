@@ -712,11 +712,11 @@ def fuse(function=None, *, strict: bool = False):
     """Decorator: run ``function`` as one fused kernel per call.
 
     The function may apply the elementwise functions (NumPy's ufuncs too), operators,
-    ``where``, ``astype`` and ``clip`` to its array and scalar arguments; the fused function takes what the unfused
-    calls take (Arrays, native arrays, NumPy and Python scalars, in any mix), keyword
-    arguments included, plus ``out=`` for a single result. The first call with a signature (per argument:
-    dtype and ndim of an array, the type of a scalar) traces it into one expression, with the
-    standard's promotion at every node; each call then launches one kernel that reads every
+    ``where``, ``astype`` and ``clip`` to its array and scalar arguments; the fused function
+    takes what the unfused calls take (Arrays, native arrays, NumPy and Python scalars, in any
+    mix), keyword arguments included, plus ``out=`` for a single result. The first call with a
+    signature (per argument: dtype and ndim of an array, the type of a scalar) traces it into
+    one expression, with the standard's promotion at every node; each call then launches one kernel that reads every
     input once and writes every output once, bit-identical to the unfused calls. A repeated
     layout costs a dictionary lookup, the outputs' allocation and the launch.
 
