@@ -30,6 +30,7 @@ import numpy as np
 
 try:
     import dask.array as da
+    from dask.array.chunk_types import register_chunk_type
     from dask.array.dispatch import concatenate_lookup, percentile_lookup
     from dask.array.utils import meta_from_array
     from dask.base import tokenize
@@ -487,6 +488,10 @@ def _concatenate_arrays(arrays, axis=0):
 concatenate_lookup.register(_xp.Array)(_concatenate_arrays)
 # da.percentile: per chunk, np.percentile (ours through __array_function__), as for CuPy
 percentile_lookup.register(_xp.Array, percentile_lookup.dispatch(np.ndarray))
+# An Array beside a Dask array (x + d, x == d, np.add(x, d)): Dask's operators take it as a
+# chunk type below theirs, as they take NumPy's and CuPy's, rather than declining (Python's
+# TypeError, or identity's False for ==).
+register_chunk_type(_xp.Array)
 
 
 __all__ = ["asarray", "rearrange", "astype", "where", "matmul", *ELEMENTWISE_NAMES]

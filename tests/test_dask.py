@@ -394,6 +394,26 @@ def test_array_chunks_launch_our_kernels(chunked):
     assert any(r.source in ("rearrange.cu", "transpose.cu", "packed.cu") for r in launches)
 
 
+@pytest.mark.parametrize("call", [
+    lambda x, d: x + d, lambda x, d: d * x, lambda x, d: x == d, lambda x, d: d != x,
+    lambda x, d: x < d, lambda x, d: np.add(x, d), lambda x, d: np.maximum(d, x),
+], ids=["x+d", "d*x", "x==d", "d!=x", "x<d", "np.add(x,d)", "np.maximum(d,x)"])
+def test_operators_between_an_array_and_a_dask_array(chunked, to_device, to_host, call):
+    """Dask's operators take an Array beside a Dask array, as NumPy's and CuPy's arrays (the
+    chunk type infini_cupy.dask registers): a Dask array whose chunks are Arrays; before,
+    both sides declined and ``x == d`` was Python's identity, False."""
+    rng = np.random.default_rng(12)
+    a, b = (rng.integers(-3, 3, (6, 8)).astype(np.float32) for _ in range(2))
+    x, d = xp.asarray(to_device(a)), chunked(b, (3, 4))
+    y = call(x, d)
+    assert isinstance(y, da.Array) and type(y._meta) is xp.Array
+    result = y.compute()
+    assert type(result) is xp.Array
+    expected = call(a, b)
+    assert result.dtype == expected.dtype
+    np.testing.assert_array_equal(to_host(result._a), expected)
+
+
 def test_asarray_of_a_plain_array_cuts_it_into_chunks(to_device, to_host):
     h = np.arange(12).reshape(3, 4)
     x = xd.asarray(to_device(h), chunks=(2, 2))

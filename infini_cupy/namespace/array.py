@@ -78,6 +78,13 @@ class Array:
         raise TypeError("infini_cupy.Array is created by infini_cupy.asarray and the "
                         "creation functions, not by its constructor")
 
+    def __getstate__(self):
+        """The slots that are set, as ``object.__getstate__`` gives them (a deferred Array's
+        value computed by the read of ``_a``), for pickle's protocols 0 and 1 too, which
+        refuse a class with ``__slots__`` and no ``__getstate__``."""
+        return None, {name: getattr(self, name) for name in ("_a", "_b", "_p", "_k", "_d")
+                      if hasattr(self, name)}
+
     def __setstate__(self, state):
         """Unpickled or copied: the slots as they were, but for the layout id and pointer
         (``settle``'s), which name the original's native array: a copy's is another."""

@@ -117,8 +117,30 @@ def _cupy_types():
     return (sys.modules["cupy"].ndarray,)
 
 
+def _foreign(values) -> bool:
+    """Whether ``values`` hold another library's array with a ``__array_ufunc__`` of its own
+    (a Dask array, an xarray DataArray): NumPy asks it next when ours declines."""
+    for v in values:
+        kind = type(v)
+        if kind is Array or kind in _PLAIN_OPERANDS or isinstance(v, native_array_types()):
+            continue
+        if isinstance(v, tuple):  # out=
+            if _foreign(v):
+                return True
+        elif getattr(kind, "__array_ufunc__", None) is not None:
+            return True
+    return False
+
+
+_PLAIN_OPERANDS = frozenset({bool, int, float, complex, type(None)})
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    """``np.<ufunc>(...)`` with an Array among the operands: the namespace's function."""
+    """``np.<ufunc>(...)`` with an Array among the operands: the namespace's function;
+    NotImplemented where another library's array is among them (NumPy's protocol: that
+    library answers, as Dask does for a Dask array)."""
+    if _foreign(inputs) or _foreign(kwargs.values()):
+        return NotImplemented
     backend = _backend_of((*inputs, *kwargs.values()))
     out = kwargs.get("out")  # NumPy hands it as a tuple, one entry per output
     name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)

@@ -5,7 +5,9 @@ elementwise ones, ``matmul`` delegated).
 In-place operators write into the Array's own memory (the elementwise functions' ``out=``),
 so the result keeps the left operand's dtype and shape, as the standard requires; a result
 of another dtype or shape raises. Operands other than Arrays, native arrays of the same
-device and Python or NumPy scalars give ``NotImplemented`` (Python then raises TypeError).
+device and Python or NumPy scalars give ``NotImplemented`` (Python then raises TypeError);
+``==`` and ``!=``, where Python would answer by identity instead (``x == [1, 2]`` False),
+ask the other operand as Python would and raise TypeError where it has no answer either.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ BINARY = {
 }
 COMPARISONS = {"lt": "less", "le": "less_equal", "gt": "greater", "ge": "greater_equal",
                "eq": "equal", "ne": "not_equal"}
+EQUALITY = {"eq": "==", "ne": "!="}  # the comparisons Python would answer by identity
 UNARY = {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}
 
 _SCALARS = frozenset({bool, int, float, complex})
@@ -55,6 +58,27 @@ def _binary(function):
     return op, rop, iop
 
 
+def _equality(function, symbol: str, method: str):
+    """``==`` or ``!=``: elementwise for the operands the other operators take; for others the
+    other operand's own ``method`` (Dask's, xarray's), as Python asks it next, and TypeError
+    where it has none: Python's last resort, identity, would make ``x == [1.0, 2.0]`` a
+    plain False (array-api-strict raises TypeError too)."""
+
+    def op(self, other):
+        kind = type(other)
+        if kind is Array or kind in _SCALARS or _operand(other):
+            return function(self, other)
+        answer = getattr(kind, method)(other, self)
+        if answer is NotImplemented:
+            name = kind.__qualname__ if kind.__module__ == "builtins" \
+                else f"{kind.__module__}.{kind.__qualname__}"
+            raise TypeError(f"'{symbol}' compares an Array with arrays and Python scalars; got "
+                            f"{name} (infini_cupy.asarray makes it an array)")
+        return answer
+
+    return op
+
+
 def _unary(function):
     def op(self):
         return function(self)
@@ -70,7 +94,11 @@ def install(public: dict) -> None:
         setattr(Array, f"__r{op}__", reflected)
         setattr(Array, f"__i{op}__", inplace)
     for op, name in COMPARISONS.items():
-        setattr(Array, f"__{op}__", _binary(public[name])[0])
+        if op in EQUALITY:
+            forward = _equality(public[name], EQUALITY[op], f"__{op}__")
+        else:
+            forward = _binary(public[name])[0]
+        setattr(Array, f"__{op}__", forward)
     for op, name in UNARY.items():
         setattr(Array, f"__{op}__", _unary(public[name]))
     matmul = public["matmul"]

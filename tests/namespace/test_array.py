@@ -8,6 +8,7 @@ Runs in emulation (Arrays on the emulator) and, with ``pytest --backend cuda``, 
 from __future__ import annotations
 
 import operator
+import pickle
 
 import array_api_compat
 import numpy as np
@@ -104,6 +105,47 @@ def test_numpy_arrays_defer_to_the_array(backend_name, arr, host):
     got = np.ones(4) - arr(a)  # NumPy's operator returns NotImplemented: Array.__rsub__
     assert type(got) is xp.Array
     np.testing.assert_allclose(host(got), 1 - a)
+
+
+class _Answers:
+    """An object whose == and != take Arrays (as Dask's and xarray's do): it is asked."""
+
+    def __eq__(self, other):
+        return ("eq", type(other).__name__)
+
+    def __ne__(self, other):
+        return ("ne", type(other).__name__)
+
+
+@pytest.mark.parametrize("other", [[1.0, 2.0], (1.0, 2.0), None, "a", b"a", object()],
+                         ids=["list", "tuple", "None", "str", "bytes", "object"])
+def test_equality_with_what_is_no_array_raises(arr, other):
+    """``x == [1.0, 2.0]``: TypeError naming the type, as ``xp.equal`` and the other
+    comparisons (Python's identity answer, False, would pass for elementwise)."""
+    x = arr(rng.standard_normal(2))
+    name = type(other).__name__
+    for compare in (operator.eq, operator.ne):
+        for call in (lambda: compare(x, other), lambda: compare(other, x)):
+            with pytest.raises(TypeError, match=f"compares an Array.*got {name}"):
+                call()
+    with pytest.raises(TypeError):
+        xp.equal(x, other)
+
+
+def test_equality_asks_the_other_operand(arr):
+    x = arr(rng.standard_normal(3))
+    assert (x == _Answers()) == ("eq", "Array") and (_Answers() == x) == ("eq", "Array")
+    assert (x != _Answers()) == ("ne", "Array")
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_pickle_round_trips_with_every_protocol(arr, host, protocol):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    for x in (arr(a), arr(a).T, arr(a)[::-1, 1:], arr(a)[0, 0]):
+        y = pickle.loads(pickle.dumps(x, protocol=protocol))
+        assert type(y) is xp.Array and y.device == x.device
+        assert y.shape == x.shape and y.dtype == x.dtype
+        np.testing.assert_array_equal(host(y), host(x))
 
 
 def test_zero_d_results_stay_arrays(arr, host):
