@@ -32,7 +32,7 @@ from ..arrays import data_pointer
 from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
-from ..strided.copy import rearrange_
+from ..strided.copy import apart_from, rearrange_
 from . import device as devices
 from . import pending as _pending
 from . import versions
@@ -346,13 +346,18 @@ class Array:
         token = enter_backend(self._b)
         try:
             if not all(type(k) in _BASIC_INDEX_TYPES or isinstance(k, np.integer) for k in key):
-                value = value._a if type(value) is Array else value
-                _check_value(value, self._a.dtype)
+                if type(value) is Array:
+                    check_same_device(self._b, value._b)
+                    value = value._a
+                value = _checked_scalar(value, self._a.dtype)
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
                     _check_promotes(value.dtype, self._a.dtype)
                 if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
                     # our cast first: the kernels' answers for NaN and out-of-range values
                     value = astype(_library(self._a).asarray(value), self._a.dtype)
+                elif not hasattr(value, "dtype"):  # converted whole before any write (NumPy
+                    # writes a list's values up to the one that fails)
+                    value = _scalar_source(_library(self._a), value, self._a.dtype)
                 if self._b == "cuda":  # CuPy's kernel, on this array's GPU
                     with self._a.device:
                         self._a[key] = value
@@ -364,7 +369,8 @@ class Array:
             if self._b == "numpy" and (native.flags.c_contiguous or native.flags.f_contiguous):
                 # NumPy's copy (it broadcasts a 0-d value): a view of a contiguous array never
                 # overlaps itself, the one layout rule rearrange_ would plan to check
-                view[...] = _source(value, view, self._b, zero_d_broadcast=False)
+                source = _source(value, view, self._b, zero_d_broadcast=False)
+                view[...] = apart_from(view, source)  # a snapshot where NumPy's copy errs
             else:
                 rearrange_(view, _source(value, view, self._b))
         finally:
@@ -437,11 +443,11 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     if type(value) is Array:
         check_same_device(backend, value._b)
         value = value._a
-    elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype):
+    elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype) \
+            and value.dtype.kind != "c":
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
     elif not hasattr(value, "dtype") or isinstance(value, np.generic):
-        _check_value(value, view.dtype)
-        value = _scalar_source(library, value, view.dtype)
+        value = _scalar_source(library, _checked_scalar(value, view.dtype), view.dtype)
     if value.dtype != view.dtype:
         _check_promotes(value.dtype, view.dtype)
         value = astype(value, view.dtype)
@@ -454,18 +460,23 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     return value
 
 
-def _check_value(value, dtype) -> None:
-    """TypeError for a ``value`` of ``x[key] = value`` that is none of an array, a scalar or
-    a (nested) list or tuple (NumPy writes None as NaN and parses a str, CuPy refuses both),
-    or a complex Python scalar into a real ``dtype`` (the standard's kinds; NumPy's error
-    speaks of float())."""
+def _checked_scalar(value, dtype):
+    """``value`` of ``x[key] = value`` checked: TypeError for one that is none of an array, a
+    scalar or a (nested) list or tuple (NumPy writes None as NaN and parses a str, CuPy
+    refuses both), or a complex scalar, Python's or NumPy's, into a real ``dtype`` (the
+    standard's kinds; NumPy's error speaks of float(), its warning of a discarded part). A
+    NumPy integer or bool comes back as the Python scalar it is taken as, NumPy's way: its
+    value, OverflowError out of ``dtype``'s range (``astype`` would wrap it)."""
     if not (hasattr(value, "dtype") or type(value) in _VALUE_TYPES
             or isinstance(value, (int, float, complex, list, tuple))):
         raise TypeError(f"x[key] = value: value must be an array, a Python scalar (bool, int, "
                         f"float, complex) or a list of them, got {type(value).__name__}")
-    if isinstance(value, complex) and dtype.kind != "c":
+    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
         raise TypeError(f"x[key] = value: a complex value ({value!r}) into x's dtype {dtype} "
                         "(take its real part first)")
+    if isinstance(value, (np.integer, np.bool_)):
+        return value.item()
+    return value
 
 
 _VALUE_TYPES = frozenset({bool, int, float, complex, list, tuple})

@@ -26,6 +26,7 @@ from ..elementwise.launcher import _prepare_out as checked_out
 from ..elementwise.launcher import cast
 from ..elementwise.short_path import current_device, out_check, out_usable
 from ..runtime.launch import launch
+from ..strided.copy import apart_from
 from ..strided.layout import overlaps_itself
 from .array import Array
 from .boundary import elementwise_operands, rearrange_
@@ -92,7 +93,7 @@ def write_again(name, result, out):
     if (type(source) is np.ndarray and type(native) is np.ndarray
             and source.dtype == native.dtype and source.shape == native.shape
             and native.flags.writeable):
-        np.copyto(native, source)
+        np.copyto(native, apart_from(native, source))  # the result may be a view of out
         return out
     return write_out(name, result, out)
 

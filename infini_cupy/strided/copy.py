@@ -219,7 +219,7 @@ def _rearrange_checked(y, x):
         # contiguous y cannot overlap itself (every new array, and views of one as a whole).
         if x.size and not (y.flags.c_contiguous or y.flags.f_contiguous):
             plan_for(y, x)
-        np.copyto(y, x, casting="no")  # NumPy buffers overlapping operands itself
+        np.copyto(y, apart_from(y, x), casting="no")
         return y
     if x.size == 0:
         return y
@@ -238,6 +238,16 @@ def _rearrange_checked(y, x):
     return y
 
 
+def apart_from(y, x):
+    """``x``, or a snapshot of it where NumPy's copy into ``y`` would read bytes it has
+    already written. NumPy copies overlapping operands through a temporary, but for a 1-d
+    ``y`` whose stride points the way of ``x``'s last one, where its loop is right only for
+    equal strides (``a[0:5:2] = a[0:3]`` reads ``a[2]`` after writing it)."""
+    if y.ndim == 1 and x.ndim and x.strides[-1] != y.strides[0] and np.may_share_memory(y, x):
+        return x.copy()
+    return x
+
+
 def rearrange_copy(x):
     """A new C-contiguous copy of ``x`` on ``x``'s device."""
     if not is_array(x):
@@ -246,5 +256,5 @@ def rearrange_copy(x):
     return rearrange_(y, x)
 
 
-__all__ = ["learn_compiled_copy", "rearrange_", "rearrange_copy", "short_rearrange_",
+__all__ = ["apart_from", "learn_compiled_copy", "rearrange_", "rearrange_copy", "short_rearrange_",
            "short_rearrange_ids"]

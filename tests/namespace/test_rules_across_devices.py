@@ -659,6 +659,94 @@ def test_setitem_from_an_overlapping_view_is_a_snapshot_on_every_device(layout):
             np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
 
 
+@pytest.mark.parametrize("write", ["setitem", "rearrange_"])
+def test_a_1d_overlapping_copy_is_a_snapshot_on_every_device(write):
+    """``x[0:5:2] = x[0:3]``: 1-d views of one buffer whose steps differ but point the same
+    way (NumPy's own copy reads x[2] after writing it), contiguous and reversed parents."""
+    rng = np.random.default_rng(31)
+    for _ in range(200):
+        n = int(rng.integers(4, 40))
+        step = int(rng.integers(1, 4)) * (1 if rng.random() < 0.5 else -1)
+        host = rng.integers(-100, 100, n).astype(np.int32)[::step]
+        count = int(rng.integers(1, max(2, len(host) // 2) + 1))
+        picks = []
+        for _ in range(2):  # target, then source: count elements each, random start and step
+            k = int(rng.integers(1, max(1, (len(host) - 1) // max(count - 1, 1)) + 1))
+            start = int(rng.integers(0, len(host) - k * (count - 1)))
+            picks.append(slice(start, start + k * (count - 1) + 1, k))
+        target, source = picks
+        expected = host.copy()
+        expected[target] = expected[source].copy()
+        for device in DEVICES:
+            x = xp.asarray(host, device=device, copy=True)
+            if write == "setitem":
+                x[target] = x[source]
+            else:
+                xp.rearrange_(x[target], x[source])
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected,
+                                          err_msg=f"{device} {target} = {source}")
+
+
+def _set(device, dtype, key, value):
+    """The bytes of ``x`` (4 elements of ``dtype``) after ``x[key] = value``, or the
+    exception's class; a key or value given as a function of the device is made there."""
+    x = xp.asarray(np.arange(4).astype(dtype), device=device)
+    key, value = (v(device) if callable(v) else v for v in (key, value))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            x[key] = value
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return type(e)
+    return np.asarray(x.to_device("cpu")).tobytes()
+
+
+KEYS = {"int": 1, "slice": slice(1, 3),
+        "mask": lambda d: xp.asarray([False, True, True, False], device=d),
+        "indices": lambda d: xp.asarray([1, 2], device=d)}
+
+
+@pytest.mark.parametrize("key", sorted(KEYS))
+@pytest.mark.parametrize("target", ["int8", "uint8", "int32", "float32", "bool"])
+def test_a_numpy_scalar_is_taken_as_the_python_scalar_of_its_value(target, key):
+    """``x[key] = np.int16(v)`` stores what ``x[key] = v`` stores, or refuses as it does
+    (OverflowError out of an integer range, NumPy's answer; ``astype`` would wrap it), for
+    every key kind on every device; a complex NumPy scalar into a real x is refused as a
+    complex Python scalar is."""
+    rng = np.random.default_rng(zlib.crc32(f"{target}{key}".encode()))
+    values = [int(v) for v in (*rng.integers(-2**40, 2**40, 3), *rng.integers(-300, 300, 3))]
+    for v in values + [0, 1, 255, -128]:
+        for kind in (np.int16, np.int64, np.uint64, np.bool_):
+            if kind is np.bool_ and v not in (0, 1):
+                continue
+            try:
+                scalar = kind(v)
+            except OverflowError:
+                continue
+            as_python = bool(v) if kind is np.bool_ else v
+            ends = [_set(d, target, KEYS[key], scalar) for d in DEVICES]
+            assert ends[0] == ends[1] == _set("cpu", target, KEYS[key], as_python), (kind, v)
+    for scalar in (np.complex64(3 + 4j), np.complex128(3 + 4j), 3 + 4j):
+        assert [_set(d, target, KEYS[key], scalar) for d in DEVICES] == [TypeError] * 2
+
+
+@pytest.mark.parametrize("key", ["mask", "indices"])
+def test_a_failed_write_through_an_index_array_leaves_x_as_it_was(key):
+    """Values are checked before any is written: a list with one value out of range, an
+    Array of another device (NumPy writes a list's values up to the one that fails)."""
+    for device in DEVICES:
+        other = "emulator" if device == "cpu" else "cpu"
+        before = _set(device, "int8", slice(0, 0), 0)
+        for value in ([5, 300], [7.0, float("inf")],
+                      lambda d, o=other: xp.asarray([1, 2], dtype=xp.int8, device=o)):
+            end = _set(device, "int8", KEYS[key], value)
+            assert end in (OverflowError, ValueError), (device, value, end)
+        x = xp.asarray(np.arange(4).astype("int8"), device=device)
+        with pytest.raises(OverflowError):
+            x[KEYS[key](device)] = [5, 300]
+        assert np.asarray(x.to_device("cpu")).tobytes() == before
+
+
 def _moved(device, name, host, first, keywords):
     """The dtype, shape and bytes of ``name(x, first, **keywords)`` on ``device``, or the
     exception's class."""
