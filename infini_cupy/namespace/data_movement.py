@@ -606,6 +606,8 @@ def repeat(x, repeats, /, *, axis: int | None = None):
     _check_array(x, "repeat")
     if is_array(repeats):
         backend_for(x, repeats)  # mixed devices: a clear error
+        if repeats.dtype == np.uint64:  # any integer dtype (the standard); NumPy's and CuPy's
+            repeats = repeats.astype(np.int64)  # repeat cast counts to intp 'safe'ly
         return _library(x).repeat(x, repeats, axis=axis)  # counts per element: library's
     repeats = _index(repeats, "repeat", "repeats")
     if repeats < 0:

@@ -482,7 +482,34 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 
 searchsorted.__doc__ = _searchsorted.__doc__
 
+
+def _cumulative(delegated):
+    def cumulative(x, /, *, axis=None, dtype=None, include_initial=False):
+        if getattr(x, "ndim", None) == 0 and axis is None and not is_traced(x):
+            # NumPy's cumulative_sum: a 0-d x as one element (array_api_compat's
+            # include_initial assumed an axis: IndexError)
+            x = x.reshape((1,))
+        return delegated(x, axis=axis, dtype=dtype, include_initial=include_initial)
+
+    return _named(cumulative, delegated.__name__, delegated.__doc__)
+
+
+cumulative_sum = _cumulative(cumulative_sum)  # noqa: F821 - made by the loops above
+cumulative_prod = _cumulative(cumulative_prod)  # noqa: F821
+
 linalg = _submodule("linalg", LINALG_NAMES)
+_pinv = linalg.pinv
+
+
+def _pinv_of_floats(x, /, *, rtol=None):
+    if getattr(x, "dtype", None) is not None and x.dtype.kind in "biu":
+        # in float64, as NumPy's pinv and every other linalg function here (the default
+        # rtol is of the dtype's eps: array_api_compat's finfo(int64) raised ValueError)
+        x = x.astype(np.float64)
+    return _pinv(x, rtol=rtol)
+
+
+linalg.pinv = _named(_pinv_of_floats, "pinv", _pinv.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
 e, inf, nan, newaxis, pi = math.e, math.inf, math.nan, None, math.pi

@@ -97,7 +97,7 @@ def pad(x, /, pad_width, mode="constant", **kwargs):
     rearrange_(out, _library(x).broadcast_to(fill, shape))
     if x.size:
         interior = tuple(slice(before, before + n) for n, (before, _) in zip(x.shape, pairs))
-        rearrange_(out[interior], x)
+        rearrange_(out[(*interior, ...)], x)  # "...": a 0-d x's out[()] would be a scalar
     return out
 
 

@@ -137,6 +137,7 @@ def test_round_and_pad_out_of_place_and_into_out(on, to_host):
     padded = xp.pad(on(h.astype(np.int8)), 2, constant_values=1.5)  # cast as NumPy assigns
     same(padded, np.pad(h.astype(np.int8), 2, constant_values=1.5), to_host)
     same(xp.pad(on(np.zeros((0, 2))), 1), np.pad(np.zeros((0, 2)), 1), to_host)
+    same(xp.pad(on(h[0, 0]), 1), np.pad(h[0, 0], 1), to_host)  # 0-d: nothing to pad
 
 
 def test_constant_pad_and_round_run_our_kernels(backend_name, arr, to_host):

@@ -2,7 +2,9 @@
 and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``/``eigvals``
 (and the error where the array library has none), ``expand_dims`` with a tuple of axes,
 ``permute_dims`` with negative axes, ``searchsorted`` with a scalar, the device of outputs and
-type promotion in ``x[key] = value``. NumPy is the oracle, on random data.
+type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
+``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
+counts of any integer dtype, ``linalg.pinv`` of integers. NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -165,3 +167,31 @@ def test_setitem_promotes_the_value(arr, to_host, target, value, allowed):
         with pytest.raises(TypeError, match=f"{np.dtype(value)}.*{np.dtype(target)}"):
             x[arr(np.array([True, False, True]))] = arr(v)
         np.testing.assert_array_equal(to_host(x), a)  # untouched
+
+
+# ---- where array_api_compat's functions fall short
+@pytest.mark.parametrize("include_initial", [False, True])
+@pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_of_a_0d_array_is_of_one_element(arr, to_host, name, include_initial):
+    h = np.asarray(rng.standard_normal())  # NumPy's: one element (compat's: IndexError)
+    got = getattr(xp, name)(arr(h), include_initial=include_initial)
+    expected = getattr(np, name)(h, include_initial=include_initial)
+    assert type(got) is xp.Array and got.dtype == expected.dtype
+    np.testing.assert_array_equal(to_host(got), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "uint64"])
+def test_repeat_takes_counts_of_every_integer_dtype(arr, to_host, dtype):
+    h = rng.standard_normal((3, 4))
+    counts = rng.integers(0, 4, size=4)
+    got = xp.repeat(arr(h), arr(counts.astype(dtype)), axis=1)
+    np.testing.assert_array_equal(to_host(got), np.repeat(h, counts, axis=1))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int16", "int64", "uint8"])
+def test_pinv_of_integers_is_in_float64(arr, to_host, dtype):
+    h = rng.integers(0, 5, (2, 4, 3)).astype(dtype)
+    got = xp.linalg.pinv(arr(h))  # compat's default rtol asked finfo(int): ValueError
+    expected = np.linalg.pinv(h)
+    assert got.dtype == expected.dtype == np.float64
+    np.testing.assert_allclose(to_host(got), expected, rtol=1e-10, atol=1e-12)
