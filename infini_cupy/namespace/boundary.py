@@ -146,6 +146,11 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
         call = f"_impl({call})"
     names = arrays.split()
     lines = [f"def {name}({params}):", "    _b = None"]
+    # the first array given back as it came (astype(x, x.dtype, copy=False), asarray(x),
+    # ascontiguousarray of a contiguous x): x itself, as the standard asks, not a new Array
+    first = names[0] if names and names[0].isidentifier() and names[0] != "out" else None
+    if first:
+        lines.append(f"    _x0 = {first}")
     for a in names:
         if a == "out":
             lines += ["    if out is not None and _pending.expressions: "
@@ -185,6 +190,9 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
               "        _exit(_t)"]
     if "out" in names:
         lines.append("    if type(_out) is _Array: return _out")
+    if first:
+        lines.append(f"    if _r is {first} and type(_x0) is _Array and _x0._b == "
+                     f"({result_backend}): return _x0")
     lines.append(f"    return _wrap_result(_r, {result_backend})")
     scope = dict(_GLOBALS, _impl=impl)
     exec("\n".join(lines), scope)  # noqa: S102

@@ -114,7 +114,9 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
     >>> xp.rearrange(y, "h w -> (w h)")
     Array([1, 4, 2, 5, 3, 6], device='emulator')
     """
-    if isinstance(x, (list, tuple)) and x and all(is_array(a) for a in x):
+    if isinstance(x, (list, tuple)) and not x:
+        raise TypeError(f"rearrange: an empty {type(x).__name__} has no arrays to stack")
+    if isinstance(x, (list, tuple)) and all(is_array(a) for a in x):
         # einops stacks a list of arrays on a new first axis
         x = stack(x)
         if pattern is None and not axes_lengths:

@@ -145,7 +145,7 @@ def parse_pattern(pattern: str) -> ParsedPattern:
         raise _error(pattern, "expected exactly one '->' between input and output axes")
     left_text, right_text = pattern.split("->")
     for ch in pattern.replace("->", ""):
-        if not (ch.isalnum() or ch in "_.() \t\n"):
+        if not (ch.isalnum() or ch in "_.() "):  # einops' characters: no tab, no newline
             raise _error(pattern, f"unexpected character {ch!r}")
     left = _parse_side(pattern, left_text, "left")
     right = _parse_side(pattern, right_text, "right")

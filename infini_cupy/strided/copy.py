@@ -48,11 +48,10 @@ def check_copyable_dtype(dtype, what: str) -> None:
 
 
 def _validate(y, x) -> str:
-    if not is_array(y) or not is_array(x):
-        raise TypeError(
-            "rearrange_(y, x) takes arrays; got "
-            f"y: {type(y).__name__}, x: {type(x).__name__}"
-        )
+    if not is_array(y) or not is_array(x):  # (named alone: an Array comes here unwrapped)
+        got = "; ".join(f"{name} is a {type(v).__name__}" for name, v in (("y", y), ("x", x))
+                        if not is_array(v))
+        raise TypeError(f"rearrange_(y, x) takes arrays; {got}")
     backend = backend_for(y, x)
     if y.dtype != x.dtype:
         raise TypeError(f"rearrange_: dtypes differ: y is {y.dtype}, x is {x.dtype}")

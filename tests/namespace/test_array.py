@@ -138,6 +138,19 @@ def test_equality_asks_the_other_operand(arr):
     assert (x != _Answers()) == ("ne", "Array")
 
 
+def test_a_call_that_gives_its_input_back_gives_the_array_itself(arr):
+    """``astype(x, x.dtype, copy=False)`` is ``x`` (the standard), as are ``asarray(x)`` and
+    ``ascontiguousarray`` of a C-contiguous ``x``; a copy or another device is another."""
+    x = arr(rng.standard_normal((3, 4)).astype(np.float32))
+    assert xp.astype(x, xp.float32, copy=False) is x
+    assert xp.asarray(x) is x and xp.asarray(x, copy=False) is x
+    assert xp.ascontiguousarray(x) is x
+    for other in (xp.astype(x, xp.float32), xp.asarray(x, copy=True), xp.ascontiguousarray(x.T),
+                  xp.astype(x, xp.float64, copy=False)):
+        assert other is not x
+    assert xp.reshape(x, (4, 3)) is not x
+
+
 @pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 def test_pickle_round_trips_with_every_protocol(arr, host, protocol):
     a = rng.standard_normal((3, 4)).astype(np.float32)

@@ -124,9 +124,9 @@ def _into(make_destination, call):
 
 for _what, _value, _shown in [("list", [[1.0] * 4] * 3, "list"), ("None", None, "NoneType"),
                               ("scalar", F32(1), "float32"), ("str", "x", "str")]:
-    row(f"rearrange_ x={_what}", TypeError, _shown)(
+    row(f"rearrange_ x={_what}", TypeError, f"takes arrays; x is a {_shown}$")(
         _into(lambda c: c.dest((3, 4)), lambda c, y, v=_value: xp.rearrange_(y, v)))
-    row(f"rearrange_ y={_what}", TypeError, _shown)(
+    row(f"rearrange_ y={_what}", TypeError, f"takes arrays; y is a {_shown}$")(
         lambda c, v=_value: (lambda: xp.rearrange_(v, c.ones((3, 4))), None))
 
 for _dtype, _shown in BAD_DTYPES:
@@ -262,6 +262,8 @@ row("rearrange axes without a pattern", TypeError, "without a pattern")(
 row("rearrange x=list", TypeError, "list")(lambda c: (lambda: xp.rearrange([1.0, 2.0]), None))
 row("rearrange x=list with pattern", TypeError, "list")(
     lambda c: (lambda: xp.rearrange([1.0, 2.0], "a -> a"), None))
+row("rearrange x=[]", TypeError, "empty list has no arrays")(
+    lambda c: (lambda: xp.rearrange([], "t -> t"), None))
 row("ascontiguousarray x=list", TypeError, "list")(
     lambda c: (lambda: xp.ascontiguousarray([1.0]), None))
 

@@ -256,6 +256,8 @@ def test_parsed_structure():
         ("b 1x -> b 1x", (6, 2), {}, "'1x' is not a valid axis name"),
         ("b _x -> b _x", (6, 2), {}, "should not start or end with '_'"),
         ("b c-d -> b", (6, 2), {}, "unexpected character '-'"),
+        ("b c -> c\tb", (6, 2), {}, r"unexpected character '\\t'"),  # einops: no tab,
+        ("b c ->\nc b", (6, 2), {}, r"unexpected character '\\n'"),  # no newline
         ("b ...c -> b ...c", (6, 2), {}, "must stand apart"),
         ("b w -> w b", (6, 5), {"w": -5}, "must not be negative"),
         ("b w -> w b", (6, 5), {"w": 2.5}, "must be integers"),
