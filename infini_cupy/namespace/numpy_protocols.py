@@ -139,6 +139,12 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """``np.<ufunc>(...)`` with an Array among the operands: the namespace's function;
     NotImplemented where another library's array is among them (NumPy's protocol: that
     library answers, as Dask does for a Dask array)."""
+    if method == "__call__" and not kwargs:  # np.add(x, y): the commonest, checked first
+        function = _functions.get(ufunc, _UNKNOWN)
+        if function is _UNKNOWN:
+            function = _functions[ufunc] = _function_of(ufunc)
+        if function is not None and len(inputs) == ufunc.nin and not _foreign(inputs):
+            return function(*_in_numpy_loop(ufunc, inputs))
     if _foreign(inputs) or _foreign(kwargs.values()):
         return NotImplemented
     backend = _backend_of((*inputs, *kwargs.values()))
@@ -165,6 +171,14 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if out is not None and len(out) == 1 and out[0] is not None:
         return out[0]  # the Array (or array) given, written in place
     return result
+
+
+_functions: dict = {}  # a NumPy ufunc -> the namespace's function of one output, or None
+
+
+def _function_of(ufunc):
+    name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
+    return _public[name] if name in _public and ufunc.nout == 1 else None
 
 
 def traced_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -228,11 +242,25 @@ def _in_numpy_loop(ufunc, inputs):
     ``np.logical_and(int8, int8)`` in int8. Calls with bfloat16 keep the namespace's rules
     (NumPy does not promote it; ``elementwise.resolution`` resolves it as float16)."""
     types = tuple(map(operand_type, inputs))
-    if any(dtypes.is_bfloat16(t) for t in types):
+    key = (ufunc, types)
+    loop = _casts.get(key, _UNKNOWN)
+    if loop is _UNKNOWN:
+        loop = None
+        if not any(dtypes.is_bfloat16(t) for t in types):
+            loop = _numpy_loop(ufunc, types)  # (NumPy's TypeError where it has none)
+            if all(isinstance(t, str) or t == d for t, d in zip(types, loop)):
+                loop = None  # the operands' own dtypes: nothing to cast
+        _casts[key] = loop
+    if loop is None:
         return inputs
-    loop = _numpy_loop(ufunc, types)
     return tuple(v if isinstance(t, str) or t == d or isinstance(v, np.generic)
                  else _public["astype"](v, d) for v, t, d in zip(inputs, types, loop))
+
+
+# (ufunc, operand types) -> the dtypes of NumPy's loop where some operand is cast to it, else
+# None: each signature resolved once (about 2 us of checks per call otherwise)
+_casts: dict = {}
+_UNKNOWN = object()
 
 
 def _first_native(args, kwargs):

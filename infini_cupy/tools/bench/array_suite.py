@@ -145,6 +145,7 @@ def _cpu_rows():
         ("x > 0", lambda: x > 0, lambda: a > 0),
         ("xp.exp(x)", lambda: xp.exp(x), lambda: np.exp(a)),
         ("xp.add(x, y, out=z)", lambda: xp.add(x, y, out=z), lambda: np.add(a, b, out=c)),
+        ("np.add(x, y) (NumPy's ufunc)", lambda: np.add(x, y), lambda: np.add(a, b)),
         ("xp.maximum(x, 0.0)", lambda: xp.maximum(x, 0.0), lambda: np.maximum(a, 0.0)),
         ("xp.where(m, x, y)", lambda: xp.where(mask, x, y), lambda: np.where(m, a, b)),
         ("xp.count_nonzero(x)", lambda: xp.count_nonzero(x), lambda: np.count_nonzero(a)),
