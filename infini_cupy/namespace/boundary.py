@@ -732,6 +732,9 @@ def _as_is(asarray):
                 backend = _on_cpu(device)[0] if device is not None else get_backend()
                 if backend is not None and backend != "cuda":
                     return wrap(obj, backend)
+        elif copy is False and isinstance(obj, np.generic):  # (the full call's 0-d array)
+            raise ValueError(f"asarray: a NumPy scalar ({obj!r}) has no memory to share: "
+                             "copy=False cannot be met")
         return asarray(obj, dtype=dtype, device=device, copy=copy)
 
     as_array.__name__ = as_array.__qualname__ = "asarray"

@@ -212,7 +212,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         _check_numeric(obj, obj.dtype)
     if dtype is not None and (is_cupy_array(obj) or hasattr(device, "id")):  # a CuPy device
         dtypes.check_bfloat16_on_cupy(dtypes.dtype_or_none(dtype))
-    try:
+    token = numpy_casts.silence()  # 1e40 in a list into float32 is inf, silently, as our
+    try:  # cast of an array gives it (floating-point warnings are silent on every device)
         result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
     except (TypeError, ValueError, OverflowError) as e:
         if dtype is None and isinstance(obj, (list, tuple)):  # CuPy refuses strings its way
@@ -226,6 +227,8 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         # the library's message (a ragged list, a value out of range), named as ours are
         kind = next(k for k in (TypeError, OverflowError, ValueError) if isinstance(e, k))
         raise kind(f"asarray: {e}") from e
+    finally:
+        numpy_casts.restore(token)
     _check_numeric(obj, result.dtype)
     return result
 

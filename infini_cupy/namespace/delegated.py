@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
-from ..elementwise.numpy_casts import float_to_int
+from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
 from .info import __array_namespace_info__
 
@@ -308,19 +308,26 @@ class finfo_object(NamedTuple):
     dtype: np.dtype
 
 
-def _check_info_kind(name: str, type, kinds: str, what: str) -> None:  # noqa: A002
-    """ValueError naming the dtype of ``type`` (a dtype or an array) unless its kind is one of
-    ``kinds``: the library's own refusal is caught by array_api_compat, which then asks the
-    dtype for its ``.dtype`` (an AttributeError)."""
+def _check_info_kind(name: str, type, kinds: str, what: str):  # noqa: A002
+    """``type`` (a dtype's name as the dtype); ValueError naming its dtype unless its kind is
+    one of ``kinds``: the library's own refusal is caught by array_api_compat, which then asks
+    the dtype for its ``.dtype`` (an AttributeError). TypeError for what is no dtype, name or
+    array (NumPy reads None as float64 and an int as int64)."""
+    if type is None or builtins.isinstance(
+            type, (builtins.bool, builtins.int, builtins.float, builtins.complex, list, tuple)):
+        raise TypeError(f"{name}: takes a dtype or an array, got {builtins.type(type).__name__}")
+    if builtins.isinstance(type, str):
+        type = dtypes.check_held(name, type)
     dt = type if isinstance(type, np.dtype) else getattr(type, "dtype", None)
     if isinstance(dt, np.dtype) and dt.kind not in kinds:
         raise ValueError(f"{name}: {dt} is not {what} dtype")
+    return type
 
 
 def finfo(type, /):
     """Machine limits of a floating dtype (or an array's), fields as Python floats; for a
     complex dtype, those of its real dtype."""
-    _check_info_kind("finfo", type, "fc", "a floating-point")
+    type = _check_info_kind("finfo", type, "fc", "a floating-point")
     info = namespace_of(*([type] if is_array(type) else [])).finfo(type)
     return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min),
                         float(info.smallest_normal), np.dtype(info.dtype))
@@ -328,7 +335,7 @@ def finfo(type, /):
 
 def iinfo(type, /):
     """Machine limits of an integer dtype (or an array's)."""
-    _check_info_kind("iinfo", type, "iu", "an integer")
+    type = _check_info_kind("iinfo", type, "iu", "an integer")
     return namespace_of(*([type] if is_array(type) else [])).iinfo(type)
 
 
@@ -458,6 +465,10 @@ _full, _full_like = full, full_like  # noqa: F821 - made by the loops above
 
 def full(shape, fill_value, *, dtype=None, device=None):
     dtypes.check_fill_value("full", fill_value)
+    if dtype is None and type(fill_value) is int and not -2**63 <= fill_value < 2**64:
+        # NumPy would make an object array, which no device holds
+        raise OverflowError(f"full: fill_value {fill_value} fits no integer dtype (int64, "
+                            "uint64); give a dtype or a float")
     return _full(shape, _integer_fill(fill_value, dtype), dtype=dtype, device=device)
 
 
@@ -468,6 +479,44 @@ def full_like(x, /, fill_value, *, dtype=None, device=None):
 
 
 full.__doc__, full_like.__doc__ = _full.__doc__, _full_like.__doc__
+
+_arange = arange  # noqa: F821 - made by the loops above
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    for value in (start, stop, step):
+        if isinstance(value, (complex, np.complexfloating)):  # NumPy: an empty complex array
+            raise TypeError(f"arange: start, stop and step are real numbers, got {value!r}")
+    return _arange(start, stop, step, dtype=dtype, device=device)
+
+
+arange.__doc__ = _arange.__doc__
+
+_linspace = linspace  # noqa: F821 - made by the loops above
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    token = silence()  # linspace(0, inf, 3): NaN silently, as on every device
+    try:
+        return _linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint)
+    finally:
+        restore(token)
+
+
+linspace.__doc__ = _linspace.__doc__
+
+
+def _of_a_matrix(delegated):
+    def triangle(x, /, *, k=0):
+        if getattr(x, "ndim", None) == 0:  # NumPy's tri() missing 'N'
+            raise ValueError(f"{delegated.__name__}: x of shape () holds no matrix (a 1-d x "
+                             "is NumPy's square of it)")
+        return delegated(x, k=k)
+
+    return _named(triangle, delegated.__name__, delegated.__doc__)
+
+
+tril, triu = _of_a_matrix(tril), _of_a_matrix(triu)  # noqa: F821
 
 _searchsorted = searchsorted  # noqa: F821 - made by the loops above
 

@@ -59,10 +59,32 @@ def result_type(*arrays_and_dtypes):
 
     Arrays count by their dtypes alone, on any device: a NumPy scalar (a 0-d array once
     through the boundary) beside GPU arrays is a dtype, as CuPy's ``result_type`` takes it."""
-    dtypes_and_scalars = [a if _dtype_of(a) is None else _dtype_of(a) for a in arrays_and_dtypes]
+    dtypes_and_scalars = [_checked_part("result_type", a) for a in arrays_and_dtypes]
     if _involves_bfloat16(dtypes_and_scalars):
         return dtypes.result_type(*dtypes_and_scalars)
     return delegated.result_type(*dtypes_and_scalars)
+
+
+_PYTHON_TYPES = (bool, int, float, complex)
+
+
+def _checked_part(what: str, value):
+    """A dtype of ``value`` (an array, a dtype, a scalar type: one that arrays of every
+    device hold), or a Python scalar or scalar type as it is; TypeError naming ``what`` for
+    anything else (NumPy reads None as float64 and a str as a dtype, ``"U1"`` included)."""
+    dt = value if isinstance(value, str) else _dtype_of(value)  # a str: a dtype's name
+    if dt is not None:
+        return dtypes.check_held(what, dt)
+    if type(value) in _PYTHON_TYPES or value in _PYTHON_TYPES:
+        return value
+    raise TypeError(f"{what}: takes arrays, dtypes and Python scalars, got "
+                    f"{type(value).__name__} {value!r}")
+
+
+def can_cast(from_, to, /):
+    """The standard's ``can_cast``, of dtypes (or an array's) that arrays of every device hold
+    (TypeError for others: NumPy answers for strings and objects)."""
+    return delegated.can_cast(_checked_part("can_cast", from_), dtypes.check_held("can_cast", to))
 
 
 def where(condition, x1=None, x2=None, /):
@@ -116,6 +138,9 @@ def isdtype(dtype, kind):
     """The standard's ``isdtype``; bfloat16 is of kinds ``"real floating"`` and ``"numeric"``."""
     if _involves_bfloat16((dtype,)):
         kinds = kind if isinstance(kind, tuple) else (kind,)
+        others = tuple(k for k in kinds if not dtypes.is_bfloat16(_dtype_of(k)))
+        if others:  # the kinds checked as for any dtype (NumPy's own refuses bfloat16)
+            delegated.isdtype(np.dtype(np.float16), others if isinstance(kind, tuple) else kind)
         return any(k in _BFLOAT16_KINDS if isinstance(k, str) else dtypes.is_bfloat16(k)
                    for k in kinds)
     return delegated.isdtype(dtype, kind)
@@ -124,8 +149,11 @@ def isdtype(dtype, kind):
 def finfo(type, /):  # noqa: A002  the standard's parameter name
     """The standard's ``finfo``; for bfloat16 (a dtype or an array of it), ml_dtypes'."""
     if _involves_bfloat16((type,)):
-        return dtypes.ml_dtypes.finfo(dtypes.BFLOAT16)
+        info = dtypes.ml_dtypes.finfo(dtypes.BFLOAT16)  # its fields bfloat16 scalars
+        return delegated.finfo_object(int(info.bits), float(info.eps), float(info.max),
+                                      float(info.min), float(info.smallest_normal),
+                                      dtypes.BFLOAT16)
     return delegated.finfo(type)
 
 
-__all__ = EXTENSION_DTYPE_NAMES + ["finfo", "isdtype", "result_type", "where"]
+__all__ = EXTENSION_DTYPE_NAMES + ["can_cast", "finfo", "isdtype", "result_type", "where"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 NAMESPACE = {
     # creation
     "arange": ("start, /, stop=None, step=1, *, dtype=None, device=None", ""),
-    "asarray": ("obj, /, *, dtype=None, device=None, copy=None", "obj"),
+    "asarray": ("obj, /, *, dtype=None, device=None, copy=None", "?obj"),
     "empty": ("shape, *, dtype=None, device=None", ""),
     "empty_like": ("x, /, *, dtype=None, device=None", "x"),
     "eye": ("n_rows, n_cols=None, /, *, k=0, dtype=None, device=None", ""),

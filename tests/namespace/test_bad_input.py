@@ -23,6 +23,7 @@ from infini_cupy import arrays
 
 SENTINEL = 7  # every destination starts full of it; an error must leave it so
 F32 = np.float32
+I8 = np.int8
 
 
 @dataclass(frozen=True)
@@ -278,6 +279,36 @@ row("asarray copy to object", TypeError, "object")(
     lambda c: (lambda: xp.asarray(c.ones(3), dtype=object, copy=True), None))
 row("asarray unknown device", ValueError, "'gpu'")(
     lambda c: (lambda: xp.asarray(c.ones(3), device="gpu", copy=True), None))
+
+row("asarray NumPy scalar copy=False", ValueError, "NumPy scalar.*copy=False")(
+    lambda c: (lambda: xp.asarray(np.float32(1.5), copy=False), None))
+row("full int beyond int64 and uint64", OverflowError, "18446744073709551616 fits no integer")(
+    lambda c: (lambda: xp.full((2,), 2**64), None))
+row("full int below int64", OverflowError, "fits no integer")(
+    lambda c: (lambda: xp.full((2,), -2**63 - 1), None))
+for _value in (3 + 0j, 1j, np.complex64(2)):
+    row(f"arange {_value!r}", TypeError, "real numbers")(
+        lambda c, v=_value: (lambda: xp.arange(v), None))
+row("arange complex step", TypeError, "real numbers")(lambda c: (lambda: xp.arange(0, 4, 1j), None))
+for _name in ("tril", "triu"):
+    row(f"{_name} 0-d", ValueError, rf"{_name}: x of shape \(\) holds no matrix")(
+        lambda c, n=_name: (lambda: getattr(xp, n)(c.dev(np.float32(5))), None))
+
+# type queries of what no device holds, or of what is no dtype ------------------------------
+for _args in (("U1", I8), (None, I8), (F32, np.dtype("O")), (F32, "S2"), (np.dtype("M8[s]"),)):
+    row(f"result_type{_args}", TypeError, "result_type")(
+        lambda c, a=_args: (lambda: xp.result_type(*a), None))
+row("can_cast to object", TypeError, "can_cast: dtype object")(
+    lambda c: (lambda: xp.can_cast(I8, np.dtype("O")), None))
+row("can_cast from str", TypeError, "can_cast: dtype <U1")(
+    lambda c: (lambda: xp.can_cast("U1", I8), None))
+for _name, _value in (("finfo", 3), ("finfo", None), ("finfo", [1.0]), ("iinfo", 3),
+                      ("iinfo", None), ("iinfo", (8,))):
+    row(f"{_name}({_value!r})", TypeError, f"{_name}: takes a dtype or an array")(
+        lambda c, n=_name, v=_value: (lambda: getattr(xp, n)(v), None))
+row("iinfo('float32')", ValueError, "iinfo: float32 is not an integer")(
+    lambda c: (lambda: xp.iinfo("float32"), None))
+row("finfo('U1')", TypeError, "finfo: dtype <U1")(lambda c: (lambda: xp.finfo("U1"), None))
 
 # creation of what no device holds (NumPy alone makes string, object, longdouble arrays) -----
 def _device(c):

@@ -4,7 +4,9 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 ``permute_dims`` with negative axes, ``searchsorted`` with a scalar, the device of outputs and
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
-counts of any integer dtype, ``linalg.pinv`` of integers. NumPy is the oracle, on random data.
+counts of any integer dtype, ``linalg.pinv`` of integers; ``asarray`` of a list of Arrays on
+their device, conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as for the
+other dtypes. NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -12,6 +14,7 @@ Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import array_api_compat
 import array_api_compat.numpy as compat_numpy
@@ -195,3 +198,53 @@ def test_pinv_of_integers_is_in_float64(arr, to_host, dtype):
     expected = np.linalg.pinv(h)
     assert got.dtype == expected.dtype == np.float64
     np.testing.assert_allclose(to_host(got), expected, rtol=1e-10, atol=1e-12)
+
+
+# ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_asarray_of_a_list_of_arrays_is_on_their_device(device):
+    h = rng.standard_normal((3, 4)).astype(np.float32)
+    rows = [xp.asarray(r, device=device) for r in h]
+    for got in (xp.asarray(rows), xp.asarray(tuple(rows)), xp.asarray(rows, dtype=xp.float64)):
+        assert type(got) is xp.Array and got.device == rows[0].device
+        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), h.astype(got.dtype))
+    assert xp.asarray([rows[0][0], 2.5]).device == rows[0].device  # an Array and a scalar
+    other = "emulator" if device == "cpu" else "cpu"
+    with pytest.raises(ValueError, match="different devices"):
+        xp.asarray([rows[0], xp.asarray(h[1], device=other)])
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_conversions_out_of_range_are_silent_on_every_device(device):
+    """A float too large for the dtype is infinity, without NumPy's RuntimeWarning, as our
+    cast kernel gives it for an array (floating-point warnings are silent everywhere)."""
+    values = [float(v) for v in rng.standard_normal(4) * 1e40]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = xp.asarray(values, dtype=xp.float32, device=device)
+        spaced = xp.linspace(0.0, np.inf, 3, device=device)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(np.asarray(got.to_device("cpu")),
+                                      np.asarray(values, dtype=np.float32))
+        np.testing.assert_array_equal(np.asarray(spaced.to_device("cpu")),
+                                      np.linspace(0.0, np.inf, 3))
+
+
+def test_bfloat16_type_queries_answer_as_for_the_other_dtypes():
+    if xp.__array_namespace_info__().dtypes(kind="bfloat16") == {}:
+        pytest.skip("bfloat16 needs ml_dtypes")
+    import ml_dtypes
+
+    info, reference = xp.finfo(xp.bfloat16), ml_dtypes.finfo(ml_dtypes.bfloat16)
+    for field in ("eps", "max", "min", "smallest_normal"):
+        value = getattr(info, field)
+        assert type(value) is float and value == float(getattr(reference, field))
+    assert info.bits == 16 and info.dtype == xp.bfloat16
+    assert type(xp.finfo(xp.float16).max) is float
+    assert xp.isdtype(xp.bfloat16, ("integral", xp.bfloat16))
+    assert xp.isdtype(xp.bfloat16, "real floating") and not xp.isdtype(xp.bfloat16, "integral")
+    for kind in ("foo", "Bool", ("foo",)):
+        with pytest.raises(ValueError):
+            xp.isdtype(xp.bfloat16, kind)
+        with pytest.raises(ValueError):
+            xp.isdtype(xp.float16, kind)

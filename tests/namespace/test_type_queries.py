@@ -91,7 +91,10 @@ def test_finfo_and_can_cast_answer_as_the_full_functions(dtype):
     else:  # bool, bfloat16: iinfo refuses
         with pytest.raises(ValueError, match=f"iinfo: {dtype} is not an integer dtype"):
             xp.iinfo(x)
-    assert xp.finfo(2.0) == xp.finfo.__wrapped__(2.0)  # a value: the full way
+    for value in (2.0, None):  # no dtype (NumPy's finfo reads both as float64): refused
+        for finfo in (xp.finfo, xp.finfo.__wrapped__):
+            with pytest.raises(TypeError, match="finfo: takes a dtype or an array"):
+                finfo(value)
 
 
 def test_the_memo_stays_bounded(monkeypatch):
