@@ -116,6 +116,13 @@ class Traced:
 
     __rmatmul__ = __matmul__
 
+    def __iadd__(self, other):  # (without it Python would rebind x to x + y, and x's
+        # memory, an argument's, would never be written)
+        raise Untraceable("x += y (and the other in-place operators): a write into x's memory")
+
+    __isub__ = __imul__ = __itruediv__ = __ifloordiv__ = __imod__ = __ipow__ = __iadd__
+    __iand__ = __ior__ = __ixor__ = __ilshift__ = __irshift__ = __imatmul__ = __iadd__
+
     def __abs__(self):
         return op_node("abs", (self,))
 
@@ -342,11 +349,27 @@ def _cpp(node, inputs) -> str:
     return f"ic::Expr<{functor}, {out_ctype}, {in_ctype}, {', '.join(_cpp(n, inputs) for n in children)}>"
 
 
+def _children(node) -> tuple:
+    return node[4] if node[0] == "op" else node[2:] if node[0] == "where" else ()
+
+
 def _walk(node):
     yield node
-    children = node[4] if node[0] == "op" else node[2:] if node[0] == "where" else ()
-    for child in children:
+    for child in _children(node):
         yield from _walk(child)
+
+
+def _within_nodes(roots, limit: int) -> bool:
+    """Whether the trees of ``roots`` (subexpressions reused counted each time) have at most
+    ``limit`` nodes, found by counting no further than that: ``a = a + a`` twenty times over
+    is a tree of two million nodes in a trace of twenty."""
+    stack, count = list(roots), 0
+    while stack:
+        count += 1
+        if count > limit:
+            return False
+        stack.extend(_children(stack.pop()))
+    return True
 
 
 def trace_function(function, signature, keywords=()) -> FusedExpression:
@@ -371,10 +394,12 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
     for r in outputs:
         if type(r) is not Traced:
             raise Untraceable(f"the function returns a {type(r).__name__}, not arrays")
+        if r.node[0] == "in":  # the argument itself, as the function called gives it
+            raise Untraceable("the function returns an array argument as it is")
+    if not _within_nodes([r.node for r in outputs], MAX_NODES):
+        raise Untraceable(f"the expression has more than {MAX_NODES} nodes (reused "
+                          "subexpressions are copied)")
     nodes = [list(_walk(r.node)) for r in outputs]
-    if sum(len(n) for n in nodes) > MAX_NODES:
-        raise Untraceable(f"the expression has {sum(len(n) for n in nodes)} nodes, more than "
-                          f"{MAX_NODES} (reused subexpressions are copied)")
     used = sorted({n[1] for tree in nodes for n in tree if n[0] == "in"})
     if not used:
         raise ReadsNoArray("the outputs read no array argument")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import is_array
 from ..config import enter_backend, exit_backend
 from ..elementwise.fused_plan import FLAG_OFF, FLAG_ON, plan_fused
 from ..elementwise.kernels import SOURCE
@@ -64,6 +65,10 @@ def write_out(name, result, out):
     if isinstance(result, (tuple, list)):
         raise TypeError(f"{name}: out= takes a function of one output; this one returns a "
                         f"{type(result).__name__} of {len(result)}")
+    if not (type(result) is Array or isinstance(result, np.generic) or is_array(result)):
+        # (a function of scalars alone: as xp.add(2, 3, out=z), which needs an array)
+        raise TypeError(f"{name}: out= takes an array result; the function returned "
+                        f"{type(result).__name__} {result!r}")
     (result, native), backend, _ = elementwise_operands((result, out))
     result = np.asarray(result) if isinstance(result, np.generic) else result
     t = enter_backend(backend)

@@ -26,6 +26,7 @@ array([-0.5,  0. ,  0.5,  1. ])
 from __future__ import annotations
 
 import functools
+import types
 import warnings
 
 import numpy as np
@@ -282,6 +283,10 @@ class FusedFunction:
 
     def __repr__(self):
         return f"<fused function {getattr(self.function, '__qualname__', self.function)!r}>"
+
+    def __get__(self, instance, owner=None):
+        """A fused method: bound to the instance, as the function would be."""
+        return self if instance is None else types.MethodType(self, instance)
 
     def __call__(self, *args, out=None, **kwargs):
         if not kwargs and out is None:

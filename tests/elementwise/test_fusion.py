@@ -172,3 +172,56 @@ def test_astype_and_round_methods_fuse_as_on_arrays():
         xp.fuse(lambda x: x.round(2), strict=True)(x)
     with pytest.raises(TypeError, match="same_kind"):  # the Array method's casting check
         xp.fuse(lambda x: x.astype(xp.int8, casting="same_kind"), strict=True)(x)
+
+
+def _increment_in_place(a, b):
+    a += b
+    return a
+
+
+def _doubled(a, times=60):
+    for _ in range(times):
+        a = a + a
+    return a
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_functions_that_eager_code_would_see_apart_run_as_eager_code(device):
+    """Found by a user's probe: ``a += b`` on an argument writes into its memory (the trace
+    would have rebound ``a``), a function giving an argument back gives it itself, a fused
+    method binds its instance, ``a = a + a`` sixty times over (a tree of 2**61 nodes) stops
+    the trace at once, a function of scalars into ``out=`` raises as ``xp.add`` does."""
+    rng = np.random.default_rng(17)
+    h = rng.standard_normal(5).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", xp.FusionWarning)
+        x, y = xp.asarray(h.copy(), device=device), xp.asarray(h[::-1].copy(), device=device)
+        assert xp.fuse(_increment_in_place)(x, y) is x
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h + h[::-1])
+        n = xp.asarray(np.arange(5, dtype=np.int32), device=device)
+        for call in (_increment_in_place, xp.fuse(_increment_in_place)):  # same_kind, as eager
+            with pytest.raises(TypeError, match="cannot be cast into out of dtype int32"):
+                call(n, 1.5)
+        assert xp.fuse(lambda a: a)(x) is x
+        assert xp.fuse(lambda a: xp.astype(a, a.dtype, copy=False))(x) is x
+
+        class Scaled:
+            factor = 3.0
+
+            @xp.fuse
+            def times(self, a):
+                return a * self.factor
+
+        np.testing.assert_array_equal(np.asarray(Scaled().times(y).to_device("cpu")),
+                                      h[::-1] * np.float32(3))
+        doubled = xp.fuse(_doubled)(y)
+        np.testing.assert_array_equal(np.asarray(doubled.to_device("cpu")),
+                                      np.asarray(_doubled(y).to_device("cpu")))
+        with pytest.raises(TypeError, match="out= takes an array result; the function "
+                                            "returned int 6"):
+            xp.fuse(lambda u, v: u * v)(2, 3, out=xp.zeros((), device=device))
+
+
+def test_a_tree_of_reused_subexpressions_is_measured_no_further_than_its_limit():
+    with pytest.raises(TypeError, match=r"more than 256 nodes"):
+        xp.fuse(_doubled, strict=True)(xp.asarray(np.ones(3), device="emulator"))
