@@ -176,6 +176,9 @@ def _scalar_kind(value) -> str | None:
     return None
 
 
+PYTHON_SCALAR_TYPES = (bool, int, float, complex)  # the standard's Python scalars
+
+
 def is_python_scalar(value) -> bool:
     return _scalar_kind(value) is not None
 

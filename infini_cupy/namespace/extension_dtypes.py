@@ -65,9 +65,6 @@ def result_type(*arrays_and_dtypes):
     return delegated.result_type(*dtypes_and_scalars)
 
 
-_PYTHON_TYPES = (bool, int, float, complex)
-
-
 def _checked_part(what: str, value):
     """A dtype of ``value`` (an array, a dtype, a scalar type: one that arrays of every
     device hold), or a Python scalar or scalar type as it is; TypeError naming ``what`` for
@@ -75,7 +72,7 @@ def _checked_part(what: str, value):
     dt = value if isinstance(value, str) else _dtype_of(value)  # a str: a dtype's name
     if dt is not None:
         return dtypes.check_held(what, dt)
-    if type(value) in _PYTHON_TYPES or value in _PYTHON_TYPES:
+    if type(value) in dtypes.PYTHON_SCALAR_TYPES or value in dtypes.PYTHON_SCALAR_TYPES:
         return value
     raise TypeError(f"{what}: takes arrays, dtypes and Python scalars, got "
                     f"{type(value).__name__} {value!r}")

@@ -132,7 +132,7 @@ def _foreign(values) -> bool:
     return False
 
 
-_PLAIN_OPERANDS = frozenset({bool, int, float, complex, type(None)})
+_PLAIN_OPERANDS = frozenset({*dtypes.PYTHON_SCALAR_TYPES, type(None)})
 
 
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
