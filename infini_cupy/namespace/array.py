@@ -184,24 +184,41 @@ class Array:
 
     # ---- conversions
     def __bool__(self) -> bool:
+        """``bool(self)`` of a 0-d Array (or one of one element, as NumPy's): its value on
+        the host, after the device finishes. Several elements: ValueError."""
         return bool(self._a)
 
     def __int__(self) -> int:
+        """``int(self)`` of a one-element Array: its value on the host (a float truncated)."""
         return int(self._a)
 
     def __float__(self) -> float:
+        """``float(self)`` of a one-element Array: its value on the host.
+
+        Examples
+        --------
+        >>> import infini_cupy as xp
+        >>> float(xp.sum(xp.asarray([1.5, 2.0], device="emulator")))
+        3.5
+        """
         return float(self._a)
 
     def __complex__(self) -> complex:
+        """``complex(self)`` of a one-element Array: its value on the host."""
         return complex(self._a)
 
     def __index__(self) -> int:
+        """``operator.index(self)`` of a 0-d integer Array (``range(n)``, ``lst[i]``);
+        TypeError for any other Array."""
         # checked here: CuPy's 0-d arrays have no __index__
         if self._a.ndim != 0 or self._a.dtype.kind not in "iu":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._a)
 
     def __array__(self, dtype=None, copy=None):
+        """``numpy.asarray(self)``: the data as a NumPy array (no copy on ``cpu`` and the
+        emulator unless ``dtype`` or ``copy=True`` asks for one); TypeError for an Array on
+        a GPU (no silent device-to-host copy: ``to_device("cpu")``)."""
         if _pending.expressions:  # the buffer leaves our control: nothing may read it late
             _pending.evaluate_all("__array__")
         if self._b == "cuda":
@@ -213,6 +230,8 @@ class Array:
         return result.view() if result is self._a else result
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of the data (the standard's ``__dlpack__``): the native array's,
+        NumPy's or CuPy's, with their checks of ``stream``, ``dl_device`` and ``copy``."""
         if _pending.expressions:
             _pending.evaluate_all("__dlpack__")
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
@@ -220,10 +239,14 @@ class Array:
         return self._a.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
+        """``(device type, device id)`` in DLPack's numbering: ``(1, 0)`` on ``cpu`` and the
+        emulator, ``(2, N)`` on GPU N."""
         return self._a.__dlpack_device__()
 
     @property
     def __cuda_array_interface__(self) -> dict:
+        """CuPy's ``__cuda_array_interface__`` (version 3) of an Array on a GPU, for Numba,
+        PyTorch and other CUDA libraries; AttributeError on ``cpu`` and the emulator."""
         if self._b != "cuda":
             raise AttributeError(f"an Array on {self.device} has no __cuda_array_interface__")
         if _pending.expressions:
@@ -231,11 +254,13 @@ class Array:
         return self._a.__cuda_array_interface__
 
     def __repr__(self) -> str:
+        """``Array([...], dtype=..., device='...')``: NumPy's repr of the values, the device."""
         body = repr(self._a)
         body = body[body.index("(") + 1:-1] if body.endswith(")") else body
         return f"Array({body}, device={str(self.device)!r})"
 
     def __str__(self) -> str:
+        """The values as NumPy prints them (``print(x)``)."""
         return str(self._a)
 
     def __format__(self, spec: str) -> str:
@@ -251,11 +276,14 @@ class Array:
         return str(self)
 
     def __len__(self) -> int:
+        """The length of the first dim; TypeError for a 0-d Array."""
         if self._a.ndim == 0:
             raise TypeError("len() of a 0-d Array")
         return self._a.shape[0]
 
     def __iter__(self):
+        """The views ``self[0]``, ``self[1]``, ... along the first dim; TypeError for a 0-d
+        Array."""
         if self._a.ndim == 0:
             raise TypeError("iteration over a 0-d Array")
         return (self[i] for i in range(self._a.shape[0]))
@@ -358,6 +386,7 @@ class Array:
                 elif not hasattr(value, "dtype"):  # converted whole before any write (NumPy
                     # writes a list's values up to the one that fails)
                     value = _scalar_source(_library(self._a), value, self._a.dtype)
+                _check_value_ndim(getattr(value, "shape", ()), key, self._a.ndim)
                 if self._b == "cuda":  # CuPy's kernel, on this array's GPU
                     with self._a.device:
                         self._a[key] = value
@@ -458,6 +487,38 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
             raise ValueError(f"x[key] = value: value of shape {tuple(value.shape)} does not "
                              f"broadcast to x[key]'s shape {tuple(view.shape)}") from None
     return value
+
+
+def _check_value_ndim(value_shape: tuple, key: tuple, ndim: int) -> None:
+    """ValueError for a value of more dims than ``x[key]`` with a mask or an index array
+    in ``key``: the standard broadcasts the value to ``x[key]`` (no leading 1-dims dropped,
+    as with a basic key), where NumPy and CuPy drop them. Counted from the key alone:
+    ``x[key]``'s shape needs the mask's values."""
+    kept = 0  # dims of x[key] from slices, None and the Ellipsis
+    consumed = 0  # dims of x taken by the key's items
+    indexed = 0  # dims of the broadcast index arrays (a mask gives one)
+    for k in key:
+        if k is None:
+            kept += 1
+        elif type(k) is slice:
+            kept += 1
+            consumed += 1
+        elif k is not Ellipsis:
+            k_ndim = np.ndim(k)
+            k_dtype = getattr(k, "dtype", None)
+            if k_dtype is None:  # a list or a Python scalar
+                k_dtype = np.asarray(k).dtype
+            if k_dtype == np.bool_:
+                consumed += k_ndim
+                indexed = max(indexed, 1)
+            else:
+                consumed += 1
+                indexed = max(indexed, k_ndim)
+    result_ndim = kept + indexed + max(ndim - consumed, 0)
+    if len(value_shape) > result_ndim:
+        raise ValueError(f"x[key] = value: value of shape {tuple(value_shape)} does not "
+                         f"broadcast to x[key], {result_ndim}-d (the standard drops no "
+                         "leading dims)")
 
 
 def _checked_scalar(value, dtype):

@@ -74,7 +74,10 @@ class Info:
         if kind is None:
             names = _DTYPES["bool"] + _DTYPES["numeric"]
         else:
-            kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+            kinds = (kind,) if isinstance(kind, str) else kind
+            if type(kinds) is not tuple or not all(isinstance(k, str) for k in kinds):
+                raise TypeError(f"kind must be a dtype kind's name or a tuple of them, got "
+                                f"{kind!r}")
             unknown = [k for k in kinds if k not in _DTYPES]
             if unknown:
                 raise ValueError(f"unknown dtype kind {unknown[0]!r}; expected one of {', '.join(_DTYPES)}")

@@ -612,6 +612,47 @@ def test_setitem_of_a_value_that_does_not_broadcast_names_both_shapes(device):
 
 
 @pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_setitem_with_an_index_key_refuses_extra_leading_dims_as_a_basic_key_does(device):
+    """With a mask or an integer array in the key, a value of more dims than ``x[key]``
+    (leading length-1 dims, which NumPy drops) is a ValueError naming its shape, as with a
+    basic key, and writes nothing; a value of ``x[key]``'s dims or fewer is written as
+    NumPy writes it. Random keys mixing masks, index arrays, lists, ints, slices, None and
+    Ellipsis, on a 3-d array."""
+    rng = np.random.default_rng(53)
+    h = rng.standard_normal((3, 4, 5)).astype(F32)
+    makers = [
+        lambda: rng.random(h.shape[:1]) < 0.5,
+        lambda: rng.random(h.shape[:2]) < 0.5,
+        lambda: rng.integers(0, 3, size=rng.integers(1, 4)),
+        lambda: rng.integers(0, 3, size=(2, 2)),
+        lambda: [int(i) for i in rng.integers(0, 3, size=2)],
+    ]
+    tails = [(), (slice(None),), (slice(1, 3), None), (Ellipsis, 2), (None, Ellipsis),
+             (Ellipsis, np.array([0, 3]))]
+    for _ in range(60):
+        first = makers[rng.integers(len(makers))]()
+        key = (first,) + tails[rng.integers(len(tails))]
+        if np.ndim(first) == 2 and any(k is not None and k is not Ellipsis for k in key[1:]) \
+                and len(key) > 2:
+            key = key[:2]
+        try:
+            expected_shape = h[key].shape
+        except IndexError:
+            continue
+        native_key = tuple(xp.asarray(k, device=device) if isinstance(k, np.ndarray) else k
+                           for k in key)
+        x = xp.asarray(h.copy(), device=device)
+        value = rng.standard_normal((1,) + expected_shape).astype(F32)
+        with pytest.raises(ValueError, match=re.escape(f"{value.shape}")):
+            x[native_key] = xp.asarray(value, device=device)
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+        expected = h.copy()
+        expected[key] = value[0]
+        x[native_key] = xp.asarray(value[0], device=device)
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
 def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
     """``x[key] = value`` with None, a str, bytes or an object (NumPy would write None as NaN
     and parse a str, CuPy refuses them), or a complex Python scalar into a real ``x``, is a

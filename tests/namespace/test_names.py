@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import re
 
 import array_api_compat
 import numpy as np
@@ -336,6 +337,9 @@ def test_info():
     assert info.devices()[0] == "cpu"
     with pytest.raises(ValueError, match="unknown dtype kind 'float'"):
         info.dtypes(kind="float")
+    for kind in (3, ["bool"], ("bool", 3), np.dtype("int8")):  # not a name or a tuple of names
+        with pytest.raises(TypeError, match=re.escape(f"got {kind!r}")):
+            info.dtypes(kind=kind)
     assert isinstance(info, _info.Info)
 
 
