@@ -25,7 +25,8 @@ def main(argv=None) -> int:
     parser.add_argument("--version", action="version", version=f"infini_cupy {package_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, module in COMMANDS.items():
-        module.add_arguments(commands.add_parser(name, help=module.HELP))
+        module.add_arguments(commands.add_parser(name, help=module.HELP,
+                                                  description=module.HELP))
     args = parser.parse_args(argv)
     return COMMANDS[args.command].run(args)
 

@@ -126,10 +126,19 @@ def _backend_named(raw) -> str:
 
 
 def get_backend() -> str:
-    """The backend asked for: ``backend()`` override, else ``$INFINI_CUPY_BACKEND``, else ``numpy``.
+    """The backend asked for: the innermost ``backend()`` block's, else
+    ``$INFINI_CUPY_BACKEND``, else ``numpy``.
 
-    ``cuda`` is only the answer for CuPy arrays (see :func:`infini_cupy.arrays.backend_for`);
-    asking for it here makes NumPy inputs an error rather than a silent CPU computation.
+    It decides where calls on plain NumPy arrays run; CuPy arrays run on ``cuda`` whatever
+    it says, and asking for ``cuda`` here makes NumPy inputs an error rather than a silent
+    CPU computation. Arrays carry their own device and ignore it.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> with xp.backend("emulate"):
+    ...     xp.get_backend()
+    'emulate'
     """
     name = _override.get()
     if name is None:

@@ -88,6 +88,24 @@ def test_the_command_line_reference_lists_every_command(site):
         assert f"python -m infini_cupy {name}" in page, name
 
 
+def test_the_command_line_reference_counts_the_variants_warmup_compiles():
+    """The warmup entry's counts are the variants ``warmup`` selects, per source."""
+    from collections import Counter
+
+    from infini_cupy.tools.warmup.command import selected_variants
+
+    text = " ".join((DOCS / "reference" / "cli.md").read_text().split())
+    found = re.search(r"compile every kernel variant \(([\d,]+): ([\d,]+) block/grid copies, "
+                      r"([\d,]+) staged and ([\d,]+) packed copies, ([\d,]+) elementwise", text)
+    assert found, "cli.md's warmup entry no longer gives the counts this test reads"
+    total, copies, staged, packed, elementwise = (int(g.replace(",", "")) for g in found.groups())
+    variants = selected_variants()
+    per_source = Counter(source for source, _ in variants)
+    assert (total, copies, staged, packed, elementwise) == (
+        len(variants), per_source["rearrange.cu"], per_source["transpose.cu"],
+        per_source["packed.cu"], per_source["elementwise.cu"])
+
+
 def test_the_notebooks_are_rendered_with_outputs(site):
     page = (site / "notebooks" / "00_first_steps.html").read_text()
     assert "cell_output" in page, "the first-steps notebook is rendered without its outputs"

@@ -8,6 +8,7 @@ the built inventory against ``__all__``).
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 import infini_cupy
@@ -95,6 +96,12 @@ def _entry(name: str, module: str = "infini_cupy") -> list[str]:
         return [f".. autoclass:: {name}", ""]
     if callable(obj) and not hasattr(obj, "kind") and name not in ("newaxis",):
         return [f".. autofunction:: {name}", ""]
+    if isinstance(obj, types.ModuleType):  # infini_cupy.lib: a namespace of NumPy's extras
+        lines = [f".. py:data:: {name}", "", f"   {' '.join((obj.__doc__ or '').split())}", ""]
+        for sub in getattr(obj, "__all__", []):
+            for fn in getattr(getattr(obj, sub), "__all__", []):
+                lines += [f".. autofunction:: infini_cupy.{name}.{sub}.{fn}", ""]
+        return lines
     return [f".. py:data:: {name}", "", f"   {_data_doc(name, obj)}", ""]
 
 
@@ -150,7 +157,8 @@ def _cli_help() -> dict[str, str]:
 
     from infini_cupy.__main__ import COMMANDS
 
-    os.environ["COLUMNS"] = "88"  # argparse wraps to the terminal: the same text everywhere
+    os.environ["COLUMNS"] = "72"  # argparse wraps to the terminal: the same text everywhere,
+    # narrow enough for the reading column at a 1300-px window
     helps = {}
     for name, module in COMMANDS.items():
         parser = argparse.ArgumentParser(prog=f"python -m infini_cupy {name}",

@@ -114,5 +114,25 @@ def install(public: dict) -> None:
         self[...] = result
         return self
 
+    forward.__doc__ = _MATMUL_DOC.format(what="``self @ other``")
+    reflected.__doc__ = _MATMUL_DOC.format(what="``other @ self``")
+    imatmul.__doc__ = _MATMUL_DOC.format(what="``self @= other``") + (
+        "\nThe product is written into this Array; one of another shape or dtype raises "
+        "ValueError.\n")
     Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = forward, reflected, imatmul
     Array.__hash__ = None  # __eq__ is elementwise
+
+
+_MATMUL_DOC = """{what}: :func:`infini_cupy.matmul` (delegated to the array's library).
+
+Examples
+--------
+>>> import infini_cupy as xp
+>>> a = xp.asarray([[1.0, 2.0], [3.0, 4.0]], device="cpu")
+>>> a @ a
+Array([[ 7., 10.],
+       [15., 22.]], device='cpu')
+"""
+
+# the Array's members are defined in array.py, which doctest's finder skips here
+__test__ = {"Array.__matmul__": _MATMUL_DOC.format(what="``self @ other``")}

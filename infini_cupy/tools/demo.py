@@ -21,7 +21,10 @@ HELP = "run copies and elementwise ops on the GPU (else in emulation) and check 
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--backend", choices=("auto", "cuda", "emulate"), default="auto")
+    parser.add_argument("--backend", choices=("auto", "cuda", "emulate"), default="auto",
+                        help="where to run: cuda (a GPU; without one, the cause and exit "
+                             "status 2), emulate (the kernels on the CPU), auto (cuda when a "
+                             "GPU is present, else emulate)")
 
 
 def run(args) -> int:

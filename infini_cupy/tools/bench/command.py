@@ -92,7 +92,7 @@ def add_arguments(parser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter  # EPILOG's columns
     parser.epilog = EPILOG
     parser.add_argument("--suite", action="append", choices=(*SUITES, "array", "fusion", "all"),
-                        help="suites to run, repeatable: rearrange (deep-learning layouts), "
+                        metavar="SUITE", help="suites to run, repeatable: rearrange (deep-learning layouts), "
                              "elementwise, ttc (the 57 TTC/HPTT/cuTT transpositions), random "
                              "(random permutations of rank 2-8), signatures (host cost of "
                              "each kind of elementwise signature), array (the Array wrapper's "

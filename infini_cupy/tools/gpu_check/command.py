@@ -94,8 +94,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--report", default="gpu-check.json",
                         help="the report file (JSON, rewritten after every step; on a lent "
                              "machine, a path in the folder that comes back)")
-    parser.add_argument("--step", action="append", choices=tuple(STEPS),
-                        help="run only these steps, in the usual order (repeatable)")
+    parser.add_argument("--step", action="append", choices=tuple(STEPS), metavar="STEP",
+                        help="run only these steps, in the usual order (repeatable): "
+                             + ", ".join(STEPS))
     parser.add_argument("--cache-dir", help="our binary cache for the steps "
                                             "($INFINI_CUPY_CACHE_DIR): a folder, or the .tar.xz "
                                             "file of warmup --archive (unpacked first)")
