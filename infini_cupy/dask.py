@@ -85,7 +85,9 @@ def _map(label: str, func, args):
         given = ", ".join(type(a).__name__ for a in args)
         raise TypeError(f"infini_cupy.dask.{label} needs a dask.array.Array argument, got "
                         f"({given}); for NumPy or CuPy arrays call infini_cupy.{label}")
-    args = [da.asarray(a) if is_array(a) else a for a in args]
+    # NumPy/CuPy arrays and our Arrays beside Dask arrays: one-chunk Dask arrays (an Array
+    # passed as is would be broadcast against the 0-size metas and left out of the shape)
+    args = [da.asarray(a) if is_array(a) or isinstance(a, _xp.Array) else a for a in args]
     for a in args:
         if isinstance(a, da.Array):
             _check_dask(a, label)
@@ -388,11 +390,13 @@ def rearrange(x, pattern: str | None = None, /, **axes_lengths):
     left, right, lengths, out_shape = _groups(pattern, shape, axes_lengths)
     backend = _xp.get_backend()
     meta = meta_from_array(x, ndim=len(out_shape))
-    if x.size == 0:  # no data: one chunk, einops works out the shape
-        x = x.rechunk(-1) if x.npartitions > 1 else x
+    if x.size == 0:  # no data: one task, einops works out the shape
+        # the chunks joined by the task (concatenate=True: the chunk type's concatenate, ours
+        # for Arrays), not by x.rechunk(-1): Dask's rechunk of a 0-size array makes NumPy
+        # chunks whatever the input's type
         new = {x.ndim + j: n for j, n in enumerate(out_shape)}
         return _layer("rearrange", _rearrange_block, tuple(new), [x, tuple(range(x.ndim))],
-                      meta, backend, new_axes=new, concatenate=False,
+                      meta, backend, new_axes=new, concatenate=True,
                       pattern=pattern, axes=dict(axes_lengths))
 
     whole = set()  # axes that must be whole in a chunk: all but the lead of an output group

@@ -96,8 +96,19 @@ IC_UNARY(OpSquare) {
     if constexpr (is_int<T>()) return wrap_mul(a, a);
     else if constexpr (is_complex<T>()) {
         // re as (x - y)(x + y): exact where x = +-y (x*x - y*y gives a rounding error, or
-        // inf - inf once x*x overflows), -inf for x finite and y infinite
-        return cplx((a.re - a.im) * (a.re + a.im), (a.re + a.re) * a.im);
+        // inf - inf once x*x overflows), -inf for x finite and y infinite; and 0 where
+        // x = +-y are finite and x + y (or x - y) overflows (0 * inf would give NaN).
+        // im as (x + x) y, or as (x y) 2 where x + x overflows (the same rounding: x y is
+        // no subnormal there)
+        typedef typename real_of<T>::type R;
+        R twice = a.re + a.re;
+        R im = isinf(twice) && isfinite(a.re) ? (a.re * a.im) * (R)2 : twice * a.im;
+        R d = a.re - a.im, s = a.re + a.im;
+        if (isfinite(a.re) && isfinite(a.im)) {
+            if (d == (R)0 && isinf(s)) s = copysign((R)1, s);
+            else if (s == (R)0 && isinf(d)) d = copysign((R)1, d);
+        }
+        return cplx(d * s, im);
     } else return a * a;
 } IC_END
 IC_UNARY(OpReciprocal) {
@@ -118,6 +129,11 @@ IC_UNARY(OpSign) {
         if (isinf(a.im)) return cplx((R)0, copysign((R)1, a.im));
         if (a.re == (R)0 && a.im == (R)0) return cplx((R)0, (R)0);
         R m = cabs(a);
+        if (isinf(m)) {  // |z| past the largest finite value: z / 4 first (exact there)
+            R x = a.re * (R)0.25, y = a.im * (R)0.25;
+            m = hypot(x, y);
+            return cplx(x / m, y / m);
+        }
         return cplx(a.re / m, a.im / m);
     } else if constexpr (is_float<T>()) {
         return isnan(a) ? a : (a > (T)0 ? (T)1 : (a < (T)0 ? (T)-1 : (T)0));

@@ -518,3 +518,25 @@ def test_dask_functions_needing_numpy_methods_raise(backend_name, name):
         d = xd.asarray(np.ones((6, 8)), chunks=(3, 4))
     with pytest.raises((AttributeError, TypeError, IndexError)):
         DASK_FAILS[name](d).compute(scheduler="synchronous")
+
+
+def test_elementwise_with_an_array_operand(chunked, to_device, to_host):
+    """An infini_cupy.Array beside a Dask array in xd's functions: a one-chunk Dask array, as a
+    NumPy/CuPy operand is (not passed to every task as is, against 0-size metas)."""
+    h = np.arange(12.0).reshape(3, 4)
+    d = xd.asarray(chunked(h, (2, 3)))
+    a = xp.asarray(to_device(h))
+    for got, expected in [(xd.add(d, a), h + h), (xd.subtract(a[:1], d), h[:1] - h),
+                          (xd.add(d[:1], a), h[:1] + h), (xd.where(d > 4, a, 0.0), np.where(h > 4, h, 0.0))]:
+        assert got.shape == expected.shape and type(got._meta) is xp.Array
+        result = got.compute(scheduler="synchronous")
+        assert type(result) is xp.Array
+        np.testing.assert_array_equal(to_host(result._a), expected)
+
+
+def test_zero_size_rearrange_keeps_array_chunks(chunked, to_host):
+    """Dask's rechunk of a 0-size array makes NumPy chunks: rearrange does not rechunk it."""
+    x = xd.asarray(chunked(np.zeros((0, 4, 6)), (1, 2, 3)))
+    y = xd.rearrange(x, "b h w -> (b w) h")
+    result = y.compute(scheduler="synchronous")
+    assert type(y._meta) is xp.Array and type(result) is xp.Array and result.shape == (0, 4)

@@ -164,6 +164,12 @@ def call(name: str, args, out):
                 scalar_value(a, dtype)
         check_out_shape(name, args, out)
         check_out(name, out, loop.result)
+    elif len(args) > 1:
+        # shapes that do not broadcast: the kernels' ValueError (plan.broadcast_shapes), not
+        # NumPy's own message
+        shapes = [a.shape for a in args if type(a) not in _PYTHON_SCALARS]
+        if any(s != shapes[0] for s in shapes):
+            broadcast_shapes(name, *shapes)
     # None: a special case (_SPECIAL, _SPECIAL_LOOPS) or clip
     ufunc = _UFUNCS.get(name) if _special(name, loop) is None else None
     token = silence()
@@ -178,6 +184,13 @@ def call(name: str, args, out):
                        lambda: ufunc or _computed(name, loop))
             return out
         result = _compute(name, args, loop)
+    except OverflowError:
+        # NumPy's "Python int too large to convert to C long" for an int past 64 bits: the
+        # kernels' message, naming the value and the dtype
+        for a in args:
+            if type(a) is int:
+                scalar_value(a, dtype)
+        raise
     finally:
         restore(token)
     if type(result) is not np.ndarray:
@@ -229,6 +242,8 @@ def repeat(key: tuple, args):
     token = silence()
     try:
         result = answer(*args)
+    except (ValueError, OverflowError):  # shapes, a Python int out of range: `call` raises
+        return None  # it in the kernels' words, as runtime/cpu_calls.c leaves it to `call`
     finally:
         restore(token)
     return result if type(result) is np.ndarray else np.asarray(result)
@@ -312,11 +327,17 @@ def _reciprocal(args, loop):
 def _square(args, loop):
     """Complex ``x * x`` as the kernels compute it: the real part ``(re - im)(re + im)``,
     exact where ``re = +-im`` (NumPy's fused ``re*re - im*im`` leaves a rounding error, or
-    ``-inf`` once ``im*im`` overflows), the imaginary part ``(re + re) im``."""
+    ``-inf`` once ``im*im`` overflows), the imaginary part ``(re + re) im``; where a sum
+    overflows for finite parts, the kernels' limits (``(re im) 2``, a real part of 0)."""
     (x,) = args
     re, im = x.real, x.imag
-    return _complex(np.multiply(np.subtract(re, im), np.add(re, im)),
-                    np.multiply(np.add(re, re), im), x.dtype)
+    big = np.abs(re) > np.finfo(re.dtype).max / 2  # re + re would overflow: (re im) 2
+    imag = np.where(big, np.multiply(np.multiply(re, im), 2), np.multiply(np.add(re, re), im))
+    d, s = np.subtract(re, im), np.add(re, im)
+    finite = np.isfinite(re) & np.isfinite(im)  # re = +-im finite: the real part is 0
+    s = np.where(finite & (d == 0) & np.isinf(s), np.copysign(1, s), s)
+    d = np.where(finite & (s == 0) & np.isinf(d), np.copysign(1, d), d)
+    return _complex(np.multiply(d, s), imag, x.dtype)
 
 
 def _where_complex(result, mask, re, im):
@@ -397,6 +418,13 @@ def _sign(args, loop):
     if is_bfloat16(result.dtype):
         result = np.where(x == 0, np.zeros((), result.dtype), result)
     elif x.dtype.kind == "c":
+        # |x| past the largest finite value with finite parts: x / 4 first, as the kernels
+        huge = np.isinf(np.abs(x)) & np.isfinite(x.real) & np.isfinite(x.imag)
+        if huge.any():
+            quarter = x.real.dtype.type(0.25)
+            re, im = x.real * quarter, x.imag * quarter
+            m = np.hypot(re, im)
+            result = np.where(huge, _complex(re / m, im / m, x.dtype), result)
         result = _where_complex(result, np.isnan(x.real) | np.isnan(x.imag), np.nan, np.nan)
     return result
 

@@ -185,7 +185,11 @@ class Array:
     # ---- conversions
     def __bool__(self) -> bool:
         """``bool(self)`` of a 0-d Array (or one of one element, as NumPy's): its value on
-        the host, after the device finishes. Several elements: ValueError."""
+        the host, after the device finishes. Several elements or none: ValueError on every
+        device (CuPy answers False for none, with a DeprecationWarning)."""
+        if self._a.size == 0:
+            raise ValueError("The truth value of an empty array is ambiguous: use x.size > 0 "
+                             "to check that an Array is not empty")
         return bool(self._a)
 
     def __int__(self) -> int:
@@ -504,10 +508,10 @@ def _check_value_ndim(value_shape: tuple, key: tuple, ndim: int) -> None:
             kept += 1
             consumed += 1
         elif k is not Ellipsis:
-            k_ndim = np.ndim(k)
+            k_ndim = getattr(k, "ndim", None)  # (np.ndim of a CuPy array: a CuPy routine)
             k_dtype = getattr(k, "dtype", None)
-            if k_dtype is None:  # a list or a Python scalar
-                k_dtype = np.asarray(k).dtype
+            if k_ndim is None or k_dtype is None:  # a list or a Python scalar
+                k_ndim, k_dtype = np.ndim(k), np.asarray(k).dtype
             if k_dtype == np.bool_:
                 consumed += k_ndim
                 indexed = max(indexed, 1)

@@ -3,7 +3,7 @@
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
 ``sum``, ``max``, ``min``, ``mean``, ``std``, ``var``, ``prod``, ``argmax``, ``argmin``,
 ``cumsum``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``, ``fill``,
-``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our
+``conj``/``conjugate``, ``clip``, ``argsort``, ``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our
 kernels where the function runs them), so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
@@ -11,8 +11,9 @@ Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, specia
 ``x.nonzero``, ``x.compress``; xarray ``x.round``, ``x.astype``; scikit-learn's
 NumPy-written functions ``x.mean`` (``r_regression``); cubed ``x.nbytes``, and, through
 zarr's buffers, ``x.ravel().view("B")``, ``x.base``, ``x.transpose``, ``x.squeeze`` and
-``x.fill``; NumPy's testing ``x.all()`` (``assert_allclose`` given an Array
-tolerance, as SciPy's tests do).
+``x.fill``; xarray's ``cov``/``corr`` and SciPy's ``toeplitz`` ``x.conj()``, SciPy's
+``spearmanr`` ``x.clip``, xarray's ``argsort`` ``x.argsort``; NumPy's testing ``x.all()``
+(``assert_allclose`` given an Array tolerance, as SciPy's tests do).
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
@@ -275,6 +276,47 @@ def compress(self, condition, axis=None) -> Array:
     return wrap(self._a.compress(condition, axis=axis), self._b)
 
 
+def conj(self) -> Array:
+    """``infini_cupy.conj(x)``, NumPy's ``x.conj()`` (also ``x.conjugate()``): xarray's
+    ``cov`` and ``corr`` and SciPy's ``linalg.toeplitz`` call it.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1 + 2j, 3 - 1j], device="cpu").conj()
+    Array([1.-2.j, 3.+1.j], device='cpu')
+    """
+    return _public["conj"](self)
+
+
+def clip(self, min=None, max=None, out=None) -> Array:
+    """``infini_cupy.clip(x, min, max)``, NumPy's ``x.clip()``: our kernel, the namespace's
+    rules for the bounds (an integer ``x`` takes integer bounds); ``out=`` the elementwise
+    functions' (NumPy's ufuncs': broadcast into, cast ``same_kind``).
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([-1.5, 0.5, 2.5], device="cpu").clip(0.0, 1.0)
+    Array([0. , 0.5, 1. ], device='cpu')
+    """
+    return _public["clip"](self, min, max, out=out)
+
+
+def argsort(self, axis=-1, kind=None, order=None, *, stable=None) -> Array:
+    """``infini_cupy.argsort(x, axis=axis)``, NumPy's ``x.argsort()``: ``axis=None`` sorts
+    the flattened array; ``kind="stable"`` (or ``"mergesort"``) or ``stable=True`` keeps
+    equal elements in order. ``order`` (a structured dtype's fields) is refused.
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([3, 1, 2], device="cpu").argsort()
+    Array([1, 2, 0], device='cpu')
+    """
+    if order is not None:
+        raise ValueError("x.argsort: order= sorts a structured dtype's fields; an Array has none")
+    if kind not in (None, "quicksort", "heapsort", "stable", "mergesort"):
+        raise ValueError(f"x.argsort: unknown kind {kind!r}")
+    stable = bool(stable) or kind in ("stable", "mergesort")
+    x = self if axis is not None else reshape(self, -1)
+    return _public["argsort"](x, axis=axis if axis is not None else -1, stable=stable)
+
+
 def _reduce_into(name: str, x, axis, out, keepdims: bool, **kwargs):
     return _into(name, out, _public[name](x, axis=axis, keepdims=keepdims, **kwargs))
 
@@ -426,7 +468,7 @@ METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": roun
            "var": var, "prod": prod, "argmax": argmax, "argmin": argmin, "cumsum": cumsum,
            "nonzero": nonzero,
            "compress": compress, "view": view, "transpose": transpose, "squeeze": squeeze,
-           "fill": fill,
+           "fill": fill, "conj": conj, "conjugate": conj, "clip": clip, "argsort": argsort,
            # copy.copy(x): new memory, as NumPy's and CuPy's (the default would share _a)
            "__copy__": copy}
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),

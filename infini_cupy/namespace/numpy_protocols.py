@@ -135,10 +135,35 @@ def _foreign(values) -> bool:
 _PLAIN_OPERANDS = frozenset({*dtypes.PYTHON_SCALAR_TYPES, type(None)})
 
 
+def _array_like(value) -> bool:
+    """A Python list or tuple standing for an array (NumPy converts such operands)."""
+    return type(value) in _SEQUENCES
+
+
+_SEQUENCES = frozenset({list, tuple})
+
+
+def _device_of(values):
+    for v in values:
+        if type(v) is Array:
+            return v.device
+    return None
+
+
+def _with_arrays(values, device):
+    """``values`` with each list/tuple operand made an Array on ``device`` (NumPy's
+    ``asarray`` of it, on every device alike)."""
+    return tuple(_public["asarray"](v, device=device) if _array_like(v) else v
+                 for v in values)
+
+
 def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     """``np.<ufunc>(...)`` with an Array among the operands: the namespace's function;
     NotImplemented where another library's array is among them (NumPy's protocol: that
-    library answers, as Dask does for a Dask array)."""
+    library answers, as Dask does for a Dask array). List and tuple operands are arrays
+    on the Arrays' device, as NumPy converts them."""
+    if not _SEQUENCES.isdisjoint(map(type, inputs)):  # (a set operation: no frame per input)
+        inputs = _with_arrays(inputs, _device_of(inputs))
     if method == "__call__" and not kwargs:  # np.add(x, y): the commonest, checked first
         function = _functions.get(ufunc, _UNKNOWN)
         if function is _UNKNOWN:
@@ -152,10 +177,19 @@ def array_ufunc(self, ufunc, method, *inputs, **kwargs):
     name = _UFUNC_ALIASES.get(ufunc.__name__, ufunc.__name__)
     if method == "__call__" and name in _public and set(kwargs) <= {"out"} \
             and len(inputs) == ufunc.nin and ufunc.nout == 1 \
-            and (out is None or out[0] is None or _takes_out(name)):
+            and (out is None or out[0] is None or _takes_out(name)
+                 or (backend == "cuda" and type(out[0]) is Array
+                     and not hasattr(sys.modules["cupy"], ufunc.__name__))):
         inputs = _in_numpy_loop(ufunc, inputs)
         if out is None or out[0] is None:
             return _public[name](*inputs)
+        if not _takes_out(name):  # CuPy has no such ufunc (vecdot): ours, copied into out
+            result = _public[name](*inputs)
+            if tuple(result.shape) != tuple(out[0].shape):
+                raise ValueError(f"numpy.{ufunc.__name__}: out= has shape "
+                                 f"{tuple(out[0].shape)}, the result {tuple(result.shape)}")
+            out[0][...] = result
+            return out[0]
         _public[name](*inputs, out=out[0])
         return out[0]
     if method == "reduce" and ufunc.__name__ in _REDUCTIONS and len(inputs) == 1 \
@@ -308,6 +342,7 @@ def array_function(self, func, types, args, kwargs):
         return _created_like(self, func, args, kwargs)  # like= are the ones without one
     ours = _ours(func)
     if ours is not None and _binds(ours, args, kwargs):
+        args, kwargs = _array_likes_as_arrays(ours, args, kwargs, self.device)
         return ours(*args, **kwargs)
     backend = _backend_of((*args, *kwargs.values())) or self._b
     native_args, native_kwargs = _native(args), _native(kwargs)
@@ -316,6 +351,26 @@ def array_function(self, func, types, args, kwargs):
         lambda: func._implementation(*native_args, **native_kwargs),
         lambda: _first_native(native_args, native_kwargs).__array_function__(
             func, _cupy_types(), native_args, native_kwargs))
+
+
+# the namespace's parameters that take arrays (``arrays``: a sequence of them)
+_ARRAY_PARAMETERS = frozenset({"x", "x1", "x2", "condition", "min", "max"})
+
+
+def _array_likes_as_arrays(function, args, kwargs, device):
+    """``args`` and ``kwargs`` of ``function`` with each list or tuple given for an array
+    (``np.concatenate([x, [0.0]])``, ``np.where(c, x, [1, 2])``) made an Array on
+    ``device``, as NumPy converts it."""
+    if not any(_array_like(v) or (isinstance(v, (list, tuple)) and any(map(_array_like, v)))
+               for v in (*args, *kwargs.values())):
+        return args, kwargs
+    bound = _signature(function).bind(*args, **kwargs)
+    for name, value in bound.arguments.items():
+        if name == "arrays" and isinstance(value, (list, tuple)):
+            bound.arguments[name] = type(value)(_with_arrays(value, device))
+        elif name in _ARRAY_PARAMETERS and _array_like(value):
+            bound.arguments[name] = _public["asarray"](value, device=device)
+    return bound.args, bound.kwargs
 
 
 def _created_like(like: Array, func, args, kwargs) -> Array:

@@ -308,6 +308,58 @@ def test_atanh_atan_of_huge_arguments(to_device, to_host):
         assert_ulps(call("atan", to_device, to_host, z64), np.arctan(z64), np.float32, 4, "atan c64")
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_square_and_sign_of_huge_complex_values(dtype, to_device, to_host):
+    """``square`` and ``sign`` of complex values whose parts are finite but whose sums or
+    modulus overflow (``re + re``, ``re + im``, ``|z|``): no NaN and no spurious zero
+    (``square(3.4e38+0j)`` was ``inf+nanj``, ``sign(1e308+1e308j)`` ``0+0j`` on the kernels);
+    the imaginary part of ``square`` is ``2 re im`` correctly rounded, the real part 0 where
+    ``|re| == |im|``, ``sign`` the unit ``z/|z|`` within 2 ulps; the kernels and ``cpu`` bit for
+    bit. Random parts near the largest finite value, with small and equal ones among them."""
+    rng = np.random.default_rng(61)
+    real = np.dtype(dtype).type(0).real.dtype
+    top = float(np.finfo(real).max)
+    parts = np.concatenate([rng.uniform(0.25, 1.0, 40) * top, rng.uniform(-1, 1, 10),
+                            [top, top / 2, np.nextafter(real.type(top / 2), real.type(top))]])
+    parts = np.concatenate([parts, -parts]).astype(real)
+    re = rng.choice(parts, 400)
+    im = np.where(rng.random(400) < 0.2, re, rng.choice(parts, 400))
+    im = np.where(rng.random(400) < 0.1, -re, im).astype(real)
+    z = (re + 1j * im.astype(np.float64)).astype(dtype)
+    assert np.array_equal(z.real, re) and np.array_equal(z.imag, im)
+    for name in ("square", "sign"):
+        got = call(name, to_device, to_host, z)
+        on_cpu = np.asarray(getattr(xp, name)(xp.asarray(z, device="cpu")).to_device("cpu"))
+        assert got.tobytes() == on_cpu.tobytes(), name
+        assert not np.isnan(got).any(), (name, z[np.isnan(got)][:3])
+    square = call("square", to_device, to_host, z)
+    with _quiet():
+        twice = np.array([_rounded(2 * Fraction(float(a)) * Fraction(float(b)))
+                          for a, b in zip(re, im)])
+        np.testing.assert_array_equal(square.imag, twice.astype(real))
+    assert (square.real[np.abs(re) == np.abs(im)] == 0).all()
+    sign = call("sign", to_device, to_host, z)
+    with _quiet():
+        unit = np.array([complex(Fraction(float(a)) / _exact_abs(a, b),
+                                 Fraction(float(b)) / _exact_abs(a, b)) for a, b in zip(re, im)])
+    assert_ulps(sign, unit.astype(dtype), real, 2, "sign vs z/|z|")
+
+
+def _rounded(v: Fraction) -> float:
+    """``v`` correctly rounded to float64, infinite past its range."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _exact_abs(a, b) -> Fraction:
+    """|a + bj| to 60 digits, as a Fraction."""
+    with decimal.localcontext() as context:
+        context.prec = 60
+        return Fraction((decimal.Decimal(float(a)) ** 2 + decimal.Decimal(float(b)) ** 2).sqrt())
+
+
 def test_exp_family_does_not_overflow_where_the_result_fits(to_device, to_host):
     """exp(709.9 + 1e-300j) is 1.8e308 + 1.8e8j, not inf + infj (glibc scales, so does NumPy)."""
     z = np.array([complex(709.9, 1e-300), complex(1000.0, 1e-300), complex(1200.0, -2e-250),

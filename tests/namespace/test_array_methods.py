@@ -56,6 +56,14 @@ CALLS = [
     ("argmin-axis", lambda a: a.argmin(axis=1, keepdims=True)),
     ("cumsum", lambda a: a.astype(np.int32).cumsum()),
     ("cumsum-axis", lambda a: a.cumsum(axis=1, dtype=np.float32)),
+    ("conj", lambda a: (a + 1j * a[::-1]).conj()),
+    ("conjugate-real", lambda a: a.conjugate()),
+    ("clip", lambda a: a.clip(-3.0, 4.5)),
+    ("clip-min", lambda a: a.clip(min=0.5)),
+    ("clip-max-int", lambda a: a.astype(np.int16).clip(max=3)),
+    ("argsort", lambda a: a.argsort()),
+    ("argsort-axis0-stable", lambda a: a.round().argsort(axis=0, kind="stable")),
+    ("argsort-none", lambda a: a.argsort(axis=None, kind="mergesort")),
 ]
 # float results the array library sums in its own order
 ROUNDED = {"sum-dtype", "mean", "mean-axis", "mean-dtype", "mean-int", "std-ddof", "var",
@@ -159,6 +167,34 @@ def test_bad_arguments(on):
         x.reshape(3, 2, order="F", copy=True)
     with pytest.raises(ValueError, match="order='F'"):
         x.copy(order="F")
+    with pytest.raises(ValueError, match="order="):
+        x.argsort(order="f0")
+    with pytest.raises(ValueError, match="unknown kind 'bubble'"):
+        x.argsort(kind="bubble")
+    with pytest.raises(TypeError, match="bounds of integer x must be integers"):
+        x.astype(np.int8).clip(0, 2.5)  # the namespace's rule (NumPy gives float64)
+
+
+def test_clip_method_out_as_numpy(on, to_host):
+    """``x.clip(lo, hi, out=o)`` writes as NumPy's (a ufunc's ``out``): into ``o`` of another
+    dtype cast ``same_kind`` (TypeError past it, ``o`` untouched); a bigger ``o`` is the
+    elementwise functions' ValueError on every device (NumPy broadcasts into it)."""
+    h = rng.standard_normal((4, 5)) * 10
+    with pytest.raises(ValueError, match=r"clip\(\): out has shape \(3, 4, 5\)"):
+        on(h).clip(-3.0, 4.5, out=on(np.zeros((3, 4, 5))))
+    for dtype, shape in [("float32", (4, 5)), ("complex64", (4, 5)), ("int32", (4, 5)),
+                         ("bool", (4, 5))]:
+        o = np.full(shape, 7, dtype)
+        out = on(o.copy())
+        try:
+            np.clip(h, -3.0, 4.5, out=o)
+        except TypeError:
+            with pytest.raises(TypeError, match=f"{dtype}"):
+                on(h).clip(-3.0, 4.5, out=out)
+            np.testing.assert_array_equal(to_host(out), np.full(shape, 7, dtype))
+            continue
+        assert on(h).clip(-3.0, 4.5, out=out) is out
+        np.testing.assert_array_equal(to_host(out), o)
 
 
 @pytest.mark.parametrize("name, call", [

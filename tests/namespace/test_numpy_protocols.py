@@ -62,6 +62,30 @@ def test_mixed_operands_and_out(arr, host, to_device, to_host):
     np.testing.assert_allclose(to_host(plain), 2 * b)
 
 
+def test_lists_and_tuples_beside_arrays_are_arrays_as_numpy_converts_them(on, host):
+    """``np.add(x, [1, 2])``, ``np.concatenate([x, [1.0]])``, ``np.where(c, x, (0, 1))``:
+    a list or tuple operand of a NumPy ufunc or function on Arrays is an array on the
+    Arrays' device, NumPy's dtype for it (a list of ints int64): values and dtypes NumPy's,
+    on random data of four dtypes."""
+    for dtype in ("int8", "uint16", "float32", "float64"):
+        a = (rng.standard_normal(4) * 5).astype(dtype)
+        b = (rng.standard_normal(4) * 5).astype(dtype)
+        for as_sequence in (list, tuple):
+            seq = as_sequence(b.tolist())
+            x = on(a)
+            for call in (
+                lambda m, x, s: m.add(x, s), lambda m, x, s: m.multiply(s, x),
+                lambda m, x, s: m.maximum(x, s), lambda m, x, s: m.less(s, x),
+                lambda m, x, s: m.concatenate([x, s]), lambda m, x, s: m.stack((s, x)),
+                lambda m, x, s: m.where(x > 0, x, s), lambda m, x, s: m.matmul(x, s),
+            ):
+                got = call(np, x, seq)
+                expected = call(np, a, seq)
+                assert type(got) is xp.Array
+                assert host(got).dtype == expected.dtype, (dtype, call)
+                np.testing.assert_array_equal(host(got), expected)
+
+
 class ufunc:  # noqa: N801  CuPy's class name, which the hook reads
     """What CuPy's hook call hands the Array of a ufunc (``cupy.add``): its name and nin."""
 

@@ -506,6 +506,45 @@ def test_operands_of_no_array_kind_are_refused_on_every_device(device, lazy, to_
             np.testing.assert_array_equal(to_host(xp.add(x, v)), h + v)
 
 
+def test_refusals_give_one_message_on_every_device():
+    """Shapes that do not broadcast (functions, operators, ``clip``'s bounds and a bigger
+    ``out=``) and a Python int past 64 bits: the same exception and the same message, naming
+    the function, shapes or value and dtype, on ``cpu`` (NumPy computes) as on the emulator,
+    the calls' types seen before (the repeats' paths, compiled and Python) or not."""
+    from infini_cupy.namespace.boundary import python_hot_path
+
+    rng = np.random.default_rng(57)
+    for i in range(12):
+        rows, cols, other = (int(n) for n in rng.integers(2, 9, size=3))
+        if other == cols:
+            other += 1
+        big = 2 ** 64 * int(rng.integers(1, 64)) + int(rng.integers(0, 2 ** 62))
+        dtype = rng.choice(["int8", "int64", "uint32"])
+        messages = []
+        for device in DEVICES:
+            x = xp.asarray(rng.standard_normal((rows, cols)), device=device)
+            y = xp.asarray(rng.standard_normal((rows, other)), device=device)
+            ints = xp.asarray(np.ones(3, dtype), device=device)
+            if i % 3:  # the same types accepted first: the next calls are repeats
+                x + x, xp.hypot(x, x), ints + 1, xp.multiply(1, ints)
+            seen = []
+            hot_path = python_hot_path if i % 3 == 2 else contextlib.nullcontext
+            for call in (lambda: x + y, lambda: xp.hypot(y, x), lambda: xp.where(x > 0, x, y),
+                         lambda: xp.clip(x, y, 1.0), lambda: xp.clip(x, -1.0, 1.0, out=xp.zeros(
+                             (2, rows, cols), device=device)), lambda: ints + big,
+                         lambda: xp.multiply(big, ints)):
+                try:
+                    with hot_path():
+                        call()
+                except (ValueError, OverflowError) as e:
+                    seen.append((type(e), str(e)))
+                else:
+                    seen.append(None)
+            messages.append(seen)
+        assert None not in messages[0]
+        assert messages[0] == messages[1]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
     x = xp.asarray(np.array([-1.0, 0.0, 1.0], np.float32), device=device)

@@ -183,6 +183,36 @@ def test_cumulative_of_a_0d_array_is_of_one_element(arr, to_host, name, include_
     np.testing.assert_array_equal(to_host(got), expected)
 
 
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_and_std_are_nan_where_n_minus_correction_is_not_positive(arr, to_host, name):
+    """The standard's ``var``/``std``: NaN where ``N - correction <= 0`` or N is 0 (NumPy: inf or
+    NaN with a RuntimeWarning, CuPy NaN), silently, the shape and dtype of the reduction;
+    NumPy's values elsewhere. Random shapes (0-length dims among them), axes, corrections."""
+    rng = np.random.default_rng(59)
+    for _ in range(40):
+        shape = tuple(int(n) for n in rng.integers(0, 4, size=rng.integers(1, 4)))
+        h = rng.standard_normal(shape).astype(rng.choice(["float32", "float64"]))
+        axis = None if rng.random() < 0.3 else tuple(
+            int(a) for a in rng.choice(len(shape), size=rng.integers(1, len(shape) + 1),
+                                       replace=False))
+        n = h.size if axis is None else int(np.prod([shape[a] for a in axis]))
+        correction = float(rng.choice([0, 1, n, n + 1, n - 0.5]))
+        keepdims = bool(rng.random() < 0.5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = to_host(getattr(xp, name)(arr(h), axis=axis, correction=correction,
+                                            keepdims=keepdims))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = np.asarray(getattr(np, name)(h, axis=axis, ddof=correction,
+                                                    keepdims=keepdims))
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        if n - correction <= 0 or n == 0:
+            assert np.isnan(got).all(), (shape, axis, correction)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "uint64"])
 def test_repeat_takes_counts_of_every_integer_dtype(arr, to_host, dtype):
     h = rng.standard_normal((3, 4))

@@ -148,8 +148,7 @@ class Device:
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
 
-    def __hash__(self):
-        return hash(self.id)
+    __hash__ = None  # device.pyx: __richcmp__ and no __hash__: CuPy's Device is unhashable
 
     def __int__(self):
         return self.id
@@ -928,6 +927,11 @@ class ndarray:
         return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):
+        if self.size == 0:  # core.pyx __nonzero__: a DeprecationWarning and False
+            warnings.warn("The truth value of an empty array is ambiguous. Returning False, "
+                          "but in future this will result in an error. Use `array.size > 0` "
+                          "to check that an array is not empty.", DeprecationWarning)
+            return False
         return bool(self._host)
 
     def __int__(self):
@@ -935,9 +939,6 @@ class ndarray:
 
     def __float__(self):
         return float(self._host)
-
-    def __index__(self):
-        return self._host.__index__()
 
     # core.pyx: repr, str and format of the values copied to the host
     def __repr__(self):
@@ -953,8 +954,8 @@ class ndarray:
         """CuPy's dispatch of a NumPy ufunc to ``cupy.<name>`` (core.pyx): NotImplemented
         where an operand is none of a scalar, a device or NumPy array, an object with
         ``__cuda_array_interface__``; NumPy operands then refused by the routine."""
-        if method != "__call__":
-            return NotImplemented
+        if method != "__call__" or not _cupy_has("cupy", ufunc.__name__):
+            return NotImplemented  # core.pyx: getattr(cupy, name) (or cupyx.scipy.special)
         out = kwargs.get("out")
         for x in (*inputs, *(out if isinstance(out, tuple) else ())):
             if not (type(x) in _SCALAR_TYPES or isinstance(x, (ndarray, np.ndarray))
