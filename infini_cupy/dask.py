@@ -451,9 +451,10 @@ def asarray(x, /, *, chunks="auto"):
 
     Parameters
     ----------
-    x : dask.array.Array, or a NumPy/CuPy array
+    x : dask.array.Array, or what ``dask.array.from_array`` takes
+        A NumPy/CuPy array, an Array, a nested list, a scalar.
     chunks : optional
-        How to cut a NumPy/CuPy ``x`` (Dask's ``from_array`` chunks).
+        How to cut an ``x`` that is no Dask array (Dask's ``from_array`` chunks).
 
     Returns
     -------
@@ -462,7 +463,7 @@ def asarray(x, /, *, chunks="auto"):
     Raises
     ------
     TypeError
-        An ``x`` that is neither a Dask array nor an array.
+        An ``x`` whose dtype is neither boolean nor numeric (strings, objects).
 
     Examples
     --------

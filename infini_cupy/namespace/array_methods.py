@@ -3,7 +3,8 @@
 ``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
 ``sum``, ``max``, ``min``, ``mean``, ``std``, ``var``, ``prod``, ``argmax``, ``argmin``,
 ``cumsum``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``, ``fill``,
-``conj``/``conjugate``, ``clip``, ``argsort``, ``base``, ``nbytes``, ``itemsize``. Each is the namespace's function where it has one (our
+``conj``/``conjugate``, ``clip``, ``argsort``, ``base``, ``nbytes``, ``itemsize``,
+``strides``. Each is the namespace's function where it has one (our
 kernels where the function runs them), so a method and its function give the same answer on every device.
 
 Clients: SciPy's array-API code calls ``x.reshape`` (optimize, integrate, special) and
@@ -462,6 +463,10 @@ def _itemsize(self) -> int:
     return self._a.itemsize
 
 
+def _strides(self) -> tuple:
+    return self._a.strides
+
+
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
            "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
            "any": any, "sum": sum, "max": max, "min": min, "mean": mean, "std": std,
@@ -474,7 +479,10 @@ METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": roun
 PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
               "base": (_base, "NumPy's ``x.base``: None where ``x`` owns its memory, else "
                               "the array (an Array) or object whose memory it views."),
-              "itemsize": (_itemsize, "Bytes of one element.")}
+              "itemsize": (_itemsize, "Bytes of one element."),
+              "strides": (_strides, "NumPy's and CuPy's ``x.strides``: the bytes from one "
+                                    "element to the next along each dim (SciPy's "
+                                    "``linalg.circulant`` reads them).")}
 
 
 def install(public: dict) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
+import warnings
 
 import array_api_compat
 import numpy as np
@@ -264,9 +265,9 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
     """``x`` as ``dtype``.
 
     A different dtype goes through our elementwise cast kernel (NumPy's casting: wrap-around
-    for integers, complex to real drops the imaginary part; bfloat16 bit for bit as
-    ml_dtypes); the same dtype copies through our strided copy, or is ``x`` itself with
-    ``copy=False``.
+    for integers, complex to real drops the imaginary part with NumPy's and CuPy's
+    ``ComplexWarning``; bfloat16 bit for bit as ml_dtypes); the same dtype copies through
+    our strided copy, or is ``x`` itself with ``copy=False``.
 
     Parameters
     ----------
@@ -312,6 +313,10 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
             if len(_checked_casts) >= _CHECKED_CASTS_KEPT:
                 _checked_casts.clear()
             _checked_casts[x.dtype, asked] = dtype
+    if x.dtype.kind == "c" and dtype.kind not in "bc":
+        # NumPy's and CuPy's warning, on every device (scikit-learn refuses complex data by it)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=2)
     if device is not None and device != array_api_compat.device(x):
         # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
         return delegated.to_device(astype(x, dtype, copy=False), device)

@@ -107,6 +107,28 @@ def test_asarray_of_swapped_bytes_holds_native_order(device, dtype):
             xp.asarray(source, copy=False, device=device)
 
 
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_complex_to_real_casts_warn_as_numpy_does(device):
+    """``astype`` and ``asarray(dtype=)`` of complex values to a real dtype warn with NumPy's
+    ``ComplexWarning`` on every device, where NumPy warns (CuPy too), with NumPy's values;
+    to bool or complex they are silent."""
+    rng = np.random.default_rng(63)
+    z = (rng.standard_normal(6) + 1j * rng.standard_normal(6)).astype("complex64")
+    x = xp.asarray(z, device=device)
+    for target in ("int8", "uint16", "float32", "float64", "bool", "complex128"):
+        for cast in (lambda a, t: a.astype(t), lambda a, t: xp.asarray(a, dtype=t)):
+            with warnings.catch_warnings(record=True) as ours:
+                warnings.simplefilter("always")
+                got = np.asarray(cast(x, np.dtype(target)).to_device("cpu"))
+            with warnings.catch_warnings(record=True) as numpys:
+                warnings.simplefilter("always")
+                expected = z.astype(target)
+            assert ([w.category for w in ours] == [w.category for w in numpys]
+                    and len(numpys) <= 1), (target, ours, numpys)
+            if target.startswith(("float", "complex", "bool")):  # (ints: the kernels' cast)
+                np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize("target", DTYPES + ("int64", "float64", "complex64"))
 def test_astype_matches_numpy(target, to_device, same, launches, cast_launches):
     for shape, dtype, layout, rng in cases(3, 12):

@@ -303,6 +303,29 @@ def test_scipy_functions_on_cpu_arrays():
     assert hierarchy.dendrogram(tree, no_plot=True)["leaves"]
 
 
+@pytest.mark.parametrize("device", ("cpu", "emulator"))
+def test_numpy_written_scipy_functions_on_arrays(device):
+    """SciPy's NumPy-written functions (no ``SCIPY_ARRAY_API``) on Arrays give NumPy's values:
+    ``linalg.toeplitz`` reads ``x.conj()``, ``circulant`` ``x.strides``, ``stats.ecdf``
+    concatenates an Array with a list (``np.concatenate([x, [v]])``)."""
+    linalg = pytest.importorskip("scipy.linalg")
+    stats = pytest.importorskip("scipy.stats")
+    a = rng.standard_normal(7)
+    x = xp.asarray(a, device=device)
+    for layout in (lambda v: v, lambda v: v[::-2], lambda v: xp.reshape(v[:6], (2, 3)).mT):
+        assert layout(x).strides == layout(xp.asarray(a, device="cpu"))._a.strides
+    for name in ("toeplitz", "circulant"):
+        got = getattr(linalg, name)(x[:4])
+        host = np.asarray(got.to_device("cpu")) if type(got) is xp.Array else np.asarray(got)
+        np.testing.assert_array_equal(host, getattr(linalg, name)(a[:4]))
+    got = stats.ecdf(x).cdf
+    expected = stats.ecdf(a).cdf
+    for field in ("quantiles", "probabilities"):
+        value = getattr(got, field)
+        host = np.asarray(value.to_device("cpu")) if type(value) is xp.Array else value
+        np.testing.assert_allclose(host, getattr(expected, field))
+
+
 # ---- NumPy's API follows NumPy: its type resolution, then our kernels
 NUMPY_UFUNCS_ON_ARRAYS = (np.sqrt, np.sin, np.exp, np.log1p, np.add, np.true_divide, np.rint,
                           np.logical_and)
