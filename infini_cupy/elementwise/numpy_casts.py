@@ -24,6 +24,8 @@ array([  0, 255,   0,  44], dtype=uint8)
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -132,3 +134,18 @@ def cast_into(out: np.ndarray, x) -> np.ndarray:
     finally:
         restore(token)
     return out
+
+
+def warn_complex_to_real() -> None:
+    """NumPy's and CuPy's warning for a cast of complex values to a real dtype, on every
+    device (scikit-learn refuses complex data by it)."""
+    frame, level = sys._getframe(1), 2  # the warning names the caller's line, as NumPy's
+    while frame is not None and frame.f_code.co_filename.startswith(_OUR_CODE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn("Casting complex values to real discards the imaginary part",
+                  np.exceptions.ComplexWarning, stacklevel=level)
+
+
+# the package's folder as its code objects name their files (co_filename: as imported, not
+# resolved), the namespace's generated wrappers included (boundary.py)
+_OUR_CODE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

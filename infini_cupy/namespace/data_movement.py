@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
-import warnings
 
 import array_api_compat
 import numpy as np
@@ -314,9 +313,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
                 _checked_casts.clear()
             _checked_casts[x.dtype, asked] = dtype
     if x.dtype.kind == "c" and dtype.kind not in "bc":
-        # NumPy's and CuPy's warning, on every device (scikit-learn refuses complex data by it)
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      np.exceptions.ComplexWarning, stacklevel=2)
+        numpy_casts.warn_complex_to_real()
     if device is not None and device != array_api_compat.device(x):
         # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
         return delegated.to_device(astype(x, dtype, copy=False), device)

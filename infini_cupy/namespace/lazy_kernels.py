@@ -6,6 +6,10 @@ structure, so a loop's repeated chain is traced once).
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
+
 from . import pending
 from .fusion import FusedFunction
 
@@ -53,9 +57,11 @@ def _replay(steps, outputs):
 
     def replay(*leaves):
         values = []
-        for function, constants, refs in calls:
-            values.append(function(*[values[k] if step else leaves[k] for step, k in refs],
-                                   *constants))
+        with warnings.catch_warnings():  # the deferred calls warned as they were made
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            for function, constants, refs in calls:
+                values.append(function(*[values[k] if step else leaves[k] for step, k in refs],
+                                       *constants))
         if len(outputs) == 1:  # one result, not a tuple: the hot paths' one-output calls
             return values[outputs[0]]
         return tuple(values[j] for j in outputs)

@@ -110,13 +110,15 @@ def test_asarray_of_swapped_bytes_holds_native_order(device, dtype):
 @pytest.mark.parametrize("device", ["cpu", "emulator"])
 def test_complex_to_real_casts_warn_as_numpy_does(device):
     """``astype`` and ``asarray(dtype=)`` of complex values to a real dtype warn with NumPy's
-    ``ComplexWarning`` on every device, where NumPy warns (CuPy too), with NumPy's values;
-    to bool or complex they are silent."""
+    ``ComplexWarning`` on every device, where NumPy warns (CuPy too), naming the caller's
+    line, with NumPy's values, first calls and repeats alike; to bool or complex they are
+    silent."""
     rng = np.random.default_rng(63)
     z = (rng.standard_normal(6) + 1j * rng.standard_normal(6)).astype("complex64")
     x = xp.asarray(z, device=device)
-    for target in ("int8", "uint16", "float32", "float64", "bool", "complex128"):
-        for cast in (lambda a, t: a.astype(t), lambda a, t: xp.asarray(a, dtype=t)):
+    for target in ("int8", "uint16", "float32", "float64", "bool", "complex128") * 2:
+        for cast in (lambda a, t: a.astype(t), lambda a, t: xp.asarray(a, dtype=t),
+                     lambda a, t: xp.astype(a, t)):
             with warnings.catch_warnings(record=True) as ours:
                 warnings.simplefilter("always")
                 got = np.asarray(cast(x, np.dtype(target)).to_device("cpu"))
@@ -125,8 +127,29 @@ def test_complex_to_real_casts_warn_as_numpy_does(device):
                 expected = z.astype(target)
             assert ([w.category for w in ours] == [w.category for w in numpys]
                     and len(numpys) <= 1), (target, ours, numpys)
+            assert all(w.filename == __file__ for w in ours)  # the caller's line, as NumPy's
             if target.startswith(("float", "complex", "bool")):  # (ints: the kernels' cast)
                 np.testing.assert_array_equal(got, expected)
+
+
+def test_complex_to_real_casts_warn_in_lazy_and_fused_code():
+    """Inside ``lazy()`` each deferred complex-to-real ``astype`` warns once, as the eager
+    call (not again when the chain is traced or run); a fused function warns once, when it
+    is traced."""
+    z = xp.asarray(np.array([1 + 2j, 3 - 1j] * 4, np.complex64), device="emulator")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            with xp.lazy():
+                y = xp.astype(z * 2, xp.float32) + 1
+            np.testing.assert_array_equal(np.asarray(y.to_device("cpu")), [3, 7] * 4)
+    assert [w.category for w in caught] == [np.exceptions.ComplexWarning] * 3
+    fused = xp.fuse(lambda a: xp.astype(a * 2, xp.float32) + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            np.testing.assert_array_equal(np.asarray(fused(z).to_device("cpu")), [3, 7] * 4)
+    assert [w.category for w in caught] == [np.exceptions.ComplexWarning]
 
 
 @pytest.mark.parametrize("target", DTYPES + ("int64", "float64", "complex64"))

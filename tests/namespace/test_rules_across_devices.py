@@ -562,7 +562,11 @@ def test_floating_point_warnings_are_silent_on_every_device(device, to_host):
             with np.errstate(all="ignore"):
                 x = xp.asarray(specials.astype(source), device=device)
             for target in dtypes.ALL_DTYPES:  # casts, NaN and overflow included
-                to_host(xp.astype(x, target))
+                if source.kind == "c" and target.kind not in "bc":  # NumPy's one warning
+                    with pytest.warns(np.exceptions.ComplexWarning):
+                        to_host(xp.astype(x, target))
+                else:
+                    to_host(xp.astype(x, target))
         y = xp.zeros(3, dtype=xp.float16, device=device)
         y[0] = 1e300  # x[k] = v rounds to inf, silently
         y[1:] = xp.asarray([10**6, -(10**6)], dtype=xp.int64, device=device)  # past float16
