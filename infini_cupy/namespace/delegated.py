@@ -191,9 +191,36 @@ def _plain(values, like=None) -> bool:
     return True
 
 
+# NumPy's words for the LinAlgError of a failed factorization (a singular matrix, ...)
+_LINALG_FAILURES = {
+    "inv": "Singular matrix", "solve": "Singular matrix",
+    "cholesky": "Matrix is not positive definite",
+    **dict.fromkeys(("eig", "eigvals", "eigh", "eigvalsh"), "Eigenvalues did not converge"),
+    **dict.fromkeys(("svd", "svdvals", "pinv", "matrix_rank"), "SVD did not converge"),
+}
+
+
+@contextlib.contextmanager
+def _cupy_linalg_raises(name: str):
+    """CuPy's linalg reads its solvers' status only under ``cupyx.errstate(linalg="raise")``
+    (``cupyx/_ufunc_config.py``: 'ignore' by default, a singular matrix's inverse NaN/inf
+    silently; ``cupy/linalg/_util.py``): raised here as NumPy raises it, in NumPy's words."""
+    import cupyx
+
+    try:
+        with cupyx.errstate(linalg="raise"):
+            yield
+    except np.linalg.LinAlgError as error:
+        if not str(error).startswith("Error reported by"):  # CuPy's argument checks
+            raise
+        raise np.linalg.LinAlgError(_LINALG_FAILURES.get(name, str(error))) from error
+
+
 def _delegate(name: str, submodule: str | None = None):
     """``name`` (of ``submodule``) from the compat namespace of the array arguments."""
     as_tuple = name in _RETURNS_TUPLE
+    checked = (lambda: _cupy_linalg_raises(name)) if submodule == "linalg" else (
+        lambda: _NO_CONTEXT)
     by_type = {}  # a plain array's type -> (its library's namespace, whether CuPy's)
 
     def delegated(*args, **kwargs):
@@ -205,7 +232,7 @@ def _delegate(name: str, submodule: str | None = None):
                 function = getattr(found[0], name, None)
                 if function is not None:
                     if found[1]:  # CuPy's: run on the current GPU, the array's one
-                        with args[0].device:
+                        with args[0].device, checked():
                             result = function(*args, **kwargs)
                     else:
                         result = function(*args, **kwargs)
@@ -220,7 +247,7 @@ def _delegate(name: str, submodule: str | None = None):
             where = getattr(namespace, submodule) if submodule else namespace
             by_type[type(args[0])] = (where, is_cupy_array(args[0]))  # the next: above
         if arrays and is_cupy_array(arrays[0]):
-            with arrays[0].device:  # CuPy runs on the current GPU: the arrays' one
+            with arrays[0].device, checked():  # CuPy runs on the current GPU: the arrays' one
                 result = function(*args, **kwargs)
         else:
             result = function(*args, **kwargs)

@@ -25,6 +25,8 @@ array([1.2, 5.7])
 from __future__ import annotations
 
 import builtins
+import functools
+import math
 import operator
 
 import numpy as np
@@ -79,7 +81,8 @@ def pad(x, /, pad_width, mode="constant", **kwargs):
 
     ``mode="constant"`` with a single ``constant_values`` (default 0) is our strided copy:
     the value broadcast into a new array, then ``x`` into its interior. Other modes and
-    per-axis constants are the array library's ``pad`` (``numpy.pad``, ``cupy.pad``).
+    per-axis constants are the array library's ``pad`` (``numpy.pad``, ``cupy.pad``; on
+    a GPU with NumPy's arguments, and NumPy's steps where CuPy's differ: :func:`_pad_as_numpy`).
 
     >>> import numpy as np
     >>> pad(np.ones((1, 2), np.int8), ((0, 1), (1, 0)))
@@ -88,7 +91,9 @@ def pad(x, /, pad_width, mode="constant", **kwargs):
     """
     value = kwargs.get("constant_values", 0)
     if mode != "constant" or set(kwargs) - {"constant_values"} or np.ndim(value) != 0:
-        return _library(x).pad(x, pad_width, mode=mode, **kwargs)
+        if is_cupy_array(x):
+            return _pad_as_numpy(require_cupy(), x, pad_width, mode, kwargs)
+        return np.pad(x, pad_width, mode=mode, **kwargs)
     pairs = _pad_widths(pad_width, x.ndim)
     shape = tuple(n + before + after for n, (before, after) in zip(x.shape, pairs))
     out = empty_on_device_of(x, shape, x.dtype)
@@ -99,6 +104,65 @@ def pad(x, /, pad_width, mode="constant", **kwargs):
         interior = tuple(slice(before, before + n) for n, (before, _) in zip(x.shape, pairs))
         rearrange_(out[(*interior, ...)], x)  # "...": a 0-d x's out[()] would be a scalar
     return out
+
+
+# CuPy 14.2's pad (cupy/_padding/pad.py) refuses mode="median", reflects and wraps pads longer
+# than the axis as NumPy 1 did, and reshapes where NumPy broadcasts (pad_width, stat_length,
+# end_values, constant_values): these modes run NumPy 2's own helpers (slicing and the
+# library's reductions, any array type) on the GPU, the rest CuPy's pad with NumPy's pairs.
+_PAD_AS_NUMPY = {"median": {"stat_length"}, "reflect": {"reflect_type"},
+                 "symmetric": {"reflect_type"}, "wrap": set()}
+
+
+def _pad_as_numpy(lib, x, pad_width, mode, kwargs):
+    """NumPy 2's ``pad`` of a GPU array: the arguments checked and broadcast as NumPy's,
+    then CuPy's ``pad`` or, for the modes in :data:`_PAD_AS_NUMPY`, NumPy's own steps."""
+    from numpy.lib import _arraypad_impl as impl  # NumPy's helpers: slicing, any array type
+
+    if isinstance(pad_width, dict):  # NumPy 2.3's {axis: width}
+        seq = [(0, 0)] * x.ndim
+        for axis, width in pad_width.items():
+            seq[axis] = (width, width) if isinstance(width, int) else tuple(width)
+        pad_width = seq
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
+    pairs = impl._as_pairs(widths, x.ndim, as_index=True)
+    kwargs = {key: (impl._as_pairs(value, x.ndim, as_index=key == "stat_length")
+                    if key in ("stat_length", "end_values", "constant_values")
+                    and value is not None and not callable(mode) else value)
+              for key, value in kwargs.items()}
+    if callable(mode) or mode not in _PAD_AS_NUMPY:
+        return lib.pad(x, pairs, mode=mode, **kwargs)
+    unsupported = set(kwargs) - _PAD_AS_NUMPY[mode]
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    padded = lib.pad(x, pairs, mode="empty")
+    if x.size == 0:
+        for axis, pair in enumerate(pairs):
+            if x.shape[axis] == 0 and any(pair):
+                raise ValueError(f"can't extend empty axis {axis} using modes other than "
+                                 "'constant' or 'empty'")
+        return padded
+    interior = tuple(slice(before, before + n) for n, (before, _) in zip(x.shape, pairs))
+    lengths = impl._as_pairs(kwargs.get("stat_length"), x.ndim, as_index=True)
+    for axis, (left, right) in enumerate(pairs):
+        roi = impl._view_roi(padded, interior, axis)
+        if mode == "median":
+            stats = impl._get_stats(roi, axis, (left, right), lengths[axis], lib.median)
+            impl._set_pad_area(roi, axis, (left, right), stats)
+        elif mode == "wrap":
+            while left > 0 or right > 0:
+                left, right = impl._set_wrap_both(roi, axis, (left, right), x.shape[axis])
+        elif x.shape[axis] == 1 and (left > 0 or right > 0):  # NumPy: the edge, repeated
+            edges = impl._get_edges(padded, axis, (left, right))
+            impl._set_pad_area(padded, axis, (left, right), edges)
+        else:
+            while left > 0 or right > 0:
+                left, right = impl._set_reflect_both(
+                    roi, axis, (left, right), kwargs.get("reflect_type", "even"),
+                    x.shape[axis], mode == "symmetric")
+    return padded
 
 
 def einsum(subscripts, /, *operands, **kwargs):
@@ -184,6 +248,104 @@ del _name, _params, _doc, _example
 _NANQUANTILE_DOC = globals()["nanquantile"].__doc__.replace(
     "computed by the array library.", "computed by the array library (on CuPy, which has no "
     "``nanquantile``, by slices as NumPy computes it).")
+_QUANTILE_DOC = globals()["quantile"].__doc__.replace(
+    "computed by the array library.", "computed by the array library (on CuPy, NumPy's "
+    "steps on CuPy's sort, take and arithmetic).")
+
+
+def _checked_quantiles(x, q):
+    """``q`` on the host, refused as NumPy's ``quantile`` refuses it (and a complex ``x``)."""
+    from numpy.lib import _function_base_impl as impl
+
+    if x.dtype.kind == "c":
+        raise TypeError("a must be an array of real numbers")
+    q = np.asanyarray(q.get() if is_cupy_array(q) else q)
+    if not impl._quantile_is_valid(q):
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    if q.ndim > 2:
+        raise ValueError("q must be a scalar or 1d")
+    return q
+
+
+def _quantile_as_numpy(lib, x, q, axis=None, method="linear", keepdims=False):
+    """NumPy 2's ``quantile`` on a GPU array, from the library's sort, take and arithmetic
+    (one kernel each: NumPy's roundings, no fused multiply-add); NumPy's index and weight
+    rules run on the host, on ``q`` alone. CuPy 14.2's own (``cupy/_statistics/order.py``)
+    has 5 of NumPy's 13 methods, answers a number where a slice holds NaN, takes ``q``
+    outside [0, 1] beside one inside (reading past the slice) and ``q`` of one dim at most.
+
+    >>> import numpy as np
+    >>> _quantile_as_numpy(np, np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]]), 0.5, axis=1)
+    array([nan,  5.])
+    """
+    from numpy.lib import _function_base_impl as impl  # NumPy's quantile rules
+
+    weak_q = type(q) in (int, float)  # NumPy: a Python number promotes weakly
+    q = _checked_quantiles(x, q)
+    props = impl._QuantileMethods.get(method)
+    if props is None:
+        raise ValueError(f"{method!r} is not a valid method. Use one of: "
+                         f"{impl._QuantileMethods.keys()}")
+    axes = (tuple(range(x.ndim)) if axis is None
+            else np.lib.array_utils.normalize_axis_tuple(axis, x.ndim))
+    kept = tuple(x.shape[a] for a in range(x.ndim) if a not in axes)
+    n = math.prod(x.shape[a] for a in axes)
+    if n == 0:
+        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+    arr = lib.moveaxis(x, axes, tuple(range(len(axes)))).reshape((n, *kept))
+    arr = lib.sort(arr, axis=0)  # NaN last, as NumPy's partition leaves it
+    virtual = np.asanyarray(props["get_virtual_index"](n, q))
+    if props["fix_gamma"] is None or (method == "linear" and virtual.dtype.kind in "iu"):
+        result = lib.take(arr, lib.asarray(virtual), axis=0)
+    else:
+        below, above = impl._get_indexes(np.empty(0, x.dtype), virtual, n)
+        gamma = impl._get_gamma(virtual, below, props)
+        gamma = (float(gamma) if weak_q else
+                 lib.asarray(gamma.reshape(virtual.shape + (1,) * len(kept))))
+        below = lib.take(arr, lib.asarray(below % n), axis=0)  # NumPy's -1: the last
+        above = lib.take(arr, lib.asarray(above % n), axis=0)
+        diff = above - below
+        lerp, from_above = below + diff * gamma, above - diff * (1 - gamma)  # NumPy's _lerp
+        result = lib.where(lib.asarray(gamma >= 0.5), from_above, lerp)
+    if x.dtype.kind == "f":  # NumPy: NaN where the slice holds one (the last, sorted)
+        result = lib.where(lib.isnan(arr[-1]), result.dtype.type("nan"), result)
+    if keepdims:
+        result = result.reshape(virtual.shape + tuple(
+            1 if a in axes else x.shape[a] for a in range(x.ndim)))
+    return result
+
+
+def quantile(x, /, q, axis=None, method="linear", keepdims=False):
+    if is_cupy_array(x):
+        return _quantile_as_numpy(require_cupy(), x, q, axis, method, keepdims)
+    return _zero_d(np.quantile(x, q, axis=axis, method=method, keepdims=keepdims))
+
+
+quantile.__doc__ = _QUANTILE_DOC
+
+
+def _nanarg(name: str):
+    """``nanargmax``/``nanargmin`` on a GPU array as NumPy computes them: NaN as -inf (inf),
+    ValueError for an all-NaN slice. CuPy 14.2's (``cupy/_sorting/search.py``) answer -1
+    there and pass NaN over (NumPy's ``nanargmax([nan, -inf])`` is 0)."""
+    numpy_function = globals()[name]
+
+    def function(x, /, axis=None, keepdims=False):
+        if not is_cupy_array(x) or x.dtype.kind not in "fc":
+            return numpy_function(x, axis=axis, keepdims=keepdims)
+        lib = require_cupy()
+        nan = lib.isnan(x)
+        if nan.size and bool(nan.all(axis=axis).any()):
+            raise ValueError("All-NaN slice encountered")
+        fill = -np.inf if name == "nanargmax" else np.inf
+        return getattr(lib, name[3:])(lib.where(nan, fill, x), axis=axis, keepdims=keepdims)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = numpy_function.__doc__
+    return function
+
+
+nanargmax, nanargmin = _nanarg("nanargmax"), _nanarg("nanargmin")
 
 
 def _nanquantile_by_slices(lib, x, q, axis=None, method="linear", keepdims=False):
@@ -196,8 +358,9 @@ def _nanquantile_by_slices(lib, x, q, axis=None, method="linear", keepdims=False
     >>> _nanquantile_by_slices(np, a, 0.5, axis=1)
     array([2., 5.])
     """
+    quantile = lib.quantile if lib is np else functools.partial(_quantile_as_numpy, lib)
     if x.dtype.kind not in "fc" or not bool(lib.isnan(x).any()):
-        return lib.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
+        return quantile(x, q, axis=axis, method=method, keepdims=keepdims)
     axes = tuple(range(x.ndim)) if axis is None else tuple(
         operator.index(a) % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
     kept_axes = [a for a in range(x.ndim) if a not in axes]
@@ -207,7 +370,7 @@ def _nanquantile_by_slices(lib, x, q, axis=None, method="linear", keepdims=False
     results = []
     for row in rows:
         present = row[~lib.isnan(row)]
-        results.append(lib.quantile(present, q, method=method) if present.size else
+        results.append(quantile(present, q, method=method) if present.size else
                        lib.full(q_shape, np.nan, x.dtype))
     # the first slice's dtype, as NumPy's apply_along_axis gives (an all-NaN slice: x's)
     out = lib.stack(results, axis=-1).astype(results[0].dtype, copy=False).reshape(q_shape + tuple(x.shape[a] for a in kept_axes))
@@ -220,6 +383,7 @@ def nanquantile(x, /, q, axis=None, method="linear", keepdims=False):
     lib = _library(x)
     if hasattr(lib, "nanquantile"):
         return _zero_d(lib.nanquantile(x, q, axis=axis, method=method, keepdims=keepdims))
+    _checked_quantiles(x, q)  # NumPy's checks, also where no slice reaches quantile
     return _zero_d(_nanquantile_by_slices(lib, x, q, axis, method, keepdims))
 
 

@@ -232,3 +232,137 @@ def test_nanquantile_by_slices_is_numpys(dtype, shape):
             got = _nanquantile_by_slices(np, x, q, axis, method, keepdims)
         assert (got.shape, got.dtype) == (expected.shape, expected.dtype), (axis, method, q)
         np.testing.assert_array_equal(got, expected)
+
+
+# ---- routines CuPy 14.2 answers apart from NumPy: the GPU computes or refuses as NumPy does
+QUANTILE_METHODS = ["inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+                    "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+                    "normal_unbiased", "lower", "higher", "midpoint", "nearest"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16])
+def test_quantile_every_method_and_nan_as_numpy(on, to_host, dtype):
+    """CuPy 14.2's quantile has 5 methods, answers a number for a slice holding NaN and takes
+    q of one dim at most (cupy/_statistics/order.py): every device gives NumPy's answer."""
+    h = (rng.standard_normal((4, 5, 6)) * 10).astype(dtype)
+    if h.dtype.kind == "f":
+        h[rng.random(h.shape) < 0.1] = np.nan
+        h[1, :, 2] = np.inf
+    x = on(h)
+    qs = [0.3, 1, [0.0, 0.45, 1.0], np.array([[0.2, 0.5], [0.9, 1.0]])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for method in QUANTILE_METHODS:
+            for axis, keepdims, q in [(None, False, qs[0]), (1, True, qs[2]), ((0, 2), False, qs[3]),
+                                      (-1, False, qs[1])]:
+                expected = np.quantile(h, q, axis=axis, method=method, keepdims=keepdims)
+                got = xp.quantile(x, q, axis=axis, method=method, keepdims=keepdims)
+                assert to_host(got).dtype == expected.dtype, (method, axis, q)
+                np.testing.assert_array_equal(to_host(got), expected, err_msg=f"{method} {axis} {q}")
+            if h.dtype.kind == "f":
+                expected = np.nanquantile(h, [0.25, 0.8], axis=1, method=method)
+                got = xp.nanquantile(x, [0.25, 0.8], axis=1, method=method)
+                np.testing.assert_array_equal(to_host(got), expected, err_msg=method)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x: xp.quantile(x, [-0.5, 0.5]), ValueError, "range"),  # CuPy: one q inside is enough
+    (lambda x: xp.quantile(x, [0.5, 1.5], method="lower"), ValueError, "range"),
+    (lambda x: xp.quantile(x, np.nan), ValueError, "range"),
+    (lambda x: xp.quantile(x, 0.5, method="bogus"), ValueError, "not a valid method"),
+    (lambda x: xp.nanquantile(x, 2.0), ValueError, "range"),
+    (lambda x: xp.quantile(x[:, :0], 0.5, axis=1), IndexError, "out of bounds"),
+    (lambda x: xp.quantile(x.astype(xp.complex64), 0.5), TypeError, "real numbers"),
+])
+def test_quantile_refuses_as_numpy(on, call, error, match):
+    h = rng.standard_normal((3, 4))
+    with pytest.raises(error, match=match):
+        call(on(h))
+    with pytest.raises(error, match=match):  # NumPy's own refusal
+        call(xp.asarray(h, device="cpu"))
+
+
+def test_nanargmax_nanargmin_as_numpy(on, to_host):
+    """CuPy 14.2 answers -1 for an all-NaN slice and passes NaN over where NumPy reads it as
+    -inf (inf): NumPy's index and ValueError on every device."""
+    h = rng.standard_normal((4, 5))
+    h[rng.random(h.shape) < 0.3] = np.nan
+    h[:, 0] = [np.nan, -np.inf, np.inf, 1.0]
+    h[0, 1:] = -np.inf
+    h[2, 1:] = np.inf
+    for name in ("nanargmax", "nanargmin"):
+        for axis, keepdims in [(1, False), (1, True), (None, False)]:
+            expected = getattr(np, name)(h, axis=axis, keepdims=keepdims)
+            same(getattr(xp, name)(on(h), axis=axis, keepdims=keepdims), expected, to_host)
+        all_nan = np.where(np.eye(4, 5) > 0, h, np.nan)  # its last column all NaN
+        with pytest.raises(ValueError, match="All-NaN slice encountered"):
+            getattr(xp, name)(on(all_nan), axis=0)
+        same(getattr(xp, name)(on(np.array([np.nan, -np.inf, np.inf]))),
+             getattr(np, name)(np.array([np.nan, -np.inf, np.inf])), to_host)
+        same(getattr(xp, name)(on(np.array([3, 1, 3], np.int8))),
+             getattr(np, name)(np.array([3, 1, 3], np.int8)), to_host)
+
+
+PAD_CASES = [
+    ((7, 1), "wrap", {}), (((2, 9), (5, 0)), "wrap", {}),
+    ((6, 2), "reflect", {}), ((8, 3), "reflect", {"reflect_type": "odd"}),
+    (((9, 1), (3, 7)), "symmetric", {"reflect_type": "odd"}), ((5, 5), "symmetric", {}),
+    (2, "median", {}), (((1, 3), (2, 0)), "median", {"stat_length": 2}),
+    ((3, 1), "median", {"stat_length": ((1,), (3,))}),
+    ((2, 3), "mean", {"stat_length": ((2,), (1,))}),  # CuPy reshapes (2, 1): ValueError
+    (1, "linear_ramp", {"end_values": ((5,), (-4,))}),
+    ({1: (1, 2)}, "edge", {}),  # NumPy 2's {axis: width}
+    (((1, 0), (0, 4)), "maximum", {"stat_length": 1}),
+]
+
+
+@pytest.mark.parametrize("pad_width, mode, kwargs", PAD_CASES,
+                         ids=[f"{c[1]}-{i}" for i, c in enumerate(PAD_CASES)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_pad_modes_as_numpy(on, to_host, pad_width, mode, kwargs, dtype):
+    """CuPy 14.2's pad refuses mode="median", wraps and reflects pads longer than the axis as
+    NumPy 1 did and reshapes per-axis arguments NumPy broadcasts (cupy/_padding/pad.py)."""
+    h = (rng.standard_normal((3, 4)) * 10).astype(dtype)
+    expected = np.pad(h, pad_width, mode=mode, **kwargs)
+    same(xp.pad(on(h), pad_width, mode=mode, **kwargs), expected, to_host)
+    np.testing.assert_array_equal(to_host(xp.pad(on(h), pad_width, mode=mode, **kwargs)),
+                                  expected)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x: xp.pad(x, 1, mode="median", end_values=1), ValueError, "unsupported keyword"),
+    (lambda x: xp.pad(x[:0], 1, mode="wrap"), ValueError, "can't extend empty axis 0"),
+    (lambda x: xp.pad(x, 1, mode="median", stat_length=-1), ValueError, "negative"),
+    (lambda x: xp.pad(x, 1.0, mode="edge"), TypeError, "integral type"),
+    (lambda x: xp.pad(x, 1, mode="bogus"), ValueError, "not supported"),
+])
+def test_pad_refuses_as_numpy(on, call, error, match):
+    h = rng.standard_normal((3, 4))
+    with pytest.raises(error, match=match):
+        call(on(h))
+    with pytest.raises(error, match=match):
+        call(xp.asarray(h, device="cpu"))
+    assert xp.pad(on(h[:0]), ((0, 0), (1, 1)), mode="wrap").shape == (0, 6)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda a, b: xp.linalg.inv(a), "Singular matrix"),
+    (lambda a, b: xp.linalg.solve(a, b), "Singular matrix"),
+    (lambda a, b: xp.linalg.inv(xp.stack([a, a])), "Singular matrix"),  # CuPy's batched path
+    (lambda a, b: xp.linalg.cholesky(-(xp.linalg.matrix_transpose(a) @ a)
+                                     - xp.eye(4, device=a.device)), "not positive definite"),
+])
+def test_linalg_of_a_singular_matrix_raises_as_numpy(on, to_host, call, match):
+    """CuPy 14.2 answers NaN/inf for a singular matrix unless cupyx.errstate(linalg='raise')
+    (cupy/linalg/_util.py): LinAlgError, in NumPy's words, on every device."""
+    h = rng.standard_normal((4, 4))
+    h[2] = h[0] + h[1] * 0  # a repeated row: exactly singular
+    h[3] = 0
+    a, b = on(h), on(rng.standard_normal(4))
+    with pytest.raises(np.linalg.LinAlgError, match=match):
+        call(a, b)
+    same(xp.linalg.det(a), np.linalg.det(h), to_host)  # no error: NumPy's 0
+    regular = rng.standard_normal((4, 4)) + 4 * np.eye(4)
+    same(xp.linalg.inv(on(regular)), np.linalg.inv(regular), to_host)
+    with pytest.raises(np.linalg.LinAlgError, match="square"):  # an argument's check as it is
+        xp.linalg.inv(on(rng.standard_normal((2, 3))))

@@ -440,3 +440,53 @@ def test_astype_order_k_keeps_the_axis_order(cupy):
         assert copied.strides == np.empty_like(like, dtype, order="K").strides
         assert copied.strides == ((8, 120, 24) if dtype == np.float64 else (4, 60, 12))
         np.testing.assert_array_equal(copied.get(), host.astype(dtype))
+
+
+# ------------------------------------------- routines whose answers are CuPy's, not NumPy's
+def test_quantile_as_cupy_s(cupy):
+    # cupy/_statistics/order.py: _quantile_unchecked's 5 methods, NaN not checked, and
+    # _quantile_is_valid's "one q >= 0 and one <= 1"; q of one dim at most
+    h = np.array([[3.0, 1.0, np.nan, 2.0], [4.0, 5.0, 6.0, 7.0]])
+    a = cupy.asarray(h)
+    np.testing.assert_array_equal(cupy.quantile(a, 0.25, axis=1).get(), [1.75, 4.75])
+    with pytest.raises(ValueError, match="'hazen' method is not yet supported"):
+        cupy.quantile(a, 0.5, method="hazen")
+    with pytest.raises(ValueError, match="Expected q to have a dimension of 1"):
+        cupy.quantile(a, np.full((2, 2), 0.5))
+    with pytest.raises(AssertionError, match="outside the data"):  # CuPy: garbage, no error
+        cupy.quantile(a, [-0.5, 0.5])
+    with pytest.raises(ValueError, match=r"range \[0, 100\]"):
+        cupy.percentile(a, 101)
+
+
+def test_nanargmax_of_an_all_nan_slice_as_cupy_s(cupy):
+    # _routines_statistics.pyx _nanargmax_func: NaN's index -1, passed over; all NaN: -1
+    a = cupy.asarray(np.array([[1.0, np.nan, 3.0], [np.nan] * 3, [np.nan, -np.inf, -np.inf]]))
+    np.testing.assert_array_equal(cupy.nanargmax(a, axis=1).get(), [2, -1, 1])
+    np.testing.assert_array_equal(cupy.nanargmin(a, axis=1).get(), [0, -1, 1])
+
+
+def test_pad_as_cupy_s(cupy):
+    # cupy/_padding/pad.py: no median; wrap and reflect as NumPy 1; _as_pairs reshapes
+    a = cupy.asarray(np.arange(3.0))
+    with pytest.raises(ValueError, match="mode 'median' is not supported"):
+        cupy.pad(a, 1, mode="median")
+    np.testing.assert_array_equal(cupy.pad(a, (7, 1), mode="wrap").get(),
+                                  [0, 1, 2, 0, 0, 1, 2, 0, 1, 2, 0])
+    b = cupy.asarray(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="reshape"):
+        cupy.pad(b, 1, mode="mean", stat_length=((2,), (1,)))
+
+
+def test_linalg_raises_only_under_errstate_as_cupy_s(cupy):
+    # linalg/_util.py _check_*_if_synchronization_allowed; cupyx/_ufunc_config.py 'ignore'
+    import cupyx
+
+    singular = cupy.asarray(np.ones((3, 3)))
+    assert np.isnan(cupy.linalg.inv(singular).get()).all()
+    with cupyx.errstate(linalg="raise"), pytest.raises(np.linalg.LinAlgError,
+                                                        match="Error reported by getrf"):
+        cupy.linalg.inv(singular)
+    assert cupyx.geterr()["linalg"] == "ignore"
+    with pytest.raises(NotImplementedError):
+        cupyx.seterr(linalg="warn")

@@ -50,6 +50,7 @@ import contextlib
 import itertools
 import json
 import mmap
+import numbers
 import operator
 import sys
 import threading
@@ -1546,6 +1547,283 @@ class _Routines:
                 and _cupy_has(self._path, name)]
 
 
+# ---------------------------------------------------------------- routines CuPy answers apart
+# from NumPy: what CuPy 14.2 computes, on the host views (refusing where CuPy would read
+# outside an array)
+
+class _LinalgConfig(threading.local):
+    linalg = "ignore"  # cupyx/_ufunc_config.py get_config_linalg: 'ignore' by default
+
+
+_ufunc_config = _LinalgConfig()
+
+
+def _seterr(*, divide=None, over=None, under=None, invalid=None, linalg=None) -> dict:
+    """``cupyx/_ufunc_config.py`` ``seterr``: only ``linalg``, 'ignore' or 'raise'."""
+    old = _geterr()
+    if any(v is not None for v in (divide, over, under, invalid)):
+        raise NotImplementedError()
+    if linalg is not None:
+        if linalg not in ("ignore", "raise"):
+            raise NotImplementedError()
+        _ufunc_config.linalg = linalg
+    return old
+
+
+def _geterr() -> dict:
+    return dict(divide=None, over=None, under=None, invalid=None, linalg=_ufunc_config.linalg)
+
+
+@contextlib.contextmanager
+def _errstate(*, divide=None, over=None, under=None, invalid=None, linalg=None):
+    old = _seterr(divide=divide, over=over, under=under, invalid=invalid, linalg=linalg)
+    try:
+        yield
+    finally:
+        _seterr(linalg=old["linalg"])
+
+
+cupyx = types.ModuleType("cupyx", "The stand-in's cupyx: errstate/seterr/geterr only.")
+cupyx.errstate, cupyx.seterr, cupyx.geterr = _errstate, _seterr, _geterr
+cupyx._ufunc_config = types.SimpleNamespace(get_config_linalg=lambda: _ufunc_config.linalg)
+
+# cupy.linalg's routines that check their solver's status (devInfo) only under
+# cupyx.errstate(linalg='raise') (linalg/_util.py _check_cusolver_dev_info_if_synchronization_
+# allowed, called from _solve.py, _decomposition.py, _eigenvalue.py, cupyx/lapack.py): name ->
+# the solver CuPy names. By default a failed factorization's output comes back (here NaN).
+_CHECKED_LINALG = {
+    **dict.fromkeys(("inv", "solve", "tensorinv", "tensorsolve"), "getrf"),
+    "cholesky": "potrf", "eigh": "syevd", "eigvalsh": "syevd", "eig": "geev", "eigvals": "geev",
+    **dict.fromkeys(("svd", "pinv", "matrix_rank", "lstsq"), "gesvd"),
+}
+_NUMPY_FAILURES = ("Singular matrix", "Matrix is not positive definite",
+                   "Eigenvalues did not converge", "SVD did not converge")
+
+
+def _checked_linalg(name: str, function):
+    def checked(a, *args, **kwargs):
+        try:
+            return function(a, *args, **kwargs)
+        except np.linalg.LinAlgError as error:
+            if not str(error).startswith(_NUMPY_FAILURES):
+                raise  # an argument's check: CuPy's too
+            if _ufunc_config.linalg == "raise":
+                raise np.linalg.LinAlgError(
+                    f"Error reported by {_CHECKED_LINALG[name]} in cuSOLVER. devInfo = [1]. "
+                    "Please refer to the cuSOLVER documentation.") from None
+        # 'ignore': the shapes and dtypes of a regular matrix's answer, every value NaN
+        regular = np.broadcast_to(np.eye(*a.shape[-2:], dtype=a.dtype), a.shape)
+        result = function(regular, *args, **kwargs)
+        parts = result if isinstance(result, tuple) else (result,)
+        parts = [np.full_like(r, np.nan) if isinstance(r, np.ndarray) and r.dtype.kind in "fc"
+                 else r for r in parts]
+        if not isinstance(result, tuple):
+            return parts[0]
+        return type(result)._make(parts) if hasattr(result, "_make") else tuple(parts)
+
+    return checked
+
+
+_QUANTILE_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _cupy_quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
+                   keepdims=False, *, interpolation=None, _percent=False):
+    """``cupy/_statistics/order.py`` ``quantile``/``percentile`` and ``_quantile_unchecked``:
+    ``q`` valid if one value is >= 0 and one <= 1 (``_quantile_is_valid``), of at most one
+    dim; 5 methods; the sorted data (NaN last) read by index, never NaN-checked; the linear
+    kernel reads ``a`` flat, its next element clamped to the whole array's last (q = 1 reads
+    the next slice's first). An index outside the data: refused here (CuPy reads garbage)."""
+    if interpolation is not None:
+        warnings.warn("the `interpolation=` argument was renamed to `method=`",
+                      DeprecationWarning, stacklevel=3)
+        method = interpolation
+    if isinstance(q, (tuple, list)):
+        q = np.asarray(q)
+    if _percent:
+        q = q / 100
+    if not (np.count_nonzero(0.0 <= q) and np.count_nonzero(q <= 1.0)):
+        raise ValueError("Percentiles must be in the range [0, 100]" if _percent else
+                         "Quantiles must be in the range [0, 1]")
+    dtype = np.result_type(a, q)
+    q = np.asarray(q)
+    zerod = q.ndim == 0
+    q = q[None] if zerod else q
+    if q.ndim > 1:
+        raise ValueError(f"Expected q to have a dimension of 1.\nActual: {q.ndim} != 1")
+    axis = (axis,) if isinstance(axis, int) else axis
+    if keepdims:
+        keepdim = (1,) * a.ndim if axis is None else tuple(
+            1 if i in {ax % a.ndim for ax in axis} else n for i, n in enumerate(a.shape))
+    if axis is None:
+        ap = a.flatten()
+    else:
+        axis = tuple(ax % a.ndim for ax in axis)
+        keep = sorted(set(range(a.ndim)) - set(axis))
+        for i, s in enumerate(keep):
+            a = a.swapaxes(i, s)
+        ap = a.reshape(a.shape[:len(keep)] + (-1,)).copy()
+    ap.sort(axis=-1)
+    nx = ap.shape[-1]
+    indices = q * (nx - 1.0)
+    if method not in _QUANTILE_METHODS:
+        if method in ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+                      "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+                      "normal_unbiased"):
+            raise ValueError(f"'{method}' method is not yet supported. Please use any "
+                             "other method.")
+        raise ValueError("Unexpected interpolation method.\nActual: '{}' not in ('linear', "
+                         "'lower', 'higher', 'midpoint')".format(method))
+    if method in ("lower", "higher", "nearest"):
+        indices = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](
+            indices).astype(np.int32)
+        if ((indices < 0) | (indices >= nx)).any():
+            raise AssertionError("the stand-in: CuPy 14.2 takes outside the data here "
+                                 "(cupy/_statistics/order.py, q outside [0, 1])")
+        ret = np.moveaxis(ap, -1, 0).take(indices, axis=0)
+    else:
+        if method == "midpoint":
+            indices = 0.5 * (np.floor(indices) + np.ceil(indices))
+        flat, size = ap.ravel(), ap.size
+        offset = ap.shape[-1] if ap.ndim > 1 else 0
+        rows = np.arange(int(np.prod(ap.shape[:-1])))[:, None]
+        below = np.floor(indices).astype(np.intp)
+        bottom = rows * offset + below
+        if ((bottom < 0) | (bottom >= size)).any():
+            raise AssertionError("the stand-in: CuPy 14.2 reads outside the data here "
+                                 "(cupy/_statistics/order.py, q outside [0, 1])")
+        top = np.minimum(bottom + 1, size - 1)
+        weight = (indices - below).astype(dtype)
+        lo, hi = flat[bottom].astype(dtype), flat[top].astype(dtype)
+        diff = hi - lo
+        with np.errstate(invalid="ignore"):
+            ret = np.where(weight < 0.5, lo + diff * weight, hi - diff * (1 - weight))
+        ret = np.moveaxis(ret.reshape(ap.shape[:-1] + q.shape).astype(dtype, copy=False),
+                          -1, 0)
+    if zerod:
+        ret = ret.squeeze(0)
+    if keepdims:
+        ret = ret.reshape(((-1,) if q.size > 1 else ()) + keepdim)
+    if out is not None:
+        out[...] = ret
+        return out
+    return np.ascontiguousarray(ret)
+
+
+def _cupy_percentile(a, q, *args, **kwargs):
+    return _cupy_quantile(a, q, *args, _percent=True, **kwargs)
+
+
+def _cupy_nanarg(numpy_function):
+    """``cupy/_sorting/search.py`` ``nanargmax``/``nanargmin``: NaN passed over (its index
+    -1, ``_routines_statistics.pyx`` ``min_max_st(in0, isnan(in0) ? -1 : _J)``), an all-NaN
+    slice -1, no error; integers as ``argmax``/``argmin``."""
+    def nanarg(a, axis=None, dtype=None, out=None, keepdims=False):
+        if a.dtype.kind not in "fc":
+            result = getattr(np, numpy_function.__name__[3:])(a, axis=axis, keepdims=keepdims)
+        else:
+            nan = np.isnan(a)
+            along = 0 if axis is None else axis
+            values, present = (a.reshape(-1), ~nan.reshape(-1)) if axis is None else (a, ~nan)
+            first = np.argmax(present, axis=along, keepdims=True)
+            fill = np.take_along_axis(values, first, axis=along)  # NaN never wins over it
+            result = getattr(np, numpy_function.__name__[3:])(
+                np.where(nan, fill, a), axis=axis, keepdims=True)
+            result = np.maximum(result, first)  # the NaN before the first value tie with it
+            result = result.reshape(()) if axis is None and not keepdims else (
+                result if keepdims else result.squeeze(axis))
+            result = np.where(nan.all(axis=axis, keepdims=keepdims), -1, result)
+        if out is not None:
+            out[...] = result
+            return out
+        return np.asarray(result, np.int64)
+
+    return nanarg
+
+
+def _cupy_as_pairs(x, ndim, as_index=False):
+    """``cupy/_padding/pad.py`` ``_as_pairs``: a Number as it is (rounded; no negative
+    check), an array of other than 1 or 2 values reshaped to (ndim, 2), not broadcast."""
+    if x is None:
+        return ((None, None),) * ndim
+    if isinstance(x, numbers.Number):
+        return ((round(x), round(x)) if as_index else (x, x),) * ndim
+    x = np.array(x)
+    if as_index:
+        x = np.asarray(np.round(x), dtype=np.intp)
+    if x.ndim < 3 and (x.size == 1 or (x.size == 2 and x.shape != (2, 1))):
+        x = x.ravel()
+        if as_index and (x < 0).any():
+            raise ValueError("index can't contain negative values")
+        return ((x[0], x[-1]),) * ndim
+    if as_index and x.min() < 0:
+        raise ValueError("index can't contain negative values")
+    return x.reshape(ndim, 2).tolist()
+
+
+_PAD_KWARGS = {"empty": (), "edge": (), "wrap": (), "constant": ("constant_values",),
+               "linear_ramp": ("end_values",), "maximum": ("stat_length",),
+               "mean": ("stat_length",), "minimum": ("stat_length",),
+               "reflect": ("reflect_type",), "symmetric": ("reflect_type",)}
+
+
+def _cupy_pad(array, pad_width, mode="constant", **kwargs):
+    """``cupy/_padding/pad.py`` ``pad``: no ``median`` mode (ValueError), pairs by
+    :func:`_cupy_as_pairs`, and ``reflect``/``symmetric``/``wrap`` as NumPy 1 had them (a
+    pad longer than the axis mirrors or wraps the pad made so far too: NumPy 2's helpers with
+    the original period 1, or 2 for ``reflect``, which leaves them as they were)."""
+    from numpy.lib import _arraypad_impl as impl
+
+    if isinstance(pad_width, numbers.Integral):
+        pairs = ((pad_width, pad_width),) * array.ndim
+    else:
+        pad_width = np.asarray(pad_width)
+        if pad_width.dtype.kind != "i":
+            raise TypeError("`pad_width` must be of integral type.")
+        pairs = _cupy_as_pairs(pad_width, array.ndim, as_index=True)
+    if (np.asarray(pairs) < 0).any():
+        raise AssertionError("the stand-in: CuPy 14.2 pads negative widths as garbage")
+    if callable(mode):
+        return np.pad(array, pairs, mode, **kwargs)
+    if mode not in _PAD_KWARGS:
+        raise ValueError("mode '{}' is not supported".format(mode))
+    unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    for key in ("stat_length", "end_values", "constant_values"):
+        if key in kwargs and kwargs[key] is not None:
+            kwargs[key] = _cupy_as_pairs(kwargs[key], array.ndim, key == "stat_length")
+            if key == "stat_length" and (np.asarray(kwargs[key]) < 0).any():
+                raise AssertionError("the stand-in: CuPy 14.2 takes a negative stat_length")
+    if mode not in ("reflect", "symmetric", "wrap") or array.size == 0:
+        return np.pad(array, pairs, mode, **kwargs)
+    padded, interior = impl._pad_simple(array, pairs)
+    for axis, (left, right) in enumerate(pairs):
+        if mode != "wrap" and array.shape[axis] == 1 and (left > 0 or right > 0):
+            impl._set_pad_area(padded, axis, (left, right),
+                               impl._get_edges(padded, axis, (left, right)))
+            continue
+        roi = impl._view_roi(padded, interior, axis)
+        while left > 0 or right > 0:
+            if mode == "wrap":
+                left, right = impl._set_wrap_both(roi, axis, (left, right), 1)
+            else:
+                left, right = impl._set_reflect_both(
+                    roi, axis, (left, right), kwargs.get("reflect_type", "even"),
+                    1 if mode == "symmetric" else 2, mode == "symmetric")
+    return padded
+
+
+# (path, name) -> CuPy's answer where it is not NumPy's
+_AS_CUPY = {
+    ("cupy", "quantile"): _cupy_quantile, ("cupy", "percentile"): _cupy_percentile,
+    ("cupy", "nanargmax"): _cupy_nanarg(np.nanargmax),
+    ("cupy", "nanargmin"): _cupy_nanarg(np.nanargmin),
+    ("cupy", "pad"): _cupy_pad,
+    **{("cupy.linalg", name): None for name in _CHECKED_LINALG},
+}
+
+
 _MISSING = object()
 # CuPy's submodules of NumPy's routines that ``import cupy.<name>`` may ask for
 _SUBMODULES = ("linalg", "fft")
@@ -1564,6 +1842,8 @@ def _numpy_name(path: str, module, name: str):
         return found
     if isinstance(found, np.ufunc):
         return _Ufunc(found)
+    if (path, name) in _AS_CUPY:
+        found = _AS_CUPY[path, name] or _checked_linalg(name, found)
     return _routine(name, found)
 
 
@@ -1625,6 +1905,7 @@ def as_cupy():
     hidden = {name: sys.modules.pop(name) for name in list(sys.modules)
               if _bound_to_cupy(name)}
     sys.modules["cupy"] = _side
+    sys.modules["cupyx"] = cupyx  # errstate for cupy.linalg (CuPy's own binds CuPy: hidden)
     for name in _SUBMODULES:  # ``import cupy.linalg`` finds the stand-in's
         sys.modules[f"cupy.{name}"] = getattr(_side, name)
     try:
