@@ -140,7 +140,7 @@ def _pad_as_numpy(lib, x, pad_width, mode, kwargs):
     padded = lib.pad(x, pairs, mode="empty")
     if x.size == 0:
         for axis, pair in enumerate(pairs):
-            if x.shape[axis] == 0 and any(pair):
+            if x.shape[axis] == 0 and builtins.any(pair):
                 raise ValueError(f"can't extend empty axis {axis} using modes other than "
                                  "'constant' or 'empty'")
         return padded
@@ -527,12 +527,67 @@ def round(x, /, decimals=0, *, out=None):
     return out
 
 
+def gradient(f, /, *varargs, axis=None, edge_order=1):
+    """NumPy's ``gradient``: central differences inside, one-sided at the ends, of ``f``
+    along ``axis`` (None: every axis, a tuple of arrays), spacings ``varargs``; computed by
+    the array library (xarray's ``differentiate`` calls it).
+
+    >>> import numpy as np
+    >>> gradient(np.array([1.0, 2.0, 4.0, 7.0]))
+    array([1. , 1.5, 2.5, 3. ])
+    """
+    result = _library(f).gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    return tuple(result) if isinstance(result, (list, tuple)) else _zero_d(result)
+
+
+def cross(x1, x2, /, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """NumPy's ``cross``: the cross product of vectors of 2 or 3 components along the given
+    axes, computed by the array library (xarray's ``cross`` calls it; the standard's is
+    ``linalg.cross``, 3 components along ``axis``).
+
+    >>> import numpy as np
+    >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    array([0., 0., 1.])
+    """
+    return _library(x1).cross(x1, x2, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+
+
+def _truth_reduction(name: str):
+    """``all``/``any`` with NumPy's ``out=`` (xarray passes ``out=None``; ``np.any`` of a
+    DataArray): the standard's reduction, written into ``out`` of its shape."""
+    standard = getattr(delegated, name)
+
+    def reduction(x, /, *, axis=None, keepdims=False, out=None):
+        result = standard(x, axis=axis, keepdims=keepdims)
+        if out is None:
+            return result
+        if tuple(out.shape) != tuple(result.shape):
+            raise ValueError(f"{name}(out=...): out has shape {tuple(out.shape)}, the result "
+                             f"has shape {tuple(result.shape)}")
+        out[...] = result
+        return out
+
+    reduction.__name__ = reduction.__qualname__ = name
+    reduction.__doc__ = (
+        f"The array API's ``{name}``, run by the array's own library (NumPy for Arrays on "
+        "``cpu`` and the emulator, CuPy on a GPU); ``out`` (NumPy's keyword, as xarray "
+        "passes it): an array of the result's shape to write the result into, and return."
+        f"\n\n>>> import numpy as np\n>>> {name}(np.array([[True, False], [True, True]]), "
+        f"axis=1)\n{getattr(np, name)(np.array([[True, False], [True, True]]), axis=1)!r}\n")
+    return reduction
+
+
+all, any = _truth_reduction("all"), _truth_reduction("any")  # noqa: A001 - the standard's names
+
+
 # name -> (parameter list, array parameters), in the notation of :mod:`.signatures`
 FUNCTIONS = {
     "transpose": ("x, /, axes=None", "x"),
     "pad": ("x, /, pad_width, mode='constant', **kwargs", "x"),
     "einsum": ("subscripts, /, *operands, **kwargs", "*operands"),
     "sliding_window_view": ("x, /, window_shape, axis=None, **kwargs", "x"),
+    "gradient": ("f, /, *varargs, axis=None, edge_order=1", "f *varargs"),
+    "cross": ("x1, x2, /, axisa=-1, axisb=-1, axisc=-1, axis=None", "x1 x2"),
     **{name: (entry[0], "x q" if entry[0] == _QUANTILE else "x")  # q may be an Array
        for name, entry in _LIBRARY_FUNCTIONS.items()},
 }
@@ -546,6 +601,8 @@ KEYWORDS = {
     "ones_like": ("x, /, *, dtype=None, device=None, shape=None", "x"),
     "full_like": ("x, /, fill_value, *, dtype=None, device=None, shape=None", "x"),
     "round": ("x, /, decimals=0, *, out=None", "x out"),
+    "all": ("x, /, *, axis=None, keepdims=False, out=None", "x out"),
+    "any": ("x, /, *, axis=None, keepdims=False, out=None", "x out"),
 }
 
 # in the submodule lib.stride_tricks, as NumPy and CuPy have them (xarray's rolling windows)

@@ -67,6 +67,10 @@ CASES = [
         a, xp.asarray([0.1, 0.5, 0.95], device=a.device) if m is xp else np.asarray([0.1, 0.5, 0.95]),
         axis=(0, 2), keepdims=True)),
     ("quantile-method", lambda m, a: m.quantile(a, 0.3, method="nearest")),
+    ("gradient-axis", lambda m, a: m.gradient(a, axis=1)),
+    ("gradient-spacing", lambda m, a: m.gradient(a, 0.5, axis=-1, edge_order=2)),
+    ("cross", lambda m, a: m.cross(a[..., :3], a[..., 2:])),
+    ("cross-axes", lambda m, a: m.cross(a[:, :3], a[:, 1:4], axisa=1, axisb=1, axisc=0)),
 ]
 NAN_CASES = [
     (name, lambda m, a, name=name: getattr(m, name)(a, axis=1))
@@ -189,6 +193,38 @@ def test_numpy_calls_on_arrays_reach_the_extensions(on, to_host):
 def test_bad_input(on, call, error, match):
     with pytest.raises(error, match=match):
         call(on(rng.standard_normal((2, 3))))
+
+
+def test_what_xarray_calls_beyond_the_standard(on, to_host):
+    """xarray's ``differentiate`` calls ``xp.gradient`` (a tuple for every axis), ``cross``
+    ``xp.cross``, ``np.any(d)`` and ``polyfit`` ``xp.any(..., out=None)``: NumPy's answers,
+    on Arrays and through xarray; ``out=`` of ``all``/``any`` written and returned."""
+    h = rng.standard_normal((4, 3))
+    x = on(h)
+    got = xp.gradient(x)
+    assert type(got) is tuple and len(got) == 2
+    for g, e in zip(got, np.gradient(h)):
+        same(g, e, to_host, device=x.device)
+    for name in ("all", "any"):
+        out = on(np.zeros(3, bool))
+        assert getattr(xp, name)(x > 0, axis=0, out=out) is out
+        np.testing.assert_array_equal(to_host(out), getattr(np, name)(h > 0, axis=0))
+        same(getattr(xp, name)(x > 0, axis=1, out=None), getattr(np, name)(h > 0, axis=1),
+             to_host, device=x.device)
+        with pytest.raises(ValueError, match=r"out has shape \(4,\)"):
+            getattr(xp, name)(x > 0, axis=0, out=on(np.zeros(4, bool)))
+    if str(x.device).startswith("cuda"):
+        return  # xarray's polyfit and friends take NumPy's functions to the host: CuPy's too
+    xr = pytest.importorskip("xarray")
+    d, e = (xr.DataArray(v, dims=("n", "v")) for v in (x, h))
+    with xp.backend("emulate" if x.device == "emulator" else "numpy"):
+        assert bool(np.any(d > 0.5)) == bool(np.any(e > 0.5))
+        np.testing.assert_allclose(to_host(d.differentiate("n").data), e.differentiate("n").data)
+        np.testing.assert_allclose(to_host(xr.cross(d, d[::-1], dim="v").data),
+                                   xr.cross(e, e[::-1], dim="v").data)
+        np.testing.assert_allclose(
+            to_host(d.polyfit("n", 1).polyfit_coefficients.data),
+            e.polyfit("n", 1).polyfit_coefficients.data, rtol=1e-10)
 
 
 def test_extensions_are_listed_apart_from_the_standard():
