@@ -574,31 +574,36 @@ def _cumulative(delegated):
 cumulative_sum = _cumulative(cumulative_sum)  # noqa: F821 - made by the loops above
 cumulative_prod = _cumulative(cumulative_prod)  # noqa: F821
 
-def _spread(delegated):
-    """``var``/``std`` with the standard's NaN where ``N - correction <= 0`` or ``N`` is 0
-    (NumPy gives inf or NaN with warnings, CuPy NaN silently): NaN, silent, on every device."""
+def spread_or_nan(compute, shape, axis, correction):
+    """``compute(correction)`` (a ``var`` or ``std``), or the standard's NaN where
+    ``N - correction <= 0`` or ``N`` is 0 (NumPy gives inf or NaN with warnings, CuPy NaN
+    silently): NaN, silent, on every device, of the shape and dtype ``compute(0)`` has."""
+    if axis is None:
+        n = math.prod(shape)
+    else:
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        n = math.prod(shape[a] for a in axes if isinstance(a, int) and -len(shape) <= a
+                      < len(shape))
+    if n - correction > 0 and n:
+        return compute(correction)
+    with warnings.catch_warnings():  # a shape and dtype for the NaN only
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = compute(0.0)
+    if is_cupy_array(result):
+        with result.device:  # CuPy fills on the current GPU: the result's one
+            result.fill(math.nan)
+    else:
+        result[...] = math.nan
+    return result
 
+
+def _spread(delegated):
     def spread(x, /, *, axis=None, correction=0.0, keepdims=False):
         shape = getattr(x, "shape", None)
         if shape is None or is_traced(x):
             return delegated(x, axis=axis, correction=correction, keepdims=keepdims)
-        if axis is None:
-            n = math.prod(shape)
-        else:
-            axes = axis if isinstance(axis, tuple) else (axis,)
-            n = math.prod(shape[a] for a in axes if isinstance(a, int) and -len(shape) <= a
-                          < len(shape))
-        if n - correction > 0 and n:
-            return delegated(x, axis=axis, correction=correction, keepdims=keepdims)
-        with warnings.catch_warnings():  # a shape and dtype for the NaN only
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = delegated(x, axis=axis, correction=0.0, keepdims=keepdims)
-        if is_cupy_array(result):
-            with result.device:  # CuPy fills on the current GPU: the result's one
-                result.fill(math.nan)
-        else:
-            result[...] = math.nan
-        return result
+        return spread_or_nan(lambda c: delegated(x, axis=axis, correction=c, keepdims=keepdims),
+                             shape, axis, correction)
 
     return _named(spread, delegated.__name__, delegated.__doc__)
 

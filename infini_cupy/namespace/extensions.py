@@ -420,7 +420,10 @@ def _spread(name, x, correction, ddof, dtype, kwargs):
     correction = _correction(name, correction, ddof)
     if dtype is None:
         return getattr(delegated, name)(x, correction=correction, **kwargs)
-    return _zero_d(getattr(_library(x), name)(x, ddof=correction, dtype=dtype, **kwargs))
+    function = getattr(_library(x), name)
+    return _zero_d(delegated.spread_or_nan(
+        lambda c: _zero_d(function(x, ddof=c, dtype=dtype, **kwargs)), x.shape,
+        kwargs.get("axis"), correction))
 
 
 def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):

@@ -207,10 +207,16 @@ def test_var_and_std_are_nan_where_n_minus_correction_is_not_positive(arr, to_ho
             expected = np.asarray(getattr(np, name)(h, axis=axis, ddof=correction,
                                                     keepdims=keepdims))
         assert got.shape == expected.shape and got.dtype == expected.dtype
+        with warnings.catch_warnings():  # NumPy's dtype= keyword: the same rule
+            warnings.simplefilter("error")
+            in_float64 = to_host(getattr(xp, name)(arr(h), axis=axis, correction=correction,
+                                                   keepdims=keepdims, dtype=np.float64))
+        assert in_float64.shape == expected.shape and in_float64.dtype == np.float64
         if n - correction <= 0 or n == 0:
-            assert np.isnan(got).all(), (shape, axis, correction)
+            assert np.isnan(got).all() and np.isnan(in_float64).all(), (shape, axis, correction)
         else:
             np.testing.assert_allclose(got, expected, rtol=1e-5)
+            np.testing.assert_allclose(in_float64, expected, rtol=1e-5)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "uint64"])
