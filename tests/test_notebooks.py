@@ -40,3 +40,16 @@ def test_notebook_runs_top_to_bottom(path):
     _, failure = notebooks.execute(path)
     if failure:
         pytest.fail(failure, pytrace=False)
+
+
+@pytest.mark.parametrize("path", [p for p in NOTEBOOKS if p.name != "00_first_steps.ipynb"],
+                         ids=lambda p: p.name)
+def test_notebook_plots_are_in_its_outputs(path):
+    """The site renders the executed copies: a plot drawn with a non-inline backend is lost."""
+    pytest.importorskip("nbclient")
+    notebook, failure = notebooks.execute(path)
+    if failure:
+        pytest.skip("test_notebook_runs_top_to_bottom reports it")
+    images = sum("image/png" in output.get("data", {})
+                 for cell in notebook.cells for output in cell.get("outputs", []))
+    assert images, f"{path.name} executed without a single plot in its outputs"

@@ -4,7 +4,8 @@ executing them a second time.
 
 Each notebook runs with nbclient in a fresh kernel of this very interpreter (a kernel spec
 written for the run, so a ``python3`` kernel installed elsewhere on the machine cannot stand
-in for it), with matplotlib's Agg backend, ``notebooks/`` as working directory and the checkout's
+in for it), with matplotlib's inline backend (Agg would drop every plot: ``plt.show()`` does
+nothing with it, and the site renders these copies), ``notebooks/`` as working directory and the checkout's
 ``infini_cupy`` first on the path.
 """
 
@@ -41,7 +42,8 @@ def _kernel_env() -> dict[str, str]:
     # the checkout's infini_cupy, as in the tests, whatever copy is installed
     pythonpath = os.pathsep.join(filter(None, [str(NOTEBOOKS_DIR.parent),
                                                os.environ.get("PYTHONPATH")]))
-    return {"JUPYTER_PATH": _jupyter_path[0], "MPLBACKEND": "Agg", "PYTHONPATH": pythonpath}
+    return {"JUPYTER_PATH": _jupyter_path[0], "PYTHONPATH": pythonpath,
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
 def execute(path: Path):
