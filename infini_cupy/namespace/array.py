@@ -34,6 +34,7 @@ from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
 from ..strided.copy import apart_from, rearrange_
 from . import device as devices
+from . import index_bounds as _index_bounds
 from . import pending as _pending
 from . import versions
 from .data_movement import astype
@@ -324,8 +325,13 @@ class Array:
         Array(6, device='emulator')
         """
         if self._b == "cuda":  # a mask or index array: CuPy's kernel, on this array's GPU
+            native_key = _native_key(key, self._b)
+            if not all(type(k) in _BASIC_INDEX_TYPES for k in native_key):
+                # CuPy wraps an index out of range: host-held ones refused first, as NumPy
+                # does (no wait for the GPU); GPU-held ones are CuPy's (docs/user/array.md)
+                _index_bounds.check(native_key, self._a.shape, on_device=False)
             with self._a.device:
-                return wrap(self._a[_native_key(key, self._b)], self._b)
+                return wrap(self._a[native_key], self._b)
         return wrap(self._a[_native_key(key, self._b)], self._b)
 
     def __setitem__(self, key, value) -> None:
@@ -393,6 +399,9 @@ class Array:
                 _check_value_ndim(getattr(value, "shape", ()), key, self._a.ndim)
                 if self._b == "cuda":  # CuPy's kernel, on this array's GPU
                     with self._a.device:
+                        # CuPy's scatter wraps an index out of range: refused before any
+                        # write, GPU-held indices with two reductions and one wait
+                        _index_bounds.check(key, self._a.shape, on_device=True)
                         self._a[key] = value
                     return
                 self._a[key] = value  # the library's

@@ -38,6 +38,7 @@ from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
 from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
+from . import index_bounds
 from .info import __array_namespace_info__
 
 __array_api_version__ = "2025.12"
@@ -473,6 +474,26 @@ def _submodule(name: str, names: list, from_device: tuple = ()) -> types.ModuleT
 
 for _name in [n for family in _FROM_ARRAYS.values() for n in family]:
     globals()[_name] = _delegate(_name)
+
+
+def _bounds_checked(delegated, check, default_axis):
+    """``take``/``take_along_axis``: on a GPU, indices out of range refused first as NumPy
+    refuses them (CuPy's kernels wrap them: :mod:`.index_bounds`), whatever holds them."""
+
+    def checked(*args, **kwargs):
+        if args and is_cupy_array(args[0]) and (len(args) > 1 or "indices" in kwargs):
+            x = args[0]
+            indices = args[1] if len(args) > 1 else kwargs["indices"]
+            axis = args[2] if len(args) > 2 else kwargs.get("axis", default_axis)
+            with x.device:  # the reductions of GPU-held indices, on x's GPU
+                check(x, indices, axis)
+        return delegated(*args, **kwargs)
+
+    return _named(checked, delegated.__name__, delegated.__doc__)
+
+
+take = _bounds_checked(take, index_bounds.check_take, None)  # noqa: F821 - made above
+take_along_axis = _bounds_checked(take_along_axis, index_bounds.check_take_along_axis, -1)  # noqa: F821
 for _name in _FROM_DEVICE:
     globals()[_name] = _delegate_from_device(_name)
 for _name in _LIKE:

@@ -685,3 +685,118 @@ def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
             expected[key] = row
             x[k] = row
             np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
+
+
+# ---------------------------------------------------------------- integer indices out of range
+_OUT_OF_RANGE = [  # (key of a (3, 4) array, NumPy's message)
+    (np.array([0, 7]), "index 7 is out of bounds for axis 0 with size 3"),
+    (np.array([[1], [-4]]), "index -4 is out of bounds for axis 0 with size 3"),
+    ((np.array([1]), np.array([2, 9, -8])), "index 9 is out of bounds for axis 1 with size 4"),
+    ((np.array([0, 9]), np.array([7, 9])), "index 9 is out of bounds for axis 0 with size 3"),
+    ((slice(None), np.array([0, -5])), "index -5 is out of bounds for axis 1 with size 4"),
+    ((Ellipsis, np.array([4])), "index 4 is out of bounds for axis 1 with size 4"),
+    ((np.array([3]), slice(1, None)), "index 3 is out of bounds for axis 0 with size 3"),
+    ((None, np.array([5], np.uint8)), "index 5 is out of bounds for axis 0 with size 3"),
+    (np.array(3), "index 3 is out of bounds for axis 0 with size 3"),
+]
+
+
+@pytest.mark.parametrize("key, message", _OUT_OF_RANGE)
+def test_an_integer_index_out_of_range_is_refused_on_every_device(on, key, message):
+    """``x[idx] = v``, with the index arrays as Arrays, lists or NumPy arrays, and ``x[idx]``
+    with host-held indices are NumPy's IndexError on every device, naming the first
+    offending value, and write nothing: CuPy would wrap them (``indices % n``) on a GPU.
+    A GPU-held index of ``x[idx]`` is the documented exception (the next test)."""
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = on(h)
+    keys = key if isinstance(key, tuple) else (key,)
+    as_arrays = tuple(on(k) if isinstance(k, np.ndarray) else k for k in keys)
+    as_lists = tuple(k.tolist() if isinstance(k, np.ndarray) and k.ndim else k for k in keys)
+    with pytest.raises(IndexError, match=re.escape(message)):
+        h[key]  # NumPy's own words
+    for k in (as_arrays, as_lists, keys):
+        with pytest.raises(IndexError, match=re.escape(message)):
+            x[k] = 1.0
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+    for k in (as_lists, keys):
+        with pytest.raises(IndexError, match=re.escape(message)):
+            x[k]
+    in_range = tuple(np.clip(k, -1, 0) if isinstance(k, np.ndarray) else k for k in keys)
+    np.testing.assert_array_equal(np.asarray(x[in_range].to_device("cpu")), h[in_range])
+
+
+def test_a_gpu_held_index_out_of_range_of_getitem_wraps_on_a_gpu_only(on, backend_name):
+    """``x[idx]`` with ``idx`` an Array on a GPU is CuPy's gather, which wraps an index out of
+    range (``x[[0, 7]]`` of 3 rows is rows 0 and 1): checking it would make every gather wait
+    for the GPU (docs/user/array.md); every other device raises NumPy's IndexError."""
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = on(h)
+    idx = on(np.array([0, 7, -4]))
+    if x.device.kind == "cuda":
+        np.testing.assert_array_equal(np.asarray(x[idx].to_device("cpu")), h[[0, 1, 2]])
+    else:
+        with pytest.raises(IndexError, match="index 7 is out of bounds for axis 0 with size 3"):
+            x[idx]
+
+
+@pytest.mark.parametrize("case", [
+    (dict(), np.array([0, 12]), "index 12 is out of bounds for axis 0 with size 12"),
+    (dict(axis=1), np.array([0, -5]), "index -5 is out of bounds for axis 1 with size 4"),
+    (dict(axis=-2), np.array([[1, 3]]), "index 3 is out of bounds for axis 0 with size 3"),
+    (dict(axis=0), np.array(3), "index 3 is out of bounds for axis 0 with size 3"),
+])
+def test_take_refuses_an_index_out_of_range_on_every_device(on, case):
+    """``xp.take`` is NumPy's ``take`` (mode 'raise') on every device: an index out of range
+    is IndexError, where ``cupy.take`` wraps it."""
+    kwargs, indices, message = case
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = on(h)
+    with pytest.raises(IndexError, match=re.escape(message)):
+        np.take(h, indices, **kwargs)
+    with pytest.raises(IndexError, match=re.escape(message)):
+        xp.take(x, on(indices), **kwargs)
+    fine = np.clip(indices, -1, 0)
+    np.testing.assert_array_equal(np.asarray(xp.take(x, on(fine), **kwargs).to_device("cpu")),
+                                  np.take(h, fine, **kwargs))
+
+
+def test_take_from_an_empty_axis_is_numpy_s_error(on):
+    for shape, axis, message in [((0, 3), 0, "cannot do a non-empty take from an empty axes."),
+                                 ((0, 0), 0, "index 0 is out of bounds for axis 0 with size 0"),
+                                 ((3, 0), 1, "cannot do a non-empty take from an empty axes.")]:
+        h = np.zeros(shape, np.float32)
+        with pytest.raises(IndexError, match=re.escape(message)):
+            np.take(h, np.array([0]), axis=axis)
+        with pytest.raises(IndexError, match=re.escape(message)):
+            xp.take(on(h), on(np.array([0])), axis=axis)
+    empty = xp.take(on(np.zeros((0, 3), np.float32)), on(np.zeros(0, np.int64)), axis=0)
+    assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("axis, indices, message", [
+    (1, [[0], [5], [1]], "index 5 is out of bounds for axis 1 with size 4"),
+    (-1, [[-5], [0], [1]], "index -5 is out of bounds for axis 1 with size 4"),
+    (0, [[0, 1, 2, 3], [0, 1, 3, 0]], "index 3 is out of bounds for axis 0 with size 3"),
+])
+def test_take_along_axis_refuses_an_index_out_of_range_on_every_device(on, axis, indices,
+                                                                       message):
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    indices = np.array(indices)
+    with pytest.raises(IndexError, match=re.escape(message)):
+        np.take_along_axis(h, indices, axis=axis)
+    with pytest.raises(IndexError, match=re.escape(message)):
+        xp.take_along_axis(on(h), on(indices), axis=axis)
+    fine = np.clip(indices, -1, 0)
+    np.testing.assert_array_equal(
+        np.asarray(xp.take_along_axis(on(h), on(fine), axis=axis).to_device("cpu")),
+        np.take_along_axis(h, fine, axis=axis))
+
+
+def test_an_index_into_an_empty_axis_is_refused_and_writes_nothing(on):
+    """Into an axis of size 0 every index is out of range (CuPy's scatter would take it
+    modulo 0 on a GPU); an empty index array is fine."""
+    x = on(np.zeros((0, 3), np.float32))
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        x[on(np.array([0]))] = 1.0
+    x[on(np.zeros(0, np.int64))] = 1.0
+    assert x[on(np.zeros(0, np.int64))].shape == (0, 3)

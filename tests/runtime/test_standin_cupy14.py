@@ -490,3 +490,78 @@ def test_linalg_raises_only_under_errstate_as_cupy_s(cupy):
     assert cupyx.geterr()["linalg"] == "ignore"
     with pytest.raises(NotImplementedError):
         cupyx.seterr(linalg="warn")
+
+
+# ---------------------------------------------------------------- integer indices wrap
+def test_integer_array_indices_wrap_as_cupy_s_kernels_take_them(cupy):
+    # _routines_indexing.pyx: _take_kernel_core ``indices % index_range`` (one index array),
+    # _prepare_array_indexing's floor modulo per axis (several), _create_scatter_kernel's
+    # ``indices % adim`` (assignments): never an IndexError, where NumPy raises
+    h = np.arange(12).reshape(3, 4)
+    a = cupy.asarray(h)
+    for key, wrapped in [
+        (np.array([0, 7, -4]), np.array([0, 1, 2])),
+        (([1], [2, 9, -8]), ([1], [2, 1, 0])),
+        ((slice(None), [5, -5]), (slice(None), [1, 3])),
+        ((np.array([[4], [-1]]), slice(1, None)), (np.array([[1], [2]]), slice(1, None))),
+        ((Ellipsis, np.array(6)), (Ellipsis, np.array(2))),
+    ]:
+        np.testing.assert_array_equal(a[key].get(), h[wrapped])
+        device_key = tuple(cupy.asarray(k) if isinstance(k, np.ndarray) else k
+                           for k in (key if isinstance(key, tuple) else (key,)))
+        np.testing.assert_array_equal(a[device_key].get(), h[wrapped])
+        b, expected = cupy.asarray(h), h.copy()
+        b[key] = -1
+        expected[wrapped] = -1
+        np.testing.assert_array_equal(b.get(), expected)
+    assert a[[]].shape == (0, 4)  # _prepare_slice_list: an empty list is int32 indices
+
+
+def test_take_and_take_along_axis_wrap_and_refuse_what_cupy_refuses(cupy):
+    # cupy/_indexing/indexing.py take -> core.pyx ndarray.take -> _ndarray_take/_take (no
+    # ``mode``: the kernel's modulo); take_along_axis builds aranges and indexes (wraps too)
+    h = np.arange(12).reshape(3, 4)
+    a = cupy.asarray(h)
+    np.testing.assert_array_equal(cupy.take(a, [13, -1]).get(), [1, 11])
+    np.testing.assert_array_equal(cupy.take(a, 5, axis=1).get(), h[:, 1])
+    np.testing.assert_array_equal(a.take(cupy.asarray(np.array([3])), axis=0).get(), h[[0]])
+    np.testing.assert_array_equal(
+        cupy.take_along_axis(a, cupy.asarray(np.array([[5], [9], [-1]])), axis=1).get(),
+        [[1], [5], [11]])
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
+        cupy.take(a, [0], axis=2)
+    with pytest.raises(IndexError, match="non-empty take from an empty axes"):
+        cupy.take(cupy.zeros((0, 3)), [0])  # _take: a.size == 0 and out.size != 0
+    with pytest.raises(IndexError, match="non-empty take from an empty axes"):
+        cupy.zeros((0, 3))[[0]]
+    assert cupy.take(cupy.zeros((0, 0)), [0], axis=0).shape == (1, 0)  # out.size == 0
+    assert cupy.zeros((3, 0))[[5]].shape == (1, 0)
+    with pytest.raises(IndexError, match="must be an integer array"):
+        cupy.take_along_axis(a, cupy.zeros((3, 1)), axis=1)
+    with pytest.raises(TypeError, match="Output dtype mismatch"):
+        cupy.take(a, [0], out=cupy.zeros(1, np.float32))
+    with pytest.raises(ValueError, match="Output shape mismatch"):
+        cupy.take(a, [0], out=cupy.zeros(2, a.dtype))
+
+
+def test_masks_of_the_wrong_shape_are_cupy_s_index_error(cupy):
+    # _routines_indexing.pyx _check_mask_shape (a mask dim of 0 passes, as in NumPy) and
+    # _view_getitem's count of indexed dims
+    a = cupy.zeros((2, 3))
+    with pytest.raises(IndexError, match="along dimension 1; dimension is 3 but corresponding "
+                                         "boolean dimension is 1"):
+        a[np.ones((2, 1), bool)]
+    with pytest.raises(IndexError, match="along dimension 0; dimension is 2"):
+        a[np.ones(3, bool)] = 1
+    with pytest.raises(IndexError, match="array is 2-dimensional, but 3 were indexed"):
+        a[np.ones((2, 3), bool), 0]
+    assert a[np.zeros((2, 0), bool)].shape == (0,)
+
+
+def test_a_scatter_through_an_empty_axis_faults(cupy):
+    # _scatter_op_single: ``indices % adim`` with adim == 0, then a write past a 0-byte
+    # allocation (undefined on a GPU: the stand-in faults); an empty index writes nothing
+    e = cupy.zeros(0)
+    with pytest.raises(cupy_standin.CUDADriverError, match="error 700"):
+        e[np.array([0])] = 1
+    e[np.array([], np.int64)] = 1

@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import math
 import mmap
 import numbers
 import operator
@@ -82,6 +83,7 @@ CUDA_ERROR_INVALID_IMAGE = 200
 CUDA_ERROR_INVALID_CONTEXT = 201
 CUDA_ERROR_NO_BINARY_FOR_GPU = 209
 CUDA_ERROR_INVALID_HANDLE = 400
+CUDA_ERROR_ILLEGAL_ADDRESS = 700
 
 
 class CUDADriverError(RuntimeError):
@@ -505,8 +507,74 @@ def _index_key(key) -> tuple:
     tuple whose lists, NumPy arrays and device arrays are index arrays (host ones copied to
     the device there), on the host views here."""
     key = key if isinstance(key, tuple) else (key,)
-    return tuple(k._host if isinstance(k, ndarray) else
-                 np.asarray(k) if isinstance(k, list) else k for k in key)
+    return tuple(k._host if isinstance(k, ndarray) else _listed_index(k)
+                 if isinstance(k, list) else k for k in key)
+
+
+def _listed_index(k: list) -> np.ndarray:
+    """A list in a key: an array, int32 when empty (``_prepare_slice_list``'s
+    ``fix_empty_dtype``: an empty list is no mask nor float64 index)."""
+    k = np.asarray(k)
+    return k.astype(np.int32) if k.size == 0 else k
+
+
+_EMPTY_TAKE = "cannot do a non-empty take from an empty axes."
+
+
+def _normalize_axis_index(axis, ndim: int) -> int:
+    """``cupy/_core/internal.pyx`` ``_normalize_axis_index``: NumPy's AxisError."""
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim)
+    return axis + ndim if axis < 0 else axis
+
+
+def _wrapped_key(shape: tuple, key: tuple) -> tuple:
+    """``key`` as CuPy 14.2's advanced indexing reads it (``_routines_indexing.pyx``), for
+    NumPy on the host view: ``_view_getitem``'s too-many-indices and mask-shape IndexErrors
+    (its messages), and every integer index array wrapped modulo the size of its axis, never
+    refused: ``_take_kernel_core``'s ``indices % index_range`` for one array,
+    ``_prepare_array_indexing``'s floor modulo for several, the scatter kernels'
+    ``indices % adim`` for assignments. An integer array on an axis of size 0 gives the
+    second item, the shape of a result that ``_take`` (``a.size == 0 and out.size != 0``)
+    and the scatter would reach through an empty axis; else None."""
+    widths = []
+    for k in key:
+        if k is None or k is Ellipsis:
+            widths.append(0)
+        elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            widths.append(k.ndim)
+        else:
+            widths.append(1)
+    consumed = sum(widths)
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, "
+                         f"but {consumed} were indexed")
+    if sum(k is Ellipsis for k in key) > 1:
+        return key, None  # NumPy's IndexError, CuPy's words
+    out, axis, empty_axes = [], 0, []
+    for k, width in zip(key, widths):
+        if k is Ellipsis:
+            axis += len(shape) - consumed
+        elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
+            for i, m in enumerate(k.shape):  # _check_mask_shape
+                if m not in (0, shape[axis + i]):
+                    raise IndexError(
+                        "boolean index did not match indexed array along dimension "
+                        f"{axis + i}; dimension is {shape[axis + i]} but corresponding "
+                        f"boolean dimension is {m}")
+        elif isinstance(k, np.ndarray) and k.dtype.kind in "iu":
+            if shape[axis]:
+                k = np.mod(k, shape[axis])
+            else:
+                empty_axes.append(axis)
+                k = np.zeros_like(k)
+        out.append(k)
+        axis += width
+    if not empty_axes:
+        return tuple(out), None
+    probe_shape = [1 if i in empty_axes else n for i, n in enumerate(shape)]
+    return tuple(out), np.broadcast_to(np.zeros((), np.int8), probe_shape)[tuple(out)].shape
 
 
 def _advanced(key: tuple) -> bool:
@@ -902,9 +970,43 @@ class ndarray:
 
     def __getitem__(self, key):
         key = _index_key(key)
+        if _advanced(key):  # out-of-range integer indices wrap (_wrapped_key)
+            key, through_empty = _wrapped_key(self.shape, key)
+            if through_empty is not None:
+                if math.prod(through_empty):
+                    raise IndexError(_EMPTY_TAKE)
+                return ndarray(through_empty, self.dtype)
         if not any(k is Ellipsis for k in key):  # a 0-d view, never a NumPy scalar: CuPy returns arrays
             key = (*key, Ellipsis)
         return _device_result(self._host[key], self)
+
+    def take(self, indices, axis=None, out=None):
+        """``ndarray.take`` (``_ndarray_take``, ``_take``): indices wrapped modulo the axis
+        (the flattened array's size for ``axis=None``), never refused; no ``mode``."""
+        host = self._host
+        if axis is None or host.ndim == 0:
+            if axis is not None:
+                _normalize_axis_index(axis, 1)
+            host, axis = host.reshape(-1), 0
+        else:
+            axis = _normalize_axis_index(axis, host.ndim)
+        if isinstance(indices, ndarray):
+            indices = indices._host
+        elif not np.isscalar(indices):
+            indices = np.array(indices, dtype=int)  # core.array(indices, dtype=int)
+        shape = host.shape[:axis] + np.shape(indices) + host.shape[axis + 1:]
+        if out is not None:
+            if out.dtype != self.dtype:
+                raise TypeError("Output dtype mismatch")
+            if out.shape != shape:
+                raise ValueError("Output shape mismatch")
+        else:
+            out = ndarray(shape, self.dtype)
+        if self.size == 0 and out.size != 0:
+            raise IndexError(_EMPTY_TAKE)
+        if out.size:
+            out._host[...] = np.take(host, indices, axis=axis, mode="wrap")
+        return out
 
     def __setitem__(self, key, value):
         key = _index_key(key)
@@ -917,6 +1019,14 @@ class ndarray:
             value = np.asarray(value)
         else:
             value = _host_of(value, "__setitem__")
+        if _advanced(key):  # the scatter kernels wrap out-of-range indices (_wrapped_key)
+            key, through_empty = _wrapped_key(self.shape, key)
+            if through_empty is not None:
+                if math.prod(through_empty):  # ``indices % adim`` with adim == 0, then a
+                    # write past a 0-byte allocation: undefined on a GPU, a fault here
+                    raise CUDADriverError(CUDA_ERROR_ILLEGAL_ADDRESS, "cupy_scatter_update: "
+                                          "an index into an axis of size 0")
+                return
         self._host[key] = value
 
     def __len__(self):
@@ -1365,6 +1475,32 @@ class CupyStandin:
 
     def get_default_memory_pool(self) -> MemoryPool:
         return self.pool
+
+    @staticmethod
+    def take(a, indices, axis=None, out=None):
+        """``cupy.take`` (``cupy/_indexing/indexing.py``): ``a.take``, which wraps."""
+        return a.take(indices, axis, out)
+
+    def take_along_axis(self, a, indices, axis):
+        """``cupy.take_along_axis`` (``cupy/_indexing/indexing.py``), line for line: an index
+        array per axis, ``a[tuple(fancy_index)]``, whose indices wrap."""
+        if indices.dtype.kind not in ("i", "u"):
+            raise IndexError("`indices` must be an integer array")
+        if axis is None:
+            a = a.ravel()
+            axis = 0
+        ndim = a.ndim
+        axis = _normalize_axis_index(axis, ndim)
+        if ndim != indices.ndim:
+            raise ValueError("`indices` and `a` must have the same number of dimensions")
+        fancy_index = []
+        for i, n in enumerate(a.shape):
+            if i == axis:
+                fancy_index.append(indices)
+            else:
+                ind_shape = (1,) * i + (-1,) + (1,) * (ndim - i - 1)
+                fancy_index.append(self.arange(n).reshape(ind_shape))
+        return a[tuple(fancy_index)]
 
     @staticmethod
     def empty(shape, dtype=float, order="C") -> ndarray:
