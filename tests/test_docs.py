@@ -80,6 +80,31 @@ def test_every_public_name_has_a_reference_entry(site):
     assert not missing, f"public names without a reference entry: {missing}"
 
 
+def test_every_public_function_has_an_example():
+    """Each public function and class of the namespace, ``linalg`` and ``fft``, and each public
+    member of the Array, has a doctest example (``>>>``), and pytest collects it: from
+    ``infini_cupy`` (its ``__module__``) or, for ``linalg``'s and ``fft``'s own functions, from
+    ``docstrings.__test__`` (``namespace/examples.py`` holds the delegated functions')."""
+    import types
+
+    from infini_cupy.namespace import docstrings
+
+    public = {name: getattr(infini_cupy, name, None) for name in infini_cupy.__all__}
+    found = {name: value for name, value in public.items()
+             if callable(value) and not isinstance(value, types.ModuleType)}
+    for module in ("linalg", "fft"):
+        for name in getattr(infini_cupy, module).__all__:
+            value = getattr(getattr(infini_cupy, module), name)
+            if value is not public.get(name):  # linalg.matmul is infini_cupy.matmul
+                found[f"{module}.{name}"] = value
+                assert docstrings.__test__.get(f"{module}.{name}") == value.__doc__, name
+    found.update({f"Array.{name}": member for name, member in vars(infini_cupy.Array).items()
+                  if not name.startswith("_")})
+    missing = sorted(name for name, value in found.items() if ">>>" not in (value.__doc__ or ""))
+    assert not missing, f"public names without an example: {missing}"
+    assert len(found) > 200
+
+
 def test_the_command_line_reference_lists_every_command(site):
     from infini_cupy.__main__ import COMMANDS
 

@@ -96,31 +96,60 @@ class Array:
     # ---- attributes
     @property
     def dtype(self):
-        """The data type (a ``numpy.dtype``)."""
+        """The data type (a ``numpy.dtype``).
+
+        >>> import infini_cupy as xp
+        >>> xp.asarray([1, 2], dtype=xp.int8, device="cpu").dtype
+        dtype('int8')
+        """
         pending = self._p
         return self._a.dtype if pending is None else pending.dtype
 
     @property
     def shape(self) -> tuple:
-        """The shape, a tuple of ints."""
+        """The shape, a tuple of ints.
+
+        >>> import infini_cupy as xp
+        >>> xp.zeros((2, 3), device="cpu").shape
+        (2, 3)
+        """
         pending = self._p
         return self._a.shape if pending is None else pending.shape
 
     @property
     def ndim(self) -> int:
-        """The number of dimensions."""
+        """The number of dimensions.
+
+        >>> import infini_cupy as xp
+        >>> xp.zeros((2, 3), device="cpu").ndim
+        2
+        """
         pending = self._p
         return self._a.ndim if pending is None else len(pending.shape)
 
     @property
     def size(self) -> int:
-        """The number of elements."""
+        """The number of elements.
+
+        >>> import infini_cupy as xp
+        >>> xp.zeros((2, 3), device="cpu").size
+        6
+        """
         pending = self._p
         return self._a.size if pending is None else math.prod(pending.shape)
 
     @property
     def device(self) -> devices.Device:
-        """The :class:`~infini_cupy.Device` the Array lives on; equal to its name (``x.device == 'emulator'``)."""
+        """The :class:`~infini_cupy.Device` the Array lives on; equal to its name
+        (``x.device == 'emulator'``).
+
+        >>> import infini_cupy as xp
+        >>> x = xp.asarray([1.0, 2.0], device="cpu")
+        >>> x.device
+        Device('cpu')
+        >>> x.device == "cpu"
+        True
+        """
         b = self._b
         if b == "numpy":
             return devices.CPU
@@ -131,14 +160,29 @@ class Array:
 
     @property
     def T(self) -> Array:
-        """The transpose of a 2-d Array, a view (ValueError for other ranks: use ``permute_dims``)."""
+        """The transpose of a 2-d Array, a view (ValueError for other ranks: use
+        ``permute_dims``).
+
+        >>> import infini_cupy as xp
+        >>> x = xp.asarray([[1, 2, 3], [4, 5, 6]], device="cpu")
+        >>> x.T
+        Array([[1, 4],
+               [2, 5],
+               [3, 6]], device='cpu')
+        """
         if self._a.ndim != 2:
             raise ValueError(f"x.T needs a 2-d array, got {self._a.ndim} dims (use permute_dims)")
         return wrap(self._a.T, self._b)
 
     @property
     def mT(self) -> Array:
-        """The last two axes swapped, a view (ValueError below 2 dims)."""
+        """The last two axes swapped, a view (ValueError below 2 dims).
+
+        >>> import infini_cupy as xp
+        >>> x = xp.zeros((4, 2, 3), device="cpu")
+        >>> x.mT.shape
+        (4, 3, 2)
+        """
         if self._a.ndim < 2:
             raise ValueError(f"x.mT needs at least 2 dims, got {self._a.ndim}")
         return wrap(self._a.swapaxes(-1, -2), self._b)

@@ -449,21 +449,49 @@ def fill(self, value) -> None:
 
 
 def _base(self):
-    """NumPy's ``x.base``: None where ``x`` owns its memory, else what does (as an Array
-    where that is an array)."""
+    """NumPy's ``x.base``: None where ``x`` owns its memory, else the array (an Array) or
+    object whose memory it views.
+
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1, 2, 3], device="cpu")
+    >>> x.base is None
+    True
+    >>> x[1:].base
+    Array([1, 2, 3], device='cpu')
+    """
     base = self._a.base
     return wrap(base, self._b) if isinstance(base, type(self._a)) else base
 
 
 def _nbytes(self) -> int:
+    """Bytes of the elements (``size * itemsize``).
+
+    >>> import infini_cupy as xp
+    >>> xp.zeros((2, 3), dtype=xp.int16, device="cpu").nbytes
+    12
+    """
     return self._a.nbytes
 
 
 def _itemsize(self) -> int:
+    """Bytes of one element.
+
+    >>> import infini_cupy as xp
+    >>> xp.zeros(3, dtype=xp.complex64, device="cpu").itemsize
+    8
+    """
     return self._a.itemsize
 
 
 def _strides(self) -> tuple:
+    """NumPy's and CuPy's ``x.strides``: the bytes from one element to the next along each
+    dim (SciPy's ``linalg.circulant`` reads them).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.zeros((2, 3), dtype=xp.int16, device="cpu")
+    >>> x.strides, x.T.strides
+    ((6, 2), (2, 6))
+    """
     return self._a.strides
 
 
@@ -476,13 +504,7 @@ METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": roun
            "fill": fill, "conj": conj, "conjugate": conj, "clip": clip, "argsort": argsort,
            # copy.copy(x): new memory, as NumPy's and CuPy's (the default would share _a)
            "__copy__": copy}
-PROPERTIES = {"nbytes": (_nbytes, "Bytes of the elements (``size * itemsize``)."),
-              "base": (_base, "NumPy's ``x.base``: None where ``x`` owns its memory, else "
-                              "the array (an Array) or object whose memory it views."),
-              "itemsize": (_itemsize, "Bytes of one element."),
-              "strides": (_strides, "NumPy's and CuPy's ``x.strides``: the bytes from one "
-                                    "element to the next along each dim (SciPy's "
-                                    "``linalg.circulant`` reads them).")}
+PROPERTIES = {"nbytes": _nbytes, "base": _base, "itemsize": _itemsize, "strides": _strides}
 
 
 def install(public: dict) -> None:
@@ -490,8 +512,8 @@ def install(public: dict) -> None:
     _public.update(public)
     for name, method in METHODS.items():
         setattr(Array, name, method)
-    for name, (getter, doc) in PROPERTIES.items():
-        setattr(Array, name, property(getter, doc=doc))
+    for name, getter in PROPERTIES.items():
+        setattr(Array, name, property(getter))  # the getter's docstring
 
 
 __all__ = ["install", "METHODS", "PROPERTIES"]

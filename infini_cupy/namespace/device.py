@@ -27,7 +27,17 @@ _KIND_OF_BACKEND = {b: k for k, b in _BACKEND_OF_KIND.items()}
 
 class Device:
     """Where an array lives and its calls run: ``Device("cpu")``, ``Device("emulator")`` or
-    ``Device("cuda", N)``. Equal to its name as a string (``"cpu"``, ``"cuda:0"``)."""
+    ``Device("cuda", N)``. Equal to its name as a string (``"cpu"``, ``"cuda:0"``).
+
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1, 2], device="emulator")
+    >>> x.device
+    Device('emulator')
+    >>> x.device == "emulator", x.device == xp.Device("cpu")
+    (True, False)
+    >>> xp.Device("cpu").backend
+    'numpy'
+    """
 
     __slots__ = ("kind", "index", "_name")
     __module__ = "infini_cupy"

@@ -1,5 +1,6 @@
 """numpydoc docstrings generated from the op table: the elementwise functions, the Array's
-operators, and the delegated functions (what they delegate to, on which device).
+operators, and the delegated functions (what they delegate to, on which device, and an
+example from :data:`.examples.EXAMPLES`).
 
 Generated rather than written out 67 times: one template per kind, the op table's row for
 what differs (dtype group, result dtype, the NumPy function of the same meaning), and an
@@ -9,11 +10,14 @@ example whose printed result is NumPy's answer for the same inputs, so the docte
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from ..elementwise.ops import OPS, ElementwiseOp
 from ..elementwise.resolution import result_of_loop
 from .array import Array, wrap
+from .examples import EXAMPLES
 from .operators import BINARY, COMPARISONS, UNARY
 
 _GROUP_WORDS = {
@@ -239,13 +243,23 @@ def operator_doc(dunder: str, function: str, kind: str) -> str:
     return "\n".join(text) + "\n"
 
 
+def examples_section(name: str) -> str:
+    """The numpydoc "Examples" section of ``name`` (``"sum"``, ``"linalg.det"``) from
+    :data:`.examples.EXAMPLES`; "" for a name without one."""
+    example = EXAMPLES.get(name)
+    if example is None:
+        return ""
+    return f"\nExamples\n--------\n>>> import infini_cupy as xp\n{example}"
+
+
 def delegated_doc(name: str, summary: str) -> str:
     """A delegated function's docstring: the standard's function, whose library runs it."""
     return (f"{summary}\n\nDelegated: the array API's ``{name}`` from array-api-compat, run by "
             f"the array's own library: ``array_api_compat.numpy.{name}`` (NumPy, on the host) "
             "for Arrays on ``cpu`` and on the emulator, ``array_api_compat.cupy."
             f"{name}`` (CuPy's kernels, on the array's GPU) for Arrays on a GPU. Arrays in give "
-            "Arrays out; plain NumPy or CuPy arrays give the same kind back.\n")
+            "Arrays out; plain NumPy or CuPy arrays give the same kind back.\n"
+            + examples_section(name))
 
 
 def _operators() -> list[tuple[str, str, str]]:
@@ -265,7 +279,8 @@ OPERATOR_DOCS = {dunder: operator_doc(dunder, function, kind)
 
 # The elementwise functions' doctests run from ``infini_cupy`` (their ``__module__``); the
 # Array's methods and operators (a class of ``infini_cupy`` defined in array.py, which
-# doctest's finder skips in both modules) are collected here.
+# doctest's finder skips in both modules) are collected here, and so are the examples of
+# ``linalg`` and ``fft`` (modules without a file: ``install`` adds them).
 __test__ = {f"Array.{k}": v for k, v in OPERATOR_DOCS.items()}
 __test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array).items()
                  if callable(member) and ">>>" in (member.__doc__ or "")
@@ -273,7 +288,8 @@ __test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array)
 
 
 def install(public: dict, delegated_names) -> None:
-    """Set the generated docstrings on the public functions and the Array's operators."""
+    """Set the generated docstrings on the public functions and the Array's operators, and
+    the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none."""
     for name, doc in ELEMENTWISE_DOCS.items():
         public[name].__doc__ = doc
     for dunder, doc in OPERATOR_DOCS.items():
@@ -285,3 +301,12 @@ def install(public: dict, delegated_names) -> None:
     for name, function in functions:
         if callable(function) and "of the arrays' library" in (function.__doc__ or ""):
             function.__doc__ = delegated_doc(name, f"The array API's ``{name}``.")
+    for name in EXAMPLES:  # written docstrings (finfo, arange, clip, ...): examples appended
+        module, _, short = name.rpartition(".")
+        function = getattr(public[module], short) if module else public[name]
+        if ">>>" not in (function.__doc__ or ""):
+            written = inspect.cleandoc(function.__doc__ or "")
+            function.__doc__ = f"{written}\n{examples_section(name)}"
+        if module and function is not public.get(short):
+            # not a name of the module infini_cupy, whose doctests pytest collects: here
+            __test__[name] = function.__doc__

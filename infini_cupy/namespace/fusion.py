@@ -54,7 +54,23 @@ _new = object.__new__
 
 
 class FusionWarning(UserWarning):
-    """A fused function ran unfused (the message names the call that stopped the trace)."""
+    """A fused function ran unfused (the message names the call that stopped the trace).
+
+    >>> import warnings
+    >>> import infini_cupy as xp
+    >>> @xp.fuse
+    ... def center(x):
+    ...     return x - xp.mean(x)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     y = center(xp.asarray([1.0, 3.0], device="emulator"))
+    >>> y
+    Array([-1.,  1.], device='emulator')
+    >>> caught[0].category is xp.FusionWarning
+    True
+    >>> print(caught[0].message)
+    fuse(center): mean(): not an elementwise function; running unfused
+    """
 
 
 class _Prepared:

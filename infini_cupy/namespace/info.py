@@ -92,5 +92,15 @@ class Info:
 
 
 def __array_namespace_info__() -> Info:
-    """The namespace's inspection object (array API 2023.12+)."""
+    """The namespace's inspection object (array API 2023.12+).
+
+    >>> import infini_cupy as xp
+    >>> info = xp.__array_namespace_info__()
+    >>> info.default_dtypes(device="cpu")["real floating"]
+    dtype('float64')
+    >>> info.capabilities()["boolean indexing"]
+    True
+    >>> info.dtypes(kind="signed integer")["int8"]
+    dtype('int8')
+    """
     return Info()
