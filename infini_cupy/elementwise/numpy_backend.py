@@ -159,17 +159,11 @@ def call(name: str, args, out):
     if out is not None:
         # A Python int out of the loop's range is NumPy's (and the kernels') OverflowError
         # before out is looked at: `x += 300` of int8 x into itself, out of another dtype
-        for a in args:
-            if type(a) is int:
-                scalar_value(a, dtype)
+        _check_python_ints(args, dtype)
         check_out_shape(name, args, out)
         check_out(name, out, loop.result)
     elif len(args) > 1:
-        # shapes that do not broadcast: the kernels' ValueError (plan.broadcast_shapes), not
-        # NumPy's own message
-        shapes = [a.shape for a in args if type(a) not in _PYTHON_SCALARS]
-        if any(s != shapes[0] for s in shapes):
-            broadcast_shapes(name, *shapes)
+        check_broadcast(name, [a.shape for a in args if type(a) not in _PYTHON_SCALARS])
     # None: a special case (_SPECIAL, _SPECIAL_LOOPS) or clip
     ufunc = _UFUNCS.get(name) if _special(name, loop) is None else None
     token = silence()
@@ -187,9 +181,7 @@ def call(name: str, args, out):
     except OverflowError:
         # NumPy's "Python int too large to convert to C long" for an int past 64 bits: the
         # kernels' message, naming the value and the dtype
-        for a in args:
-            if type(a) is int:
-                scalar_value(a, dtype)
+        _check_python_ints(args, dtype)
         raise
     finally:
         restore(token)
@@ -202,6 +194,20 @@ def call(name: str, args, out):
         _learn(plain_calls, _plain_key(name, args, None),
                lambda: ufunc if bare else _computed(name, loop))
     return result
+
+
+def _check_python_ints(args, dtype) -> None:
+    """The kernels' OverflowError for a Python int operand out of ``dtype``'s range."""
+    for a in args:
+        if type(a) is int:
+            scalar_value(a, dtype)
+
+
+def check_broadcast(name: str, shapes: list) -> None:
+    """Shapes that do not broadcast: the kernels' ValueError (``plan.broadcast_shapes``),
+    not NumPy's own message."""
+    if any(s != shapes[0] for s in shapes):
+        broadcast_shapes(name, *shapes)
 
 
 def _learn(table: dict, key, answer) -> None:

@@ -136,9 +136,11 @@ def cast_into(out: np.ndarray, x) -> np.ndarray:
     return out
 
 
-def warn_complex_to_real() -> None:
-    """NumPy's and CuPy's warning for a cast of complex values to a real dtype, on every
-    device (scikit-learn refuses complex data by it)."""
+def warn_if_complex_to_real(source, target) -> None:
+    """NumPy's and CuPy's warning for a cast of ``source`` complex values to a real
+    ``target`` dtype (not bool), on every device (scikit-learn refuses complex data by it)."""
+    if source.kind != "c" or target.kind in "bc":
+        return
     frame, level = sys._getframe(1), 2  # the warning names the caller's line, as NumPy's
     while frame is not None and frame.f_code.co_filename.startswith(_OUR_CODE):
         frame, level = frame.f_back, level + 1

@@ -27,7 +27,7 @@ import numpy as np
 
 from .. import dtypes
 from .launcher import check_clip_bounds, resolve, scalar_clip_bound
-from .numpy_casts import warn_complex_to_real
+from .numpy_casts import warn_if_complex_to_real
 from .ops import CAST_FUNCTOR, OPS
 from .trace_scalars import (REPRESENTATIVE, ReadsNoArray, ScalarArg, Untraceable, argument_slot,
                             host_scalar)
@@ -279,8 +279,7 @@ def astype_node(x, dtype, copy=True, device=None) -> Traced:
     dtype = dtypes.as_dtype(dtype)
     if dtype == x.dtype:
         return x
-    if x.dtype.kind == "c" and dtype.kind not in "bc":
-        warn_complex_to_real()  # once, as the function is traced (the unfused call: each time)
+    warn_if_complex_to_real(x.dtype, dtype)  # once, at the trace (unfused: every call)
     node = ("op", CAST_FUNCTOR, dtypes.ctype(dtype), dtypes.ctype(x.dtype), (x.node,))
     return Traced(x.builder, dtype, x.ndim, node)
 

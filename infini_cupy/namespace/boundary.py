@@ -197,7 +197,7 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
     lines.append(f"    return _wrap_result(_r, {result_backend})")
     scope = dict(_GLOBALS, _impl=impl)
     # named as a file of the package: tracebacks say whose wrapper it is, and a warning's
-    # stacklevel walks past it as past our other frames (numpy_casts.warn_complex_to_real)
+    # stacklevel walks past it as past our other frames (numpy_casts.warn_if_complex_to_real)
     where = os.path.join(os.path.dirname(__file__), f"<wrapper of {name}>")
     exec(compile("\n".join(lines), where, "exec"), scope)  # noqa: S102
     return _named(scope[name], impl)

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..config import get_backend
 from ..dtypes import HELD_DTYPES
-from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int, warn_complex_to_real
+from ..elementwise.numpy_casts import cast, float_to_int, is_float_to_int, warn_if_complex_to_real
 from ..strided.copy import check_copyable_dtype
 from .data_movement import _checked_casts, _joined_by_numpy
 from .array import Array, wrap, wrap_result
@@ -226,8 +226,7 @@ def astype(full):
             if target is not None and target != a.dtype:  # (one dtype: a copy, or x)
                 # data_movement.astype's cast on the numpy backend, the GPU's answers for
                 # NaN and out-of-range floats into integers included
-                if a.dtype.kind == "c" and target.kind not in "bc":
-                    warn_complex_to_real()
+                warn_if_complex_to_real(a.dtype, target)
                 if is_float_to_int(a.dtype, target):
                     return wrap(float_to_int(a, target), _CPU)
                 return wrap(cast(a, target), _CPU)

@@ -312,8 +312,7 @@ def astype(x, dtype, /, *, copy: bool = True, device=None):
             if len(_checked_casts) >= _CHECKED_CASTS_KEPT:
                 _checked_casts.clear()
             _checked_casts[x.dtype, asked] = dtype
-    if x.dtype.kind == "c" and dtype.kind not in "bc":
-        numpy_casts.warn_complex_to_real()
+    numpy_casts.warn_if_complex_to_real(x.dtype, dtype)
     if device is not None and device != array_api_compat.device(x):
         # cast where x is (the cuda backend computes nothing on NumPy arrays), then move
         return delegated.to_device(astype(x, dtype, copy=False), device)

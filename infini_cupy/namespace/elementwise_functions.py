@@ -26,7 +26,6 @@ from ..elementwise import numpy_backend
 from ..elementwise.launcher import (apply, check_clip_bounds, check_operand_types,
                                      scalar_clip_bound)
 from ..elementwise.ops import OPS, ElementwiseOp
-from ..elementwise.plan import broadcast_shapes
 from ..elementwise.short_path import short_call
 from ..elementwise import trace
 
@@ -162,9 +161,7 @@ def _numpy_clip(x, lo, hi, out):
             info, own = np.iinfo(dt), np.iinfo(bound.dtype)  # saturated, never wrapped
             bound = np.clip(bound, max(info.min, own.min), min(info.max, own.max))
         bounds.append(np.asarray(bound).astype(dt, copy=False))
-    shapes = [a.shape for a in (x, *bounds) if a.shape]
-    if any(s != shapes[0] for s in shapes):
-        broadcast_shapes("clip", *shapes)  # the kernels' ValueError, not NumPy's message
+    numpy_backend.check_broadcast("clip", [a.shape for a in (x, *bounds) if a.shape])
     if out is not None:
         numpy_backend.check_out("clip", out, dt)
     result = _numpy_clip_by(x, bounds)

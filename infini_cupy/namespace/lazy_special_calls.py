@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import config, dtypes
 from ..elementwise.launcher import check_clip_bounds, scalar_clip_bound
-from ..elementwise.numpy_casts import warn_complex_to_real
+from ..elementwise.numpy_casts import warn_if_complex_to_real
 from ..elementwise.ops import OPS
 from . import pending
 from .array import Array
@@ -32,11 +32,10 @@ def deferring_astype(astype):
     @functools.wraps(astype)
     def deferred(x, dtype, /, *, copy=True, device=None):
         if type(x) is Array and device is None and config.lazy_enabled():
-            complex_source = x.dtype.kind == "c"
+            source = x.dtype
             result = _defer_cast(x, dtype)
             if result is not None:
-                if complex_source and result.dtype.kind not in "bc":
-                    warn_complex_to_real()  # as the eager call
+                warn_if_complex_to_real(source, result.dtype)  # as the eager call
                 return result
         return astype(x, dtype, copy=copy, device=device)
 
