@@ -268,6 +268,8 @@ def repeat_into(key: tuple, args, out) -> bool:
     token = silence()
     try:
         answer(*args, out=out)
+    except (ValueError, OverflowError):  # a Python int out of range: NumPy checks it before
+        return False  # writing; `call` raises it in the kernels' words, as `repeat` leaves it
     finally:
         restore(token)
     return True

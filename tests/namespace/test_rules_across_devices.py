@@ -508,7 +508,7 @@ def test_operands_of_no_array_kind_are_refused_on_every_device(device, lazy, to_
 
 def test_refusals_give_one_message_on_every_device():
     """Shapes that do not broadcast (functions, operators, ``clip``'s bounds and a bigger
-    ``out=``) and a Python int past 64 bits: the same exception and the same message, naming
+    ``out=``) and a Python int past 64 bits (``x += v`` and ``out=`` too): the same exception and the same message, naming
     the function, shapes or value and dtype, on ``cpu`` (NumPy computes) as on the emulator,
     the calls' types seen before (the repeats' paths, compiled and Python) or not."""
     from infini_cupy.namespace.boundary import python_hot_path
@@ -527,12 +527,15 @@ def test_refusals_give_one_message_on_every_device():
             ints = xp.asarray(np.ones(3, dtype), device=device)
             if i % 3:  # the same types accepted first: the next calls are repeats
                 x + x, xp.hypot(x, x), ints + 1, xp.multiply(1, ints)
+                ints += 0
+                xp.add(ints, 0, out=ints)
             seen = []
             hot_path = python_hot_path if i % 3 == 2 else contextlib.nullcontext
             for call in (lambda: x + y, lambda: xp.hypot(y, x), lambda: xp.where(x > 0, x, y),
                          lambda: xp.clip(x, y, 1.0), lambda: xp.clip(x, -1.0, 1.0, out=xp.zeros(
                              (2, rows, cols), device=device)), lambda: ints + big,
-                         lambda: xp.multiply(big, ints)):
+                         lambda: xp.multiply(big, ints), lambda: ints.__iadd__(big),
+                         lambda: xp.add(ints, -big, out=ints)):
                 try:
                     with hot_path():
                         call()
