@@ -433,6 +433,7 @@ class Array:
                     value = value._a
                 value = _checked_scalar(value, self._a.dtype)
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
+                    value = _held_value(value, self._a.dtype)
                     _check_promotes(value.dtype, self._a.dtype)
                 if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
                     # our cast first: the kernels' answers for NaN and out-of-range values
@@ -529,6 +530,8 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
     if type(value) is Array:
         check_same_device(backend, value._b)
         value = value._a
+    elif hasattr(value, "dtype") and not isinstance(value, np.generic):
+        value = _held_value(value, view.dtype)
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype) \
             and value.dtype.kind != "c":
         value = library.asarray(value)  # cast below as arrays are (NaN, out of range)
@@ -589,6 +592,12 @@ def _checked_scalar(value, dtype):
             or isinstance(value, (int, float, complex, list, tuple))):
         raise TypeError(f"x[key] = value: value must be an array, a Python scalar (bool, int, "
                         f"float, complex) or a list of them, got {type(value).__name__}")
+    if isinstance(value, np.generic) and value.dtype.kind not in "biufc" \
+            and not dtypes.is_bfloat16(value.dtype):
+        raise TypeError(f"x[key] = value: value must be a number, got a NumPy {value.dtype} "
+                        f"scalar ({value!r})")
+    if type(value) is list or type(value) is tuple:
+        _check_sequence(value)
     if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
         raise TypeError(f"x[key] = value: a complex value ({value!r}) into x's dtype {dtype} "
                         "(take its real part first)")
@@ -598,6 +607,39 @@ def _checked_scalar(value, dtype):
 
 
 _VALUE_TYPES = frozenset({bool, int, float, complex, list, tuple})
+
+
+def _check_sequence(value) -> None:
+    """TypeError for a (nested) list or tuple ``value`` of ``x[key] = value`` holding what is
+    no number (a str, None, an object): NumPy would parse a str and write None as NaN."""
+    for item in value:
+        if type(item) is list or type(item) is tuple:
+            _check_sequence(item)
+        elif isinstance(item, (bool, int, float, complex)):
+            continue
+        elif isinstance(getattr(item, "dtype", None), np.dtype) and (
+                item.dtype.kind in "biufc" or dtypes.is_bfloat16(item.dtype)):
+            continue  # a NumPy scalar, an array, an Array
+        else:
+            raise TypeError(f"x[key] = value: value must be an array, a Python scalar (bool, "
+                            f"int, float, complex) or a list of them, got a list holding "
+                            f"{type(item).__name__} {item!r}"[:300])
+
+
+def _held_value(value, dtype):
+    """An array ``value`` of ``x[key] = value`` of a dtype that arrays of every device hold:
+    a NumPy array of non-native byte order as its values in native order (as ``asarray``
+    takes it); TypeError for any other dtype (strings, objects, longdouble), whatever the
+    key and the device. ``x`` of a dtype not ours (a structured array of Dask's): as is."""
+    held = dtypes.HELD_DTYPES
+    value_dtype = value.dtype
+    if value_dtype in held or dtype not in held:
+        return value
+    if isinstance(value, np.ndarray) and not value_dtype.isnative \
+            and value_dtype.newbyteorder("=") in held:
+        return value.astype(value_dtype.newbyteorder("="))
+    raise TypeError(f"x[key] = value: value's dtype {value_dtype} ({value_dtype.str!r}) is not a "
+                    "boolean or numeric dtype that arrays of every device hold")
 
 
 def _scalar_source(library, value, dtype):

@@ -47,6 +47,7 @@ from . import pending as _pending
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
 from .. import config as _config
+from ..dtypes import HELD_DTYPES
 from ..arrays import _allocator as _allocator_var
 from ..config import lazy_enabled
 from ..elementwise.kernels import SOURCE as _elementwise_source
@@ -731,7 +732,7 @@ def _as_is(asarray):
                 return obj
         elif kind is np.ndarray and dtype is None and copy is None:
             native_dtype = obj.dtype
-            if native_dtype.kind in _NUMERIC_KINDS and native_dtype.isnative:
+            if native_dtype.kind in _NUMERIC_KINDS and native_dtype in HELD_DTYPES:
                 # a NumPy array onto a CPU device: wrapped as it is, what the full call gives
                 backend = _on_cpu(device)[0] if device is not None else get_backend()
                 if backend is not None and backend != "cuda":

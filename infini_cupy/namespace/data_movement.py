@@ -197,13 +197,21 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     Array([1., 2.], device='emulator')
     >>> xp.asarray(["a"])
     Traceback (most recent call last):
-    TypeError: asarray: list input gives dtype <U1 ('<U1'), not a boolean or numeric dtype
+    TypeError: asarray: list input gives dtype <U1 ('<U1'), not a boolean or numeric dtype that arrays of every device hold
     """
     check_plain_buffer(obj, "asarray")
     if type(obj) is memoryview:
         obj = np.asarray(obj)  # a view: its format's byte order is seen below
     if isinstance(obj, np.ndarray) and not obj.dtype.isnative:
         obj, copy = _native_byte_order(obj, copy)
+    if (isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind in "fc"
+            and obj.dtype not in dtypes.HELD_DTYPES and dtype is not None):
+        # longdouble, which no device holds, asked for as a held dtype: NumPy's conversion on
+        # the host, as for every device (a copy: copy=False cannot be met)
+        if copy is False:
+            raise ValueError(f"asarray: dtype {obj.dtype} needs a copy into {np.dtype(dtype)}, "
+                             "and copy=False was given")
+        obj, copy = np.asarray(obj).astype(dtypes.check_held("asarray", dtype)), None
     if (is_array(obj) and copy is not False
             and (device is None or device == array_api_compat.device(obj))
             and (copy or (dtype is not None and np.dtype(dtype) != obj.dtype))):
@@ -246,9 +254,29 @@ def _native_byte_order(obj, copy):
 
 
 def _check_numeric(obj, dtype) -> None:
-    if dtype.kind not in "biufc" and not dtypes.is_bfloat16(dtype):
+    """TypeError unless ``dtype`` is one that arrays of every device hold (strings, objects
+    and longdouble are not: CuPy has none, and the kernels take none)."""
+    if dtype not in dtypes.HELD_DTYPES and (dtype.isnative or dtype.kind not in "biufc"):
+        big = _int_past_64_bits(obj) if dtype.kind == "O" else None
+        if big is not None:  # NumPy makes an object array of it, which no device holds
+            raise OverflowError(f"asarray: {big} fits no integer dtype (int64, uint64); give a "
+                                "dtype or a float")
         raise TypeError(f"asarray: {type(obj).__name__} input gives dtype {dtype} "
-                        f"({dtype.str!r}), not a boolean or numeric dtype")
+                        f"({dtype.str!r}), not a boolean or numeric dtype that arrays of "
+                        "every device hold")
+
+
+def _int_past_64_bits(obj):
+    """The first Python int of ``obj`` (an int or a nested list or tuple) that neither int64
+    nor uint64 holds; None when there is none."""
+    if type(obj) is int:
+        return None if -2**63 <= obj < 2**64 else obj
+    if type(obj) is list or type(obj) is tuple:
+        for item in obj:
+            big = _int_past_64_bits(item)
+            if big is not None:
+                return big
+    return None
 
 
 def _cast_into(out, x):

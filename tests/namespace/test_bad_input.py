@@ -687,6 +687,61 @@ def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
             np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
 
 
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_setitem_of_no_numbers_inside_a_list_or_array_is_a_type_error(device):
+    """Strings and None inside a list, NumPy scalars of no number kind (str, datetime) and
+    arrays of dtypes no device holds (object, longdouble) as ``x[key] = value``: a TypeError
+    naming what was found, for basic, mask and integer-array keys, nothing written (NumPy
+    parses the strings, writes None as NaN, a datetime as its count)."""
+    rng = np.random.default_rng(83)
+    h = rng.standard_normal(3)
+    for key in (slice(None), np.array([True, False, True]), np.array([0, 2])):
+        count = len(h[key])
+        values = [([1.0] * (count - 1) + ["1"], "str"), ([None] * count, "NoneType"),
+                  ([[2.0] * (count - 1) + [None]], "NoneType"),
+                  (np.str_("7"), "<U1"), (np.datetime64(7, "s"), "datetime64"),
+                  (np.array([None] * count, dtype=object), "object"),
+                  (np.ones(count, np.longdouble), str(np.dtype(np.longdouble)))]
+        for value, named in values:
+            x = xp.asarray(h.copy(), device=device)
+            k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
+            with pytest.raises(TypeError, match=rf"x\[key\] = value: .*{re.escape(named)}"):
+                x[k] = value
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+        # the same values as numbers, and in another byte order, are written as NumPy writes
+        for value in ([1.5] * count, np.arange(count, dtype=">f8"), np.float32(2)):
+            x = xp.asarray(h.copy(), device=device)
+            k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
+            expected = h.copy()
+            expected[key] = value
+            x[k] = value
+            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+def test_asarray_of_what_no_device_holds(device):
+    """``longdouble`` data is refused by ``asarray`` as by the creation functions, unless a
+    held ``dtype=`` is asked for (NumPy's conversion, a copy: ``copy=False`` refused); a
+    Python int past 64 bits is an OverflowError, as in ``full``."""
+    ld = np.random.default_rng(84).standard_normal(4).astype(np.longdouble)
+    if ld.dtype == np.float64:
+        pytest.skip("longdouble is float64 on this platform")
+    for obj in (ld, ld[0], [1.0, ld[1]]):
+        with pytest.raises(TypeError, match=rf"asarray: .*{ld.dtype}"):
+            xp.asarray(obj, device=device)
+    with pytest.raises(TypeError, match=rf"asarray: .*{ld.dtype}"):
+        xp.asarray([1.0], dtype=np.longdouble, device=device)
+    got = xp.asarray(ld, dtype=xp.float32, device=device)
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), ld.astype(np.float32))
+    with pytest.raises(ValueError, match="copy=False"):
+        xp.asarray(ld, dtype=xp.float64, device=device, copy=False)
+    for big in (2**64, -2**63 - 1, [1, 2**64 + 5], [[3], [-2**70]]):
+        with pytest.raises(OverflowError, match=r"asarray: -?\d+ fits no integer dtype"):
+            xp.asarray(big, device=device)
+    assert xp.asarray(2**64, dtype=xp.float64, device=device) == 2.0**64
+    assert xp.asarray(2**64 - 1, device=device).dtype == xp.uint64
+
 # ---------------------------------------------------------------- integer indices out of range
 _OUT_OF_RANGE = [  # (key of a (3, 4) array, NumPy's message)
     (np.array([0, 7]), "index 7 is out of bounds for axis 0 with size 3"),
