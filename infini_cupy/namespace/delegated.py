@@ -581,6 +581,21 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
 searchsorted.__doc__ = _searchsorted.__doc__
 
 
+_sort = sort  # noqa: F821 - made by the loops above
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    if not descending:
+        return _sort(x, axis=axis, stable=stable)
+    # array_api_compat flips an ascending sort, which reverses equal keys (-0.0 and 0.0, NaNs
+    # of different payloads): the standard's stable descending order keeps them in x's order,
+    # as argsort(descending=True) does; flip, sort ascending, flip back
+    return flip(_sort(flip(x, axis=axis), axis=axis, stable=stable), axis=axis)  # noqa: F821
+
+
+sort.__doc__ = _sort.__doc__
+
+
 def _cumulative(delegated):
     def cumulative(x, /, *, axis=None, dtype=None, include_initial=False):
         if getattr(x, "ndim", None) == 0 and axis is None and not is_traced(x):

@@ -227,6 +227,25 @@ def test_cuda_backend_defaults_to_cupy():
         assert _delegated.namespace_for_device(None) is array_api_compat.numpy
 
 
+def test_a_stable_descending_sort_keeps_equal_keys_in_order(to_device, to_host):
+    """``sort(x, descending=True)`` is ``take_along_axis(x, argsort(x, descending=True))``
+    bit for bit: equal keys (-0.0 beside 0.0, NaNs of different payloads) keep x's order,
+    as the standard's stable sort; a flip of the ascending sort reverses them."""
+    nans = np.array([0x7FF8000000000001, 0x7FF8000000000002, 0xFFF8000000000003],
+                    np.uint64).view(np.float64)
+    pool = np.concatenate([[0.0, -0.0, 1.0, -1.0], nans])
+    for axis, shape in ((-1, (5, 9)), (0, (9, 4)), (1, (3, 8, 2))):
+        h = rng.choice(pool, size=shape)
+        x = to_device(h)
+        got = to_host(xp.sort(x, axis=axis, descending=True))
+        order = xp.argsort(x, axis=axis, descending=True)
+        expected = np.take_along_axis(h, to_host(order), axis=axis)
+        np.testing.assert_array_equal(got.view(np.uint64), expected.view(np.uint64))
+        ascending = to_host(xp.sort(x, axis=axis))
+        np.testing.assert_array_equal(
+            ascending.view(np.uint64), np.sort(h, axis=axis, kind="stable").view(np.uint64))
+
+
 def test_sorting_searching_sets(to_device, same, to_host):
     h = rng.integers(0, 5, size=(4, 6))
     x = to_device(h)
