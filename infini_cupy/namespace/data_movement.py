@@ -204,6 +204,11 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         obj = np.asarray(obj)  # a view: its format's byte order is seen below
     if isinstance(obj, np.ndarray) and not obj.dtype.isnative:
         obj, copy = _native_byte_order(obj, copy)
+    if (copy is False and hasattr(obj, "__dlpack__") and not is_array(obj)
+            and not isinstance(obj, np.generic)):
+        # a DLPack producer (a torch tensor): its memory as from_dlpack gives it; NumPy would
+        # ask its __array__ for no copy, which torch's cannot promise (ValueError)
+        obj = delegated.from_dlpack(obj, copy=False)
     if (isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind in "fc"
             and obj.dtype not in dtypes.HELD_DTYPES and dtype is not None):
         # longdouble, which no device holds, asked for as a held dtype: NumPy's conversion on
