@@ -301,12 +301,9 @@ def apply(op: ElementwiseOp | str, *args, out=None):
     backend = backend_for(*args, *(() if out is None else (out,)))
     if backend == "numpy":
         raise ValueError("elementwise.apply runs kernels; the numpy backend calls NumPy")
-    if op.name in _COMPARISONS and len(args) == 2:
-        constant = _out_of_range_comparison(op.name, args)
-        if constant is not None:  # NumPy 2's answer: every element compares the same way
-            x = args[0] if constant[1] == 0 else args[1]
-            op = OPS["equal" if constant[0] else "not_equal"]
-            args = (x, x)
+    folded = fold_out_of_range_comparison(op.name, args)
+    if folded is not None:
+        op, args = folded
     with device_context([*args, out]):
         return _apply(op, args, out, backend)
 
@@ -318,14 +315,27 @@ _FLIPPED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
 
 
-def _out_of_range_comparison(name, args):
+def fold_out_of_range_comparison(name, args, is_operand=is_array):
+    """``(op, args)`` to call instead when ``name`` compares an integer operand (what
+    ``is_operand`` holds: an array, or a traced value for ``fuse``) with a Python int outside
+    its dtype's range: NumPy 2 answers it (``uint8 < -1`` is False everywhere), as
+    ``x == x`` (True) or ``x != x`` (False) of the operand; None for any other call."""
+    if name not in _COMPARISONS or len(args) != 2:
+        return None
+    constant = _out_of_range_comparison(name, args, is_operand)
+    if constant is None:
+        return None
+    x = args[constant[1]]
+    return OPS["equal" if constant[0] else "not_equal"], (x, x)
+
+
+def _out_of_range_comparison(name, args, is_operand):
     """(answer, index of the array) when ``name`` compares an integer array with a Python
-    int outside its dtype's range (NumPy 2 answers it: ``uint8 < -1`` is False everywhere),
-    else None. ``_COMPARISONS[name]``: the answers for a scalar above and below the range,
-    the scalar on the right."""
+    int outside its dtype's range, else None. ``_COMPARISONS[name]``: the answers for a
+    scalar above and below the range, the scalar on the right."""
     for k in (0, 1):
         value, array = args[1 - k], args[k]
-        if type(value) is int and is_array(array) and array.dtype.kind in "iu" \
+        if type(value) is int and is_operand(array) and array.dtype.kind in "iu" \
                 and not dtypes.scalar_fits(value, array.dtype):
             above = value > 0
             answers = _COMPARISONS[name if k == 0 else _FLIPPED[name]]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import dtypes
-from .launcher import check_clip_bounds, resolve, scalar_clip_bound
+from .launcher import check_clip_bounds, fold_out_of_range_comparison, resolve, scalar_clip_bound
 from .numpy_casts import warn_if_complex_to_real
 from .ops import CAST_FUNCTOR, OPS
 from .trace_scalars import (REPRESENTATIVE, ReadsNoArray, ScalarArg, Untraceable, argument_slot,
@@ -245,10 +245,17 @@ def op_node(name: str, args) -> Traced:
     """``name(*args)`` (an op-table function) as a node, promoted as the unfused call."""
     op = OPS[name]
     builder = _builder_of(name, args)
+    folded = fold_out_of_range_comparison(name, args, is_operand=_is_traced)
+    if folded is not None:  # ``uint8_x > -1``: NumPy 2's answer, as the unfused call's
+        op, args = folded
     dtype_in, dtype_out, _ = resolve(op, tuple(_stand_in(a) for a in args))
     children = tuple(_leaf(builder, a, dtype_in) for a in args)
     node = ("op", op.functor, dtypes.ctype(dtype_out), dtypes.ctype(dtype_in), children)
     return Traced(builder, dtype_out, _ndim(args), node)
+
+
+def _is_traced(value) -> bool:
+    return type(value) is Traced
 
 
 def where_node(condition, x1, x2) -> Traced:

@@ -327,7 +327,7 @@ def expression_size(stands) -> tuple:
 
 def _out_of_range(stands) -> bool:
     """An integer array compared with a Python int outside its range: the eager call answers
-    without the comparison (``launcher._out_of_range_comparison``)."""
+    without the comparison (``launcher.fold_out_of_range_comparison``)."""
     for k in (0, 1):
         value, array = stands[1 - k], stands[k]
         if (type(value) is int and type(array) not in _PYTHON_SCALARS

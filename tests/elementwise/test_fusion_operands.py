@@ -396,3 +396,24 @@ def test_none_and_string_options_are_part_of_the_trace(to_device, same):
             assert len(launches) == 1
             same(got, activation(x, **kwargs))
     same(fused(x, "neg", None), activation(x, "neg", None))
+
+
+def test_an_integer_compared_with_a_literal_past_its_range_fuses(to_device, to_host):
+    """``x > -1`` of a uint8 ``x`` (a literal in the function, not an argument) is NumPy 2's
+    answer for every element unfused; fused it traces as that answer, one kernel under
+    ``strict=True``, the literal on either side and inside a chain."""
+    rng = np.random.default_rng(31)
+    comparisons = [lambda x: x > -1, lambda x: x <= -1, lambda x: -1 < x, lambda x: x == 300,
+                   lambda x: 300 != x, lambda x: xp.less(x, 2**64), lambda x: x >= -2**70,
+                   lambda x: xp.where(x < 300, x + 1, x) * (x != -5)]
+    for dtype in ("uint8", "int8", "uint32", "uint64"):
+        info = np.iinfo(dtype)
+        x = xp.asarray(to_device(rng.integers(info.min, info.max, 9, dtype=dtype,
+                                              endpoint=True)))
+        for function in comparisons:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no FusionWarning: nothing runs unfused
+                fused = xp.fuse(function, strict=True)(x)
+            expected = function(x)
+            assert fused.dtype == expected.dtype
+            np.testing.assert_array_equal(to_host(fused), to_host(expected))
