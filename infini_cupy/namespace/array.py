@@ -413,13 +413,14 @@ class Array:
         if _pending.expressions:  # a write: pending expressions read the memory as it was
             _pending.evaluate_all("x[key] = value")
         kind = type(key)
-        if self._b == "numpy" and (kind is slice or kind is int) \
-                and type(value) in _REAL_SCALARS:
-            # the cpu device's commonest write, a real Python scalar through one slice or
-            # int: the steps below for that key and value, without their generality
+        if self._b == "numpy" and type(value) in _REAL_SCALARS and (
+                kind is slice or kind is int
+                or (kind is tuple and all(type(k) is int or type(k) is slice for k in key))):
+            # the cpu device's commonest write, a real Python scalar through slices and
+            # ints: the steps below for that key and value, without their generality
             native = self._a
             if native.flags.c_contiguous or native.flags.f_contiguous:
-                view = native[key, ...]
+                view = native[(*key, ...)] if kind is tuple else native[key, ...]
                 source = _scalar_source(np, value, view.dtype)
                 if source.dtype == view.dtype:  # (always: _source's check, kept)
                     view[...] = source  # NumPy broadcasts the 0-d source

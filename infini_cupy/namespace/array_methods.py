@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import dtypes
 from .array import Array, check_same_device, wrap
+from .cpu_direct import _check_copyable
 
 _public: dict = {}
 
@@ -70,6 +71,11 @@ def ravel(self, order="C") -> Array:
     """
     if order != "C":
         return wrap(self._a.ravel(order), self._b)
+    if self._b == "numpy" and self._p is None and self._a.flags.c_contiguous:
+        # cpu_direct.reshape's view of a C-contiguous array (its dtype check, memoized)
+        native = self._a
+        _check_copyable(native.dtype, "reshape")
+        return wrap(native.reshape(-1), "numpy")
     flat = reshape(self, -1)
     if flat.size > 1 and flat._a.strides[0] != flat._a.itemsize:  # a strided view
         return _public["reshape"](self, -1, copy=True)

@@ -44,6 +44,7 @@ from . import lazy as _lazy
 from . import lazy_special_calls
 from . import lazy_tape as _lazy_tape
 from . import pending as _pending
+from .data_movement import _checked_casts
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
 from .. import config as _config
@@ -730,6 +731,12 @@ def _as_is(asarray):
             if (copy is not True and (dtype is None or dtype == obj.dtype)
                     and (device is None or _on_cpu(device)[0] == obj._b)):
                 return obj
+            if copy is True and dtype is None and device is None and obj._b == "numpy":
+                native = obj._a
+                if _checked_casts.get((native.dtype, native.dtype)) == native.dtype:
+                    # the full call's astype(x, x.dtype, copy=True), its checks passed for
+                    # this dtype: a C-contiguous copy of the bytes
+                    return wrap(native.copy(), "numpy")
         elif kind is np.ndarray and dtype is None and copy is None:
             native_dtype = obj.dtype
             if native_dtype.kind in _NUMERIC_KINDS and native_dtype in HELD_DTYPES:

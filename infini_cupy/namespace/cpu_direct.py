@@ -223,7 +223,10 @@ def astype(full):
                 and isinstance(dtype, (np.dtype, type)):
             a = x._a
             target = _checked_casts.get((a.dtype, dtype))  # the full call's checks passed
-            if target is not None and target != a.dtype:  # (one dtype: a copy, or x)
+            if target is not None and target == a.dtype:  # one dtype: x, or a C copy (the
+                # strided copy's bytes: NumPy's copy, no cast)
+                return wrap(a.copy(), _CPU) if copy else x
+            if target is not None:
                 # data_movement.astype's cast on the numpy backend, the GPU's answers for
                 # NaN and out-of-range floats into integers included
                 warn_if_complex_to_real(a.dtype, target)

@@ -138,6 +138,8 @@ def _cpu_rows():
     x, y, z, mask = (xp.asarray(v, device="cpu") for v in (a, b, c, m))
     a3 = a.reshape(RATIO_SHAPE[0], 1, RATIO_SHAPE[1])
     x3 = xp.asarray(a3, device="cpu")
+    ints = rng.integers(0, 20, 100)
+    v = xp.asarray(ints, device="cpu")
     shape = RATIO_SHAPE
     return [
         ("xp.add(x, y)", lambda: xp.add(x, y), lambda: np.add(a, b)),
@@ -158,6 +160,11 @@ def _cpu_rows():
          lambda: np.asarray(a)),
         ("x[0:4] = 1.0", lambda: x.__setitem__(slice(0, 4), 1.0),
          lambda: a.__setitem__(slice(0, 4), 1.0)),
+        ("x[3, 5] = 1.0", lambda: x.__setitem__((3, 5), 1.0),
+         lambda: a.__setitem__((3, 5), 1.0)),
+        ("x.copy()", lambda: x.copy(), lambda: a.copy()),
+        ("xp.astype(x, xp.float32) (its dtype)", lambda: xp.astype(x, xp.float32),
+         lambda: a.astype(np.float32)),
         ("xp.clip(x, -1.0, 1.0)", lambda: xp.clip(x, -1.0, 1.0), lambda: np.clip(a, -1.0, 1.0)),
         ("xp.astype(x, xp.float64)", lambda: xp.astype(x, xp.float64),
          lambda: a.astype(np.float64)),
@@ -188,6 +195,8 @@ def _cpu_rows():
          lambda: np.isdtype(a.dtype, "real floating")),
         ("xp.finfo(x.dtype)", lambda: xp.finfo(x.dtype), lambda: np.finfo(a.dtype)),
         ("xp.sum(x, axis=1)", lambda: xp.sum(x, axis=1), lambda: np.sum(a, axis=1)),
+        ("xp.unique_values(v) (100 ints)", lambda: xp.unique_values(v),
+         lambda: np.unique_values(ints)),
         ("a softmax (generic code)", lambda: _softmax(x), lambda: _softmax(a)),
         ("a standardization (generic code)", lambda: _standardize(x), lambda: _standardize(a)),
     ]
