@@ -34,6 +34,7 @@ from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
 from ..strided.copy import apart_from, rearrange_
 from . import device as devices
+from . import dlpack_bfloat16 as _dlpack_bfloat16
 from . import index_bounds as _index_bounds
 from . import pending as _pending
 from . import versions
@@ -280,11 +281,15 @@ class Array:
 
     def __dlpack__(self, /, *, stream=None, max_version=None, dl_device=None, copy=None):
         """The DLPack capsule of the data (the standard's ``__dlpack__``): the native array's,
-        NumPy's or CuPy's, with their checks of ``stream``, ``dl_device`` and ``copy``."""
+        NumPy's or CuPy's, with their checks of ``stream``, ``dl_device`` and ``copy``;
+        bfloat16 on ``cpu`` and the emulator, which NumPy does not export, as CuPy exports it
+        (dtype code ``kDLBfloat``), with NumPy's checks."""
         if _pending.expressions:
             _pending.evaluate_all("__dlpack__")
         kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        if self._b != "cuda" and dtypes.is_bfloat16(self._a.dtype):
+            return _dlpack_bfloat16.to_dlpack(self._a, **kwargs)
         return self._a.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):

@@ -39,7 +39,7 @@ from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
 from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
-from . import index_bounds
+from . import dlpack_bfloat16, index_bounds
 from .info import __array_namespace_info__
 
 
@@ -431,14 +431,36 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
                     f"to {device}"
                 )
             obj, copy = to_device(obj, device), None  # already a fresh array
-    return xp.asarray(obj, dtype=dtype, device=device, copy=copy)
+    try:
+        return xp.asarray(obj, dtype=dtype, device=device, copy=copy)
+    except TypeError:
+        # a host tensor NumPy cannot convert (torch's bfloat16: its __array__ has none) comes
+        # through DLPack, as from_dlpack takes it; any other stays refused
+        host = _host_bfloat16(obj)
+        if host is None:
+            raise
+    return xp.asarray(host, dtype=dtype, device=device, copy=copy)
+
+
+def _host_bfloat16(obj):
+    """The bfloat16 NumPy array over the memory of ``obj``, a DLPack producer on the host;
+    None for anything else."""
+    if (is_array(obj) or not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__")
+            or obj.__dlpack_device__()[0] not in dlpack_bfloat16.HOST_DEVICE_TYPES):
+        return None
+    try:
+        host = dlpack_bfloat16.host_from_dlpack(obj)
+    except (BufferError, TypeError, ValueError, RuntimeError):
+        return None
+    return host if dtypes.is_bfloat16(host.dtype) else None
 
 
 _DLPACK_CUDA_DEVICE_TYPES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """``from_dlpack`` into the library of ``device``, or of the producer's device if None."""
+    """``from_dlpack`` into the library of ``device``, or of the producer's device if None;
+    on the host, bfloat16 too (:mod:`.dlpack_bfloat16`: NumPy's ``from_dlpack`` has none)."""
     # the producer is not necessarily a NumPy or CuPy array: ask it where its data lives
     if device is None and hasattr(x, "__dlpack_device__"):
         on_cuda = x.__dlpack_device__()[0] in _DLPACK_CUDA_DEVICE_TYPES
@@ -447,6 +469,8 @@ def from_dlpack(x, /, *, device=None, copy=None):
         xp = namespace_for_device(device)
     if xp is not _compat_numpy and hasattr(x, "__dlpack_device__"):
         return _cupy_from_dlpack(x, device, copy)
+    if hasattr(x, "__dlpack__"):  # NumPy's from_dlpack, and bfloat16, which it lacks
+        return dlpack_bfloat16.host_from_dlpack(x, device, copy)
     kwargs = {k: v for k, v in (("device", device), ("copy", copy)) if v is not None}
     return xp.from_dlpack(x, **kwargs)
 
@@ -462,7 +486,7 @@ def _cupy_from_dlpack(x, device, copy):
     elif copy is False:
         raise ValueError(f"from_dlpack(copy=False) cannot move host data to {device}")
     else:
-        y = _compat_numpy.from_dlpack(x)  # then uploaded: a copy
+        y = dlpack_bfloat16.host_from_dlpack(x)  # then uploaded: a copy
     if device is not None and array_api_compat.device(y) != device:
         if copy is False:
             raise ValueError(f"from_dlpack(copy=False) cannot move an array from "
