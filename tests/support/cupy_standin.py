@@ -64,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 from infini_cupy.arrays import numpy_data_pointer
+from infini_cupy.namespace.dlpack_bfloat16 import to_dlpack
 from infini_cupy.runtime import cuda, elf, nvrtc
 from infini_cupy.runtime.emulate import launcher as emulator
 from tests.support.ptx import ptx_parameters, static_shared_bytes
@@ -894,7 +895,8 @@ class ndarray:
         stream) or an int from -1 up (0 warns, taken as legacy), anything else ValueError.
         A device export is a :class:`_Capsule` that this stand-in's ``from_dlpack`` takes
         (its bytes are host bytes: no other consumer may read them); the CPU export is
-        NumPy's capsule of the host copy, as CuPy's ``_toDlpack(to_cpu=True)``."""
+        NumPy's capsule of the host copy, as CuPy's ``_toDlpack(to_cpu=True)`` (bfloat16 as
+        CuPy's: dtype code ``kDLBfloat``, which NumPy's own export refuses)."""
         if max_version is not None and not isinstance(max_version, tuple):
             raise TypeError(f"Argument 'max_version' has incorrect type (expected tuple, got "
                             f"{type(max_version).__name__})")
@@ -920,8 +922,10 @@ class ndarray:
                               "problem to the library as this violates the DLPack protocol.")
             return _Capsule(self)
         host = self.get()
-        return host.__dlpack__() if max_version is None else host.__dlpack__(
-            max_version=max_version)
+        # CuPy builds the host copy's capsule itself, bfloat16 included (dlpack.pyx
+        # get_dlpack_dtype_code_itemsize: kDLBfloat), where NumPy's __dlpack__ refuses it
+        export = to_dlpack if host.dtype.name == "bfloat16" else type(host).__dlpack__
+        return export(host) if max_version is None else export(host, max_version=max_version)
 
     def __array__(self, dtype=None):
         raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use "
