@@ -204,11 +204,16 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         obj = np.asarray(obj)  # a view: its format's byte order is seen below
     if isinstance(obj, np.ndarray) and not obj.dtype.isnative:
         obj, copy = _native_byte_order(obj, copy)
-    if (copy is False and hasattr(obj, "__dlpack__") and not is_array(obj)
+    if (hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__") and not is_array(obj)
             and not isinstance(obj, np.generic)):
-        # a DLPack producer (a torch tensor): its memory as from_dlpack gives it; NumPy would
-        # ask its __array__ for no copy, which torch's cannot promise (ValueError)
-        obj = delegated.from_dlpack(obj, copy=False)
+        # a DLPack producer (a torch tensor): its memory as from_dlpack takes it, copied once
+        # if copy=True. NumPy's asarray would ask its __array__, which may take no copy=
+        # (torch's: copy=False a ValueError) or hold no dtype NumPy has (bfloat16)
+        try:
+            obj = delegated.from_dlpack(obj, copy=copy)
+        except BufferError as e:  # what the producer will not export, or no Array holds
+            raise TypeError(f"asarray: {type(obj).__name__} input: {e}") from e
+        copy = False if copy is False else None  # copied once already if copy=True
     if (isinstance(obj, (np.ndarray, np.generic)) and obj.dtype.kind in "fc"
             and obj.dtype not in dtypes.HELD_DTYPES and dtype is not None):
         # longdouble, which no device holds, asked for as a held dtype: NumPy's conversion on

@@ -5,11 +5,13 @@ torch raises them. bfloat16: tests/namespace/test_dlpack_bfloat16.py."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 import infini_cupy as xp
-from tests.support.ci import skip_outside_ci
+from tests.support.torch_cpu import import_torch
 
 DEVICES = ("cpu", "emulator")
 # the dtypes both libraries hold, by name (torch's unsigned ints past 8 bits included)
@@ -19,11 +21,7 @@ NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
 
 @pytest.fixture(scope="module")
 def torch():
-    try:
-        import torch
-    except ImportError:
-        skip_outside_ci("torch is not installed (the test extra pins its CPU build)")
-    return torch
+    return import_torch()
 
 
 def _random(name, shape, rng):
@@ -125,3 +123,25 @@ def test_tensors_torch_will_not_export_are_its_buffer_errors(torch, device):
     # resolved first, the same values come in
     got = xp.from_dlpack(torch.tensor([1 + 2j, 3j]).conj().resolve_conj(), device=device)
     np.testing.assert_array_equal(_host(got), [1 - 2j, -3j])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_asarray_takes_a_tensor_through_dlpack(torch, device):
+    """``xp.asarray`` of a tensor: its memory (``copy=None``/``False``), one copy
+    (``copy=True``), a cast (``dtype=``); what torch will not export a TypeError naming it."""
+    rng = np.random.default_rng(13)
+    h = rng.standard_normal((3, 4))
+    t = torch.from_numpy(h.copy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no NumPy DeprecationWarning about torch's __array__
+        shared, unshared = xp.asarray(t, device=device), xp.asarray(t, device=device, copy=True)
+        cast = xp.asarray(t, dtype=xp.float32, device=device)
+    np.testing.assert_array_equal(_host(cast), h.astype(np.float32))
+    unshared[...] = 0.0
+    np.testing.assert_array_equal(t.numpy(), h)
+    shared[...] = 1.0
+    assert bool((t == 1.0).all())
+    with pytest.raises(ValueError, match="copy"):
+        xp.asarray(t, dtype=xp.float32, device=device, copy=False)
+    with pytest.raises(TypeError, match="asarray: Tensor input: .*require gradient"):
+        xp.asarray(torch.ones(2, requires_grad=True), device=device)
