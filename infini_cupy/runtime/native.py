@@ -43,6 +43,11 @@ OPTIONS = ("-O2", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidd
 LANGUAGE = ("-x", "c")
 LIBRARIES = ("-lm",)  # float_range.c's nextafterf: libm, named rather than assumed loaded
 COMPILE_TIMEOUT_S = 120.0
+# After the library's bytes: this, then their sha256. A truncated file (an interrupted copy
+# or untar of a prepared cache, a full disk) is mapped by dlopen all the same, and the
+# process dies of SIGBUS at its first page past the end, which no Python code can catch.
+SEAL = b"ICHOTSO1"
+_SEAL_LEN = len(SEAL) + 32
 
 _log = logging.getLogger("infini_cupy")
 _lock = threading.Lock()
@@ -80,7 +85,7 @@ def library_path(cache_dir: Path | None = None, suffix: str | None = None) -> Pa
     digest = hashlib.sha256()
     for path in (*SOURCES, *HEADERS):
         digest.update(path.read_bytes())
-    digest.update(" ".join((*OPTIONS, *LANGUAGE, *LIBRARIES)).encode())
+    digest.update(" ".join((*OPTIONS, *LANGUAGE, *LIBRARIES)).encode() + SEAL)
     # the suffix names the ABI (cpython-311-x86_64-linux-gnu): builds of one version share it
     suffix = suffix or sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     return ((cache_dir or config.cache_dir()) / "native"
@@ -121,10 +126,25 @@ def _build(path: Path, include: str | None = None) -> None:
             command.insert(-2, "dynamic_lookup")
         subprocess.run(command, capture_output=True, text=True, check=True,
                        timeout=COMPILE_TIMEOUT_S)
+        with open(tmp, "r+b") as built:
+            body = built.read()
+            built.write(SEAL + hashlib.sha256(body).digest())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _sealed(path: Path) -> bool:
+    """Whether ``path`` ends with :data:`SEAL` and the sha256 of the bytes before it: the
+    whole library :func:`_build` wrote, nothing cut off or changed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    body, seal = data[:-_SEAL_LEN], data[-_SEAL_LEN:]
+    return (len(data) > _SEAL_LEN and seal[:len(SEAL)] == SEAL
+            and seal[len(SEAL):] == hashlib.sha256(body).digest())
 
 
 def _load(path: Path):
@@ -173,6 +193,9 @@ def _try_load():
     if reason is None:
         path = library_path()
         try:
+            if path.exists() and not _sealed(path):
+                _log.info("the compiled hot path's file %s is damaged: built again", path)
+                path.unlink()  # (a cache that cannot be written: the Python hot path)
             if not path.exists():
                 reason = _unbuildable()
                 if reason is None:

@@ -8,8 +8,9 @@ program cycling through more signatures than the limit loses only the short path
 from __future__ import annotations
 
 import contextlib
+import weakref
 
-# Everything forget_all() empties: the memos below and the planners' lru_caches.
+# What forget_all() empties besides the live memos (_memos below): the planners' lru_caches.
 _clear_functions: list = []
 
 
@@ -18,13 +19,20 @@ def register_cache(clear) -> None:
     _clear_functions.append(clear)
 
 
+# Every live RecentCalls, held weakly, so that a memo goes with what holds it (seven per
+# xp.fuse object: a fused function made inside a function is made at every call). Keyed by
+# id, as a dict subclass is unhashable; each entry removed when its memo goes.
+_memos: dict = {}
+
+
 class RecentCalls(dict):
     """``signature -> prepared call``, at most ``limit`` entries."""
 
     def __init__(self, limit: int = 4096):
         super().__init__()
         self.limit = limit
-        register_cache(self.clear)
+        key = id(self)
+        _memos[key] = weakref.ref(self, lambda _, key=key: _memos.pop(key, None))
 
     def remember(self, key, value) -> None:
         if len(self) >= self.limit:
@@ -36,6 +44,10 @@ def forget_all() -> None:
     """Forget every planned call and layout (tests and tools that change planning)."""
     for clear in _clear_functions:
         clear()
+    for ref in list(_memos.values()):
+        memo = ref()
+        if memo is not None:
+            memo.clear()
 
 
 @contextlib.contextmanager

@@ -5,12 +5,14 @@ cannot be fused runs unfused with a warning naming the call, or raises when stri
 from __future__ import annotations
 
 import functools
+import gc
 import warnings
 
 import numpy as np
 import pytest
 
 import infini_cupy as xp
+from infini_cupy.runtime import recent
 from infini_cupy.runtime.launch import prepare, recording
 from tests.support import fusion_cases
 
@@ -225,3 +227,26 @@ def test_functions_that_eager_code_would_see_apart_run_as_eager_code(device):
 def test_a_tree_of_reused_subexpressions_is_measured_no_further_than_its_limit():
     with pytest.raises(TypeError, match=r"more than 256 nodes"):
         xp.fuse(_doubled, strict=True)(xp.asarray(np.ones(3), device="emulator"))
+
+
+def test_a_fused_function_that_is_gone_leaves_no_memo_behind():
+    """A fused function made at every call of a function (its memos of planned calls with
+    it) is freed with everything it planned: the registry of memos that ``forget_all``
+    empties holds them weakly, and still empties the live ones."""
+    def live_memos():
+        gc.collect()
+        return sum(type(o) is recent.RecentCalls for o in gc.get_objects())
+
+    x = xp.asarray(np.ones((4, 5), np.float32), device="emulator")
+    before = live_memos()
+    for i in range(40):
+        np.testing.assert_array_equal(np.asarray(xp.fuse(lambda a: a * 2 + i)(x)), 2.0 + i)
+    assert live_memos() == before
+    kept = xp.fuse(lambda a: a - 1)
+    kept(x)
+    memos = [ref() for ref in recent._memos.values()]
+    assert any(memo for memo in memos if memo is not None)  # the call kept planned
+    recent.forget_all()
+    assert not any(memo for memo in (ref() for ref in recent._memos.values())
+                   if memo is not None)
+    np.testing.assert_array_equal(np.asarray(kept(x)), 0.0)

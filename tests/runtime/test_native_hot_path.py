@@ -6,6 +6,7 @@ launch's error, keeps no reference it should not, and its absence leaves the Pyt
 from __future__ import annotations
 
 import gc
+import os
 import shutil
 import subprocess
 import sys
@@ -363,3 +364,30 @@ def test_into_checks_overlap_and_writeability_per_call(seed, n, shift, reverse, 
         return
     assert call(x, out) is out
     np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+def test_a_damaged_cached_build_is_built_again_not_loaded(monkeypatch, tmp_path):
+    """A cached library cut short (an interrupted copy of a prepared cache) or changed is
+    built again where g++ is, and left unloaded where it is not; dlopen of a truncated
+    library kills the process (SIGBUS), so each load runs in a child process."""
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
+    path = native.library_path()
+    native._build(path)  # not loaded here: this process maps no file the test changes
+    whole = path.read_bytes()
+    load = ("from infini_cupy.runtime import native; import shutil, sys\n"
+            "if sys.argv[1] == 'no g++': shutil.which = lambda name: None\n"
+            "print(native._try_load() is not None)")
+    for damage in (lambda b: b[:len(b) // 2], lambda b: b[:100] + bytes([b[100] ^ 1]) + b[101:]):
+        for compiler in ("g++", "no g++"):
+            damaged = path.with_name("damaged")
+            damaged.write_bytes(damage(whole))
+            os.replace(damaged, path)
+            env = {**os.environ, config.CACHE_DIR_VAR: str(tmp_path)}
+            done = subprocess.run([sys.executable, "-c", load, compiler], capture_output=True,
+                                  text=True, env=env, timeout=300)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.strip() == ("True" if compiler == "g++" else "False")
+            if compiler == "g++":
+                assert native._sealed(path) and path.stat().st_size == len(whole)
+            else:
+                assert not path.exists()  # the damaged file is gone, the Python path runs
