@@ -117,10 +117,21 @@ def _device(device):
     return d.backend, d.native()
 
 
+def _wrap_in_force(result):
+    """A creation function's result, given no Array and no device, on the backend in force;
+    a NumPy array under the ``cuda`` backend (``from_dlpack`` of a host producer: the
+    producer's device) on ``cpu``."""
+    backend = get_backend()
+    if backend == "cuda" and type(result) is np.ndarray:
+        backend = "numpy"
+    return wrap_result(result, backend)
+
+
 _GLOBALS = {"_SPECIAL": _SPECIAL, "_nd": np.ndarray, "_type": type,  # finfo's "type" parameter
             "_check_plain": check_plain_buffer, "_Array": Array, "_take": _take, "_take_all": _take_all,
             "_device": _device, "_enter": enter_backend, "_exit": exit_backend,
-            "_wrap_result": wrap_result, "_get_backend": get_backend, "_pending": _pending}
+            "_wrap_result": wrap_result, "_get_backend": get_backend, "_pending": _pending,
+            "_wrap_in_force": _wrap_in_force}
 
 
 def compile_function(name: str, params: str, arrays: str, impl, creation: bool = False):
@@ -180,7 +191,7 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
         result_backend = "_db or _b"
     if creation and "device" in parameters:  # no Array, no device: the backend in force
         lines += ["    if _b is None:",
-                  f"        if _db is None: return _wrap_result({call}, _get_backend())",
+                  f"        if _db is None: return _wrap_in_force({call})",
                   "        _b = _db"]
     elif creation:
         lines.append("    if _b is None: _b = _get_backend()")

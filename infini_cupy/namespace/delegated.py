@@ -312,12 +312,28 @@ def _delegate_from_device(name: str, submodule: str | None = None):
         elif type(device) is str and device == "cpu":
             return on_cpu(*args, **kwargs)
         xp = namespace_for_device(device)
-        with _current(device):
-            return getattr(getattr(xp, submodule) if submodule else xp, name)(
-                *args, device=device, **kwargs)
+        try:
+            with _current(device):
+                return getattr(getattr(xp, submodule) if submodule else xp, name)(
+                    *args, device=device, **kwargs)
+        except Exception as e:
+            check_gpu_found(name, e)
+            raise
 
     where = f"{submodule}.{name}" if submodule else name
     return _named(created, name, f"``{where}`` on ``device`` (None: the backend's default device).")
+
+
+def check_gpu_found(what: str, error: Exception) -> None:
+    """ValueError naming the cause when CuPy raised ``error`` for want of a usable GPU under
+    the ``cuda`` backend (its own words name a driver: ``cudaErrorInsufficientDriver``, or
+    ``cudaErrorNoDevice``), as ``device="cuda"`` says it; nothing otherwise."""
+    from ..arrays import gpu_available
+
+    if config.get_backend() == "cuda" and not gpu_available():
+        raise ValueError(f"{what}: the cuda backend is in force and CuPy found no CUDA device "
+                         f"({type(error).__name__}: {error}); choose the 'emulate' or 'numpy' "
+                         "backend, or a device ('cpu', 'emulator')") from error
 
 
 def _numpy_eye(n_rows, n_cols=None, /, *, k=0, dtype=None):
@@ -433,26 +449,10 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
             obj, copy = to_device(obj, device), None  # already a fresh array
     try:
         return xp.asarray(obj, dtype=dtype, device=device, copy=copy)
-    except TypeError:
-        # a host tensor NumPy cannot convert (torch's bfloat16: its __array__ has none) comes
-        # through DLPack, as from_dlpack takes it; any other stays refused
-        host = _host_bfloat16(obj)
-        if host is None:
-            raise
-    return xp.asarray(host, dtype=dtype, device=device, copy=copy)
-
-
-def _host_bfloat16(obj):
-    """The bfloat16 NumPy array over the memory of ``obj``, a DLPack producer on the host;
-    None for anything else."""
-    if (is_array(obj) or not hasattr(obj, "__dlpack__") or not hasattr(obj, "__dlpack_device__")
-            or obj.__dlpack_device__()[0] not in dlpack_bfloat16.HOST_DEVICE_TYPES):
-        return None
-    try:
-        host = dlpack_bfloat16.host_from_dlpack(obj)
-    except (BufferError, TypeError, ValueError, RuntimeError):
-        return None
-    return host if dtypes.is_bfloat16(host.dtype) else None
+    except Exception as e:
+        if xp is not _compat_numpy:
+            check_gpu_found("asarray", e)
+        raise
 
 
 _DLPACK_CUDA_DEVICE_TYPES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged

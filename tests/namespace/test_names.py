@@ -227,6 +227,32 @@ def test_cuda_backend_defaults_to_cupy():
         assert _delegated.namespace_for_device(None) is array_api_compat.numpy
 
 
+def test_the_cuda_backend_without_a_gpu_says_so_when_creating():
+    """Under ``backend("cuda")`` with no usable GPU, a creation function or ``asarray`` with
+    no device raises ValueError naming the function and the cause (CuPy's own error names a
+    driver), as ``device="cuda"`` does; a host producer's ``from_dlpack`` is a ``cpu`` Array,
+    on the producer's device."""
+    if arrays.gpu_available():
+        pytest.skip("a GPU (or the stand-in's) is found: nothing to refuse")
+    pytest.importorskip("cupy")
+    calls = {"zeros": lambda: xp.zeros(3), "asarray": lambda: xp.asarray([1, 2]),
+             "arange": lambda: xp.arange(3), "full": lambda: xp.full(2, 1.5),
+             "eye": lambda: xp.eye(2), "linspace": lambda: xp.linspace(0, 1, 3)}
+    with config.backend("cuda"):
+        for name, call in calls.items():
+            with pytest.raises(ValueError, match=rf"^{name}: the cuda backend .* no CUDA device"):
+                call()
+
+
+def test_from_dlpack_of_a_host_producer_is_on_its_device_under_any_backend():
+    h = rng.standard_normal(5)
+    for backend, device in (("cuda", "cpu"), ("numpy", "cpu"), ("emulate", "emulator")):
+        with config.backend(backend):
+            x = xp.from_dlpack(h)
+        assert x.device == device, backend
+        np.testing.assert_array_equal(np.asarray(xp.to_device(x + 1, "cpu")), h + 1)
+
+
 def test_a_stable_descending_sort_keeps_equal_keys_in_order(to_device, to_host):
     """``sort(x, descending=True)`` is ``take_along_axis(x, argsort(x, descending=True))``
     bit for bit: equal keys (-0.0 beside 0.0, NaNs of different payloads) keep x's order,
