@@ -55,11 +55,17 @@ _override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-def _lazy_default() -> bool:
-    env = os.environ.get(LAZY_VAR, "").strip().lower()
+def env_switch(var: str, default: bool) -> bool:
+    """The on/off environment variable ``var``: ``1``/``true``/``on`` or ``0``/``false``/
+    ``off`` (any case); unset or empty, ``default``; ValueError for anything else."""
+    env = os.environ.get(var, "").strip().lower()
     if env not in ("", "0", "1", "false", "true", "off", "on"):
-        raise ValueError(f"{LAZY_VAR}={env!r}: expected 1 (on) or 0 (off)")
-    return env in ("1", "true", "on")
+        raise ValueError(f"{var}={env!r}: expected 1 (on) or 0 (off)")
+    return default if env == "" else env in ("1", "true", "on")
+
+
+def _lazy_default() -> bool:
+    return env_switch(LAZY_VAR, False)
 
 
 # Deferred elementwise calls (infini_cupy.lazy): off unless $INFINI_CUPY_LAZY says on; read

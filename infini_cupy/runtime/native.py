@@ -56,7 +56,7 @@ _loaded: list = []  # [module or None] once tried in this process
 
 def enabled() -> bool:
     """False under ``INFINI_CUPY_NATIVE=0``: the Python hot path alone."""
-    return os.environ.get(config.NATIVE_VAR, "1").strip() != "0"
+    return config.env_switch(config.NATIVE_VAR, True)
 
 
 def _unsupported() -> str | None:
@@ -158,7 +158,7 @@ def status() -> str:
     """What this process does for repeated calls, in words (``show_config``), without
     building anything."""
     if not enabled():
-        return f"off ({config.NATIVE_VAR}=0): the Python hot path"
+        return f"off ({config.NATIVE_VAR}={os.environ[config.NATIVE_VAR]}): the Python hot path"
     reason = _unsupported()
     if reason is None:
         path = library_path()

@@ -391,3 +391,17 @@ def test_a_damaged_cached_build_is_built_again_not_loaded(monkeypatch, tmp_path)
                 assert native._sealed(path) and path.stat().st_size == len(whole)
             else:
                 assert not path.exists()  # the damaged file is gone, the Python path runs
+
+
+def test_the_switch_reads_as_lazy_s_does(monkeypatch):
+    """INFINI_CUPY_NATIVE: 0/false/off (any case) turn it off, 1/true/on or unset leave it
+    on, anything else is a ValueError naming the variable (``off`` left it on)."""
+    for value, on in (("0", False), ("off", False), ("FALSE", False), (" Off ", False),
+                      ("1", True), ("on", True), ("True", True), ("", True)):
+        monkeypatch.setenv(config.NATIVE_VAR, value)
+        assert native.enabled() is on, value
+        assert native.status().startswith("off") is not on, value
+    for value in ("abc", "2", "yes please"):
+        monkeypatch.setenv(config.NATIVE_VAR, value)
+        with pytest.raises(ValueError, match=f"{config.NATIVE_VAR}="):
+            native.enabled()
