@@ -329,11 +329,13 @@ def check_gpu_found(what: str, error: Exception) -> None:
     the ``cuda`` backend (its own words name a driver: ``cudaErrorInsufficientDriver``, or
     ``cudaErrorNoDevice``), as ``device="cuda"`` says it; nothing otherwise."""
     from ..arrays import gpu_available
+    from ..runtime.availability import cuda_unavailable
 
     if config.get_backend() == "cuda" and not gpu_available():
-        raise ValueError(f"{what}: the cuda backend is in force and CuPy found no CUDA device "
-                         f"({type(error).__name__}: {error}); choose the 'emulate' or 'numpy' "
-                         "backend, or a device ('cpu', 'emulator')") from error
+        cause = cuda_unavailable() or f"{type(error).__name__}: {error}"
+        raise ValueError(f"{what}: the cuda backend is in force and cannot run here: {cause}; "
+                         "choose the 'emulate' or 'numpy' backend, or a device ('cpu', "
+                         "'emulator')") from error
 
 
 def _numpy_eye(n_rows, n_cols=None, /, *, k=0, dtype=None):

@@ -118,7 +118,10 @@ def parse(device) -> Device:
             return CPU if device == "cpu" else EMULATOR
         if device == "cuda" or (device.startswith("cuda:") and device[5:].isdigit()):
             if not gpu_available():
-                raise ValueError(f"device {device!r}: no CUDA device (CuPy found none)")
+                from ..runtime.availability import cuda_unavailable
+
+                raise ValueError(f"device {device!r}: the cuda backend cannot run here: "
+                                 f"{cuda_unavailable() or 'CuPy found no CUDA device'}")
             return of_backend("cuda") if device == "cuda" else cuda(int(device[5:]))
     cp = sys.modules.get("cupy")  # a CuPy device can only exist once CuPy is imported
     if cp is not None and isinstance(device, cp.cuda.Device):

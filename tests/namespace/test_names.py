@@ -204,7 +204,7 @@ def test_to_device_on_the_cpu():
     x = np.arange(3)
     assert xp.to_device(x, "cpu") is x
     if not arrays.gpu_available():
-        with pytest.raises(ValueError, match="no CUDA device"):
+        with pytest.raises(ValueError, match="device 'cuda': the cuda backend cannot run here: "):
             xp.to_device(x, "cuda")
     with pytest.raises(ValueError, match="unknown device 'gpu'"):
         xp.to_device(x, "gpu")
@@ -240,7 +240,9 @@ def test_the_cuda_backend_without_a_gpu_says_so_when_creating():
              "eye": lambda: xp.eye(2), "linspace": lambda: xp.linspace(0, 1, 3)}
     with config.backend("cuda"):
         for name, call in calls.items():
-            with pytest.raises(ValueError, match=rf"^{name}: the cuda backend .* no CUDA device"):
+            with pytest.raises(ValueError, match=rf"^{name}: the cuda backend is in force and "
+                               "cannot run here: (no NVIDIA driver|the NVIDIA driver is older|no "
+                               "GPU visible|CUDA does not start)"):
                 call()
 
 

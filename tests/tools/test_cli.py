@@ -150,6 +150,16 @@ def test_warmup_without_gpu_or_arch_says_what_to_do(capsys, monkeypatch):
     assert "--arch" in out and "--backend emulate" in out
 
 
+@pytest.mark.parametrize("flags", [["--archive", "warm.tar.xz"], ["--native-python", "python3"],
+                                   ["--variants", "all"]])
+def test_warmup_flags_of_a_cache_dir_need_one(flags, capsys, tmp_path):
+    """``--archive``, ``--native-python`` and ``--variants`` fill a ``--cache-dir``; without
+    one they did nothing, silently, and warmup exited 0."""
+    assert main(["warmup", "--arch", "sm_90", *flags]) == 2
+    assert f"{flags[0]} needs --cache-dir" in capsys.readouterr().out
+    assert not (tmp_path / "warm.tar.xz").exists()
+
+
 def test_warmup_batches_keep_sources_apart():
     pairs = [("a.cu", "x"), ("a.cu", "y"), ("a.cu", "z"), ("b.cu", "w")]
     assert warmup.batches(pairs, 2) == [("a.cu", ("x", "y")), ("a.cu", ("z",)), ("b.cu", ("w",))]

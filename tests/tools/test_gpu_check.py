@@ -323,3 +323,40 @@ def test_failures_are_written_as_they_happen(tmp_path):
     text = failures.read_text()
     assert text.startswith("FAILED test_some.py::test_broken (call)")
     assert "AssertionError: arithmetic" in text and "test_fine" not in text
+
+
+@pytest.mark.parametrize("budget", ["nan", "inf", "-inf", "0", "-5", "soon"])
+def test_a_budget_that_is_no_finite_positive_number_is_refused(budget, capsys):
+    """argparse's error on the preparing machine: a NaN or infinite budget ran the steps and
+    then failed at ``rest`` with a report of invalid JSON; 0 or less skipped every step."""
+    with pytest.raises(SystemExit) as done:
+        main(["gpu-check", "--budget", budget])
+    assert done.value.code == 2
+    assert "--budget" in capsys.readouterr().err
+
+
+def test_a_cache_dir_that_is_not_there_or_no_archive_is_refused(standin_steps, tmp_path, capsys):
+    """Refused before the GPU is looked for (a typo would spend the budget compiling every
+    variant); a file that is no archive of ``warmup --archive``: one line, no traceback."""
+    missing = tmp_path / "warm.tar.xz"
+    assert main(["gpu-check", "--cache-dir", str(missing), "--report",
+                 str(tmp_path / "r.json")]) == 2
+    assert f"--cache-dir {missing}: no such file or folder" in capsys.readouterr().out
+    missing.write_bytes(b"not an archive")
+    assert main(["gpu-check", "--cache-dir", str(missing), "--report",
+                 str(tmp_path / "r.json")]) == 2
+    assert "not an archive of warmup --archive" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("overhead", [0, 1, 2])
+def test_with_the_default_budget_every_step_up_to_bench_starts(overhead):
+    """Each step taking all the time it is given, and ``overhead`` seconds more: every step
+    up to ``bench`` still starts, with at least its minimum (their shares add up to more
+    than 360 s: the earlier ones leave the later ones' minimums)."""
+    names, left = list(gpu_check.STEPS), 360.0
+    for name in names[:names.index(gpu_check.ALWAYS_STARTS) + 1]:
+        limit = gpu_check.step_limit(name, names, left)
+        assert limit is not None and limit >= min(gpu_check.STEPS[name].minimum, left - 2), name
+        left -= limit + overhead
+    only = ["smoke", "bench"]  # --step: what is left out holds nothing back
+    assert gpu_check.step_limit("smoke", only, 360.0) == gpu_check.STEPS["smoke"].share

@@ -4,6 +4,7 @@ no compile."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import sys
@@ -18,6 +19,7 @@ from infini_cupy import config  # noqa: E402
 from infini_cupy.__main__ import main  # noqa: E402
 from infini_cupy.runtime import cuda, native  # noqa: E402
 from infini_cupy.tools.warmup import warm_cache  # noqa: E402
+from infini_cupy.tools.warmup.command import Progress  # noqa: E402
 from tests.support import cupy_standin  # noqa: E402
 from tests.support.ci import skip_outside_ci  # noqa: E402
 
@@ -40,7 +42,9 @@ def test_a_warmed_folder_is_loaded_without_a_compile(tmp_path, monkeypatch):
     seconds, failures = warm_cache.fill(tmp_path, pairs, "sm_90", jobs=2)
     assert failures == []
     assert len(list((tmp_path / "cubin").glob("*.bin"))) == 2
-    _, again = warm_cache.fill(tmp_path, pairs, "sm_90", jobs=2)  # kept, not compiled again
+    resumed = Progress(len(pairs), "compiling", stream=io.StringIO())
+    _, again = warm_cache.fill(tmp_path, pairs, "sm_90", 2, resumed)  # kept, not compiled
+    assert again == [] and resumed.done == len(pairs)  # the cached ones count as done
     monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path))
     monkeypatch.setattr(cuda, "counts", {"hits": 0, "compiles": 0})
     with cupy_standin.installed(capabilities=(90,)):

@@ -37,6 +37,12 @@ FUSED_SHAPE = (4096, 4096)
 COPY_BYTES = 1 << 28
 
 
+
+def _fraction(gbps: float, copy_gbps: float) -> float:
+    """GB/s as a fraction of a device-to-device copy's, to 3 significant digits (3 decimals
+    would make a slow plan's 0.0004 a 0.0)."""
+    return float(f"{gbps / copy_gbps:.3g}")
+
 def gelu(ns, x):
     return 0.5 * x * (1.0 + ns.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 
@@ -107,7 +113,7 @@ def _row(kit, name, moved, ours, reference, torch_call=None) -> dict:
         row["torch_gbps"] = round(moved / kit.seconds(torch_call) / 1e9, 1)
     for who in ("", "cupy_", "torch_"):
         gbps = row[f"{who}gbps"]
-        row[f"{who}fraction"] = None if gbps is None else round(gbps / copy, 3)
+        row[f"{who}fraction"] = None if gbps is None else _fraction(gbps, copy)
     return row
 
 
@@ -213,7 +219,7 @@ def _rival_row(kit, case) -> dict:
             ok = ok and bool(np.array_equal(kit.to_host(y), expected))
             gbps = moved / kit.seconds(lambda: xp.rearrange_(y, x)) / 1e9
         plans.append({"planner": planner, "kernels": [r.name for r in launches],
-                      "gbps": round(gbps, 1), "fraction": round(gbps / copy, 3)})
+                      "gbps": round(gbps, 1), "fraction": _fraction(gbps, copy)})
     return {"case": f"planners: {case.name}", "ok": ok, "bytes": int(moved),
             "copy_gbps": round(copy, 1), "plans": plans}
 

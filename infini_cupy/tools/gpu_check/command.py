@@ -87,8 +87,22 @@ class Step:
     share: int | None  # at most this many seconds (None: whatever is left)
 
 
+def _budget(text: str) -> float:
+    """``--budget``: a finite number of seconds above zero (argparse's error otherwise)."""
+    import argparse
+    import math
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds above 0, got {text!r}")
+    return seconds
+
+
 def add_arguments(parser) -> None:
-    parser.add_argument("--budget", type=float, default=360,
+    parser.add_argument("--budget", type=_budget, default=360,
                         help="seconds this call may take in all (default 360): steps that "
                              "would not fit are skipped, with the reason, in the report")
     parser.add_argument("--report", default="gpu-check.json",
@@ -103,6 +117,9 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    if args.cache_dir and not Path(args.cache_dir).exists():  # checked before the GPU: a
+        print(f"gpu-check: --cache-dir {args.cache_dir}: no such file or folder")  # typo here
+        return 2  # would spend the budget compiling every variant
     cause = cuda_unavailable()
     if cause is not None:
         print(f"gpu-check: {cause}")
@@ -118,24 +135,31 @@ def run_steps(args) -> int:
     if args.cache_dir:
         folder = Path(args.cache_dir)
         if folder.is_file():  # warmup --archive's file
+            import tarfile
+
             from ..warmup.warm_cache import unpacked
 
-            folder = unpacked(folder)
+            try:
+                folder = unpacked(folder)
+            except (tarfile.TarError, OSError) as e:
+                print(f"gpu-check: --cache-dir {args.cache_dir}: not an archive of warmup "
+                      f"--archive ({e})")
+                return 2
         os.environ["INFINI_CUPY_CACHE_DIR"] = str(folder.resolve())
     report = {"budget_s": args.budget, "started": _now(), "steps": {}}
     failed = 0
-    for name, step in STEPS.items():
-        if args.step and name not in args.step:
-            continue
+    names = [name for name in STEPS if not args.step or name in args.step]
+    for name in names:
+        step = STEPS[name]
         left = args.budget - (time.monotonic() - start)
-        if left < step.minimum:
+        limit = step_limit(name, names, left)
+        if limit is None:
             result = {"ok": None, "skipped": True,
                       "summary": f"skipped: {left:.0f} s of the {args.budget:.0f} s budget left, "
                                  f"the step needs at least {step.minimum} s"}
         else:
-            limit = left - 2 if step.share is None else min(step.share, left - 2)
             began = time.monotonic()
-            result = _counted(step.run, args, report_path, max(1, int(limit)))
+            result = _counted(step.run, args, report_path, limit)
             result["seconds"] = round(time.monotonic() - began, 1)
         result["finished"] = _now()
         report["steps"][name] = result
@@ -146,6 +170,22 @@ def run_steps(args) -> int:
         print(f"{name}: {status} {result.get('summary', '')}", flush=True)
     print(f"report: {report_path}")
     return 1 if failed else 0
+
+
+def step_limit(name: str, names: list, left: float) -> int | None:
+    """Seconds step ``name`` may run with ``left`` of the budget, or None when it cannot
+    start (less than its minimum left). A step before ``bench`` leaves the minimums of the
+    chosen steps after it up to ``bench``, and runs at least its own minimum: with the
+    default budget every step up to ``bench`` starts, whatever the ones before it take."""
+    step = STEPS[name]
+    if left < step.minimum:
+        return None
+    kept = 0
+    if ALWAYS_STARTS in names and names.index(name) < names.index(ALWAYS_STARTS):
+        later = names[names.index(name) + 1:names.index(ALWAYS_STARTS) + 1]
+        kept = sum(STEPS[n].minimum + 2 for n in later)  # (2: each step's own slack)
+    limit = left - 2 - kept if step.share is None else min(step.share, left - 2 - kept)
+    return max(1, int(min(left - 2, max(step.minimum, limit))))
 
 
 def _now() -> str:
@@ -328,3 +368,4 @@ STEPS = {"env": Step(_env, 2, 30), "smoke": Step(_smoke, 15, 90),
          "bench": Step(_bench, 20, 90), "compiled": Step(_compiled, 20, 60),
          "profile": Step(_profile, 30, 120),
          "rest": Step(_rest, 30, None)}
+ALWAYS_STARTS = "bench"  # with the default budget, the last step sure to start

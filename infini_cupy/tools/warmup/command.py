@@ -231,6 +231,12 @@ def _fill_cache(args) -> int:
 
 
 def run(args) -> int:
+    given = [flag for flag, value in (("--archive", args.archive),
+                                      ("--native-python", args.native_python),
+                                      ("--variants", args.variants != "gpu-check")) if value]
+    if given and not args.cache_dir:
+        print(f"warmup: {', '.join(given)} needs --cache-dir (with --arch)")
+        return 2
     if args.cache_dir and not args.arch:
         print("warmup: --cache-dir needs --arch (on a GPU machine, set INFINI_CUPY_CACHE_DIR "
               "and run warmup without --arch)")

@@ -174,6 +174,8 @@ def fill(folder: Path, pairs, arch: str, jobs: int, progress=None) -> tuple[floa
         if cuda._cached_entry(source, name, arch, target) is None:
             todo.append((source, name))
     start, failures = time.perf_counter(), []
+    if progress is not None and len(todo) < len(pairs):  # the cached ones count as done
+        progress.update(len(pairs) - len(todo), 0)
 
     def one(pair):
         try:
