@@ -336,6 +336,18 @@ def test_a_second_library_of_a_source_reads_its_precompiled_header(cache, tmp_pa
     _copies("copy<double>", np.float64, 32)
 
 
+def test_a_cache_path_with_a_quote_reads_its_precompiled_header(cache, tmp_path, monkeypatch):
+    """A cache folder named with ``"`` and ``\\``: the precompiled header is built once and
+    read by every later library (included by name, its folder on the include path), not
+    built and discarded at every compile."""
+    monkeypatch.setenv(config.CACHE_DIR_VAR, str(tmp_path / "q\"uo\\\\te"))
+    built, discarded = _count("prefix built"), _count("prefix discarded")
+    for name in ("copy<float>", "copy<double>", "copy<int>"):
+        emulator_build.kernel_library(KERNELS, (name,))
+    assert _count("prefix built") == built + 1 and _count("prefix discarded") == discarded
+    _copies("copy<int>", np.int32, 40)
+
+
 def test_a_damaged_precompiled_header_is_not_read(cache):
     """A header whose bytes no longer match their digest is built again before use; one that
     matches its digest but that g++ cannot read (a damaged file and its digest rewritten) fails
