@@ -272,6 +272,13 @@ def test_a_stable_descending_sort_keeps_equal_keys_in_order(to_device, to_host):
         ascending = to_host(xp.sort(x, axis=axis))
         np.testing.assert_array_equal(
             ascending.view(np.uint64), np.sort(h, axis=axis, kind="stable").view(np.uint64))
+    for dtype in ("bool", "uint8", "int16", "int32", "uint64"):  # integers: any sort's answer
+        h = rng.integers(0, 50, size=(6, 40)).astype(dtype)
+        for descending in (False, True):
+            got = to_host(xp.sort(to_device(h), axis=-1, descending=descending))
+            expected = np.sort(h, axis=-1, kind="stable")
+            np.testing.assert_array_equal(got, expected[:, ::-1] if descending else expected)
+            assert got.dtype == h.dtype
 
 
 def test_sorting_searching_sets(to_device, same, to_host):

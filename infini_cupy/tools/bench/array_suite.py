@@ -197,6 +197,7 @@ def _cpu_rows():
         ("xp.sum(x, axis=1)", lambda: xp.sum(x, axis=1), lambda: np.sum(a, axis=1)),
         ("xp.unique_values(v) (100 ints)", lambda: xp.unique_values(v),
          lambda: np.unique_values(ints)),
+        ("xp.sort(v) (100 ints)", lambda: xp.sort(v), lambda: np.sort(ints)),
         ("a softmax (generic code)", lambda: _softmax(x), lambda: _softmax(a)),
         ("a standardization (generic code)", lambda: _standardize(x), lambda: _standardize(a)),
     ]
