@@ -755,6 +755,13 @@ def _as_is(asarray):
                 backend = _on_cpu(device)[0] if device is not None else get_backend()
                 if backend is not None and backend != "cuda":
                     return wrap(obj, backend)
+        elif (kind is float or kind is bool or (kind is int and -2**63 <= obj < 2**63)) \
+                and dtype is None and copy is None:
+            # a Python scalar onto a CPU device: NumPy's 0-d array of it, what the full call
+            # gives (float64, bool, int64), which generic code asks for at every call
+            backend = _on_cpu(device)[0] if device is not None else get_backend()
+            if backend is not None and backend != "cuda":
+                return wrap(np.asarray(obj), backend)
         elif copy is False and isinstance(obj, np.generic):  # (the full call's 0-d array)
             raise ValueError(f"asarray: a NumPy scalar ({obj!r}) has no memory to share: "
                              "copy=False cannot be met")

@@ -158,6 +158,7 @@ def _cpu_rows():
         ("xp.asarray(x)", lambda: xp.asarray(x), lambda: np.asarray(a)),
         ("xp.asarray(a) (a NumPy array)", lambda: xp.asarray(a, device="cpu"),
          lambda: np.asarray(a)),
+        ("xp.asarray(1.5) (a Python float)", lambda: xp.asarray(1.5), lambda: np.asarray(1.5)),
         ("x[0:4] = 1.0", lambda: x.__setitem__(slice(0, 4), 1.0),
          lambda: a.__setitem__(slice(0, 4), 1.0)),
         ("x[3, 5] = 1.0", lambda: x.__setitem__((3, 5), 1.0),
