@@ -26,6 +26,7 @@ from ..perf.devices import H100
 from ..readers import sass
 from ..readers.sampled_launches import PROFILE_BLOCKS, profile_plan
 from ..strided.layout import normalize_layout
+from .arguments import positive_int
 from ..strided.packed_planner import PackedPlan
 from ..strided.plan_cache import pack
 from ..strided.planner import plan_rearrange
@@ -51,7 +52,7 @@ def add_arguments(parser) -> None:
                         help="elements between a 32-byte boundary and the source's element 0 "
                              "(an offset view; default 0)")
     parser.add_argument("--dst-offset", type=int, default=0, help="the same for the destination")
-    parser.add_argument("--max-threads", type=int, default=1024, help="thread budget per block")
+    parser.add_argument("--max-threads", type=positive_int, default=1024, help="thread budget per block")
     parser.add_argument("--no-tiles", action="store_true",
                         help="the seed-style plan (no shared-memory staging) for comparison")
     parser.add_argument("--coalescing", action="store_true",
@@ -59,7 +60,7 @@ def add_arguments(parser) -> None:
                              "better, whatever instructions they issue (for comparison)")
     parser.add_argument("--no-profile", action="store_true",
                         help="skip measuring coalescing in the emulator (needs g++)")
-    parser.add_argument("--profile-blocks", type=int, default=PROFILE_BLOCKS,
+    parser.add_argument("--profile-blocks", type=positive_int, default=PROFILE_BLOCKS,
                         help=f"blocks to run under the emulator's tracing (default {PROFILE_BLOCKS})")
 
 
@@ -258,6 +259,13 @@ def describe_model(plan, layout, profile) -> list[str]:
 
 def _layout_args(args):
     if args.case:
+        given = [flag for flag, value in (
+            ("--shape", args.shape), ("--src-strides", args.src_strides != "C"),
+            ("--dst-strides", args.dst_strides != "C"), ("--dtype", args.dtype != "float32"))
+            if value]
+        if given:
+            raise CaseSyntaxError(f"--case holds the layout: give it or {', '.join(given)}, "
+                                  "not both")
         return parse_layout(*split_case(args.case), what="--case")
     if args.shape:
         return parse_layout(args.shape, args.src_strides, args.dst_strides, args.dtype,

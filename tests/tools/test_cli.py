@@ -206,3 +206,21 @@ def test_warmup_on_a_gpu_compiles_each_variant_through_the_runtime(capsys, monke
     assert compiled == warmup.selected_variants(["elementwise.cu"], 5)
     out = capsys.readouterr().out
     assert "compiled 5 of 5 variants (elementwise.cu 5) for GPU 0 (test device, sm_90)" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["warmup", "--arch", "foo"], "argument --arch: expected an architecture such as sm_90"),
+    (["warmup", "--arch", "sm_90", "--limit", "-3"], "argument --limit: expected 1 or more"),
+    (["warmup", "--jobs", "0"], "argument --jobs: expected 1 or more"),
+    (["plan", "--shape", "64,48", "--profile-blocks", "0"], "--profile-blocks: expected 1 or more"),
+    (["plan", "--shape", "64,48", "--max-threads", "two"], "--max-threads: expected a whole"),
+])
+def test_values_no_command_could_use_are_argparse_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_plan_refuses_a_case_beside_the_options_it_holds(capsys):
+    assert main(["plan", "--case", "64,48:1,64:C:float32", "--shape", "3"]) == 2
+    assert "--case holds the layout: give it or --shape, not both" in capsys.readouterr().out

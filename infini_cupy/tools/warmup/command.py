@@ -38,6 +38,7 @@ from ...runtime import cuda, native
 from ...runtime.emulate import build as emulator_build
 from ...runtime.emulate import launcher as emulator
 from ...runtime.nvrtc import compile_ptx
+from ..arguments import gpu_arch, positive_int
 
 HELP = "compile every kernel variant (for the current GPU, an --arch through NVRTC, or the emulator)"
 NVRTC_BATCH = 32  # names per NVRTC program: the source is parsed once per program
@@ -45,7 +46,7 @@ EMULATE_BATCH = 64  # names per emulator library
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--arch", help="compile through NVRTC for this architecture (sm_75, "
+    parser.add_argument("--arch", type=gpu_arch, help="compile through NVRTC for this architecture (sm_75, "
                                        "sm_90, ...): no GPU needed; cached only with --cache-dir")
     parser.add_argument("--cache-dir", help="with --arch: write the binaries into this folder "
                                             "in our binary cache's format (DIR/cubin), for a "
@@ -68,8 +69,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--source", action="append",
                         help="only the variants of this kernels_src file: rearrange.cu, "
                              "transpose.cu, elementwise.cu, ... (repeatable)")
-    parser.add_argument("--limit", type=int, help="at most this many variants (quick runs)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("--limit", type=positive_int, help="at most this many variants (quick runs)")
+    parser.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1,
                         help="parallel compiles for --arch and emulate (default: CPU count)")
 
 
