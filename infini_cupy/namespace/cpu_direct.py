@@ -1,6 +1,7 @@
 """Public functions whose answer on the ``cpu`` device is one NumPy call, made directly.
 
-On ``cpu`` NumPy computes. For the views (``permute_dims``, ``squeeze``, ``flip``,
+On ``cpu`` NumPy computes. For the views (``permute_dims``, ``transpose``,
+``matrix_transpose``, ``squeeze``, ``flip``,
 ``expand_dims``, ``moveaxis``, and ``reshape`` where it is a view), ``where``,
 ``count_nonzero``, ``concat`` and ``stack`` of one dtype, ``repeat`` by an int count,
 ``tile``, ``roll`` of the flattened array, and the creations ``empty``, ``zeros``, ``ones``
@@ -68,6 +69,27 @@ def permute_dims(full):
         return full(x, axes)
 
     return permute_dims
+
+
+def transpose(full):
+    def transpose(x, /, axes=None):
+        if type(x) is Array and x._b == _CPU and (axes is None or _ints(axes)):
+            # NumPy's transpose, as extensions.transpose ends in it (permute_dims)
+            return wrap(x._a.transpose(axes), _CPU)
+        return full(x, axes)
+
+    return transpose
+
+
+def matrix_transpose(full):
+    def matrix_transpose(x, /):
+        if type(x) is Array and x._b == _CPU and x._a.ndim >= 2:
+            # compat's matrix_transpose: NumPy's swapaxes of the last two (fewer dims: its
+            # ValueError, the full way)
+            return wrap(x._a.swapaxes(-1, -2), _CPU)
+        return full(x)
+
+    return matrix_transpose
 
 
 def squeeze(full):
@@ -361,7 +383,8 @@ empty_like, zeros_like = _creating_like(np.empty_like), _creating_like(np.zeros_
 ones_like = _creating_like(np.ones_like)
 
 
-_DIRECT = {"permute_dims": permute_dims, "squeeze": squeeze, "flip": flip,
+_DIRECT = {"permute_dims": permute_dims, "transpose": transpose,
+           "matrix_transpose": matrix_transpose, "squeeze": squeeze, "flip": flip,
            "expand_dims": expand_dims, "moveaxis": moveaxis, "reshape": reshape,
            "where": where, "count_nonzero": count_nonzero, "astype": astype,
            "concat": concat, "stack": stack, "repeat": repeat, "tile": tile, "roll": roll,

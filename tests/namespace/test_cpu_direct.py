@@ -92,6 +92,9 @@ def test_views_answer_as_the_full_call(dtype):
                      (0,) * n, tuple(range(-n, 0)), (0, 5, 1)[:n], [*range(n)],
                      tuple(np.arange(n))]:
             _agrees("permute_dims", x, axes)
+            _agrees("transpose", x, axes)
+        _agrees("transpose", x)
+        _agrees("matrix_transpose", x)
         for axis in _AXES:
             _agrees("squeeze", x, axis)
             _agrees("squeeze", x, axis=axis)
