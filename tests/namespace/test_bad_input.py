@@ -652,6 +652,15 @@ def test_setitem_with_an_index_key_refuses_extra_leading_dims_as_a_basic_key_doe
         np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected)
 
 
+def _setitem_refused(h, key, value, named: str, device) -> None:
+    """``x[key] = value`` of an Array of ``h`` is a TypeError naming ``named``, x untouched."""
+    x = xp.asarray(h.copy(), device=device)
+    k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
+    with pytest.raises(TypeError, match=rf"x\[key\] = value: .*{re.escape(named)}"):
+        x[k] = value
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+
+
 @pytest.mark.parametrize("device", ["cpu", "emulator"])
 def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
     """``x[key] = value`` with None, a str, bytes or an object (NumPy would write None as NaN
@@ -668,11 +677,7 @@ def test_setitem_of_a_value_of_no_array_kind_is_a_type_error(device):
             if dtype != "complex64":
                 values.append((1j, "complex value"))
             for value, named in values:
-                x = xp.asarray(h.copy(), device=device)
-                k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
-                with pytest.raises(TypeError, match=rf"x\[key\] = value: .*{named}"):
-                    x[k] = value
-                np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+                _setitem_refused(h, key, value, named, device)
             x = xp.asarray(h.copy(), device=device)
             k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
             expected = h.copy()
@@ -704,11 +709,7 @@ def test_setitem_of_no_numbers_inside_a_list_or_array_is_a_type_error(device):
                   (np.array([None] * count, dtype=object), "object"),
                   (np.ones(count, np.longdouble), str(np.dtype(np.longdouble)))]
         for value, named in values:
-            x = xp.asarray(h.copy(), device=device)
-            k = xp.asarray(key, device=device) if isinstance(key, np.ndarray) else key
-            with pytest.raises(TypeError, match=rf"x\[key\] = value: .*{re.escape(named)}"):
-                x[k] = value
-            np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), h)
+            _setitem_refused(h, key, value, named, device)
         # the same values as numbers, and in another byte order, are written as NumPy writes
         for value in ([1.5] * count, np.arange(count, dtype=">f8"), np.float32(2)):
             x = xp.asarray(h.copy(), device=device)
