@@ -508,7 +508,9 @@ def check_same_device(b1: str, b2: str) -> None:
 
 def _native_key(key, backend: str) -> tuple:
     """``key`` as a tuple for the native array: Arrays unwrapped, and a trailing Ellipsis so
-    that an index selecting one element gives a 0-d view, never a NumPy scalar."""
+    that an index selecting one element gives a 0-d view, never a NumPy scalar. Not where an
+    index array of 1 or more dims is among them: the result is an array then, and NumPy
+    takes a mask with an Ellipsis beside it 2.5 times as long (its general indexing)."""
     items = key if type(key) is tuple else (key,)
     out = []
     ellipsis = False
@@ -516,7 +518,7 @@ def _native_key(key, backend: str) -> tuple:
         if type(k) is Array:
             check_same_device(backend, k._b)
             k = k._a
-        elif k is Ellipsis:
+        if k is Ellipsis or getattr(k, "ndim", 0):
             ellipsis = True
         out.append(k)
     if not ellipsis:

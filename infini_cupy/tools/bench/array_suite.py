@@ -163,6 +163,8 @@ def _cpu_rows():
          lambda: a.__setitem__(slice(0, 4), 1.0)),
         ("x[3, 5] = 1.0", lambda: x.__setitem__((3, 5), 1.0),
          lambda: a.__setitem__((3, 5), 1.0)),
+        ("x[m] (a mask)", lambda: x[mask], lambda: a[m]),
+        ("x[m] = 0.5", lambda: x.__setitem__(mask, 0.5), lambda: a.__setitem__(m, 0.5)),
         ("x.copy()", lambda: x.copy(), lambda: a.copy()),
         ("xp.astype(x, xp.float32) (its dtype)", lambda: xp.astype(x, xp.float32),
          lambda: a.astype(np.float32)),
