@@ -317,12 +317,25 @@ def _signature(function) -> inspect.Signature:
 
 
 def _binds(function, args, kwargs) -> bool:
-    """Whether ``function``'s signature takes ``args`` and ``kwargs``."""
-    try:
-        _signature(function).bind(*args, **kwargs)
-    except TypeError:
-        return False
-    return True
+    """Whether ``function``'s signature takes ``args`` and ``kwargs``: a matter of their
+    number and the keywords' names alone (binding reads no value), remembered by them
+    (``Signature.bind`` costs more than the namespace's call it decides on)."""
+    key = (function, len(args), *kwargs)
+    answer = _bindings.get(key)
+    if answer is None:
+        try:
+            _signature(function).bind(*args, **kwargs)
+        except TypeError:
+            answer = False
+        else:
+            answer = True
+        if len(_bindings) >= 4096:  # a bound on odd keyword sets
+            _bindings.clear()
+        _bindings[key] = answer
+    return answer
+
+
+_bindings: dict = {}  # (function, number of positional arguments, *keyword names) -> bool
 
 
 def _ours(func):
@@ -360,17 +373,43 @@ _ARRAY_PARAMETERS = frozenset({"x", "x1", "x2", "condition", "min", "max"})
 def _array_likes_as_arrays(function, args, kwargs, device):
     """``args`` and ``kwargs`` of ``function`` with each list or tuple given for an array
     (``np.concatenate([x, [0.0]])``, ``np.where(c, x, [1, 2])``) made an Array on
-    ``device``, as NumPy converts it."""
-    if not any(_array_like(v) or (isinstance(v, (list, tuple)) and any(map(_array_like, v)))
-               for v in (*args, *kwargs.values())):
+    ``device``, as NumPy converts it; the very ``args`` and ``kwargs`` where there is none."""
+    names = _positional_names(function)
+    if len(args) > len(names):  # a *args parameter: bound the general way
+        bound = _signature(function).bind(*args, **kwargs)
+        for name, value in bound.arguments.items():
+            bound.arguments[name] = _converted(name, value, device)
+        return bound.args, bound.kwargs
+    new_args = tuple(_converted(name, value, device) for name, value in zip(names, args))
+    new_kwargs = {name: _converted(name, value, device) for name, value in kwargs.items()}
+    if all(a is b for a, b in zip(new_args, args)) and all(
+            new_kwargs[name] is value for name, value in kwargs.items()):
         return args, kwargs
-    bound = _signature(function).bind(*args, **kwargs)
-    for name, value in bound.arguments.items():
-        if name == "arrays" and isinstance(value, (list, tuple)):
-            bound.arguments[name] = type(value)(_with_arrays(value, device))
-        elif name in _ARRAY_PARAMETERS and _array_like(value):
-            bound.arguments[name] = _public["asarray"](value, device=device)
-    return bound.args, bound.kwargs
+    return new_args, new_kwargs
+
+
+def _positional_names(function) -> tuple:
+    """The names of ``function``'s parameters that take a positional argument, in order."""
+    names = _positional.get(function)
+    if names is None:
+        names = _positional[function] = tuple(
+            p.name for p in _signature(function).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+    return names
+
+
+_positional: dict = {}
+
+
+def _converted(name: str, value, device):
+    """``value`` of parameter ``name``, a list or tuple standing for an array made an Array
+    (in ``arrays``, each such item); ``value`` itself where there is none."""
+    if name == "arrays" and type(value) in _SEQUENCES:
+        return type(value)(_with_arrays(value, device)) if any(map(_array_like, value)) \
+            else value
+    if name in _ARRAY_PARAMETERS and _array_like(value):
+        return _public["asarray"](value, device=device)
+    return value
 
 
 def _created_like(like: Array, func, args, kwargs) -> Array:
