@@ -422,3 +422,20 @@ def test_a_delegated_repeat_of_arrays_refuses_what_the_first_call_refuses():
             elsewhere = cupy.asarray(h)
         with pytest.raises(ValueError, match="cuda:0 and cuda:1|cuda:1 and cuda:0"):
             delegated.where(mask, on_gpu, elsewhere)
+
+
+def test_the_cuda_backend_without_a_usable_gpu_names_the_cause(cupy, monkeypatch):
+    """CuPy refusing to create for want of a GPU (its CUDARuntimeError names only the
+    driver's status) under the cuda backend: a ValueError naming the function and the
+    cause; with a GPU found, CuPy's own error as it is."""
+    def refused(*args, **kwargs):
+        raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+
+    monkeypatch.setattr(cupy, "zeros", refused)
+    with pytest.raises(RuntimeError, match="^cudaErrorNoDevice"):
+        xp.zeros(3)  # a GPU is found: not ours to explain
+    monkeypatch.setattr(arrays, "gpu_available", lambda: False)
+    # the cause show_config() names (no driver here), else CuPy's error
+    with pytest.raises(ValueError, match="^zeros: the cuda backend is in force and cannot run "
+                                         "here: (no NVIDIA driver|.*cudaErrorNoDevice)"):
+        xp.zeros(3)

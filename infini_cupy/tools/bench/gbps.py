@@ -82,14 +82,24 @@ def throughput(case, operands, call) -> dict:
     return record
 
 
+def torch_module():
+    """``torch``, the rival timed beside ours, or None where it does not import: not
+    installed, or refusing this process's ``cuda.bindings`` (torch 2.13 beside the CuPy
+    stand-in's driver raises ValueError, "CUstream size changed")."""
+    try:
+        import torch
+    except (ImportError, ValueError, OSError):
+        return None
+    return torch
+
+
 def torch_equivalent(case, operands):
     """torch's way to do the case, or None: without torch, or where an operand has a
     negative stride (torch has none: its ``from_dlpack`` aborts the process on one)."""
     if any(s < 0 for a in operands if hasattr(a, "strides") for s in a.strides):
         return None
-    try:
-        import torch
-    except ImportError:
+    torch = torch_module()
+    if torch is None:
         return None
     if case.elementwise:
         op, inputs, keywords = call_parts(operands)

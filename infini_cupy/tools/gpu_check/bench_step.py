@@ -90,9 +90,8 @@ class GPU:
         return bench_gpu.torch_equivalent(case, operands)
 
     def torch_gelu(self, x):
-        try:
-            import torch
-        except ImportError:
+        torch = bench_gpu.torch_module()
+        if torch is None:
             return None
         tensor = torch.from_dlpack(x)
         return lambda: torch.nn.functional.gelu(tensor, approximate="tanh")

@@ -24,6 +24,7 @@ import numpy as np
 
 from ... import config
 from ...config import LAUNCH_MECHANISMS
+from ..bench.gbps import torch_module
 
 CALLS, WARMUP = 3000, 300
 ADD_SHAPE = (48, 64)  # small enough that the host, not the GPU, sets the time per call
@@ -79,7 +80,7 @@ def calls(library, backend: str):
     z = library.empty(ADD_SHAPE, np.float32)
     array, y_array, z_array = wrap(x, backend), wrap(y, backend), wrap(z, backend)
     # torch beside CuPy's own arrays (not the stand-in's, whose memory torch cannot read)
-    torch = _torch() if backend == "cuda" and type(x).__module__.startswith("cupy") else None
+    torch = torch_module() if backend == "cuda" and type(x).__module__.startswith("cupy") else None
     if torch is not None:
         tx, ty, tz = torch.from_dlpack(x), torch.from_dlpack(y), torch.from_dlpack(z)
     fused = xp.fuse(lambda a, b: xp.exp(a * b + a) - b)
@@ -119,14 +120,6 @@ def _lazy_block(xp, array):
     with xp.lazy():
         result = xp.exp(array * array + array) - array
     return result
-
-
-def _torch():
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
 
 
 def mechanism_rows(library, backend: str, synchronize, repeat=(CALLS, WARMUP)):
