@@ -389,7 +389,18 @@ def plain_scalar_bounds(dtype):
     return None
 
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INT64_MIN, _INT64_MAX, _UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def int_in_int64(value: int) -> bool:
+    """Whether Python int ``value`` is in int64's range (NumPy's dtype for it then)."""
+    return _INT64_MIN <= value <= _INT64_MAX
+
+
+def int_in_64_bits(value: int) -> bool:
+    """Whether NumPy holds Python int ``value`` in int64 or uint64; past them it makes an
+    object array, which no device holds."""
+    return _INT64_MIN <= value <= _UINT64_MAX
 
 
 def scalar_value(value, dtype):

@@ -48,7 +48,7 @@ from .data_movement import _checked_casts
 from .array import (Array, check_same_device, learn_out_id as _learn_out_id, settle, wrap,
                     wrap_result)
 from .. import config as _config
-from ..dtypes import HELD_DTYPES
+from ..dtypes import HELD_DTYPES, int_in_int64
 from ..arrays import _allocator as _allocator_var
 from ..config import lazy_enabled
 from ..elementwise.kernels import SOURCE as _elementwise_source
@@ -755,7 +755,7 @@ def _as_is(asarray):
                 backend = _on_cpu(device)[0] if device is not None else get_backend()
                 if backend is not None and backend != "cuda":
                     return wrap(obj, backend)
-        elif (kind is float or kind is bool or (kind is int and -2**63 <= obj < 2**63)) \
+        elif (kind is float or kind is bool or (kind is int and int_in_int64(obj))) \
                 and dtype is None and copy is None:
             # a Python scalar onto a CPU device: NumPy's 0-d array of it, what the full call
             # gives (float64, bool, int64), which generic code asks for at every call

@@ -280,7 +280,7 @@ def _int_past_64_bits(obj):
     """The first Python int of ``obj`` (an int or a nested list or tuple) that neither int64
     nor uint64 holds; None when there is none."""
     if type(obj) is int:
-        return None if -2**63 <= obj < 2**64 else obj
+        return None if dtypes.int_in_64_bits(obj) else obj
     if type(obj) is list or type(obj) is tuple:
         for item in obj:
             big = _int_past_64_bits(item)

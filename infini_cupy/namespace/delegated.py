@@ -558,7 +558,7 @@ _full, _full_like = full, full_like  # noqa: F821 - made by the loops above
 
 def full(shape, fill_value, *, dtype=None, device=None):
     dtypes.check_fill_value("full", fill_value)
-    if dtype is None and type(fill_value) is int and not -2**63 <= fill_value < 2**64:
+    if dtype is None and type(fill_value) is int and not dtypes.int_in_64_bits(fill_value):
         # NumPy would make an object array, which no device holds
         raise OverflowError(f"full: fill_value {fill_value} fits no integer dtype (int64, "
                             "uint64); give a dtype or a float")
