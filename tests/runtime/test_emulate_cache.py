@@ -89,6 +89,20 @@ def test_hung_compiler_is_killed_after_the_timeout(cache, tmp_path, monkeypatch)
     assert not _libraries(cache)
 
 
+def test_build_folders_left_by_a_killed_process_are_removed(cache):
+    """A process killed with SIGKILL mid-compile leaves its ``.build-*`` folder: the next
+    compile in that directory removes those no running compile can be using, and no other."""
+    cache.mkdir(parents=True)
+    abandoned, running = cache / ".build-abandoned", cache / ".build-running"
+    for folder in (abandoned, running):
+        folder.mkdir()
+        (folder / "unit.cpp").write_text("// partly written")
+    old = time.time() - emulator_build._ABANDONED_AFTER_S - 60
+    os.utime(abandoned, (old, old))
+    emulator.prepare(KERNELS, ("copy<float>",))
+    assert not abandoned.exists() and (running / "unit.cpp").exists()
+
+
 def _running(pid: int) -> bool:
     """Alive and not a zombie (a container's init may never reap an orphan)."""
     try:

@@ -16,7 +16,8 @@ place, so concurrent processes never see half a file; threads of one process tak
 key and processes an advisory lock on a file beside it, so a variant is compiled once however
 many threads or processes ask for it. g++ runs at most
 ``COMPILE_TIMEOUT_S`` seconds; a cache directory that cannot be used is a RuntimeError
-naming it and ``INFINI_CUPY_CACHE_DIR``.
+naming it and ``INFINI_CUPY_CACHE_DIR``. A compile's ``.build-*`` folder left by a process
+killed mid-build is removed by a later process's first compile there.
 
 Parsing a kernel source and its headers is most of a one-kernel library's compile (about
 two thirds for ``elementwise.cu``), so from a process's second library of a source on, g++
@@ -62,6 +63,9 @@ RUNTIME_OPTIONS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-fvisib
 # Seconds a g++ run may take (the largest batch of name expressions compiles in about a
 # minute on two cores); past it the compiler is killed and the call raises.
 COMPILE_TIMEOUT_S = 600.0
+# A build folder untouched this long belongs to no running compile (each is killed at
+# COMPILE_TIMEOUT_S): a process killed with SIGKILL mid-build left it.
+_ABANDONED_AFTER_S = 2 * COMPILE_TIMEOUT_S
 _VERSION_TIMEOUT_S = 60.0  # g++ -dumpfullversion / -dumpmachine
 
 # Each library load (never a cached launch) is one INFO record: kernel, backend, ms, how.
@@ -190,12 +194,25 @@ def _run_compiler(cmd) -> tuple[int, str]:
     return proc.returncode, output
 
 
+@functools.cache
+def _sweep_abandoned_builds(directory: Path) -> None:
+    """Remove the ``.build-*`` folders in ``directory`` that no compile can still be using
+    (once per process and directory)."""
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for folder in directory.glob(".build-*"):
+            with contextlib.suppress(OSError):
+                if now - folder.stat().st_mtime > _ABANDONED_AFTER_S:
+                    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _compile(cpp_text: str, path: Path, options, names, numbered_source: str, meta: dict) -> None:
     """Compile ``cpp_text`` and install the library at ``path`` atomically, with ``meta``
     (what it is built as) and its trailer."""
     compiler = compiler_version()  # no g++: say what to install before writing anything
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_abandoned_builds(path.parent)
         tmp_dir = tempfile.TemporaryDirectory(dir=path.parent, prefix=".build-")
     except OSError as e:
         raise _cache_error(path.parent, e) from e
