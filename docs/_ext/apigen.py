@@ -13,7 +13,13 @@ from pathlib import Path
 
 import infini_cupy
 import infini_cupy.dask
-from infini_cupy.namespace import data_movement, delegated, elementwise_functions, extension_dtypes
+from infini_cupy.namespace import (
+    data_movement,
+    delegated,
+    elementwise_functions,
+    extension_dtypes,
+    extensions,
+)
 
 CONSTANTS = ["e", "inf", "nan", "newaxis", "pi", "__array_api_version__"]
 PACKAGE = ["fuse", "FusionWarning", "lazy", "backend", "get_backend", "show_config"]
@@ -53,6 +59,11 @@ def _families() -> list[tuple[str, str, str, list[str]]]:
          "backend switch, and the report for bug reports. See :doc:`/user/fusion`, "
          ":doc:`/user/lazy` and :doc:`/user/backends`.",
          [n for n in PACKAGE if n in public]),
+        ("extensions", "Beyond the standard (NumPy's extras)",
+         "NumPy's functions that generic code calls beyond the standard (xarray, SciPy, "
+         "numpy_groupies, cubed), as NumPy's behave, on every device. See "
+         ":doc:`/user/extensions`.",
+         [n for n in public if n in extensions.__all__]),
         ("delegated", "Other functions of the standard (delegated)",
          "Creation, reductions, searching, sorting, sets, linear algebra and the rest of the "
          "standard come from array-api-compat and run in the array's own library: NumPy for "
@@ -82,8 +93,12 @@ def _entry(name: str, module: str = "infini_cupy") -> list[str]:
     for part in (module.split(".")[1:] + name.split(".")):
         obj = getattr(obj, part, None)
     if name in ("Array",):
-        members = [m for m in ARRAY_MEMBERS + OPERATORS + REFLECTED + INPLACE
-                   if hasattr(infini_cupy.Array, m)]
+        # NumPy's methods (for generic code) after the standard's attributes and to_device
+        numpy_methods = [m for m in vars(infini_cupy.Array)
+                         if not m.startswith("_") and m not in ARRAY_MEMBERS]
+        split = ARRAY_MEMBERS.index("to_device") + 1
+        members = [m for m in ARRAY_MEMBERS[:split] + numpy_methods + ARRAY_MEMBERS[split:]
+                   + OPERATORS + REFLECTED + INPLACE if hasattr(infini_cupy.Array, m)]
         lines = [f".. autoclass:: {name}()", ""]  # made by asarray, not its constructor
         for member in members:
             kind = ("autoproperty" if isinstance(getattr(infini_cupy.Array, member), property)
