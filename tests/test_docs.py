@@ -192,7 +192,7 @@ def test_the_accuracy_table_renders_every_function():
 # comparisons, the machine a figure came from (figures live on the Performance page, each with
 # its command, machine and date). gpu-check's own time budget (``--budget``) is a user's word.
 DEVELOPMENT_LOG = re.compile(
-    r"(?:issue'?s?|us|µs|microsecond) budget|budget (?:is|was) \d|previous commit|"
+    r"(?:issue'?s?|us|µs|microsecond) budget|budget (?:is|was) \d|\bcommits?\b|µs before|"
     r"this machine|this 2-core|load average|measured 20\d\d-|"
     r"\bthe issue\b|\bissue \d+", re.IGNORECASE)
 
