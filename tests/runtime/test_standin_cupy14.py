@@ -68,6 +68,19 @@ def test_ndarray_refuses_unsupported_dtypes_of_new_memory_only(cupy):
         cupy.asarray(Face())
 
 
+@pytest.mark.parametrize("name", ["float8_e4m3fn", "float8_e5m2", "int4", "float4_e2m1fn"])
+def test_ndarray_refuses_ml_dtypes_other_than_bfloat16(cupy, name):
+    # _dtype.pyx check_supported_dtype: NPY_VOID by type number (ml_dtypes' kind is 'V', their
+    # type numbers their own), then _scalar.get_typename, which knows bfloat16 alone of them
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    dtype = np.dtype(getattr(ml_dtypes, name, ml_dtypes.int4))
+    with pytest.raises(ValueError, match="Unsupported dtype"):
+        cupy.ndarray((3,), dtype)
+    with pytest.raises(ValueError, match="Unsupported dtype"):
+        cupy.asarray(np.zeros(3, dtype))
+    assert cupy.ndarray((3,), ml_dtypes.bfloat16).dtype == ml_dtypes.bfloat16
+
+
 def test_ndarray_order_and_strides_as_cupy_s(cupy):
     # core.pyx _init: _normalize_order (first letter, any case); any order but 'C' is
     # Fortran (_set_contiguous_strides(itemsize, order_char == b'C')), also over a memptr

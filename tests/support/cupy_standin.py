@@ -270,6 +270,10 @@ class _Driver:
 
 
 # ---------------------------------------------------------------- device memory and arrays
+# _dtype.pyx all_type_chars: the builtin dtypes CuPy computes with, by type char (a kind test
+# would take long doubles, and ml_dtypes' float8_e5m2, whose kind is 'f')
+ALL_TYPE_CHARS = "?bhilqBHILQefdFD"
+NPY_VOID = np.dtype("V1").num  # a structured or void dtype's type number (ml_dtypes' differ)
 # CuPy's pool (cupy/cuda/memory.pyx): sizes rounded up to ALLOCATION_UNIT_SIZE, blocks
 # aligned to 256 bytes (cudaMalloc's granule, what tests/support/device.py keeps).
 ALLOCATION_UNIT_SIZE = 512
@@ -703,13 +707,15 @@ def _memory_range(shape: tuple, strides, itemsize: int) -> tuple[int, int]:
 
 def _check_supported_dtype(dtype: np.dtype) -> None:
     """``cupy/_core/_dtype.pyx`` ``check_supported_dtype(error=True)``: no big-endian dtype;
-    booleans, numbers, structured/void dtypes without references and bfloat16; nothing else
-    (objects, strings, datetimes, long doubles: ``all_type_chars = '?bhilqBHILQefdFD'``)."""
+    booleans, numbers, structured/void dtypes (``NPY_VOID``) without references and bfloat16
+    (the one dtype of its own that ``_scalar.get_typename`` knows); nothing else (objects,
+    strings, datetimes, long doubles; ml_dtypes' float8, int4, float4, of kind 'V' or 'f'
+    but neither a builtin type char nor ``NPY_VOID``)."""
     if dtype.byteorder == ">":
         raise ValueError(f"Unsupported dtype {dtype} with big-endian byte-order")
-    if dtype.kind in "biufc" and dtype.char not in "gG":
+    if dtype.char in ALL_TYPE_CHARS:
         return
-    if dtype.kind == "V" and dtype.subdtype is None and dtype.itemsize != 0:
+    if dtype.num == NPY_VOID and dtype.subdtype is None and dtype.itemsize != 0:
         if dtype.hasobject:
             raise ValueError(f"Unsupported dtype {dtype} because it contains references "
                              "which cannot be supported by CuPy.")
