@@ -101,6 +101,19 @@ def test_ndarray_order_and_strides_as_cupy_s(cupy):
     assert cupy.ndarray((3, 2), np.float32, strides=(4, 12)).strides == (4, 12)
 
 
+def test_flags_are_cupy_s(cupy):
+    # flags.pyx Flags: c_contiguous, f_contiguous, owndata (core.pyx: base is None), fnc,
+    # forc, and those three by name; none of NumPy's others (writeable, num, aligned)
+    a = cupy.empty((2, 3), np.float32)
+    assert a.flags.owndata and a.flags.c_contiguous and a.flags.forc and not a.flags.fnc
+    assert not a.T.flags.owndata and a.T.flags.fnc and a.T.flags["F_CONTIGUOUS"]
+    assert not a[:, ::2].flags.forc and a.flags["OWNDATA"]
+    for name in ("writeable", "num", "aligned", "writebackifcopy"):
+        assert not hasattr(a.flags, name)
+    with pytest.raises(KeyError, match="not defined for cupy.ndarray.flags"):
+        a.flags["WRITEABLE"]
+
+
 def test_asarray_of_a_device_array_as_cupy_s_astype(cupy):
     # core.pyx _array_from_cupy_ndarray: src._astype(dtype, order=order, copy=copy)
     a = cupy.asarray(rng.standard_normal((3, 4)))

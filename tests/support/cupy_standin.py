@@ -677,6 +677,34 @@ class _Ufunc:
 
 
 
+class Flags:
+    """``cupy/_core/flags.pyx`` ``Flags``: ``c_contiguous``, ``f_contiguous``, ``owndata``
+    (``base is None``), ``fnc``, ``forc`` and those three by name; no ``writeable``, ``num``
+    or other flag of NumPy's (CuPy arrays are always writeable)."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata")
+    _NAMES = ("C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA")
+
+    def __init__(self, c_contiguous: bool, f_contiguous: bool, owndata: bool):
+        self.c_contiguous, self.f_contiguous, self.owndata = c_contiguous, f_contiguous, owndata
+
+    @property
+    def fnc(self) -> bool:
+        return self.f_contiguous and not self.c_contiguous
+
+    @property
+    def forc(self) -> bool:
+        return self.f_contiguous or self.c_contiguous
+
+    def __getitem__(self, name: str) -> bool:
+        if name not in self._NAMES:
+            raise KeyError(f"{name} is not defined for cupy.ndarray.flags")
+        return getattr(self, name.lower())
+
+    def __repr__(self):
+        return "\n".join(f"  {name} : {self[name]}" for name in self._NAMES)
+
+
 def _normalize_order(order) -> str:
     """``cupy/_core/internal.pyx`` ``_normalize_order``: the first letter, any case; an empty
     string is 'C'; any other letter ValueError."""
@@ -820,7 +848,8 @@ class ndarray:
     nbytes = property(lambda self: self._host.nbytes)
     ndim = property(lambda self: self._host.ndim)
     itemsize = property(lambda self: self._host.itemsize)
-    flags = property(lambda self: self._host.flags)
+    flags = property(lambda self: Flags(self._host.flags.c_contiguous,
+                                        self._host.flags.f_contiguous, self.base is None))
     T = property(lambda self: _device_result(self._host.T, self))
     mT = property(lambda self: _device_result(self._host.mT, self))
     real = property(lambda self: _device_result(self._host.real, self))
