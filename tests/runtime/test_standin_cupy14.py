@@ -114,6 +114,31 @@ def test_flags_are_cupy_s(cupy):
         a.flags["WRITEABLE"]
 
 
+def test_array_attributes_and_operators_are_cupy_s(cupy):
+    # core.pyx: no to_device, resize, setflags, getfield (NumPy's alone) and no __imatmul__
+    # (x @= y binds a new array); __array_priority__ = 100, which _should_use_rop weighs
+    # against an operand without __array_ufunc__: below it NumPy's ufunc decides (CuPy's
+    # __array_ufunc__ declines the operand: TypeError), above it the operand's __radd__
+    a = cupy.eye(3)
+    for name in ("to_device", "resize", "setflags", "getfield", "setfield"):
+        assert not hasattr(a, name)
+    assert a.__array_priority__ == 100
+    b = a
+    b @= cupy.eye(3)
+    assert b is not a
+
+    class Operand:
+        def __init__(self, priority):
+            self.__array_priority__ = priority
+
+        def __radd__(self, other):
+            return "reflected"
+
+    assert a + Operand(200) == "reflected"
+    with pytest.raises(TypeError):
+        a + Operand(50)
+
+
 def test_asarray_of_a_device_array_as_cupy_s_astype(cupy):
     # core.pyx _array_from_cupy_ndarray: src._astype(dtype, order=order, copy=copy)
     a = cupy.asarray(rng.standard_normal((3, 4)))

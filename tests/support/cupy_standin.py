@@ -798,6 +798,7 @@ class ndarray:
     raises, ``cupy/_core/core.pyx``), NumPy operands refused, results on the device."""
 
     __slots__ = ("_host", "data", "base", "__weakref__")
+    __array_priority__ = 100  # core.pyx: what _should_use_rop weighs against another operand's
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         # core.pyx ``_ndarray_base._init``: the order checked (``internal._normalize_order``)
@@ -1132,9 +1133,10 @@ class ndarray:
 
     def __getattr__(self, name):
         """The array methods (``astype``, ``reshape``, ``sum``, ``copy``, ...): NumPy's on the
-        host view, results as CuPy gives them (views stay views of this memory)."""
-        if name.startswith("_"):
-            raise AttributeError(name)
+        host view, results as CuPy gives them (views stay views of this memory); only those
+        CuPy's ndarray has (``to_device``, ``resize``, ``setflags``: NumPy's alone)."""
+        if name.startswith("_") or not _cupy_has("cupy.ndarray", name):
+            raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
         method = getattr(self._host, name)
         if not callable(method):
             raise AttributeError(name)
@@ -1180,7 +1182,8 @@ def _operator(name: str):
 
 _BINARY = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
            "xor", "lshift", "rshift")
-_IN_PLACE = {f"__i{name}__" for name in _BINARY}  # (``__invert__`` is not one)
+# (``__invert__`` is not one; CuPy has no ``__imatmul__``: ``x @= y`` makes a new array)
+_IN_PLACE = {f"__i{name}__" for name in _BINARY if name != "matmul"}
 _OPERATOR_UFUNCS = {
     f"__{name}__": getattr(np, ufunc) for name, ufunc in zip(
         (*_BINARY, "lt", "le", "eq", "ne", "gt", "ge"),
@@ -1189,7 +1192,8 @@ _OPERATOR_UFUNCS = {
          "less", "less_equal", "equal", "not_equal", "greater", "greater_equal"))}
 for _name in _BINARY:
     for _form in ("__{}__", "__r{}__", "__i{}__"):
-        setattr(ndarray, _form.format(_name), _operator(_form.format(_name)))
+        if _form.format(_name) in _IN_PLACE or not _form.startswith("__i"):
+            setattr(ndarray, _form.format(_name), _operator(_form.format(_name)))
 for _name in ("__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__", "__neg__", "__pos__",
               "__abs__", "__invert__"):
     setattr(ndarray, _name, _operator(_name))
