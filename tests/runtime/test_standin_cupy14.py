@@ -494,6 +494,20 @@ def test_astype_order_k_keeps_the_axis_order(cupy):
 
 
 # ------------------------------------------- routines whose answers are CuPy's, not NumPy's
+def test_routines_take_the_arguments_of_cupy_s_signatures(cupy):
+    # cupy/_sorting/sort.py sort(a, axis=-1, kind=None), cupy/_math/sumprod.py
+    # sum(a, axis=None, dtype=None, out=None, keepdims=False): NumPy's stable= and where=
+    # are CuPy's TypeError, though the stand-in computes with NumPy's functions
+    a = cupy.asarray(rng.standard_normal((2, 3)))
+    with pytest.raises(TypeError, match="stable"):
+        cupy.sort(a, stable=True)
+    with pytest.raises(TypeError, match="where"):
+        cupy.sum(a, where=a > 0)
+    with pytest.raises(TypeError, match="order"):
+        cupy.argsort(a, order="x")
+    assert cupy.sort(a, axis=0).shape == (2, 3) and cupy.sum(a, keepdims=True).shape == (1, 1)
+
+
 def test_quantile_as_cupy_s(cupy):
     # cupy/_statistics/order.py: _quantile_unchecked's 5 methods, NaN not checked, and
     # _quantile_is_valid's "one q >= 0 and one <= 1"; q of one dim at most

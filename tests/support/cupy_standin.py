@@ -47,6 +47,8 @@ parameters.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import itertools
 import json
 import math
@@ -633,8 +635,27 @@ def _check_peer_access(arrays) -> None:
                 "these devices.")
 
 
-def _routine(name: str, function):
+def _cupy_signature(path: str, name: str) -> inspect.Signature | None:
+    """The signature of CuPy's own ``path.name``: arguments it does not take are its
+    TypeError, though NumPy's function takes them (``cupy.sort`` has no ``stable``,
+    ``cupy.sum`` no ``where``). None where CuPy is not installed or gives none."""
+    return None if _real_cupy is None else _signature_in(_real_cupy, path, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _signature_in(module, path: str, name: str) -> inspect.Signature | None:
+    for part in path.split(".")[1:]:
+        module = getattr(module, part)
+    try:
+        return inspect.signature(getattr(module, name))
+    except (TypeError, ValueError):  # a ufunc, a Cython function without one
+        return None
+
+
+def _routine(name: str, function, signature: inspect.Signature | None = None):
     def routine(*args, **kwargs):
+        if signature is not None:
+            signature.bind(*args, **kwargs)  # CuPy's TypeError for what it does not take
         if name in _HOST_OPERAND:
             position, keyword = _HOST_OPERAND[name]
             if keyword in kwargs:
@@ -2023,7 +2044,7 @@ def _numpy_name(path: str, module, name: str):
         return _Ufunc(found)
     if (path, name) in _AS_CUPY:
         found = _AS_CUPY[path, name] or _checked_linalg(name, found)
-    return _routine(name, found)
+    return _routine(name, found, _cupy_signature(path, name))
 
 
 def _cupy_has(path: str, name: str) -> bool:
