@@ -361,13 +361,19 @@ def test_streams_belong_to_their_device_and_the_null_stream_to_any(cupy):
 
 def test_memory_pointer_arithmetic_as_cupy_s(cupy):
     # memory.pyx MemoryPointer: __int__ is the address; __add__ takes a ptrdiff_t on
-    # either side (a float refused), __sub__ subtracts
+    # either side, __sub__ subtracts
     a = cupy.empty(8, np.float32)
     p = a.data
     assert int(p) == p.ptr and (p + 8).ptr == (8 + p).ptr == p.ptr + 8
     assert ((p + 8) - 4).ptr == p.ptr + 4 and (p + np.int64(4)).ptr == p.ptr + 4
+    # (CuPy 14.2's ``<ptrdiff_t?>`` truncates a float: the stand-in refuses it, stricter)
     with pytest.raises(TypeError):
         p + 1.0
+    # memory.pyx: no offset from a 0-byte allocation's address 0 (AssertionError)
+    empty = cupy.empty(0, np.float32)
+    assert empty.data.ptr == 0 and (empty.data + 0).ptr == 0
+    with pytest.raises(AssertionError):
+        empty.data + 4
 
 
 def test_copyto_casting_and_operands_as_cupy_s(cupy):
@@ -424,6 +430,11 @@ def test_launch_dimensions_are_padded_and_at_least_one(cupy, monkeypatch):
     raw._max_dynamic[0] = cupy_standin.STATIC_SHARED_LIMIT
     cupy_standin.Function(raw, 0)((0,), (32, 0, 1, 7), ())
     assert seen == [((1, 1, 1), (32, 1, 1))]
+    # _launch's Py_ssize_t/int dimensions and size_t shared_mem: a float is a TypeError
+    for grid, block, shared in (((1.0,), (32,), 0), ((1,), (32.0,), 0), ((1,), (32,), 0.0)):
+        with pytest.raises(TypeError):
+            cupy_standin.Function(raw, 0)(grid, block, (), shared_mem=shared)
+    assert len(seen) == 1
 
 
 def test_set_checks_as_cupy_s(cupy):

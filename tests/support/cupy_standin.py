@@ -363,6 +363,8 @@ class MemoryPointer:
     __slots__ = ("mem", "ptr", "device_id", "_array")
 
     def __init__(self, mem: _Memory, offset: int, _array=None):
+        # memory.pyx _init: no offset from a 0-byte allocation (address 0)
+        assert mem.ptr != 0 or offset == 0
         self.mem, self.ptr = mem, mem.ptr + offset
         self._array = None if _array is None else weakref.ref(_array)
         self.device_id = mem.device_id
@@ -1392,12 +1394,13 @@ class Function:
         raw = self.raw
         if type(grid) is not tuple or type(block) is not tuple:
             raise TypeError("Argument 'grid' and 'block' must be tuples")
-        if shared_mem < 0:
+        if operator.index(shared_mem) < 0:  # ``size_t shared_mem``: a float a TypeError too
             raise OverflowError("can't convert negative value to size_t")
         # function.pyx Function.__call__: padded with 1s to three dimensions (further ones
-        # dropped), each at least 1: CuPy launches one block where a dimension is 0
-        grid = tuple(max(1, n) for n in (grid + (1, 1))[:3])
-        block = tuple(max(1, n) for n in (block + (1, 1))[:3])
+        # dropped), each at least 1 (CuPy launches one block where a dimension is 0), then
+        # _launch's C integers (a float a TypeError)
+        grid = tuple(max(1, operator.index(n)) for n in (grid + (1, 1))[:3])
+        block = tuple(max(1, operator.index(n)) for n in (block + (1, 1))[:3])
         _ensure_context()  # CuPy's _launch makes one current before cuLaunchKernel
         if _thread.device != self.device:
             raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
