@@ -712,6 +712,23 @@ def _pinv_of_floats(x, /, *, rtol=None):
 linalg.pinv = _named(_pinv_of_floats, "pinv", _pinv.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
+
+def _axes_of_s(transform):
+    """An n-d transform given ``s`` and no ``axes`` runs over the last ``len(s)`` axes, as
+    CuPy's does: NumPy 2 reads the call so too but warns (DeprecationWarning, an error to
+    come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``."""
+
+    def with_axes(x, /, *, s=None, axes=None, norm="backward"):
+        if s is not None and axes is None:
+            axes = tuple(range(-len(s), 0))
+        return transform(x, s=s, axes=axes, norm=norm)
+
+    return _named(with_axes, transform.__name__, transform.__doc__)
+
+
+for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
+    setattr(fft, _name, _axes_of_s(getattr(fft, _name)))
+
 e, inf, nan, newaxis, pi = math.e, math.inf, math.nan, None, math.pi
 # NumPy dtype objects: CuPy uses NumPy's dtypes too, so one set serves both libraries.
 globals().update({_name: np.dtype(_name) for _name in DTYPE_NAMES})

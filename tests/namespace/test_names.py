@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import warnings
 
 import array_api_compat
 import numpy as np
@@ -358,6 +359,19 @@ def test_fft(to_device, same):
     same(xp.fft.fftfreq(8, d=0.5, device="cpu"), np.fft.fftfreq(8, d=0.5), xp.Array)
     same(xp.fft.rfftfreq(8), np.fft.rfftfreq(8), xp.Array)
     same(xp.fft.fftshift(x), np.fft.fftshift(h))
+
+
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_fftn_s_without_axes_is_the_last_axes(name, on, host):
+    """``s`` without ``axes`` transforms the last ``len(s)`` axes, as CuPy does, on every
+    device and without NumPy 2's DeprecationWarning (``scipy.fft.rfftn(x, s=...)`` passes
+    ``axes=None``)."""
+    h = rng.standard_normal((2, 3, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = getattr(xp.fft, name)(on(h), s=(3, 5))
+    expected = getattr(np.fft, name)(h, s=(3, 5), axes=(-2, -1))
+    np.testing.assert_allclose(host(got), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_data_type_functions(to_device, to_host):
