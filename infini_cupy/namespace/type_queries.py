@@ -6,8 +6,9 @@ Generic array-API code asks them at nearly every call: SciPy's and scikit-learn'
 check and promote dtypes before they compute. Through the boundary each costs 2-6 us; a
 remembered answer costs a few tenths of one. A key seen for the first time goes the full way,
 and so does any argument that is not one of those kinds (a NumPy scalar type, a string, a
-list of kinds). An error is never remembered: the full way raises it again at every call.
-The answers are immutable (dtypes, bools, ``finfo``'s named tuple), so they can be shared.
+list of kinds; ``isdtype``'s kinds may be names or dtypes, alone or in a tuple). An error is
+never remembered: the full way raises it again at every call. The answers are immutable
+(dtypes, bools, ``finfo``'s named tuple), so they can be shared.
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([1, 2], dtype=xp.int8)
@@ -83,13 +84,21 @@ def _isdtype(full):
     memo = {}
 
     def isdtype(dtype, kind):
-        # kinds by name alone ("real floating", a tuple of names): a dtype among the kinds
-        # could compare equal to a name ("float32") in a key
-        if not isinstance(dtype, np.dtype) or not (
-                type(kind) is str
-                or (type(kind) is tuple and all(type(k) is str for k in kind))):
+        # kinds by name ("real floating") or by dtype, alone or in a tuple; a dtype compares
+        # equal to its name ("float32"), so where dtypes are among the kinds the key holds
+        # the kinds' types too
+        if not isinstance(dtype, np.dtype):
             return full(dtype, kind)
-        key = (dtype, kind)
+        kind_type = type(kind)
+        if kind_type is str or (kind_type is tuple and all(type(k) is str for k in kind)):
+            key = (dtype, kind)
+        elif isinstance(kind, np.dtype):
+            key = (dtype, kind, kind_type)
+        elif kind_type is tuple and all(type(k) is str or isinstance(k, np.dtype)
+                                        for k in kind):
+            key = (dtype, kind, tuple(map(type, kind)))
+        else:
+            return full(dtype, kind)
         answer = memo.get(key)
         return answer if answer is not None else _remember(memo, key, full(dtype, kind))
 

@@ -65,12 +65,28 @@ def test_a_weak_scalar_and_a_dtype_never_share_a_key():
 @given(dtype=st.sampled_from(_DTYPES),
        kind=st.one_of(st.sampled_from(_KINDS), st.sampled_from(_DTYPES),
                       st.lists(st.sampled_from(_KINDS), min_size=1, max_size=3).map(tuple),
+                      st.lists(st.sampled_from(_KINDS + _DTYPES), min_size=1,
+                               max_size=3).map(tuple),
                       st.just("floating point")))  # no such kind: ValueError each time
 def test_isdtype_answers_as_the_full_function(dtype, kind):
     full = _outcome(xp.isdtype.__wrapped__, dtype, kind)
     assert [_outcome(xp.isdtype, dtype, kind) for _ in range(3)] == [full] * 3
-    if not dtypes.is_bfloat16(dtype) and not isinstance(full, tuple):
+    if not dtypes.is_bfloat16(dtype) and not any(
+            isinstance(k, np.dtype) and dtypes.is_bfloat16(k)
+            for k in (kind if type(kind) is tuple else (kind,))) \
+            and not isinstance(full, tuple):
         assert full == np.isdtype(dtype, kind)
+
+
+def test_a_kind_by_name_and_a_dtype_never_share_a_key():
+    """A dtype compares equal to its name: isdtype(float32, "float32") is refused (no such
+    kind), isdtype(float32, float32) is True, in either order, alone or in a tuple."""
+    f32 = xp.float32
+    for order in (["float32", f32], [f32, "float32"], [("float32",), (f32,)],
+                  [(f32,), ("float32",)], [("integral", f32), ("integral", "float32")]):
+        answers = [_outcome(xp.isdtype, f32, kind) for kind in order * 2]
+        assert answers == [_outcome(xp.isdtype.__wrapped__, f32, kind) for kind in order * 2]
+        assert answers[0] != answers[1], order
 
 
 @pytest.mark.parametrize("dtype", _DTYPES)
