@@ -37,8 +37,8 @@ from ..arrays import backend_for  # noqa: I001
 from ..strided.copy import (learn_compiled_copy as _learn_compiled_copy,
                             rearrange_ as _native_rearrange_, short_rearrange_ as _short_rearrange_,
                             short_rearrange_ids as _short_rearrange_ids)
-from . import (cpu_direct, data_movement, delegated, elementwise_functions, extension_dtypes,
-               extensions, signatures, type_queries)
+from . import (cpu_direct, cpu_direct_delegated, data_movement, delegated,
+               elementwise_functions, extension_dtypes, extensions, signatures, type_queries)
 from . import device as devices
 from . import lazy as _lazy
 from . import lazy_special_calls
@@ -792,6 +792,7 @@ def public_namespace() -> dict:
         public[name] = type_queries.remembering(name, public[name])
     _add_extensions(public)
     cpu_direct.install(public)  # views, where, count_nonzero of cpu Arrays: NumPy's call
+    cpu_direct.install(public, cpu_direct_delegated.DIRECT)  # reductions, sort, take, ...
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)
     return public

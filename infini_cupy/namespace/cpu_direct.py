@@ -23,6 +23,10 @@ same dtype, arrays to join that NumPy refuses or whose dtypes differ (our promot
 creation on another device than ``cpu`` (by name, or by the backend in force) or of another
 shape (``*_like(shape=)``).
 
+The functions delegated to array_api_compat that generic code calls most (reductions,
+``cumulative_*``, ``sort``, ``take``, ...) have their direct forms in
+:mod:`.cpu_direct_delegated`, installed by :func:`install` as these are.
+
 The emulator and GPUs keep the full way: their calls run the boundary a GPU runs, which is
 what the emulator is there to test. ``cpu`` Arrays are never deferred (``lazy()`` defers
 kernels), so no function here asks for lazy mode.
@@ -392,10 +396,11 @@ _DIRECT = {"permute_dims": permute_dims, "transpose": transpose,
            "zeros_like": zeros_like, "ones_like": ones_like}
 
 
-def install(public: dict) -> None:
-    """Each of these public functions replaced by its direct form, the boundary's function
-    behind it (name, docstring and signature kept: inspect follows ``__wrapped__``)."""
-    for name, direct in _DIRECT.items():
+def install(public: dict, table: dict = _DIRECT) -> None:
+    """Each public function of ``table`` (name -> direct form; by default this module's)
+    replaced by its direct form, the boundary's function behind it (name, docstring and
+    signature kept: inspect follows ``__wrapped__``)."""
+    for name, direct in table.items():
         full = public[name]
         function = direct(full)
         function.__name__ = function.__qualname__ = name

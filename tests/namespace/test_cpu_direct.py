@@ -1,7 +1,10 @@
 """The ``cpu`` device's direct calls (``namespace/cpu_direct.py``): views, ``reshape``,
 ``where``, ``count_nonzero``, ``concat``, ``stack``, ``repeat``, ``tile``, ``roll``, the
 creations (``empty``, ``zeros``, ``ones``, their ``*_like``) of ``cpu`` Arrays call NumPy
-themselves, and so do ``asarray`` of a NumPy array and ``x[k] = scalar``. Each must answer
+themselves, and so do ``asarray`` of a NumPy array and ``x[k] = scalar``; so do the
+delegated reductions, ``cumulative_*``, ``sort``, ``argsort``, ``nonzero``, ``take``,
+``take_along_axis``, ``searchsorted`` and ``diff`` (``namespace/cpu_direct_delegated.py``,
+their warnings compared too). Each must answer
 as the full call behind it (the boundary's function, ``__wrapped__``; ``x[(k,)] = v`` for
 ``x[k] = v``): the same dtype, shape, strides, bits and memory shared with the input, or the
 same exception and message, on random data, many dtypes, layouts (transposed, strided,
@@ -17,7 +20,7 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import dtypes
-from infini_cupy.namespace import boundary, cpu_direct
+from infini_cupy.namespace import boundary, cpu_direct, cpu_direct_delegated
 from infini_cupy.namespace import device as devices
 from infini_cupy.namespace.array import wrap
 from infini_cupy.namespace.patterns import reshape_strides
@@ -210,7 +213,7 @@ def test_other_devices_and_native_arrays_go_the_full_way(arr, host):
 
 
 def test_signatures_are_the_standards():
-    for name in cpu_direct._DIRECT:
+    for name in [*cpu_direct._DIRECT, *cpu_direct_delegated.DIRECT]:
         function = getattr(xp, name)
         assert function.__wrapped__ is not function
         assert (inspect.signature(function, follow_wrapped=False)
@@ -359,3 +362,206 @@ def test_repeat_tile_and_roll_answer_as_the_full_call(dtype):
                      lambda: xp.concat([swapped, swapped]), lambda: xp.stack([swapped])):
             with pytest.raises(TypeError, match="supports boolean and numeric"):
                 call()
+
+
+# ---- the delegated functions (namespace/cpu_direct_delegated.py)
+
+def _warned(call):
+    """``_outcome`` and the warnings raised on the way (category, message)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome = _outcome(call)
+    return outcome, [(w.category, str(w.message)) for w in caught]
+
+
+def _agrees_warned(name, *args, **kwargs):
+    """The public call and its full call agree, warnings included."""
+    public = getattr(xp, name)
+    direct = _warned(lambda: public(*args, **kwargs))
+    full = _warned(lambda: public.__wrapped__(*args, **kwargs))
+    assert direct == full, (name, args, kwargs)
+    return direct[0]
+
+
+_REDUCTION_AXES = [*_AXES, (), (0, 1, 2), (2, 0), (-1, 0)]
+_KEEPDIMS = [False, True, 1, None, np.True_]
+
+
+def _values(rng, dtype):
+    """_layouts, and layouts of few distinct values: ties, and signed zeros (equal keys of
+    other bits, which a sort that is not stable may reorder)."""
+    layouts = _layouts(rng, dtype)
+    held = dtype if dtype != "bfloat16" else np.float32
+    with np.errstate(all="ignore"):
+        layouts["ties"] = rng.integers(-2, 3, (4, 6)).astype(held)
+        layouts["signed zeros"] = rng.choice([-0.0, 0.0, 1.0], (3, 200)).astype(held)
+    if dtype == "bfloat16":
+        for name in ("ties", "signed zeros"):
+            layouts[name] = layouts[name].astype(dtypes.BFLOAT16)
+    return layouts
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the cast of NaN to the dtypes
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_reductions_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(31)
+    for layout, h in _values(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for axis in _REDUCTION_AXES:
+            for keepdims in _KEEPDIMS:
+                for name in ("max", "min", "argmax", "argmin", "any", "all", "mean"):
+                    _agrees_warned(name, x, axis=axis, keepdims=keepdims)
+                for name in ("sum", "prod"):
+                    for dtype_arg in (None, xp.float64, xp.int8, xp.uint64):
+                        _agrees_warned(name, x, axis=axis, dtype=dtype_arg, keepdims=keepdims)
+        for name in ("sum", "prod", "mean"):  # dtypes of other kinds, NumPy's keywords
+            for dtype_arg in (np.float32, "float32", 3, xp.bool, xp.complex64):
+                _agrees_warned(name, x, dtype=dtype_arg)
+        for name in ("any", "all"):
+            _agrees_warned(name, x, out=xp.empty((), dtype=xp.bool, device="cpu"))
+            _agrees_warned(name, x, out=None)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_std_and_var_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(37)
+    for layout, h in _values(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for axis in (None, 0, 1, -1, -3, 3, (0,), (0, 1), True, 1.0):
+            for correction in (0, 1, 1.5, 6, 8, 100, -1, True, np.float64(1.0), float("nan")):
+                for keepdims in (False, True, 1):
+                    for name in ("std", "var"):
+                        _agrees_warned(name, x, axis=axis, correction=correction,
+                                       keepdims=keepdims)
+        for name in ("std", "var"):  # NumPy's keywords: the full way
+            _agrees_warned(name, x, ddof=1)
+            _agrees_warned(name, x, correction=1, ddof=2)
+            _agrees_warned(name, x, dtype=xp.float64)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_cumulative_functions_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(41)
+    for layout, h in _values(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for axis in (None, 0, 1, 2, -1, -3, 3, -4, True, 1.0, np.int64(0), (0,)):
+            for dtype_arg in (None, xp.float64, xp.int8, xp.uint64, np.float32, "float32"):
+                for include_initial in (False, True, 0):
+                    for name in ("cumulative_sum", "cumulative_prod"):
+                        _agrees_warned(name, x, axis=axis, dtype=dtype_arg,
+                                       include_initial=include_initial)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_sorting_answers_as_the_full_call(dtype):
+    rng = np.random.default_rng(43)
+    for layout, h in _values(rng, dtype).items():
+        x = xp.asarray(h, device="cpu")
+        for axis in (-1, 0, 1, 2, 3, -4, None, 1.0, True, np.int64(0)):
+            for descending in (False, True, 0):
+                for stable in (True, False, None, 1):
+                    for name in ("sort", "argsort"):
+                        r = _agrees_warned(name, x, axis=axis, descending=descending,
+                                           stable=stable)
+                        if name == "sort" and len(r) > 2:  # a new array, never x's memory
+                            assert not np.shares_memory(
+                                xp.sort(x, axis=axis, descending=descending,
+                                        stable=stable)._a, h)
+        _agrees_warned("nonzero", x)
+
+
+def test_sort_of_integers_keeps_the_stable_sorts_answer():
+    """A stable sort of integers of two bytes or more takes NumPy's default sort (the same
+    array); bools and bytes, and argsort, keep the stable one."""
+    h = np.random.default_rng(47).integers(-3, 3, (40, 50))
+    for dtype in ("bool", "int8", "uint8", "int16", "uint32", "int64"):
+        a = h.astype(dtype)
+        x = xp.asarray(a, device="cpu")
+        for axis in (0, 1, -1):
+            assert np.array_equal(xp.sort(x, axis=axis)._a, np.sort(a, axis=axis, kind="stable"))
+            assert np.array_equal(xp.argsort(x, axis=axis)._a,
+                                  np.argsort(a, axis=axis, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", _DTYPES)
+def test_indexing_and_searching_answer_as_the_full_call(dtype):
+    rng = np.random.default_rng(53)
+    layouts = _values(rng, dtype)
+    for layout, h in layouts.items():
+        x = xp.asarray(h, device="cpu")
+        n = max(h.shape, default=1)
+        indices = [rng.integers(0, 2, 5), rng.integers(-n, n, (3, 2)), np.array(1),
+                   np.array([], np.int64), np.array([n + 5]), np.array([-n - 5]),
+                   rng.integers(0, 2, 3).astype(np.uint8), np.array([True, False]),
+                   np.array([0.0, 1.0]), np.zeros(h.shape, np.int64),
+                   np.zeros(h.shape[:-1] + (2,), np.intp)]
+        for i in indices:
+            for held in (xp.asarray(i, device="cpu"), xp.asarray(i, device="emulator"), i,
+                         i.tolist(), 1):
+                for axis in (None, 0, 1, -1, 2, 3, -4, 1.0, True, np.int64(0)):
+                    _agrees_warned("take", x, held, axis=axis)
+                for axis in (-1, 0, 1, 2, 3, None, 1.0, True):
+                    _agrees_warned("take_along_axis", x, held, axis=axis)
+        sorted_values = xp.asarray(np.sort(h.ravel()), device="cpu")
+        for x1 in (sorted_values, x):
+            for x2 in (x, sorted_values, xp.asarray(np.zeros((), h.dtype), device="cpu"),
+                       xp.asarray(np.arange(3, dtype=np.int16), device="cpu"),
+                       xp.asarray(h, device="emulator"), h, 0.5):
+                for side in ("left", "right", "middle", None):
+                    _agrees_warned("searchsorted", x1, x2, side=side)
+            order = xp.asarray(np.argsort(x1._a.ravel()), device="cpu")
+            _agrees_warned("searchsorted", x1, x, sorter=order)
+        for n_arg in (1, 2, 0, -1, 10, 1.0, True):
+            for axis in (-1, 0, 1, 2, -3, 3, -4, None, 1.0):
+                _agrees_warned("diff", x, n=n_arg, axis=axis)
+        _agrees_warned("diff", x, prepend=x)
+        if h.ndim:
+            _agrees_warned("diff", x, append=xp.asarray(h[..., :1], device="cpu"))
+        assert xp.diff(x, n=0) is x or xp.diff(x, n=0) is xp.diff.__wrapped__(x, n=0)
+
+
+class _FullCall(Exception):
+    """Raised by a full call that must not be made."""
+
+
+def _no_full_call(*args, **kwargs):
+    raise _FullCall(args, kwargs)
+
+
+def test_common_arguments_take_the_direct_call():
+    """Arguments of the common kinds on ``cpu`` Arrays never reach the full call."""
+    rng = np.random.default_rng(59)
+    h = rng.standard_normal((6, 8)).astype(np.float32)
+    x = xp.asarray(h, device="cpu")
+    ints = xp.asarray(rng.integers(0, 6, (6, 2)), device="cpu")
+    sorted_row = xp.asarray(np.sort(h[0]), device="cpu")
+
+    def direct(name):
+        return cpu_direct_delegated.DIRECT[name](_no_full_call)
+
+    for name in ("max", "min", "argmax", "argmin", "any", "all", "mean", "sum", "prod"):
+        for axis in (None, 0, -1):
+            for keepdims in (False, True):
+                direct(name)(x, axis=axis, keepdims=keepdims)
+        if name not in ("argmax", "argmin"):
+            direct(name)(x, axis=(0, 1))
+    for name in ("sum", "prod"):
+        direct(name)(x, axis=1, dtype=xp.float64)
+    for name in ("std", "var"):
+        direct(name)(x, axis=0, correction=1, keepdims=True)
+        direct(name)(x, correction=1.5)
+    for name in ("cumulative_sum", "cumulative_prod"):
+        direct(name)(x, axis=1)
+        direct(name)(sorted_row)
+        direct(name)(xp.asarray(2.0, device="cpu"), dtype=xp.float32)
+    for name in ("sort", "argsort"):
+        direct(name)(x, axis=0, stable=False)
+        direct(name)(x)
+    direct("nonzero")(x)
+    direct("take")(x, ints[:, 0], axis=0)
+    direct("take_along_axis")(x, ints, axis=1)
+    direct("searchsorted")(sorted_row, x, side="right")
+    direct("diff")(x, n=2, axis=0)
+    with pytest.raises(_FullCall):  # another device: the full way
+        direct("sum")(xp.asarray(h, device="emulator"))

@@ -140,6 +140,8 @@ def _cpu_rows():
     x3 = xp.asarray(a3, device="cpu")
     ints = rng.integers(0, 20, 100)
     v = xp.asarray(ints, device="cpu")
+    rows = rng.integers(0, RATIO_SHAPE[0], 10)
+    picks = xp.asarray(rows, device="cpu")
     shape = RATIO_SHAPE
     return [
         ("xp.add(x, y)", lambda: xp.add(x, y), lambda: np.add(a, b)),
@@ -201,6 +203,16 @@ def _cpu_rows():
          lambda: np.isdtype(a.dtype, "real floating")),
         ("xp.finfo(x.dtype)", lambda: xp.finfo(x.dtype), lambda: np.finfo(a.dtype)),
         ("xp.sum(x, axis=1)", lambda: xp.sum(x, axis=1), lambda: np.sum(a, axis=1)),
+        ("xp.max(x)", lambda: xp.max(x), lambda: np.max(a)),
+        ("xp.argmax(x, axis=1)", lambda: xp.argmax(x, axis=1), lambda: np.argmax(a, axis=1)),
+        ("xp.mean(x, axis=0)", lambda: xp.mean(x, axis=0), lambda: np.mean(a, axis=0)),
+        ("xp.any(m)", lambda: xp.any(mask), lambda: np.any(m)),
+        ("xp.take(x, i, axis=0) (10 ints)", lambda: xp.take(x, picks, axis=0),
+         lambda: np.take(a, rows, axis=0)),
+        ("xp.cumulative_sum(v) (100 ints)", lambda: xp.cumulative_sum(v),
+         lambda: np.cumulative_sum(ints)),
+        ("xp.isdtype(x.dtype, (dtypes))", lambda: xp.isdtype(x.dtype, (xp.float32, xp.float64)),
+         lambda: np.isdtype(a.dtype, (np.float32, np.float64))),
         ("xp.unique_values(v) (100 ints)", lambda: xp.unique_values(v),
          lambda: np.unique_values(ints)),
         ("xp.sort(v) (100 ints)", lambda: xp.sort(v), lambda: np.sort(ints)),
