@@ -31,6 +31,7 @@ import numpy as np
 try:
     import dask.array as da
     from dask.array.chunk_types import register_chunk_type
+    from dask.array.core import broadcast_shapes
     from dask.array.dispatch import concatenate_lookup, percentile_lookup
     from dask.array.utils import meta_from_array
     from dask.base import tokenize
@@ -42,7 +43,6 @@ import infini_cupy as _xp
 from .arrays import is_array
 
 from .elementwise.ops import OPS
-from .elementwise.plan import broadcast_shapes
 from .namespace import patterns
 from .namespace.docstrings import dask_elementwise_doc
 
@@ -50,12 +50,14 @@ from .namespace.docstrings import dask_elementwise_doc
 ELEMENTWISE_NAMES = tuple(OPS)
 
 
-def _check_dask(x, what: str) -> None:
+def _check_dask(x, what: str, *, sizes: bool = True) -> None:
+    """TypeError for an ``x`` that is no Dask array; ValueError for unknown chunk sizes
+    where ``sizes`` (a call that plans by them: chunk by chunk work does not need them)."""
     if not isinstance(x, da.Array):
         raise TypeError(f"infini_cupy.dask.{what} takes a dask.array.Array, got "
                         f"{type(x).__module__}.{type(x).__name__}; for NumPy or CuPy arrays "
                         f"call infini_cupy.{what}")
-    if any(math.isnan(c) for dim in x.chunks for c in dim):
+    if sizes and any(math.isnan(c) for dim in x.chunks for c in dim):
         raise ValueError(f"infini_cupy.dask.{what}: the input's chunk sizes are unknown "
                          f"(chunks {x.chunks}); call x.compute_chunk_sizes() first")
 
@@ -90,10 +92,10 @@ def _map(label: str, func, args):
     args = [da.asarray(a) if is_array(a) or isinstance(a, _xp.Array) else a for a in args]
     for a in args:
         if isinstance(a, da.Array):
-            _check_dask(a, label)
+            _check_dask(a, label, sizes=False)  # unknown sizes (x[mask]) as in Dask's own
     shapes = [tuple(a.shape) for a in args if isinstance(a, da.Array)]
     try:
-        broadcast_shapes(label, *shapes)
+        broadcast_shapes(*shapes)  # Dask's: it takes unknown (nan) lengths
     except ValueError:  # before Dask's blockwise, whose message would be about chunks
         raise ValueError(f"infini_cupy.dask.{label}: operands could not be broadcast together "
                          f"with shapes {' '.join(map(str, shapes))}") from None
@@ -162,7 +164,7 @@ def astype(x, dtype, /, *, copy: bool = True):
     >>> xd.astype(x, np.int32).compute()
     array([ 1, -2,  3], dtype=int32)
     """
-    _check_dask(x, "astype")
+    _check_dask(x, "astype", sizes=False)
     if not copy and np.dtype(dtype) == x.dtype:
         return x
     return _map("astype", _xp.astype, (x, np.dtype(dtype)))
@@ -263,7 +265,7 @@ def matmul(x1, x2, /):
                          "multiply (the last axis of x1 against the second-to-last of x2, "
                          "neither 0-d)")
     try:  # the batch axes: before Dask's blockwise, whose message would be about chunks
-        broadcast_shapes("matmul", a.shape[:-2], b.shape[:-2])
+        broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
         raise ValueError(f"infini_cupy.dask.matmul: the batch axes of shapes {a.shape} and "
                          f"{b.shape} could not be broadcast together") from None
@@ -477,7 +479,7 @@ def asarray(x, /, *, chunks="auto"):
     """
     if not isinstance(x, da.Array):
         x = da.from_array(x, chunks=chunks)
-    _check_dask(x, "asarray")
+    _check_dask(x, "asarray", sizes=False)
     backend = _xp.get_backend()
     meta = _in_backend(backend, _xp.asarray, meta_from_array(x, ndim=x.ndim))
     return _layer("asarray", _to_array_chunk, tuple(range(x.ndim)), [x, tuple(range(x.ndim))],

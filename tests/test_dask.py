@@ -315,6 +315,28 @@ def test_bad_input(chunked):
         xd.rearrange(unknown, "a b -> b a")
 
 
+
+def test_chunk_by_chunk_calls_take_unknown_chunk_sizes(chunked, to_host):
+    """After a boolean mask (chunk sizes nan) the elementwise functions, astype, where and
+    asarray work chunk by chunk, as Dask's own do; before, they asked for
+    compute_chunk_sizes(), which only rearrange and matmul need."""
+    h = np.arange(24.0).reshape(4, 6)
+    x = chunked(h, 2)
+    unknown, rows = x[x[:, 0] > 5], h[h[:, 0] > 5]
+    for got, expected in [(xd.exp(unknown), np.exp(rows)), (xd.add(unknown, x[0]), rows + h[0]),
+                          (xd.multiply(unknown, unknown), rows * rows),
+                          (xd.astype(unknown, np.float32), rows.astype(np.float32)),
+                          (xd.where(unknown > 8, unknown, 0.0), np.where(rows > 8, rows, 0.0))]:
+        assert math.isnan(got.shape[0])
+        np.testing.assert_array_equal(to_host(got.compute(scheduler="synchronous")), expected)
+    result = xd.asarray(unknown).compute(scheduler="synchronous")
+    assert type(result) is xp.Array
+    np.testing.assert_array_equal(to_host(result._a), rows)
+    with pytest.raises(ValueError, match=r"broadcast together with shapes \(nan, 6\) \(2, 6\)"):
+        xd.add(unknown, x[:2])
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        xd.matmul(unknown, x.T)
+
 def test_signatures_follow_the_namespace():
     for name in xd.ELEMENTWISE_NAMES:
         ours = [p.name for p in inspect.signature(getattr(xd, name)).parameters.values()]
