@@ -416,6 +416,19 @@ def test_array_chunks_launch_our_kernels(chunked):
     assert any(r.source in ("rearrange.cu", "transpose.cu", "packed.cu") for r in launches)
 
 
+
+def test_dask_assert_eq_on_array_chunks(chunked, to_device):
+    """Dask's testing helper takes Arrays for CuPy arrays by their type's name and calls
+    ``get()`` on them: it raised AttributeError."""
+    from dask.array.utils import assert_eq
+
+    h = np.arange(12.0).reshape(3, 4)
+    d, a = xd.asarray(chunked(h, 2)), xp.asarray(to_device(h))
+    assert assert_eq(d, d) and assert_eq(xd.add(d, 1), a + 1) and assert_eq(d.sum(), a.sum())
+    assert assert_eq(d, h, check_type=False)  # an Array beside a NumPy array, as for CuPy's
+    with pytest.raises(AssertionError, match="differ"):
+        assert_eq(d, a + 1)
+
 @pytest.mark.parametrize("call", [
     lambda x, d: x + d, lambda x, d: d * x, lambda x, d: x == d, lambda x, d: d != x,
     lambda x, d: x < d, lambda x, d: np.add(x, d), lambda x, d: np.maximum(d, x),

@@ -1,6 +1,6 @@
 """NumPy's array methods that generic code calls on an array, on ``infini_cupy.Array``
 (beyond the standard, which has the functions and few methods): ``reshape``, ``ravel``,
-``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``all``, ``any``,
+``flatten``, ``round``, ``copy``, ``astype``, ``item``, ``tolist``, ``get``, ``all``, ``any``,
 ``sum``, ``max``, ``min``, ``mean``, ``std``, ``var``, ``prod``, ``argmax``, ``argmin``,
 ``cumsum``, ``nonzero``, ``compress``, ``view``, ``transpose``, ``squeeze``, ``fill``,
 ``conj``/``conjugate``, ``clip``, ``argsort``, ``base``, ``nbytes``, ``itemsize``,
@@ -14,7 +14,8 @@ NumPy-written functions ``x.mean`` (``r_regression``); cubed ``x.nbytes``, and, 
 zarr's buffers, ``x.ravel().view("B")``, ``x.base``, ``x.transpose``, ``x.squeeze`` and
 ``x.fill``; xarray's ``cov``/``corr`` and SciPy's ``toeplitz`` ``x.conj()``, SciPy's
 ``spearmanr`` ``x.clip``, xarray's ``argsort`` ``x.argsort``; NumPy's testing ``x.all()``
-(``assert_allclose`` given an Array tolerance, as SciPy's tests do).
+(``assert_allclose`` given an Array tolerance, as SciPy's tests do); Dask's ``assert_eq``
+``x.get()``.
 
 >>> import infini_cupy as xp
 >>> x = xp.asarray([[1.25, 2.5], [3.75, 4.0]], device="cpu")
@@ -397,6 +398,20 @@ def tolist(self):
     return self._a.tolist()
 
 
+def get(self) -> np.ndarray:
+    """The data as a new NumPy array: CuPy's ``ndarray.get()`` (from a GPU a device-to-host
+    copy, which you asked for). Dask takes an Array for a CuPy array by its type's name and
+    calls it (``dask.array.utils.assert_eq``).
+
+    >>> import infini_cupy as xp
+    >>> xp.asarray([1.5, 2.0], device="emulator").get()
+    array([1.5, 2. ])
+    """
+    if self._b == "cuda":
+        return self._a.get()
+    return np.array(self._a, order="C")  # new memory in C order, as CuPy's
+
+
 def view(self, dtype=None, type=None) -> Array:
     """A new Array over the same memory; ``dtype`` reinterprets its bytes as NumPy's
     ``x.view(dtype)`` does (the same item size keeps the shape; another one rescales the last
@@ -502,7 +517,7 @@ def _strides(self) -> tuple:
 
 
 METHODS = {"reshape": reshape, "ravel": ravel, "flatten": flatten, "round": round,
-           "copy": copy, "astype": astype, "item": item, "tolist": tolist, "all": all,
+           "copy": copy, "astype": astype, "item": item, "tolist": tolist, "get": get, "all": all,
            "any": any, "sum": sum, "max": max, "min": min, "mean": mean, "std": std,
            "var": var, "prod": prod, "argmax": argmax, "argmin": argmin, "cumsum": cumsum,
            "nonzero": nonzero,

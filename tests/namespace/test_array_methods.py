@@ -94,6 +94,18 @@ def test_scalars_lists_and_sizes(on):
     assert x.nbytes == h.nbytes == 12 and x.itemsize == 2
 
 
+
+def test_get_is_a_new_numpy_array_as_cupys(on):
+    """``x.get()``, CuPy's host copy: Dask calls it on what it takes for CuPy arrays by their
+    type's name (``dask.array.utils.assert_eq``); it raised AttributeError."""
+    h = np.arange(6.0).reshape(2, 3)
+    x = on(h)
+    got = x.T.get()
+    assert type(got) is np.ndarray and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, h.T)
+    got[0, 0] = 9.0  # new memory
+    assert x[0, 0].item() == 0.0
+
 def test_copy_is_independent_and_ravel_is_a_view_when_it_can(on, to_host):
     h = np.arange(6.0).reshape(2, 3)
     x = on(h)
