@@ -65,6 +65,19 @@ def gpu_available() -> bool:
         return False
 
 
+def type_name(value) -> str:
+    """``value``'s type for error messages: ``list``, ``numpy.ndarray``,
+    ``dask.array.core.Array`` (module-qualified: a foreign array's bare name, Dask's
+    ``Array``, would read as ours).
+
+    >>> type_name([1.0]), type_name(np.zeros(2))
+    ('list', 'numpy.ndarray')
+    """
+    kind = type(value)
+    return kind.__qualname__ if kind.__module__ == "builtins" else \
+        f"{kind.__module__}.{kind.__qualname__}"
+
+
 def check_plain_buffer(x, func: str = "") -> None:
     """TypeError for a NumPy array subclass whose meaning is more than its buffer: a
     ``numpy.ma.MaskedArray`` (its mask would be dropped and the result look valid) or a
@@ -84,8 +97,7 @@ def check_plain_buffer(x, func: str = "") -> None:
                         "x.filled(value) for the values you mean, or np.asarray(x) to drop "
                         "the mask on purpose")
     if hasattr(x, "unit") or hasattr(x, "units"):
-        name = f"{kind.__module__}.{kind.__qualname__}"
-        raise TypeError(f"{where}got a {name}, whose unit would be lost; pass x.value (or "
+        raise TypeError(f"{where}got a {type_name(x)}, whose unit would be lost; pass x.value (or "
                         "np.asarray(x)) to compute on the bare numbers on purpose")
 
 

@@ -40,7 +40,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 import infini_cupy as _xp
 
-from .arrays import is_array
+from .arrays import is_array, type_name
 
 from .elementwise.ops import OPS
 from .namespace import patterns
@@ -55,7 +55,7 @@ def _check_dask(x, what: str, *, sizes: bool = True) -> None:
     where ``sizes`` (a call that plans by them: chunk by chunk work does not need them)."""
     if not isinstance(x, da.Array):
         raise TypeError(f"infini_cupy.dask.{what} takes a dask.array.Array, got "
-                        f"{type(x).__module__}.{type(x).__name__}; for NumPy or CuPy arrays "
+                        f"{type_name(x)}; for NumPy or CuPy arrays "
                         f"call infini_cupy.{what}")
     if sizes and any(math.isnan(c) for dim in x.chunks for c in dim):
         raise ValueError(f"infini_cupy.dask.{what}: the input's chunk sizes are unknown "

@@ -337,6 +337,16 @@ def test_chunk_by_chunk_calls_take_unknown_chunk_sizes(chunked, to_host):
     with pytest.raises(ValueError, match="compute_chunk_sizes"):
         xd.matmul(unknown, x.T)
 
+
+def test_namespace_functions_name_a_dask_array_in_full(chunked):
+    """infini_cupy's own functions refuse a Dask array naming its type with its module:
+    Dask's class is also called Array, and "got Array" read as ours refused."""
+    x = chunked(np.ones((2, 3)), 1)
+    for call in (lambda: xp.exp(x), lambda: xp.add(xp.ones(3), x), lambda: xp.concat([x]),
+                 lambda: xp.where(x, 1.0, 2.0), lambda: xp.rearrange(x, "a b -> b a")):
+        with pytest.raises(TypeError, match=r"got dask\.array\.core\.Array"):
+            call()
+
 def test_signatures_follow_the_namespace():
     for name in xd.ELEMENTWISE_NAMES:
         ours = [p.name for p in inspect.signature(getattr(xd, name)).parameters.values()]

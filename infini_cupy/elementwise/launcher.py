@@ -27,6 +27,7 @@ from ..arrays import (
     is_cupy_array,
     is_operand,
     pointer_reader,
+    type_name,
 )
 from ..runtime.launch import launch
 from ..strided.plan_cache import prepared_copy
@@ -284,9 +285,9 @@ def check_operand_types(name: str, args, out) -> None:
     (a str, a list: what CuPy refuses), or an ``out`` that is no array, on every device."""
     for a in args:
         if not is_operand(a):
-            raise TypeError(f"{name}() takes arrays and Python scalars; got {type(a).__name__}")
+            raise TypeError(f"{name}() takes arrays and Python scalars; got {type_name(a)}")
     if out is not None and not is_array(out):
-        raise TypeError(f"{name}(): out must be an array; got {type(out).__name__}")
+        raise TypeError(f"{name}(): out must be an array; got {type_name(out)}")
 
 
 def apply(op: ElementwiseOp | str, *args, out=None):

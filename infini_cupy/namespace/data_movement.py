@@ -28,6 +28,7 @@ from ..arrays import (
     is_array,
     is_cupy_array,
     require_cupy,
+    type_name,
 )
 from ..elementwise import numpy_casts
 from ..elementwise.launcher import cast
@@ -42,7 +43,7 @@ def _check_array(x, what: str) -> None:
     """TypeError unless ``x`` is a NumPy or CuPy array of a dtype our kernels copy, whether
     or not this call needs a copy (a view of an object array is refused like its copy)."""
     if not is_array(x):
-        raise TypeError(f"{what} takes a NumPy or CuPy array, got {type(x).__name__}")
+        raise TypeError(f"{what} takes a NumPy or CuPy array, got {type_name(x)}")
     check_copyable_dtype(x.dtype, what)
 
 

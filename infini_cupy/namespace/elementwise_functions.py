@@ -21,7 +21,7 @@ import builtins  # clip's parameters are min and max
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import backend_for, require_cupy
+from ..arrays import backend_for, require_cupy, type_name
 from ..elementwise import numpy_backend
 from ..elementwise.launcher import (apply, check_clip_bounds, check_operand_types,
                                      scalar_clip_bound)
@@ -116,7 +116,7 @@ def clip(x, /, min=None, max=None, *, out=None):
             raise trace.Untraceable("clip(out=...): writing into an array")
         return trace.clip_node(x, min, max)
     if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
-        raise TypeError(f"clip() needs x to be an array; got {type(x).__name__}")
+        raise TypeError(f"clip() needs x to be an array; got {type_name(x)}")
     backend = backend_for(x, *(a for a in (min, max, out)
                                         if a is not None and not dtypes.is_python_scalar(a)))
     dtypes.check_group("clip", op.group, x.dtype,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..arrays import is_array, is_operand
+from ..arrays import is_array, is_operand, type_name
 from ..elementwise.trace import is_traced
 from . import data_movement, delegated
 
@@ -121,11 +121,11 @@ def _check_where_operands(condition, x1, x2) -> None:
     standard's signature): NumPy would make a string or object array of a ``str`` or an
     object and take a list, where CuPy refuses both, so no device takes them."""
     if not (is_array(condition) or isinstance(condition, np.generic)):
-        raise TypeError(f"where(): condition must be an array, got {type(condition).__name__}")
+        raise TypeError(f"where(): condition must be an array, got {type_name(condition)}")
     for name, value in (("x1", x1), ("x2", x2)):
         if not is_operand(value):
             raise TypeError(f"where(): {name} must be an array or a Python scalar (bool, int, "
-                            f"float, complex), got {type(value).__name__}")
+                            f"float, complex), got {type_name(value)}")
 
 
 _BFLOAT16_KINDS = frozenset({"real floating", "numeric"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import type_name
 from .array import Array, native_array_types
 
 # operator -> the namespace function it is
@@ -70,10 +71,8 @@ def _equality(function, symbol: str, method: str):
             return function(self, other)
         answer = getattr(kind, method)(other, self)
         if answer is NotImplemented:
-            name = kind.__qualname__ if kind.__module__ == "builtins" \
-                else f"{kind.__module__}.{kind.__qualname__}"
             raise TypeError(f"'{symbol}' compares an Array with arrays and Python scalars; got "
-                            f"{name} (infini_cupy.asarray makes it an array)")
+                            f"{type_name(other)} (infini_cupy.asarray makes it an array)")
         return answer
 
     return op

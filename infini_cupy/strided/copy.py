@@ -29,6 +29,7 @@ from ..arrays import (
     numpy_data_pointer,
     read_address,
     same_layout,
+    type_name,
 )
 from ..runtime import cuda, cuda_compiled
 from ..runtime.launch import launch
@@ -250,7 +251,7 @@ def apart_from(y, x):
 def rearrange_copy(x):
     """A new C-contiguous copy of ``x`` on ``x``'s device."""
     if not is_array(x):
-        raise TypeError(f"rearrange takes an array; got {type(x).__name__}")
+        raise TypeError(f"rearrange takes an array; got {type_name(x)}")
     y = empty_on_device_of(x, x.shape, x.dtype)
     return rearrange_(y, x)
 
