@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..arrays import data_pointer
+from ..arrays import backend_for, data_pointer
 from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
@@ -439,6 +439,7 @@ class Array:
                     value = value._a
                 value = _checked_scalar(value, self._a.dtype)
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
+                    _check_native_device(value, self._a)
                     value = _held_value(value, self._a.dtype)
                     _check_promotes(value.dtype, self._a.dtype)
                 if hasattr(value, "dtype") and is_float_to_int(value.dtype, self._a.dtype):
@@ -539,6 +540,7 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
         check_same_device(backend, value._b)
         value = value._a
     elif hasattr(value, "dtype") and not isinstance(value, np.generic):
+        _check_native_device(value, view)
         value = _held_value(value, view.dtype)
     elif isinstance(value, np.generic) and is_float_to_int(value.dtype, view.dtype) \
             and value.dtype.kind != "c":
@@ -555,6 +557,14 @@ def _source(value, view, backend: str, zero_d_broadcast: bool = True):
             raise ValueError(f"x[key] = value: value of shape {tuple(value.shape)} does not "
                              f"broadcast to x[key]'s shape {tuple(view.shape)}") from None
     return value
+
+
+def _check_native_device(value, native) -> None:
+    """ValueError naming both devices for a native array ``value`` of ``x[key] = value`` on
+    another device than ``x``'s ``native`` (a NumPy array into a GPU Array), whatever the key
+    and the value's shape: CuPy would upload a NumPy value given with an index array."""
+    if type(value) is not type(native):  # (a NumPy subclass: the same device)
+        backend_for(native, value)
 
 
 def _check_value_ndim(value_shape: tuple, key: tuple, ndim: int) -> None:

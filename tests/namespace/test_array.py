@@ -260,6 +260,20 @@ def test_setitem_is_one_strided_copy(backend_name, arr, host):
         x[0] = arr(np.ones(5, np.float32))  # does not broadcast
 
 
+def test_setitem_of_a_native_array_of_another_device_is_refused(backend_name, arr, host):
+    """A NumPy array into a GPU Array is a ValueError naming both devices whatever the key
+    and the value's shape (CuPy would upload it for an index array, and a broadcast one
+    failed in CuPy's broadcast_to), writing nothing, as an Array of another device is."""
+    if backend_name != "cuda":
+        pytest.skip("a NumPy array is on the CPU and the emulator both")
+    x = arr(np.zeros(3))
+    for key, value in ((slice(None), np.ones(3)), (slice(None), np.ones(1)), (0, np.ones(())),
+                       ([0, 1], np.ones(2)), (arr(np.array([True, False, True])), np.ones(1))):
+        with pytest.raises(ValueError, match="different devices"):
+            x[key] = value
+    assert host(x).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_shape_attributes_and_transposes(arr, host):
     a = rng.standard_normal((2, 3, 4))
     x = arr(a)
