@@ -33,6 +33,7 @@ from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
 from ..strided.copy import apart_from, rearrange_
+from ..strided.layout import overlaps_itself
 from . import device as devices
 from . import dlpack_bfloat16 as _dlpack_bfloat16
 from . import index_bounds as _index_bounds
@@ -430,6 +431,12 @@ class Array:
                 if source.dtype == view.dtype:  # (always: _source's check, kept)
                     view[...] = source  # NumPy broadcasts the 0-d source
                     return
+        if self._b == "cuda" and overlaps_itself(self._a):
+            # NumPy marks a broadcast_to view read-only, CuPy does not: its threads would
+            # race to the shared elements
+            raise ValueError(f"x[key] = value: x (shape {self.shape}, strides "
+                             f"{self._a.strides}) is read-only (a broadcast_to view: its "
+                             "elements share memory); write into a copy")
         key = _native_key(key, self._b)
         token = enter_backend(self._b)
         try:

@@ -260,6 +260,19 @@ def test_setitem_is_one_strided_copy(backend_name, arr, host):
         x[0] = arr(np.ones(5, np.float32))  # does not broadcast
 
 
+def test_setitem_into_a_broadcast_view_is_refused(arr, host):
+    """``broadcast_to``'s Array shares its elements (NumPy marks it read-only, CuPy does not):
+    ``x[key] = v`` through it is a ValueError on every device, for every key kind, and
+    writes nothing (a GPU's threads would race to the shared elements)."""
+    parent = arr(np.array([1.0, 2.0]))
+    x = xp.broadcast_to(parent, (3, 2))
+    for key in (Ellipsis, 0, (0, 1), (slice(None), 0), slice(0, 0), [0],
+                arr(np.array([True, False, False]))):
+        with pytest.raises(ValueError, match="read-only"):
+            x[key] = 5.0
+    assert host(parent).tolist() == [1.0, 2.0]
+
+
 def test_setitem_of_a_native_array_of_another_device_is_refused(backend_name, arr, host):
     """A NumPy array into a GPU Array is a ValueError naming both devices whatever the key
     and the value's shape (CuPy would upload it for an index array, and a broadcast one
