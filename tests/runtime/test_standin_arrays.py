@@ -129,6 +129,20 @@ def test_indices_and_values_from_the_host_as_cupy_takes_them(cupy):
     np.testing.assert_allclose(cupy.quantile(a, q).get(), np.quantile(a.get(), q))
 
 
+def test_a_bool_in_a_key_takes_no_axis_as_cupy_s(cupy):
+    """A Python or NumPy bool in a key is ``_prepare_slice_list``'s 0-d mask: a new axis of
+    length 1 or 0 that indexes no axis of the array (it was counted as one: too many
+    indices for a key of one item per axis, or any item on a 0-d array)."""
+    host = np.arange(6.0).reshape(2, 3)
+    a = cupy.asarray(host)
+    for key in (True, (True, 0, slice(None)), (0, np.False_, 1), (slice(None), 1, True)):
+        np.testing.assert_array_equal(a[key].get(), host[key], err_msg=str(key))
+    scalar = cupy.asarray(np.array(5.0))
+    assert scalar[False].shape == (0,) and scalar[True].get().tolist() == [5.0]
+    scalar[True] = 3.0
+    assert float(scalar.get()) == 3.0
+
+
 def test_names_dispatch_and_events_as_cupy_s(cupy):
     real = cupy_standin.real_cupy()
     for name in ("add", "exp", "nanquantile", "quantile", "longdouble", "float16"):

@@ -549,8 +549,8 @@ def _wrapped_key(shape: tuple, key: tuple) -> tuple:
     and the scatter would reach through an empty axis; else None."""
     widths = []
     for k in key:
-        if k is None or k is Ellipsis:
-            widths.append(0)
+        if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)):
+            widths.append(0)  # a bool: _prepare_slice_list's 0-d mask, which takes no axis
         elif isinstance(k, np.ndarray) and k.dtype.kind == "b":
             widths.append(k.ndim)
         else:
