@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..arrays import backend_for, data_pointer
+from ..arrays import backend_for, data_pointer, device_context, is_array, may_overlap
 from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
@@ -456,6 +456,7 @@ class Array:
                     # writes a list's values up to the one that fails)
                     value = _scalar_source(_library(self._a), value, self._a.dtype)
                 _check_value_ndim(getattr(value, "shape", ()), key, self._a.ndim)
+                value, key = _apart_from_target(self._a, value, key)
                 if self._b == "cuda":  # CuPy's kernel, on this array's GPU
                     with self._a.device:
                         # CuPy's scatter wraps an index out of range: refused before any
@@ -572,6 +573,18 @@ def _check_native_device(value, native) -> None:
     and the value's shape: CuPy would upload a NumPy value given with an index array."""
     if type(value) is not type(native):  # (a NumPy subclass: the same device)
         backend_for(native, value)
+
+
+def _apart_from_target(target, value, key):
+    """``value`` and the index arrays of ``key``, each a snapshot where it may share memory
+    with ``target``: NumPy's mask assignment and CuPy's scatter kernels read them while they
+    write ``target`` (``x[mask] = x[::-1][:3]`` would read values already written). On
+    ``target``'s GPU, where CuPy's ``copy`` would otherwise allocate on the current one."""
+    def apart(a):
+        return a.copy() if is_array(a) and may_overlap(a, target) else a
+
+    with device_context((target,)):
+        return apart(value), tuple(apart(k) for k in key)
 
 
 def _check_value_ndim(value_shape: tuple, key: tuple, ndim: int) -> None:

@@ -733,6 +733,26 @@ def test_a_1d_overlapping_copy_is_a_snapshot_on_every_device(write):
                                           err_msg=f"{device} {target} = {source}")
 
 
+@pytest.mark.parametrize("index", ["mask", "indices"])
+def test_setitem_through_an_index_array_from_an_overlapping_view_is_a_snapshot(index):
+    """``x[mask] = x[2::-1]`` and ``x[idx] = x[::-1]`` copy from the values as they were on
+    every device (NumPy's mask assignment reads the value while it writes, as CuPy's scatter
+    kernels do), and so does an index array that is a view of ``x`` itself."""
+    host = np.arange(6.0)
+    mask = np.array([True, True, True, False, False, False])
+    key = mask if index == "mask" else np.nonzero(mask)[0]
+    expected = host.copy()
+    expected[key] = host[2::-1].copy()
+    for device in DEVICES:
+        x = xp.asarray(host, device=device, copy=True)
+        x[xp.asarray(key, device=device)] = x[2::-1]
+        np.testing.assert_array_equal(np.asarray(x.to_device("cpu")), expected, err_msg=device)
+        own = xp.asarray(np.array([3, 1, 0, 2]), device=device)
+        own[own] = own[::-1]  # own[[3, 1, 0, 2]] = [2, 0, 1, 3]
+        np.testing.assert_array_equal(np.asarray(own.to_device("cpu")), [1, 0, 3, 2],
+                                      err_msg=device)
+
+
 def _set(device, dtype, key, value):
     """The bytes of ``x`` (4 elements of ``dtype``) after ``x[key] = value``, or the
     exception's class; a key or value given as a function of the device is made there."""
