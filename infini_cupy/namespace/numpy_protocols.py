@@ -44,6 +44,7 @@ import numpy as np
 from .. import dtypes
 from ..elementwise.resolution import operand_type
 from ..elementwise.trace import Traced
+from . import pending as _pending
 from .array import Array, check_same_device, native_array_types, wrap_result
 
 # NumPy's ufunc names that differ from the standard's
@@ -104,6 +105,8 @@ def _native(value):
 def _library_call(what: str, backend: str, call_numpy, call_cupy):
     """The array library's answer on the native arrays: NumPy on the CPU's memory, CuPy's
     own dispatch on a GPU (NotImplemented from it: TypeError naming the device)."""
+    if _pending.expressions:  # the buffers leave our control (np.copyto, np.put write them)
+        _pending.evaluate_all(what)
     if backend != "cuda":
         return wrap_result(call_numpy(), backend)
     result = call_cupy()

@@ -419,6 +419,22 @@ def test_handing_a_buffer_out_evaluates_what_reads_it_first():
     np.testing.assert_array_equal(np.asarray(y), [2.0, 100.0])
 
 
+@pytest.mark.parametrize("write", [
+    lambda x: np.copyto(x, 0.0),
+    lambda x: np.put(x, [0, 1], 0.0),
+    lambda x: np.putmask(x, np.array([True, True]), 0.0),
+    lambda x: np.add.at(x, [0, 0], 5.0),
+], ids=["copyto", "put", "putmask", "add.at"])
+def test_numpy_functions_writing_an_array_evaluate_what_reads_it_first(write):
+    """NumPy's own functions given Arrays (not the namespace's) may write them: what a
+    pending expression reads is computed before the native arrays are handed on."""
+    x = xp.asarray([1.0, 2.0], device="emulator")
+    with xp.lazy():
+        doubled = x * 2
+        write(x)
+    np.testing.assert_array_equal(np.asarray(doubled), [2.0, 4.0])
+
+
 def test_long_chains_split_at_the_kernel_limits():
     x = xp.asarray(np.linspace(0, 1, 5), device="emulator")
     eager = x
