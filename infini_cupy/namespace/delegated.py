@@ -715,6 +715,20 @@ def _pinv_of_floats(x, /, *, rtol=None):
 
 
 linalg.pinv = _named(_pinv_of_floats, "pinv", _pinv.__doc__)
+_matrix_rank = linalg.matrix_rank
+
+
+def _matrix_rank_of_empty(x, /, *, rtol=None):
+    shape = getattr(x, "shape", None)
+    if shape is not None and len(shape) >= 2 and 0 in shape[-2:] and not is_traced(x):
+        # no singular value: rank 0, NumPy's answer (array_api_compat's tolerance takes the
+        # largest one: ValueError for a reduction over none); count_nonzero's dtype as for
+        # every other x
+        return count_nonzero(linalg.svdvals(x), axis=-1)  # noqa: F821 - made by the loops
+    return _matrix_rank(x, rtol=rtol)
+
+
+linalg.matrix_rank = _named(_matrix_rank_of_empty, "matrix_rank", _matrix_rank.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
 

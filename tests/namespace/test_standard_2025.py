@@ -4,9 +4,10 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 ``permute_dims`` with negative axes, ``searchsorted`` with a scalar, the device of outputs and
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
-counts of any integer dtype, ``linalg.pinv`` of integers; ``asarray`` of a list of Arrays on
-their device, conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as for the
-other dtypes. NumPy is the oracle, on random data.
+counts of any integer dtype, ``linalg.pinv`` of integers, ``linalg.matrix_rank`` of empty
+matrices; ``asarray`` of a list of Arrays on their device, conversions out of range silent,
+bfloat16's ``finfo`` and ``isdtype`` as for the other dtypes. NumPy is the oracle, on random
+data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -234,6 +235,16 @@ def test_pinv_of_integers_is_in_float64(arr, to_host, dtype):
     expected = np.linalg.pinv(h)
     assert got.dtype == expected.dtype == np.float64
     np.testing.assert_allclose(to_host(got), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 3), (0, 3, 3)])
+def test_matrix_rank_of_empty_matrices_is_zero(arr, to_host, shape):
+    h = np.ones(shape)
+    got = xp.linalg.matrix_rank(arr(h))  # compat's tolerance took the max of no singular value
+    expected = np.linalg.matrix_rank(h)
+    assert type(got) is xp.Array and got.device == arr(h).device
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(to_host(got), expected)
 
 
 # ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
