@@ -729,6 +729,20 @@ def _matrix_rank_of_empty(x, /, *, rtol=None):
 
 
 linalg.matrix_rank = _named(_matrix_rank_of_empty, "matrix_rank", _matrix_rank.__doc__)
+_outer = linalg.outer
+
+
+def _outer_of_vectors(x1, x2, /):
+    ndims = (getattr(x1, "ndim", None), getattr(x2, "ndim", None))
+    if builtins.any(n not in (1, None) for n in ndims):
+        # the standard's (and numpy.linalg.outer's) vectors: array_api_compat's is the
+        # library's outer, which flattens any array
+        raise ValueError(f"linalg.outer: x1 and x2 are one-dimensional, got shapes "
+                         f"{getattr(x1, 'shape', None)} and {getattr(x2, 'shape', None)}")
+    return _outer(x1, x2)
+
+
+linalg.outer = _named(_outer_of_vectors, "outer", _outer.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
 

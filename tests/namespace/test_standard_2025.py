@@ -5,9 +5,9 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
 counts of any integer dtype, ``linalg.pinv`` of integers, ``linalg.matrix_rank`` of empty
-matrices; ``asarray`` of a list of Arrays on their device, conversions out of range silent,
-bfloat16's ``finfo`` and ``isdtype`` as for the other dtypes. NumPy is the oracle, on random
-data.
+matrices, ``linalg.outer`` of vectors alone; ``asarray`` of a list of Arrays on their device,
+conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as for the other dtypes.
+NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -245,6 +245,17 @@ def test_matrix_rank_of_empty_matrices_is_zero(arr, to_host, shape):
     assert type(got) is xp.Array and got.device == arr(h).device
     assert got.dtype == expected.dtype and got.shape == expected.shape
     np.testing.assert_array_equal(to_host(got), expected)
+
+
+@pytest.mark.parametrize("shapes", [((2, 2), (3,)), ((), (3,)), ((3,), (1, 2))])
+def test_outer_takes_vectors_alone(arr, to_host, shapes):
+    h1, h2 = (rng.standard_normal(s) for s in shapes)
+    with pytest.raises(ValueError, match="one-dimensional"):  # the oracle
+        np.linalg.outer(h1, h2)
+    with pytest.raises(ValueError, match="one-dimensional"):  # compat's flattened them
+        xp.linalg.outer(arr(h1), arr(h2))
+    h1, h2 = rng.standard_normal(2), rng.standard_normal(0)
+    np.testing.assert_array_equal(to_host(xp.linalg.outer(arr(h1), arr(h2))), np.outer(h1, h2))
 
 
 # ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
