@@ -743,6 +743,18 @@ def _outer_of_vectors(x1, x2, /):
 
 
 linalg.outer = _named(_outer_of_vectors, "outer", _outer.__doc__)
+_qr = linalg.qr
+
+
+def _qr_of_the_standard(x, /, *, mode="reduced"):
+    if mode not in ("reduced", "complete"):
+        # the library's other modes give R alone ("r": a TypeError making QRResult) or
+        # (h, tau) ("raw": taken as (Q, R))
+        raise ValueError(f"linalg.qr: mode is 'reduced' or 'complete', got {mode!r}")
+    return _qr(x, mode=mode)
+
+
+linalg.qr = _named(_qr_of_the_standard, "qr", _qr.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
 

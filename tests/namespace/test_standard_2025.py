@@ -5,9 +5,9 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
 counts of any integer dtype, ``linalg.pinv`` of integers, ``linalg.matrix_rank`` of empty
-matrices, ``linalg.outer`` of vectors alone; ``asarray`` of a list of Arrays on their device,
-conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as for the other dtypes.
-NumPy is the oracle, on random data.
+matrices, ``linalg.outer`` of vectors alone, ``linalg.qr``'s modes; ``asarray`` of a list of
+Arrays on their device, conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as
+for the other dtypes. NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -256,6 +256,15 @@ def test_outer_takes_vectors_alone(arr, to_host, shapes):
         xp.linalg.outer(arr(h1), arr(h2))
     h1, h2 = rng.standard_normal(2), rng.standard_normal(0)
     np.testing.assert_array_equal(to_host(xp.linalg.outer(arr(h1), arr(h2))), np.outer(h1, h2))
+
+
+@pytest.mark.parametrize("mode", ["r", "raw", "economic", "full"])
+def test_qr_takes_the_standards_modes_alone(arr, mode):
+    x = arr(rng.standard_normal((3, 2)))
+    with pytest.raises(ValueError, match="'reduced' or 'complete'"):  # "raw": (h, tau) as (Q, R)
+        xp.linalg.qr(x, mode=mode)
+    q, r = xp.linalg.qr(x, mode="complete")
+    assert (q.shape, r.shape) == ((3, 3), (3, 2))
 
 
 # ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
