@@ -653,9 +653,9 @@ sort.__doc__ = _sort.__doc__
 
 def _cumulative(delegated):
     def cumulative(x, /, *, axis=None, dtype=None, include_initial=False):
-        if getattr(x, "ndim", None) == 0 and axis is None and not is_traced(x):
-            # NumPy's cumulative_sum: a 0-d x as one element (array_api_compat's
-            # include_initial assumed an axis: IndexError)
+        if getattr(x, "ndim", None) == 0 and not is_traced(x):
+            # NumPy's cumulative_sum: a 0-d x as one element, along axis None, 0 or -1
+            # (array_api_compat's include_initial assumed an axis of x: IndexError)
             x = x.reshape((1,))
         return delegated(x, axis=axis, dtype=dtype, include_initial=include_initial)
 

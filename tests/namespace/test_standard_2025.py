@@ -174,12 +174,13 @@ def test_setitem_promotes_the_value(arr, to_host, target, value, allowed):
 
 
 # ---- where array_api_compat's functions fall short
+@pytest.mark.parametrize("axis", [None, 0, -1])
 @pytest.mark.parametrize("include_initial", [False, True])
 @pytest.mark.parametrize("name", ["cumulative_sum", "cumulative_prod"])
-def test_cumulative_of_a_0d_array_is_of_one_element(arr, to_host, name, include_initial):
+def test_cumulative_of_a_0d_array_is_of_one_element(arr, to_host, name, include_initial, axis):
     h = np.asarray(rng.standard_normal())  # NumPy's: one element (compat's: IndexError)
-    got = getattr(xp, name)(arr(h), include_initial=include_initial)
-    expected = getattr(np, name)(h, include_initial=include_initial)
+    got = getattr(xp, name)(arr(h), axis=axis, include_initial=include_initial)
+    expected = getattr(np, name)(h, axis=axis, include_initial=include_initial)
     assert type(got) is xp.Array and got.dtype == expected.dtype
     np.testing.assert_array_equal(to_host(got), expected)
 
