@@ -743,6 +743,21 @@ def _outer_of_vectors(x1, x2, /):
 
 
 linalg.outer = _named(_outer_of_vectors, "outer", _outer.__doc__)
+_cross = linalg.cross
+
+
+def _cross_of_3_vectors(x1, x2, /, *, axis=-1):
+    shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
+    if builtins.any(s is not None and type(axis) is int and -len(s) <= axis < len(s)
+                    and s[axis] != 3 for s in shapes):
+        # the standard's (and numpy.linalg.cross's) 3-element vectors: the library's cross
+        # takes 2-element ones too (NumPy's with a DeprecationWarning)
+        raise ValueError(f"linalg.cross: x1 and x2 hold 3-element vectors along axis {axis}, "
+                         f"got shapes {shapes[0]} and {shapes[1]}")
+    return _cross(x1, x2, axis=axis)
+
+
+linalg.cross = _named(_cross_of_3_vectors, "cross", _cross.__doc__)
 _qr = linalg.qr
 
 

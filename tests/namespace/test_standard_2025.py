@@ -5,9 +5,9 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
 counts of any integer dtype, ``linalg.pinv`` of integers, ``linalg.matrix_rank`` of empty
-matrices, ``linalg.outer`` of vectors alone, ``linalg.qr``'s modes; ``asarray`` of a list of
-Arrays on their device, conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as
-for the other dtypes. NumPy is the oracle, on random data.
+matrices, ``linalg.outer`` and ``linalg.cross`` of their vectors alone, ``linalg.qr``'s modes;
+``asarray`` of a list of Arrays on their device, conversions out of range silent, bfloat16's
+``finfo`` and ``isdtype`` as for the other dtypes. NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -266,6 +266,21 @@ def test_qr_takes_the_standards_modes_alone(arr, mode):
         xp.linalg.qr(x, mode=mode)
     q, r = xp.linalg.qr(x, mode="complete")
     assert (q.shape, r.shape) == ((3, 3), (3, 2))
+
+
+@pytest.mark.parametrize("shapes, axis", [(((2,), (2,)), -1), (((4, 2), (4, 3)), -1),
+                                          (((3, 4), (3, 4)), -1)])
+def test_cross_takes_3_element_vectors_alone(arr, to_host, shapes, axis):
+    h1, h2 = (rng.standard_normal(s) for s in shapes)
+    with pytest.raises(ValueError):  # the oracle
+        np.linalg.cross(h1, h2, axis=axis)
+    with warnings.catch_warnings():  # compat's took 2-element ones, NumPy's deprecation
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="3-element vectors"):
+            xp.linalg.cross(arr(h1), arr(h2), axis=axis)
+    h1, h2 = rng.standard_normal((3, 4)), rng.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(to_host(xp.linalg.cross(arr(h1), arr(h2), axis=-2)),
+                               np.linalg.cross(h1, h2, axis=-2))
 
 
 # ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
