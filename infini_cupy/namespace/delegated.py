@@ -776,11 +776,19 @@ fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 def _axes_of_s(transform):
     """An n-d transform given ``s`` and no ``axes`` runs over the last ``len(s)`` axes, as
     CuPy's does: NumPy 2 reads the call so too but warns (DeprecationWarning, an error to
-    come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``."""
+    come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``. An ``s[i]`` of -1,
+    the standard's whole axis, goes to the library as that axis' length, as NumPy reads it:
+    CuPy's ``_cook_shape`` takes -1 for a length (a slice to -1, the last element dropped,
+    silently)."""
 
     def with_axes(x, /, *, s=None, axes=None, norm="backward"):
         if s is not None and axes is None:
             axes = tuple(range(-len(s), 0))
+        shape = getattr(x, "shape", None)
+        if (s is not None and -1 in s and shape is not None and len(s) == len(axes)
+                and builtins.all(type(a) is int and -len(shape) <= a < len(shape)
+                                 for a in axes)):  # (other axes: the library's error)
+            s = tuple(shape[a] if n == -1 else n for n, a in zip(s, axes))
         return transform(x, s=s, axes=axes, norm=norm)
 
     return _named(with_axes, transform.__name__, transform.__doc__)

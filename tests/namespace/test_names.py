@@ -374,6 +374,23 @@ def test_fftn_s_without_axes_is_the_last_axes(name, on, host):
     np.testing.assert_allclose(host(got), expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_fftn_s_of_minus_one_is_the_whole_axis(name, on, host, monkeypatch):
+    """An ``s[i]`` of -1 (the standard's whole axis) reaches the library as the axis'
+    length, NumPy's reading: CuPy's ``_cook_shape`` took -1 for a length and dropped the
+    axis' last element, silently."""
+    h = rng.standard_normal((3, 4, 5))
+    x = on(h)
+    with config.backend(x._b):  # the library of x's device
+        library = _delegated.namespace_of(x._a).fft
+    transform, asked = getattr(library, name), []
+    monkeypatch.setattr(library, name, lambda a, **kw: asked.append(kw["s"]) or transform(a, **kw))
+    got = getattr(xp.fft, name)(x, s=(-1, 6), axes=(0, 2))
+    assert asked == [(3, 6)]
+    expected = getattr(np.fft, name)(h, s=(3, 6), axes=(0, 2))
+    np.testing.assert_allclose(host(got), expected, rtol=1e-12, atol=1e-12)
+
+
 def test_data_type_functions(to_device, to_host):
     assert xp.result_type(xp.int8, xp.float32) == np.float32
     assert xp.result_type(to_device(np.zeros(2, np.int16)),
