@@ -770,6 +770,26 @@ def _qr_of_the_standard(x, /, *, mode="reduced"):
 
 
 linalg.qr = _named(_qr_of_the_standard, "qr", _qr.__doc__)
+_solve = linalg.solve
+
+
+def _solve_of_broadcast_stacks(x1, x2, /):
+    shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
+    if (builtins.all(s is not None and len(s) >= 2 for s in shapes)
+            and shapes[0][:-2] != shapes[1][:-2]):
+        # the standard's (and NumPy's) stacks broadcast; CuPy 14.2's solve asks for equal
+        # ones (ValueError): both given the broadcast stacks, as views
+        try:
+            stack = np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2])
+        except ValueError:
+            raise ValueError(f"linalg.solve: the stacks of x1 {shapes[0]} and x2 "
+                             f"{shapes[1]} do not broadcast") from None
+        x1 = broadcast_to(x1, stack + shapes[0][-2:])  # noqa: F821 - made by the loops
+        x2 = broadcast_to(x2, stack + shapes[1][-2:])  # noqa: F821
+    return _solve(x1, x2)
+
+
+linalg.solve = _named(_solve_of_broadcast_stacks, "solve", _solve.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
 
 

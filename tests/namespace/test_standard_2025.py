@@ -5,9 +5,10 @@ and the return types that differ, ``isin``, ``broadcast_shapes``, ``linalg.eig``
 type promotion in ``x[key] = value``; where array_api_compat's functions fall short:
 ``cumulative_sum``/``cumulative_prod`` of a 0-d array with ``include_initial``, ``repeat`` with
 counts of any integer dtype, ``linalg.pinv`` of integers, ``linalg.matrix_rank`` of empty
-matrices, ``linalg.outer`` and ``linalg.cross`` of their vectors alone, ``linalg.qr``'s modes;
-``asarray`` of a list of Arrays on their device, conversions out of range silent, bfloat16's
-``finfo`` and ``isdtype`` as for the other dtypes. NumPy is the oracle, on random data.
+matrices, ``linalg.outer`` and ``linalg.cross`` of their vectors alone, ``linalg.qr``'s modes,
+``linalg.solve``'s stacks broadcast; ``asarray`` of a list of Arrays on their device,
+conversions out of range silent, bfloat16's ``finfo`` and ``isdtype`` as for the other dtypes.
+NumPy is the oracle, on random data.
 
 Runs on the suite's device (the emulator, or the GPU with ``--backend cuda``).
 """
@@ -24,6 +25,7 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import config
+from infini_cupy.namespace import delegated
 
 rng = np.random.default_rng(2025)
 
@@ -281,6 +283,25 @@ def test_cross_takes_3_element_vectors_alone(arr, to_host, shapes, axis):
     h1, h2 = rng.standard_normal((3, 4)), rng.standard_normal((2, 3, 4))
     np.testing.assert_allclose(to_host(xp.linalg.cross(arr(h1), arr(h2), axis=-2)),
                                np.linalg.cross(h1, h2, axis=-2))
+
+
+@pytest.mark.parametrize("shapes", [((2, 1, 3, 3), (4, 3, 3)), ((3, 3), (2, 3, 2))])
+def test_solve_broadcasts_the_stacks(arr, to_host, monkeypatch, shapes):
+    """The stacks of x1 and x2 broadcast (the standard's, NumPy's): the library is given them
+    broadcast, as CuPy 14.2's solve takes them (unequal stacks: ValueError)."""
+    h1, h2 = (rng.standard_normal(s) for s in shapes)
+    x1 = arr(h1)
+    with config.backend(x1._b):  # the library of x1's device
+        library = delegated.namespace_of(x1._a).linalg
+    solve, asked = library.solve, []
+    monkeypatch.setattr(library, "solve", lambda a, b: asked.append((a.shape, b.shape))
+                        or solve(a, b))
+    got = xp.linalg.solve(x1, arr(h2))
+    expected = np.linalg.solve(h1, h2)
+    assert [a[:-2] for a in asked[0]] == [expected.shape[:-2]] * 2
+    np.testing.assert_allclose(to_host(got), expected, rtol=1e-10, atol=1e-10)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        xp.linalg.solve(arr(rng.standard_normal((3, 3, 3))), arr(rng.standard_normal((2, 3, 3))))
 
 
 # ---- creation and type queries: one device for a list of Arrays, values as NumPy's, silent
