@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..arrays import backend_for, data_pointer, device_context, is_array, may_overlap
+from ..arrays import backend_for, data_pointer, is_array, may_overlap
 from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
@@ -435,8 +435,8 @@ class Array:
             # NumPy marks a broadcast_to view read-only, CuPy does not: its threads would
             # race to the shared elements
             raise ValueError(f"x[key] = value: x (shape {self.shape}, strides "
-                             f"{self._a.strides}) is read-only (a broadcast_to view: its "
-                             "elements share memory); write into a copy")
+                             f"{self._a.strides}) overlaps itself (its elements share memory, "
+                             "as a broadcast_to view's do): read-only; write into a copy")
         key = _native_key(key, self._b)
         token = enter_backend(self._b)
         try:
@@ -444,6 +444,7 @@ class Array:
                 if type(value) is Array:
                     check_same_device(self._b, value._b)
                     value = value._a
+                given = value  # (what the steps below convert is a new array)
                 value = _checked_scalar(value, self._a.dtype)
                 if hasattr(value, "dtype") and not isinstance(value, np.generic):
                     _check_native_device(value, self._a)
@@ -456,7 +457,8 @@ class Array:
                     # writes a list's values up to the one that fails)
                     value = _scalar_source(_library(self._a), value, self._a.dtype)
                 _check_value_ndim(getattr(value, "shape", ()), key, self._a.ndim)
-                value, key = _apart_from_target(self._a, value, key)
+                value, key = _apart_from_target(self._a, value if value is given else None,
+                                                value, key)
                 if self._b == "cuda":  # CuPy's kernel, on this array's GPU
                     with self._a.device:
                         # CuPy's scatter wraps an index out of range: refused before any
@@ -575,16 +577,24 @@ def _check_native_device(value, native) -> None:
         backend_for(native, value)
 
 
-def _apart_from_target(target, value, key):
+def _apart_from_target(target, given, value, key):
     """``value`` and the index arrays of ``key``, each a snapshot where it may share memory
     with ``target``: NumPy's mask assignment and CuPy's scatter kernels read them while they
-    write ``target`` (``x[mask] = x[::-1][:3]`` would read values already written). On
-    ``target``'s GPU, where CuPy's ``copy`` would otherwise allocate on the current one."""
-    def apart(a):
-        return a.copy() if is_array(a) and may_overlap(a, target) else a
-
-    with device_context((target,)):
-        return apart(value), tuple(apart(k) for k in key)
+    write ``target`` (``x[mask] = x[::-1][:3]`` would read values already written). ``given``
+    is ``value`` where it is the caller's own, else None (a new array shares nothing).
+    On ``target``'s GPU, where CuPy's ``copy`` would otherwise allocate on the current one."""
+    if type(target) is np.ndarray:  # (NumPy's bounds check, in C)
+        if isinstance(given, np.ndarray) and np.may_share_memory(value, target):
+            value = value.copy()
+        for i, k in enumerate(key):
+            if isinstance(k, np.ndarray) and np.may_share_memory(k, target):
+                key = (*key[:i], k.copy(), *key[i + 1:])
+        return value, key
+    with target.device:
+        if is_array(given) and may_overlap(value, target):
+            value = value.copy()
+        return value, tuple([k.copy() if is_array(k) and may_overlap(k, target) else k
+                             for k in key])
 
 
 def _check_value_ndim(value_shape: tuple, key: tuple, ndim: int) -> None:
