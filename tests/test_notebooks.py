@@ -8,10 +8,12 @@ emulation, or on the GPU when CuPy finds one.
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
 
+import infini_cupy
 from tests.support import notebooks
 
 NOTEBOOKS = sorted(notebooks.NOTEBOOKS_DIR.glob("*.ipynb"))
@@ -30,6 +32,37 @@ def test_notebook_is_stored_without_outputs(path):
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [], f"{path.name} cell {index} has outputs: strip them"
             assert cell["execution_count"] is None, f"{path.name} cell {index} has a count"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_takes_public_names_from_the_package(path):
+    """What a notebook takes from ``infini_cupy`` itself is in the API reference (``__all__``);
+    the internals an exploration shows come by their module path, which the architecture page
+    describes, so a reader can tell the two apart and look either up."""
+    architecture = (notebooks.NOTEBOOKS_DIR.parent / "docs" / "dev" / "architecture.md").read_text()
+    public = set(infini_cupy.__all__) | {"__version__"}
+    for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        tree = ast.parse("".join(cell["source"]))
+        aliases = {a.asname or a.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                   for a in node.names if a.name == "infini_cupy"}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "infini_cupy":
+                taken = {a.name for a in node.names}
+            elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                  and node.value.id in aliases):
+                taken = {node.attr}
+            elif isinstance(node, ast.ImportFrom) and str(node.module).startswith("infini_cupy."):
+                module = node.module.rsplit(".", 1)[-1]
+                assert f"{module}.py" in architecture or f"{module}/" in architecture, (
+                    f"{path.name} cell {index} imports {node.module}, which "
+                    "docs/dev/architecture.md does not describe")
+                continue
+            else:
+                continue
+            assert taken <= public, (f"{path.name} cell {index} takes {sorted(taken - public)} "
+                                     "from infini_cupy: not public (its __all__)")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
