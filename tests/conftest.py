@@ -105,12 +105,11 @@ def pytest_configure(config):
         from tests.support import cupy_standin
 
         config._standin = contextlib.ExitStack()
-        config._standin.enter_context(
-            cupy_standin.installed(capabilities=(cupy_standin.NEWER_THAN_NVRTC,)))
         if config.getoption("--backend") == "cuda-standin":
-            config._standin.enter_context(cupy_standin.as_cupy())
-            config._standin.enter_context(cupy_standin.driver_present())
+            config._standin.enter_context(cupy_standin.as_gpu_machine())
         else:
+            config._standin.enter_context(
+                cupy_standin.installed(capabilities=(cupy_standin.NEWER_THAN_NVRTC,)))
             config._standin.enter_context(
                 launch.launcher_replaced("emulate", cupy_standin.ThroughCudaLauncher()))
     if config.getoption("--hypothesis-profile", None) is None:  # else hypothesis loads it

@@ -2159,6 +2159,15 @@ def installed(capabilities=(90,)):
         _side = previous
 
 
+@contextlib.contextmanager
+def as_gpu_machine():
+    """What ``pytest --backend cuda-standin`` installs: a stand-in device newer than NVRTC
+    knows, as ``cupy``, on a machine with NVIDIA's driver (the notebooks' GPU branches run
+    on it too, ``tests/support/notebooks.py``)."""
+    with installed(capabilities=(NEWER_THAN_NVRTC,)), as_cupy(), driver_present():
+        yield
+
+
 class ThroughCudaLauncher:
     """The ``emulate`` backend's launches sent through the cuda launcher: NumPy arrays become
     stand-in arrays on the current device, and the stand-in runs them in the emulator."""

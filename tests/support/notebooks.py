@@ -6,7 +6,9 @@ Each notebook runs with nbclient in a fresh kernel of this very interpreter (a k
 written for the run, so a ``python3`` kernel installed elsewhere on the machine cannot stand
 in for it), with matplotlib's inline backend (Agg would drop every plot: ``plt.show()`` does
 nothing with it, and the site renders these copies), ``notebooks/`` as working directory and the checkout's
-``infini_cupy`` first on the path.
+``infini_cupy`` first on the path. ``execute(path, standin=True)`` runs it as on a GPU: the
+CuPy stand-in installed by a first cell (``cupy_standin.as_gpu_machine``), so the branches a
+notebook takes when CuPy finds a device run in CI too.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ NOTEBOOKS_DIR = Path(__file__).resolve().parents[2] / "notebooks"
 NOTEBOOK_SECONDS = 300  # per notebook; about 10 s each with a warm kernel cache
 KERNEL_NAME = "infini-cupy-test"
 
-_runs: dict[Path, tuple[object, str | None]] = {}  # path -> (executed notebook, failure)
+# (path, standin) -> (the executed notebook, failure)
+_runs: dict[tuple[Path, bool], tuple[object, str | None]] = {}
+STANDIN_CELL = ("import contextlib\n"
+                "from tests.support import cupy_standin\n"
+                "_standin = contextlib.ExitStack()  # open for the kernel's lifetime\n"
+                "_standin.enter_context(cupy_standin.as_gpu_machine())")
 _jupyter_path: list[str] = []
 
 
@@ -46,21 +53,24 @@ def _kernel_env() -> dict[str, str]:
             "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
 
 
-def execute(path: Path):
-    """(the executed notebook, None) or (the notebook so far, why it failed); once per run."""
-    path = Path(path)
-    if path not in _runs:
-        _runs[path] = _execute(path)
-    return _runs[path]
+def execute(path: Path, standin: bool = False):
+    """(the executed notebook, None) or (the notebook so far, why it failed); once per run.
+    ``standin``: on the CuPy stand-in, as on a GPU (the notebook then has STANDIN_CELL first)."""
+    key = (Path(path), standin)
+    if key not in _runs:
+        _runs[key] = _execute(*key)
+    return _runs[key]
 
 
-def _execute(path: Path):
+def _execute(path: Path, standin: bool):
     import nbclient
     import nbformat
 
     saved = {name: os.environ.get(name) for name in ("JUPYTER_PATH", "MPLBACKEND", "PYTHONPATH")}
     os.environ.update(_kernel_env())
     notebook = nbformat.read(path, as_version=4)
+    if standin:
+        notebook.cells.insert(0, nbformat.v4.new_code_cell(STANDIN_CELL))
     client = nbclient.NotebookClient(
         notebook, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(path.parent)}})
     deadline = time.monotonic() + NOTEBOOK_SECONDS
