@@ -39,7 +39,7 @@ from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
 from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
-from . import dlpack_bfloat16, index_bounds
+from . import dlpack_bfloat16, index_bounds, standard_extensions
 from .info import __array_namespace_info__
 
 
@@ -703,119 +703,10 @@ var = _spread(var)  # noqa: F821 - made by the loops above
 std = _spread(std)  # noqa: F821
 
 linalg = _submodule("linalg", LINALG_NAMES)
-_pinv = linalg.pinv
-
-
-def _pinv_of_floats(x, /, *, rtol=None):
-    if getattr(x, "dtype", None) is not None and x.dtype.kind in "biu":
-        # in float64, as NumPy's pinv and every other linalg function here (the default
-        # rtol is of the dtype's eps: array_api_compat's finfo(int64) raised ValueError)
-        x = x.astype(np.float64)
-    return _pinv(x, rtol=rtol)
-
-
-linalg.pinv = _named(_pinv_of_floats, "pinv", _pinv.__doc__)
-_matrix_rank = linalg.matrix_rank
-
-
-def _matrix_rank_of_empty(x, /, *, rtol=None):
-    shape = getattr(x, "shape", None)
-    if shape is not None and len(shape) >= 2 and 0 in shape[-2:] and not is_traced(x):
-        # no singular value: rank 0, NumPy's answer (array_api_compat's tolerance takes the
-        # largest one: ValueError for a reduction over none); count_nonzero's dtype as for
-        # every other x
-        return count_nonzero(linalg.svdvals(x), axis=-1)  # noqa: F821 - made by the loops
-    return _matrix_rank(x, rtol=rtol)
-
-
-linalg.matrix_rank = _named(_matrix_rank_of_empty, "matrix_rank", _matrix_rank.__doc__)
-_outer = linalg.outer
-
-
-def _outer_of_vectors(x1, x2, /):
-    ndims = (getattr(x1, "ndim", None), getattr(x2, "ndim", None))
-    if builtins.any(n not in (1, None) for n in ndims):
-        # the standard's (and numpy.linalg.outer's) vectors: array_api_compat's is the
-        # library's outer, which flattens any array
-        raise ValueError(f"linalg.outer: x1 and x2 are one-dimensional, got shapes "
-                         f"{getattr(x1, 'shape', None)} and {getattr(x2, 'shape', None)}")
-    return _outer(x1, x2)
-
-
-linalg.outer = _named(_outer_of_vectors, "outer", _outer.__doc__)
-_cross = linalg.cross
-
-
-def _cross_of_3_vectors(x1, x2, /, *, axis=-1):
-    shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
-    if builtins.any(s is not None and type(axis) is int and -len(s) <= axis < len(s)
-                    and s[axis] != 3 for s in shapes):
-        # the standard's (and numpy.linalg.cross's) 3-element vectors: the library's cross
-        # takes 2-element ones too (NumPy's with a DeprecationWarning)
-        raise ValueError(f"linalg.cross: x1 and x2 hold 3-element vectors along axis {axis}, "
-                         f"got shapes {shapes[0]} and {shapes[1]}")
-    return _cross(x1, x2, axis=axis)
-
-
-linalg.cross = _named(_cross_of_3_vectors, "cross", _cross.__doc__)
-_qr = linalg.qr
-
-
-def _qr_of_the_standard(x, /, *, mode="reduced"):
-    if mode not in ("reduced", "complete"):
-        # the library's other modes give R alone ("r": a TypeError making QRResult) or
-        # (h, tau) ("raw": taken as (Q, R))
-        raise ValueError(f"linalg.qr: mode is 'reduced' or 'complete', got {mode!r}")
-    return _qr(x, mode=mode)
-
-
-linalg.qr = _named(_qr_of_the_standard, "qr", _qr.__doc__)
-_solve = linalg.solve
-
-
-def _solve_of_broadcast_stacks(x1, x2, /):
-    shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
-    if (builtins.all(s is not None and len(s) >= 2 for s in shapes)
-            and shapes[0][:-2] != shapes[1][:-2]):
-        # the standard's (and NumPy's) stacks broadcast; CuPy 14.2's solve asks for equal
-        # ones (ValueError): both given the broadcast stacks, as views
-        try:
-            stack = np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2])
-        except ValueError:
-            raise ValueError(f"linalg.solve: the stacks of x1 {shapes[0]} and x2 "
-                             f"{shapes[1]} do not broadcast") from None
-        x1 = broadcast_to(x1, stack + shapes[0][-2:])  # noqa: F821 - made by the loops
-        x2 = broadcast_to(x2, stack + shapes[1][-2:])  # noqa: F821
-    return _solve(x1, x2)
-
-
-linalg.solve = _named(_solve_of_broadcast_stacks, "solve", _solve.__doc__)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
-
-
-def _axes_of_s(transform):
-    """An n-d transform given ``s`` and no ``axes`` runs over the last ``len(s)`` axes, as
-    CuPy's does: NumPy 2 reads the call so too but warns (DeprecationWarning, an error to
-    come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``. An ``s[i]`` of -1,
-    the standard's whole axis, goes to the library as that axis' length, as NumPy reads it:
-    CuPy's ``_cook_shape`` takes -1 for a length (a slice to -1, the last element dropped,
-    silently)."""
-
-    def with_axes(x, /, *, s=None, axes=None, norm="backward"):
-        if s is not None and axes is None:
-            axes = tuple(range(-len(s), 0))
-        shape = getattr(x, "shape", None)
-        if (s is not None and -1 in s and shape is not None and len(s) == len(axes)
-                and builtins.all(type(a) is int and -len(shape) <= a < len(shape)
-                                 for a in axes)):  # (other axes: the library's error)
-            s = tuple(shape[a] if n == -1 else n for n, a in zip(s, axes))
-        return transform(x, s=s, axes=axes, norm=norm)
-
-    return _named(with_axes, transform.__name__, transform.__doc__)
-
-
-for _name in ("fftn", "ifftn", "rfftn", "irfftn"):
-    setattr(fft, _name, _axes_of_s(getattr(fft, _name)))
+standard_extensions.hold_to_the_standard(
+    linalg, fft, named=_named,
+    count_nonzero=count_nonzero, broadcast_to=broadcast_to)  # noqa: F821 - made by the loops
 
 e, inf, nan, newaxis, pi = math.e, math.inf, math.nan, None, math.pi
 # NumPy dtype objects: CuPy uses NumPy's dtypes too, so one set serves both libraries.

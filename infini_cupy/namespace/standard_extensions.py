@@ -1,0 +1,149 @@
+"""The standard's ``linalg`` and ``fft`` where the library's functions answer otherwise.
+
+array_api_compat hands most of the two extensions to NumPy's or CuPy's functions as they
+are. Where those take what the standard refuses, answer what it does not, or differ between
+NumPy and CuPy, the function of :mod:`.delegated`'s submodule is wrapped here, so that every
+device gives the standard's (and NumPy 2's) answer or refusal:
+
+- ``linalg.pinv`` of integers computes in float64, as every other ``linalg`` function does
+  (array_api_compat's default ``rtol`` asked ``finfo`` of the integer dtype);
+- ``linalg.matrix_rank`` of empty matrices is 0 (no singular value to take a tolerance from);
+- ``linalg.outer`` takes vectors, ``linalg.cross`` 3-element ones (the libraries flatten,
+  and take 2-element vectors);
+- ``linalg.qr`` takes the standard's two modes (the libraries' others return other things);
+- ``linalg.solve`` broadcasts the stacks (CuPy 14.2's asks for equal ones);
+- ``fft``'s n-d transforms read ``s`` without ``axes`` as the last ``len(s)`` axes and an
+  ``s[i]`` of -1 as the whole axis (NumPy 2 warns at the first, CuPy drops an element at the
+  second).
+
+>>> import infini_cupy as xp
+>>> x = xp.zeros((2, 0, 3), device="cpu")
+>>> xp.linalg.matrix_rank(x)
+Array([0, 0], device='cpu')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..elementwise.trace import is_traced
+
+
+def _pinv_of_floats(pinv, **_):
+    def of_floats(x, /, *, rtol=None):
+        if getattr(x, "dtype", None) is not None and x.dtype.kind in "biu":
+            # in float64, as NumPy's pinv and every other linalg function here (the default
+            # rtol is of the dtype's eps: array_api_compat's finfo(int64) raised ValueError)
+            x = x.astype(np.float64)
+        return pinv(x, rtol=rtol)
+
+    return of_floats
+
+
+def _matrix_rank_of_empty(matrix_rank, *, count_nonzero, svdvals, **_):
+    def of_empty(x, /, *, rtol=None):
+        shape = getattr(x, "shape", None)
+        if shape is not None and len(shape) >= 2 and 0 in shape[-2:] and not is_traced(x):
+            # no singular value: rank 0, NumPy's answer (array_api_compat's tolerance takes
+            # the largest one: ValueError for a reduction over none); count_nonzero's dtype
+            # as for every other x
+            return count_nonzero(svdvals(x), axis=-1)
+        return matrix_rank(x, rtol=rtol)
+
+    return of_empty
+
+
+def _outer_of_vectors(outer, **_):
+    def of_vectors(x1, x2, /):
+        ndims = (getattr(x1, "ndim", None), getattr(x2, "ndim", None))
+        if any(n not in (1, None) for n in ndims):
+            # the standard's (and numpy.linalg.outer's) vectors: array_api_compat's is the
+            # library's outer, which flattens any array
+            raise ValueError(f"linalg.outer: x1 and x2 are one-dimensional, got shapes "
+                             f"{getattr(x1, 'shape', None)} and {getattr(x2, 'shape', None)}")
+        return outer(x1, x2)
+
+    return of_vectors
+
+
+def _cross_of_3_vectors(cross, **_):
+    def of_3_vectors(x1, x2, /, *, axis=-1):
+        shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
+        if any(s is not None and type(axis) is int and -len(s) <= axis < len(s)
+               and s[axis] != 3 for s in shapes):
+            # the standard's (and numpy.linalg.cross's) 3-element vectors: the library's
+            # cross takes 2-element ones too (NumPy's with a DeprecationWarning)
+            raise ValueError(f"linalg.cross: x1 and x2 hold 3-element vectors along axis "
+                             f"{axis}, got shapes {shapes[0]} and {shapes[1]}")
+        return cross(x1, x2, axis=axis)
+
+    return of_3_vectors
+
+
+def _qr_of_the_standard(qr, **_):
+    def of_the_standard(x, /, *, mode="reduced"):
+        if mode not in ("reduced", "complete"):
+            # the library's other modes give R alone ("r": a TypeError making QRResult) or
+            # (h, tau) ("raw": taken as (Q, R))
+            raise ValueError(f"linalg.qr: mode is 'reduced' or 'complete', got {mode!r}")
+        return qr(x, mode=mode)
+
+    return of_the_standard
+
+
+def _solve_of_broadcast_stacks(solve, *, broadcast_to, **_):
+    def of_broadcast_stacks(x1, x2, /):
+        shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
+        if (all(s is not None and len(s) >= 2 for s in shapes)
+                and shapes[0][:-2] != shapes[1][:-2]):
+            # the standard's (and NumPy's) stacks broadcast; CuPy 14.2's solve asks for
+            # equal ones (ValueError): both given the broadcast stacks, as views
+            try:
+                stack = np.broadcast_shapes(shapes[0][:-2], shapes[1][:-2])
+            except ValueError:
+                raise ValueError(f"linalg.solve: the stacks of x1 {shapes[0]} and x2 "
+                                 f"{shapes[1]} do not broadcast") from None
+            x1 = broadcast_to(x1, stack + shapes[0][-2:])
+            x2 = broadcast_to(x2, stack + shapes[1][-2:])
+        return solve(x1, x2)
+
+    return of_broadcast_stacks
+
+
+def _axes_of_s(transform, **_):
+    """An n-d transform given ``s`` and no ``axes`` runs over the last ``len(s)`` axes, as
+    CuPy's does: NumPy 2 reads the call so too but warns (DeprecationWarning, an error to
+    come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``. An ``s[i]`` of -1,
+    the standard's whole axis, goes to the library as that axis' length, as NumPy reads it:
+    CuPy's ``_cook_shape`` takes -1 for a length (a slice to -1, the last element dropped,
+    silently)."""
+
+    def with_axes(x, /, *, s=None, axes=None, norm="backward"):
+        if s is not None and axes is None:
+            axes = tuple(range(-len(s), 0))
+        shape = getattr(x, "shape", None)
+        if (s is not None and -1 in s and shape is not None and len(s) == len(axes)
+                and all(type(a) is int and -len(shape) <= a < len(shape) for a in axes)):
+            # (other axes: the library's error)
+            s = tuple(shape[a] if n == -1 else n for n, a in zip(s, axes))
+        return transform(x, s=s, axes=axes, norm=norm)
+
+    return with_axes
+
+
+_LINALG_RULES = {"pinv": _pinv_of_floats, "matrix_rank": _matrix_rank_of_empty,
+                 "outer": _outer_of_vectors, "cross": _cross_of_3_vectors,
+                 "qr": _qr_of_the_standard, "solve": _solve_of_broadcast_stacks}
+_FFT_RULES = dict.fromkeys(("fftn", "ifftn", "rfftn", "irfftn"), _axes_of_s)
+
+
+def hold_to_the_standard(linalg, fft, *, named, count_nonzero, broadcast_to) -> None:
+    """Wrap the functions of the ``linalg`` and ``fft`` submodules that answer otherwise
+    than the standard, each under its own name and docstring (``named``); ``count_nonzero``
+    and ``broadcast_to`` are the namespace's, for the wrappers that need them."""
+    helpers = {"count_nonzero": count_nonzero, "broadcast_to": broadcast_to,
+               "svdvals": linalg.svdvals}
+    for module, rules in ((linalg, _LINALG_RULES), (fft, _FFT_RULES)):
+        for name, rule in rules.items():
+            library = getattr(module, name)
+            setattr(module, name, named(rule(library, **helpers), name, library.__doc__))
