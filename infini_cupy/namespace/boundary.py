@@ -689,15 +689,18 @@ def _implementation(name: str):
     raise AssertionError(f"no implementation of {name}")  # pragma: no cover - a table typo
 
 
-def _submodule(name: str, table: dict, impls, public: dict) -> types.ModuleType:
+def _submodule(name: str, table: dict, impls, public: dict,
+               overrides: dict | None = None) -> types.ModuleType:
+    """The submodule ``name`` of ``impls``' functions, ``overrides``' where it has them."""
     module = types.ModuleType(f"infini_cupy.{name}", f"The array API ``{name}`` extension.")
+    overrides = overrides or {}
     for function in impls.__all__:
         if function in public and function not in table:  # matmul, ...: the namespace's own
             setattr(module, function, public[function])
         else:
             params, arrays = table[function]
             setattr(module, function, compile_function(
-                function, params, arrays, getattr(impls, function),
+                function, params, arrays, overrides.get(function, getattr(impls, function)),
                 creation=function in signatures.CREATION))
     module.__all__ = list(impls.__all__)
     # registered so that ``import infini_cupy.linalg`` finds this module
@@ -793,6 +796,7 @@ def public_namespace() -> dict:
     _add_extensions(public)
     cpu_direct.install(public)  # views, where, count_nonzero of cpu Arrays: NumPy's call
     cpu_direct.install(public, cpu_direct_delegated.DIRECT)  # reductions, sort, take, ...
-    public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public)
+    public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public,
+                                  extension_dtypes.LINALG)  # matrix_power of bfloat16
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)
     return public

@@ -988,3 +988,35 @@ def test_a_python_int_out_of_range_is_checked_before_out(device, name):
             with pytest.raises(OverflowError, match=str(v)):
                 (x.__iadd__ if name == "add" else x.__imul__)(v)
         np.testing.assert_array_equal(np.asarray(xp.to_device(x, "cpu")), h)  # untouched
+
+
+# ---- products of bfloat16: one dtype and one rounding on every device
+BFLOAT16_PRODUCTS = {
+    "matmul": (lambda a, b: xp.matmul(a, b), lambda a, b: a @ b, ((2, 3), (3, 2))),
+    "@ of stacks": (lambda a, b: a @ b, lambda a, b: a @ b, ((2, 2, 3), (2, 3, 2))),
+    "vecdot": (lambda a, b: xp.vecdot(a, b), lambda a, b: (a * b).sum(-1), ((3, 4), (3, 4))),
+    "tensordot": (lambda a, b: xp.tensordot(a, b, axes=2), lambda a, b: np.tensordot(a, b, 2),
+                  ((2, 3), (2, 3))),
+    "matrix_power": (lambda a, b: xp.linalg.matrix_power(a, 3),
+                     lambda a, b: a @ a @ a, ((3, 3), (3, 3))),
+}
+
+
+@pytest.mark.skipif(dtypes.BFLOAT16 is None, reason="bfloat16 needs ml_dtypes")
+@pytest.mark.parametrize(("name", "other"), [
+    (name, other) for name in sorted(BFLOAT16_PRODUCTS)
+    for other in (["bfloat16"] if name == "matrix_power" else ["bfloat16", "int8", "float16"])])
+def test_bfloat16_products_compute_in_float32_and_round_once(on, to_host, name, other):
+    """matmul, ``@``, vecdot, tensordot and matrix_power of bfloat16 are of
+    ``result_type``'s dtype on every device (bfloat16 with bfloat16 or int8: ml_dtypes' NumPy
+    loop gave float32), the float32 product rounded once: integers whose float32 sums are
+    exact and need more than bfloat16's 8 bits (a sum in bfloat16 would round each step)."""
+    call, oracle, shapes = BFLOAT16_PRODUCTS[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    a, b = (rng.integers(1, 16, shape).astype(np.float32) for shape in shapes)
+    other = np.dtype(dtypes.BFLOAT16 if other == "bfloat16" else other)
+    got = call(on(a.astype(dtypes.BFLOAT16)), on(b.astype(other)))
+    expected = xp.result_type(dtypes.BFLOAT16, other)
+    assert got.dtype == expected, (name, other, got.dtype)
+    want = oracle(a, b).astype(expected)  # float32 sums exact; one rounding
+    np.testing.assert_array_equal(to_host(got).astype(np.float32), want.astype(np.float32))
