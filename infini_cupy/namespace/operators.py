@@ -3,8 +3,9 @@ in-place forms and ``@``, each the namespace function of the standard (our kerne
 elementwise ones, ``matmul`` delegated).
 
 In-place operators write into the Array's own memory (the elementwise functions' ``out=``),
-so the result keeps the left operand's dtype and shape, as the standard requires; a result
-of another dtype or shape raises. Operands other than Arrays, native arrays of the same
+so the result keeps the left operand's dtype and shape, as the standard requires: a result of
+another shape raises ValueError, one that does not cast to the Array's dtype by ``same_kind``
+TypeError (NumPy's rule for ``out=``); ``@=`` alike. Operands other than Arrays, native arrays of the same
 device and Python or NumPy scalars give ``NotImplemented`` (Python then raises TypeError);
 ``==`` and ``!=``, where Python would answer by identity instead (``x == [1, 2]`` False),
 ask the other operand as Python would and raise TypeError where it has no answer either.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import type_name
+from ..elementwise.numpy_backend import check_out
 from .array import Array, native_array_types
 
 # operator -> the namespace function it is
@@ -100,24 +102,28 @@ def install(public: dict) -> None:
         setattr(Array, f"__{op}__", forward)
     for op, name in UNARY.items():
         setattr(Array, f"__{op}__", _unary(public[name]))
-    matmul = public["matmul"]
+    matmul, astype = public["matmul"], public["astype"]
     forward, reflected, _ = _binary(matmul)
 
     def imatmul(self, other):
+        # the other in-place operators' rules (their out=): the product's shape, then a
+        # same_kind cast into x's dtype (float32 @= float64 computes in float64, as NumPy's)
         if not _operand(other):
             return NotImplemented
         result = matmul(self, other)
-        if result.shape != self.shape or result.dtype != self.dtype:
-            raise ValueError(f"x @= y: the product has shape {result.shape} and dtype "
-                             f"{result.dtype}, x has {self.shape} and {self.dtype}")
-        self[...] = result
+        if result.shape != self.shape:
+            raise ValueError(f"matmul(): out has shape {self.shape}, the result has shape "
+                             f"{result.shape}")
+        check_out("matmul", self._a, result.dtype)
+        self[...] = astype(result, self.dtype, copy=False)
         return self
 
     forward.__doc__ = _MATMUL_DOC.format(what="``self @ other``")
     reflected.__doc__ = _MATMUL_DOC.format(what="``other @ self``")
     imatmul.__doc__ = _MATMUL_DOC.format(what="``self @= other``") + (
-        "\nThe product is written into this Array; one of another shape or dtype raises "
-        "ValueError.\n")
+        "\nThe product is written into this Array, as the other in-place operators write "
+        "theirs: one of another shape raises ValueError, one of a dtype that does not cast "
+        "to this Array's by ``same_kind`` TypeError.\n")
     Array.__matmul__, Array.__rmatmul__, Array.__imatmul__ = forward, reflected, imatmul
     Array.__hash__ = None  # __eq__ is elementwise
 

@@ -98,6 +98,25 @@ def test_unary_operators_and_matmul(arr, host):
     np.testing.assert_allclose(host(y), a @ a)
 
 
+def test_imatmul_follows_the_other_in_place_operators(on, host):
+    """``x @= y`` casts the product into x by ``same_kind`` and refuses with the classes of
+    ``x += y`` (the standard's in-place rule; NumPy's ``matmul(x, y, out=x)``), on every
+    device: it refused float32 @= float64 and raised ValueError where ``+=`` raises
+    TypeError."""
+    a, b = rng.standard_normal((2, 2)), rng.standard_normal((2, 2))
+    x = on(a.astype(np.float32))
+    x @= on(b)
+    assert x.dtype == np.float32
+    np.testing.assert_allclose(host(x), a.astype(np.float32) @ b, rtol=1e-6)
+    for in_place in (operator.iadd, operator.imatmul):
+        y = on(np.ones((2, 2), np.int8))
+        with pytest.raises(TypeError, match="cannot be cast into out of dtype int8"):
+            in_place(y, on(b))
+        with pytest.raises(ValueError, match="out has shape"):
+            in_place(y, on(np.ones((3, 2, 2), np.int8)))
+        np.testing.assert_array_equal(host(y), np.ones((2, 2), np.int8))  # left as it was
+
+
 def test_numpy_arrays_defer_to_the_array(backend_name, arr, host):
     if backend_name != "emulate":
         pytest.skip("NumPy arrays live on the CPU")
