@@ -529,12 +529,55 @@ def _native_key(key, backend: str) -> tuple:
         if type(k) is Array:
             check_same_device(backend, k._b)
             k = k._a
+        elif type(k) is list and _holds_arrays(k):
+            k = _index_of_list(k, backend)
         if k is Ellipsis or getattr(k, "ndim", 0):
             ellipsis = True
         out.append(k)
     if not ellipsis:
         out.append(Ellipsis)
     return tuple(out)
+
+
+def _holds_arrays(items: list) -> bool:
+    """Whether the (nested) list ``items`` holds an Array."""
+    return any(type(v) is Array or (type(v) is list and _holds_arrays(v)) for v in items)
+
+
+def _index_of_list(items: list, backend: str):
+    """A list index holding Arrays (``x[[xp.asarray(0), xp.asarray(1)]]``) as the index
+    array NumPy makes of it, on every device: the Arrays unwrapped (ValueError naming both
+    devices for another device's); on a GPU the index array is built there, its Python ints
+    0-d arrays of it (CuPy converts a list through NumPy, which a GPU array refuses: a
+    TypeError), so it is an index held on the GPU."""
+
+    def unwrapped(v):
+        if type(v) is Array:
+            check_same_device(backend, v._b)
+            return v._a
+        return [unwrapped(w) for w in v] if type(v) is list else v
+
+    natives = unwrapped(items)
+    if backend != "cuda":
+        return natives  # NumPy converts it
+    cupy = sys.modules["cupy"]
+    device = next(v for v in _leaves(natives) if isinstance(v, cupy.ndarray)).device
+
+    def on_gpu(v):
+        if type(v) is list:
+            return [on_gpu(w) for w in v]
+        return v if isinstance(v, cupy.ndarray) else cupy.asarray(v)
+
+    with device:
+        return cupy.asarray(on_gpu(natives))  # CuPy stacks GPU arrays on the GPU
+
+
+def _leaves(items: list):
+    for v in items:
+        if type(v) is list:
+            yield from _leaves(v)
+        else:
+            yield v
 
 
 def _library(native):

@@ -254,6 +254,27 @@ def test_integer_array_indexing_as_numpy(device, arr, host):
             x[make(np.array([3]))]
 
 
+def test_a_list_of_arrays_is_an_index_on_every_device(on, host, backend_name):
+    """A list holding Arrays (0-d ones, nested, beside Python ints) indexes as the index
+    array NumPy makes of it, in ``x[key]`` and ``x[key] = v``, on every device: on a GPU it
+    raised TypeError (CuPy converts a list through NumPy, which a GPU array refuses); an Array
+    of another device in it is a ValueError naming both."""
+    h = rng.standard_normal((4, 3))
+    x = on(h)
+    zero_d = lambda i: on(np.asarray(i))  # noqa: E731
+    for key, expected in (([zero_d(2), zero_d(0)], [2, 0]), ([1, zero_d(3)], [1, 3]),
+                          ([[zero_d(0)], [zero_d(1)]], [[0], [1]]),
+                          ((zero_d(1), [zero_d(0), 2]), (1, [0, 2]))):
+        np.testing.assert_array_equal(host(x[key]), h[expected], err_msg=str(expected))
+        y, g = on(h.copy()), h.copy()
+        y[key] = 7.0
+        g[expected] = 7.0
+        np.testing.assert_array_equal(host(y), g, err_msg=str(expected))
+    other = xp.asarray(0, device="cpu" if x.device != xp.Device("cpu") else "emulator")
+    with pytest.raises(ValueError, match="different devices"):
+        x[[other, zero_d(1)]]
+
+
 def test_setitem_is_one_strided_copy(backend_name, arr, host):
     a = rng.standard_normal((4, 6)).astype(np.float32)
     x = arr(a.copy())
