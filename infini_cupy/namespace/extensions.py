@@ -28,6 +28,7 @@ import builtins
 import functools
 import math
 import operator
+import sys
 
 import numpy as np
 
@@ -516,6 +517,10 @@ def round(x, /, decimals=0, *, out=None):
     if kind in "iu" and decimals > 0:
         result = data_movement.astype(x, x.dtype, copy=True)
     elif kind == "f" or dtypes.is_bfloat16(x.dtype):
+        if builtins.abs(decimals) > sys.float_info.max_10_exp:
+            # refused before 10**decimals, a Python int that 2**70 digits never finish making
+            raise OverflowError(f"round(): decimals={decimals} of {x.dtype} x: 10**decimals is "
+                                f"beyond float64 (|decimals| <= {sys.float_info.max_10_exp})")
         scale = float(10 ** builtins.abs(decimals))
         scaled = (elementwise_functions.multiply(x, scale) if decimals > 0
                   else elementwise_functions.divide(x, scale))

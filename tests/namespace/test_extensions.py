@@ -106,6 +106,16 @@ def test_integer_and_complex_round(on, to_host):
         same(xp.round(on(h), -1), np.round(h, -1), to_host)
 
 
+@pytest.mark.parametrize("decimals", [2**70, -400])
+def test_round_of_decimals_beyond_float64_is_an_overflow_error_not_a_hang(on, decimals):
+    # 10**(2**70) as a Python int never finishes; NumPy's round refuses 2**70 too
+    x = on(np.array([1.5, -2.25]))
+    with pytest.raises(OverflowError, match=f"decimals={decimals} .*beyond float64"):
+        xp.round(x, decimals)
+    with pytest.raises(OverflowError, match="beyond float64"):
+        x.round(decimals)
+
+
 @pytest.mark.parametrize("dtype, decimals", [("int32", 2), ("int32", -1), ("float32", 1),
                                              ("float32", -1), ("complex64", 1)])
 def test_round_with_decimals_refuses_the_out_elementwise_functions_refuse(on, to_host, dtype,
