@@ -117,6 +117,8 @@ def clip(x, /, min=None, max=None, *, out=None):
         return trace.clip_node(x, min, max)
     if dtypes.is_python_scalar(x) or not hasattr(x, "dtype"):
         raise TypeError(f"clip() needs x to be an array; got {type_name(x)}")
+    # a str bound or out= (AttributeError on cpu below, TypeError in apply): refused on every device
+    check_operand_types("clip", [a for a in (min, max) if a is not None], out)
     backend = backend_for(x, *(a for a in (min, max, out)
                                         if a is not None and not dtypes.is_python_scalar(a)))
     dtypes.check_group("clip", op.group, x.dtype,

@@ -187,3 +187,17 @@ def test_scalar_bounds_again_are_checked_and_signed_as_the_first(device):
                 kernels = xp.clip(xp.asarray(zeros, device="emulator"), lo, hi)
                 np.testing.assert_array_equal(np.signbit(np.asarray(r)),
                                               np.signbit(np.asarray(kernels)), (lo, hi))
+
+
+@pytest.mark.parametrize("device", ["cpu", "emulator"])
+@pytest.mark.parametrize("bound, out", [("abc", None), ({"a": 1}, None), (["a", "b"], None),
+                                        (None, "abc"), (None, [1.0, 2.0])],
+                         ids=["str", "dict", "list", "out-str", "out-list"])
+def test_bounds_and_out_of_no_array_kind_are_a_type_error_on_every_device(device, bound, out):
+    """A str/dict/list bound or out=: the TypeError naming its type on every device (the cpu
+    device raised AttributeError reading its dtype or flags)."""
+    x = xp.asarray(np.arange(5.0), device=device)
+    with pytest.raises(TypeError, match=r"clip\(\).* (str|dict|list)$"):
+        xp.clip(x, bound, None, out=out)
+    with pytest.raises(TypeError, match=r"clip\(\).* (str|dict|list)$"):
+        x.clip(None, bound, out=out)
