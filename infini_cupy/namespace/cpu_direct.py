@@ -312,8 +312,11 @@ def repeat(full):
             if axis is None or (type(axis) is int and -ndim <= axis < ndim):
                 # data_movement.repeat's checks passed: on cpu, NumPy's repeat
                 _check_copyable(a.dtype, "repeat")
-                return wrap_result(np.repeat(a, repeats, axis=axis if axis is None
-                                             else axis % ndim), _CPU)
+                try:
+                    return wrap_result(np.repeat(a, repeats, axis=axis if axis is None
+                                                 else axis % ndim), _CPU)
+                except (OverflowError, ValueError):  # too big: the full call's ValueError
+                    pass
         return full(x, repeats, axis=axis)
 
     return repeat
@@ -327,7 +330,10 @@ def tile(full):
                     return full(x, repetitions)  # the full call's ValueError
             # data_movement.tile's checks passed: on cpu, NumPy's tile
             _check_copyable(x._a.dtype, "tile")
-            return wrap_result(np.tile(x._a, repetitions), _CPU)
+            try:
+                return wrap_result(np.tile(x._a, repetitions), _CPU)
+            except (OverflowError, ValueError):  # too big: the full call's ValueError
+                pass
         return full(x, repetitions)
 
     return tile

@@ -67,6 +67,18 @@ def _normalize_axis(axis, ndim: int, what: str) -> int:
     return axis % ndim
 
 
+def _check_result_size(shape: tuple, dtype, what: str) -> None:
+    """ValueError naming ``shape`` when an array of it would not fit the address space:
+    NumPy's ``tile``/``repeat`` raise OverflowError from C and ``empty`` a ValueError naming
+    nothing, so each device said another thing."""
+    if math.prod(shape) * np.dtype(dtype).itemsize > _LARGEST_NBYTES:
+        raise ValueError(f"{what}: the result of shape {shape} and dtype {np.dtype(dtype)} is "
+                         f"beyond the largest array ({_LARGEST_NBYTES} bytes)")
+
+
+_LARGEST_NBYTES = np.iinfo(np.intp).max
+
+
 def _int_tuple(values, what: str, name: str) -> tuple:
     """A shape or repetitions argument as a tuple of ints (NumPy also takes a bare int)."""
     items = values if isinstance(values, (tuple, list)) else (values,)
@@ -447,8 +459,8 @@ def _joined_by_numpy(join, arrays, axis):
     or None where NumPy refuses them: the caller's checks then raise our error."""
     try:
         joined = join(arrays, axis=axis)
-    except (ValueError, TypeError):  # AxisError is a ValueError
-        return None
+    except (ValueError, TypeError, OverflowError):  # AxisError is a ValueError; OverflowError:
+        return None  # an axis beyond a C long
     return joined if joined.flags.c_contiguous else np.ascontiguousarray(joined)
 
 
@@ -605,12 +617,15 @@ def tile(x, repetitions, /):
     reps = _int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(x.ndim, len(reps))
+    full_reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
+    result = tuple(r * n for r, n in zip(full_reps, shape))
+    _check_result_size(result, x.dtype, "tile")
     if backend_for(x) == "numpy":  # the cpu device: NumPy's tile, after our checks
         return np.tile(x, reps)
-    ndim = max(x.ndim, len(reps))
-    reps = (1,) * (ndim - len(reps)) + reps
-    shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
-    out = empty_on_device_of(x, tuple(r * n for r, n in zip(reps, shape)), x.dtype)
+    reps = full_reps
+    out = empty_on_device_of(x, result, x.dtype)
     # out viewed as (r0, n0, r1, n1, ...) is C-contiguous: a view; x broadcast over the r's
     interleaved = tuple(v for pair in zip(reps, shape) for v in pair)
     source = x.reshape(tuple(v for n in shape for v in (1, n)))
@@ -659,15 +674,16 @@ def repeat(x, repeats, /, *, axis: int | None = None):
         raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     if axis is not None:
         axis = _normalize_axis(axis, x.ndim, "repeat")
+    shape = tuple(x.shape)
+    result = ((x.size * repeats,) if axis is None
+              else shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:])
+    _check_result_size(result, x.dtype, "repeat")
     if backend_for(x) == "numpy":  # the cpu device: NumPy's repeat, after our checks
         return np.repeat(x, repeats, axis=axis)
-    shape = tuple(x.shape)
+    out = empty_on_device_of(x, result, x.dtype)
     if axis is None:  # flattened: out viewed as (*x.shape, repeats), x broadcast on the last axis
-        out = empty_on_device_of(x, (x.size * repeats,), x.dtype)
         expanded, source = shape + (repeats,), x[..., None]
     else:
-        out = empty_on_device_of(
-            x, shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:], x.dtype)
         expanded = shape[: axis + 1] + (repeats,) + shape[axis + 1:]
         source = x.reshape(shape[: axis + 1] + (1,) + shape[axis + 1:])
     rearrange_(out.reshape(expanded), _library(x).broadcast_to(source, expanded))

@@ -856,3 +856,22 @@ def test_an_index_into_an_empty_axis_is_refused_and_writes_nothing(on):
         x[on(np.array([0]))] = 1.0
     x[on(np.zeros(0, np.int64))] = 1.0
     assert x[on(np.zeros(0, np.int64))].shape == (0, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: xp.repeat(x, 2**70), lambda x: xp.repeat(x, 2**61, axis=1),
+    lambda x: xp.tile(x, (2**70, 1)), lambda x: xp.tile(x, 2**60),
+], ids=["repeat", "repeat-axis", "tile", "tile-int"])
+def test_a_result_beyond_the_largest_array_is_the_value_error_naming_its_shape(on, call):
+    """The cpu device raised NumPy's OverflowError (or "negative dimensions are not
+    allowed"), the other devices ``empty``'s "Maximum allowed dimension exceeded"."""
+    with pytest.raises(ValueError, match=r"(repeat|tile): the result of shape \(.*\) and "
+                                         r"dtype float32 is beyond the largest array"):
+        call(on(np.ones((3, 4), np.float32)))
+
+
+@pytest.mark.parametrize("join", ["concat", "stack"])
+def test_an_axis_beyond_a_c_long_is_the_axis_error_on_every_device(on, join):
+    x = on(np.ones((3, 4), np.float32))
+    with pytest.raises(np.exceptions.AxisError, match=rf"{join}: axis {2**70} is out of bounds"):
+        getattr(xp, join)([x, x], axis=2**70)
