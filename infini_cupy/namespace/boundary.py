@@ -31,6 +31,7 @@ import types
 import numpy as np
 
 from ..arrays import check_plain_buffer, current_allocator as _current_allocator
+from ..arrays import is_array, type_name
 from ..arrays import data_pointer as _data_pointer
 from ..config import enter_backend, exit_backend, get_backend
 from ..arrays import backend_for  # noqa: I001
@@ -56,6 +57,7 @@ from ..runtime import native as _native
 from ..runtime.cuda_compiled import MECHANISM as _COMPILED_LAUNCH
 from ..runtime.launch import _hooks as _launch_hooks, launch as _launch
 from ..elementwise import numpy_backend as _numpy_backend
+from ..elementwise.trace import Traced as _Traced
 from ..elementwise.numpy_backend import (repeat as _cpu_repeat,
                                          repeat_into as _cpu_repeat_into)
 from ..elementwise.short_path import (SCALAR_TYPES as _HOT_SCALARS, by_ids as _by_ids,
@@ -127,11 +129,31 @@ def _wrap_in_force(result):
     return wrap_result(result, backend)
 
 
+# What an array parameter takes besides Arrays, NumPy scalars and native arrays: Python
+# scalars and sequences, NumPy's array-likes (None only where it is the default), and the
+# arrays of a function infini_cupy.fuse traces
+_OPERAND_TYPES = frozenset({bool, int, float, complex, list, tuple, _Traced})
+_OPERAND_TYPES_OR_NONE = _OPERAND_TYPES | {type(None)}
+# array parameters that take other things too (dtypes: can_cast's from_, finfo's type)
+_NOT_OPERANDS = frozenset({"from_", "type", "out"})
+
+
+def _refuse_operand(value, function: str, parameter: str):
+    """TypeError for an array parameter given none of the kinds an array can come as (None,
+    a str, a dict, another library's array): the implementation would raise AttributeError
+    or compute on it (``all("abc")``), or hand back the other library's array."""
+    hint = (": convert it first (asarray, from_dlpack)"
+            if hasattr(value, "__dlpack__") or hasattr(value, "__array__") else "")
+    raise TypeError(f"{function}() takes an array for {parameter}; got {type_name(value)}{hint}")
+
+
 _GLOBALS = {"_SPECIAL": _SPECIAL, "_nd": np.ndarray, "_type": type,  # finfo's "type" parameter
             "_check_plain": check_plain_buffer, "_Array": Array, "_take": _take, "_take_all": _take_all,
             "_device": _device, "_enter": enter_backend, "_exit": exit_backend,
             "_wrap_result": wrap_result, "_get_backend": get_backend, "_pending": _pending,
-            "_wrap_in_force": _wrap_in_force}
+            "_wrap_in_force": _wrap_in_force, "_is_array": is_array,
+            "_refuse_operand": _refuse_operand, "_OPERAND_TYPES": _OPERAND_TYPES,
+            "_OPERAND_TYPES_OR_NONE": _OPERAND_TYPES_OR_NONE}
 
 
 def compile_function(name: str, params: str, arrays: str, impl, creation: bool = False):
@@ -185,6 +207,11 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
             p = a.lstrip("~?")
             lines.append(f"    elif _type({p}) is not _nd and isinstance({p}, _nd): "
                          f"_check_plain({p}, {name!r})")
+            if a == p and p not in _NOT_OPERANDS:
+                kinds = ("_OPERAND_TYPES_OR_NONE" if parameters[p].default is None
+                         else "_OPERAND_TYPES")
+                lines.append(f"    elif _type({p}) is not _nd and _type({p}) not in {kinds} "
+                             f"and not _is_array({p}): _refuse_operand({p}, {name!r}, {p!r})")
     result_backend = "_b"
     if "device" in parameters:
         lines.append("    _db, device = _device(device)")

@@ -20,6 +20,7 @@ import pytest
 
 import infini_cupy as xp
 from infini_cupy import arrays
+from tests.support.torch_cpu import import_torch
 
 SENTINEL = 7  # every destination starts full of it; an error must leave it so
 F32 = np.float32
@@ -875,3 +876,27 @@ def test_an_axis_beyond_a_c_long_is_the_axis_error_on_every_device(on, join):
     x = on(np.ones((3, 4), np.float32))
     with pytest.raises(np.exceptions.AxisError, match=rf"{join}: axis {2**70} is out of bounds"):
         getattr(xp, join)([x, x], axis=2**70)
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda x, v: xp.matmul(x, v), "x2"), (lambda x, v: xp.vecdot(x, v), "x2"),
+    (lambda x, v: xp.linalg.solve(x, v), "x2"), (lambda x, v: xp.tensordot(x, v), "x2"),
+    (lambda x, v: xp.isin(x, v), "x2"), (lambda x, v: xp.searchsorted(x[0], v), "x2"),
+    (lambda x, v: xp.take_along_axis(x, v), "indices"), (lambda x, v: xp.squeeze(v), "x"),
+    (lambda x, v: xp.all(v), "x"), (lambda x, v: xp.to_device(v, x.device), "x"),
+])
+@pytest.mark.parametrize("value", [None, "abc", {"a": 1}, "torch"], ids=["None", "str", "dict",
+                                                                        "torch"])
+def test_an_array_parameter_given_no_array_is_a_type_error_naming_it(on, call, parameter,
+                                                                     value):
+    """None, a str, a dict or another library's array where an array goes: a TypeError naming
+    the parameter and the type, not an AttributeError (``squeeze(None)``), an IndexError
+    (``tensordot(x, None)``), an answer about a str (``all("abc")``) or a torch tensor handed
+    back (``matmul(x, tensor)``)."""
+    if value == "torch":
+        torch = import_torch()
+        value = torch.ones(3, 3, dtype=torch.float64)
+    x = on(np.eye(3) * 2)
+    with pytest.raises(TypeError, match=rf"\(\) takes an array for {parameter}; got "
+                                        rf"{re.escape(arrays.type_name(value))}"):
+        call(x, value)
