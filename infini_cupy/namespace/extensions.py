@@ -33,7 +33,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..arrays import empty_on_device_of, is_cupy_array, require_cupy
+from ..arrays import empty_on_device_of, is_cupy_array, require_cupy, type_name
 from ..elementwise import numpy_backend
 from ..strided.copy import rearrange_
 from . import data_movement, delegated, elementwise_functions
@@ -173,6 +173,10 @@ def einsum(subscripts, /, *operands, **kwargs):
     >>> einsum("ij,j->i", np.eye(2), np.array([3.0, 4.0]))
     array([3., 4.])
     """
+    if not isinstance(subscripts, str):
+        # an Array there went to NumPy's einsum, which dispatched back here without end
+        raise TypeError("einsum() takes the subscripts form, a str first (\"ij,jk->ik\"); got "
+                        f"{type_name(subscripts)}")
     return _zero_d(_library_of(operands).einsum(subscripts, *operands, **kwargs))
 
 

@@ -106,6 +106,15 @@ def test_integer_and_complex_round(on, to_host):
         same(xp.round(on(h), -1), np.round(h, -1), to_host)
 
 
+def test_einsum_of_no_subscripts_str_is_a_type_error(on):
+    """An Array first (NumPy's interleaved form) recursed through NumPy's dispatch until
+    RecursionError."""
+    x = on(np.eye(3))
+    for first in (x, np.eye(3), None):
+        with pytest.raises(TypeError, match=r"einsum\(\) takes the subscripts form, a str first"):
+            xp.einsum(first, x)
+
+
 @pytest.mark.parametrize("decimals", [2**70, -400])
 def test_round_of_decimals_beyond_float64_is_an_overflow_error_not_a_hang(on, decimals):
     # 10**(2**70) as a Python int never finishes; NumPy's round refuses 2**70 too
