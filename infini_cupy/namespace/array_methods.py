@@ -30,6 +30,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
+from ..arrays import is_array, type_name
 from .array import Array, check_same_device, wrap
 from .cpu_direct import _check_copyable
 
@@ -333,6 +334,8 @@ def _into(name: str, out, result):
     """``result``, or NumPy's ``out=``: written into ``out``, which is returned."""
     if out is None:
         return result
+    if type(out) is not Array and not is_array(out):  # NumPy's kind: a TypeError
+        raise TypeError(f"x.{name}(out=...): out must be an array; got {type_name(out)}")
     # NumPy's out= of these methods: the result's shape (never broadcast into a bigger out),
     # the result cast to out's dtype as NumPy casts it (not x[...] = v's promotion rule,
     # which refuses float64 into float32)

@@ -192,7 +192,9 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
             lines += ["    if out is not None and _pending.expressions: "
                       f"_pending.evaluate_all({name + '(out=...)'!r})",
                       "    _out = out",
-                      "    if type(out) is _Array: out, _b = _take(out, _b)"]
+                      "    if type(out) is _Array: out, _b = _take(out, _b)",
+                      "    elif out is not None and not _is_array(out): "
+                      f"_refuse_operand(out, {name!r}, 'out')"]
         elif a[0] in "[*":
             lines.append(f"    {a.strip('[]*')}, _b = _take_all({a.strip('[]*')}, _b)")
         elif a[0] == "?":  # an array or a sequence of them

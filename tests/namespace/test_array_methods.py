@@ -248,3 +248,15 @@ def test_reduction_methods_out_as_numpy(on, to_host, name, call):
     with pytest.raises(ValueError, match="shape"):
         call(on(h), out)
     np.testing.assert_array_equal(to_host(out), np.full(bigger, 7.0))
+
+
+@pytest.mark.parametrize("out", ["abc", 3, [1.0], {}], ids=["str", "int", "list", "dict"])
+def test_out_of_no_array_kind_is_a_type_error(on, out):
+    """NumPy's TypeError for an ``out=`` that is no array, from the methods (``x.sum``) and
+    the functions (``all``, ``any``): they raised AttributeError reading its shape."""
+    x = on(np.ones((3, 4)))
+    for call in (lambda: x.sum(out=out), lambda: x.argmax(out=out), lambda: x.cumsum(out=out),
+                 lambda: xp.all(x, out=out), lambda: xp.any(x, axis=0, out=out)):
+        with pytest.raises(TypeError, match=r"(out must be an array|takes an array for out); "
+                                            r"got (str|int|list|dict)$"):
+            call()
