@@ -147,12 +147,17 @@ def _refuse_operand(value, function: str, parameter: str):
     raise TypeError(f"{function}() takes an array for {parameter}; got {type_name(value)}{hint}")
 
 
+def _refuse_array_dtype(value, function: str):
+    raise TypeError(f"{function}(): dtype must be a dtype, got an array ({type_name(value)} of "
+                    f"dtype {value.dtype}): pass its .dtype")
+
+
 _GLOBALS = {"_SPECIAL": _SPECIAL, "_nd": np.ndarray, "_type": type,  # finfo's "type" parameter
             "_check_plain": check_plain_buffer, "_Array": Array, "_take": _take, "_take_all": _take_all,
             "_device": _device, "_enter": enter_backend, "_exit": exit_backend,
             "_wrap_result": wrap_result, "_get_backend": get_backend, "_pending": _pending,
             "_wrap_in_force": _wrap_in_force, "_is_array": is_array,
-            "_refuse_operand": _refuse_operand, "_OPERAND_TYPES": _OPERAND_TYPES,
+            "_refuse_operand": _refuse_operand, "_refuse_array_dtype": _refuse_array_dtype, "_OPERAND_TYPES": _OPERAND_TYPES,
             "_OPERAND_TYPES_OR_NONE": _OPERAND_TYPES_OR_NONE}
 
 
@@ -215,6 +220,9 @@ def compile_function(name: str, params: str, arrays: str, impl, creation: bool =
                 lines.append(f"    elif _type({p}) is not _nd and _type({p}) not in {kinds} "
                              f"and not _is_array({p}): _refuse_operand({p}, {name!r}, {p!r})")
     result_backend = "_b"
+    if "dtype" in parameters:  # NumPy reads an Array's .dtype attribute: dtype=x was taken
+        lines.append("    if dtype is not None and (_type(dtype) is _Array or _is_array(dtype)): "
+                     f"_refuse_array_dtype(dtype, {name!r})")
     if "device" in parameters:
         lines.append("    _db, device = _device(device)")
         result_backend = "_db or _b"

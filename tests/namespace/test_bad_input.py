@@ -900,3 +900,18 @@ def test_an_array_parameter_given_no_array_is_a_type_error_naming_it(on, call, p
     with pytest.raises(TypeError, match=rf"\(\) takes an array for {parameter}; got "
                                         rf"{re.escape(arrays.type_name(value))}"):
         call(x, value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, d: xp.zeros(3, dtype=d, device=x.device), lambda x, d: xp.asarray([1], dtype=d),
+    lambda x, d: xp.astype(x, d), lambda x, d: x.astype(d), lambda x, d: xp.sum(x, dtype=d),
+    lambda x, d: xp.full_like(x, 1, dtype=d), lambda x, d: xp.linalg.trace(x, dtype=d),
+], ids=["zeros", "asarray", "astype", "x.astype", "sum", "full_like", "trace"])
+def test_an_array_as_dtype_is_a_type_error(on, call):
+    """``dtype=x`` (an Array or NumPy array for ``x.dtype``): NumPy's TypeError; NumPy read
+    an Array's ``dtype`` attribute and went on in its dtype."""
+    x = on(np.eye(3))
+    for d in (on(np.int8(1)), np.ones(2, np.int8)):
+        with pytest.raises(TypeError, match=r"dtype must be a dtype, got an array \(.* of "
+                                            r"dtype int8\): pass its \.dtype"):
+            call(x, d)
