@@ -163,6 +163,21 @@ def test_each_device_launches_its_own_function(side):
         on_device_0((1, 1, 1), (32, 1, 1), ())
 
 
+def test_a_launch_on_a_stream_of_another_device_fails(side):
+    """CuPy's ``Function`` launches on the stream it is given (``function.pyx``
+    ``_get_stream``), and the driver refuses a kernel launch on a stream of another device
+    than the current one (a copy on it would be taken): so does the stand-in."""
+    src, dst = _launch_copy(side)
+    function = next(iter(cuda._functions.values()))
+    with side.cuda.Device(1):
+        elsewhere = side.cuda.Stream()
+    with pytest.raises(cupy_standin.CUDADriverError, match="another device"):
+        function((1,), (32,), _copy_arguments(side, dst, src), stream=elsewhere)
+    dst[...] = 0
+    function((1,), (32,), _copy_arguments(side, dst, src), stream=side.cuda.Stream())
+    np.testing.assert_array_equal(dst, src)
+
+
 def test_arrays_on_the_current_device_launch_there(side):
     with side.cuda.Device(1):
         src, dst = _launch_copy(side, device=1)

@@ -359,6 +359,84 @@ def test_streams_belong_to_their_device_and_the_null_stream_to_any(cupy):
     assert cupy.cuda.Stream(null=True) == cupy.cuda.Stream.null
 
 
+def test_device_and_stream_stacks_are_the_thread_s_not_the_object_s(cupy):
+    # device.pyx Device.__enter__/__exit__ push and pop _ThreadLocalStack (per thread);
+    # stream.pyx _ThreadLocal: per thread and device a stack under the default stream, a
+    # `with` block's exit making current the stream below it (a use() pushed nothing)
+    import threading
+
+    shared_device = cupy.cuda.Device(1)
+    with shared_device:
+        shared_stream = cupy.cuda.Stream()
+    turns, seen = threading.Barrier(2, timeout=60), {}
+
+    def first():  # enters both first, leaves them first
+        turns.wait()
+        shared_device.__enter__()
+        shared_stream.__enter__()
+        turns.wait()
+        turns.wait()
+        shared_stream.__exit__()
+        shared_device.__exit__()
+        seen["first"] = cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream(1).ptr
+        turns.wait()
+
+    def second():  # on device 1 from the start: enters both after, leaves them last
+        cupy.cuda.Device(1).use()
+        turns.wait()
+        turns.wait()
+        shared_device.__enter__()
+        shared_stream.__enter__()
+        turns.wait()
+        turns.wait()
+        shared_stream.__exit__()
+        shared_device.__exit__()
+        seen["second"] = cupy.cuda.runtime.getDevice(), cupy.cuda.get_current_stream().ptr
+
+    threads = [threading.Thread(target=f) for f in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"first": (0, 0), "second": (1, 0)}
+
+    def fresh():  # a thread's own stack, empty at its start
+        cupy.cuda.Device(1).__enter__()
+        cupy.cuda.Device(0).__exit__()  # any Device pops this thread's stack
+        seen["fresh"] = cupy.cuda.runtime.getDevice()
+        with pytest.raises(IndexError):
+            cupy.cuda.Device(0).__exit__()
+        seen["emptied"] = True
+
+    thread = threading.Thread(target=fresh)
+    thread.start()
+    thread.join()
+    assert seen["fresh"] == 0 and seen["emptied"]
+    used, entered = cupy.cuda.Stream(), cupy.cuda.Stream()
+    used.use()
+    with entered:
+        assert cupy.cuda.get_current_stream() is entered
+    assert cupy.cuda.get_current_stream() == cupy.cuda.Stream.null  # not `used`
+    with pytest.raises(RuntimeError, match="does not match"):
+        with cupy.cuda.Device(1):
+            used.use()
+
+
+def test_current_stream_of_a_device_by_index_and_the_per_thread_stream(cupy):
+    # stream.pyx get_current_stream(int device_id=-1): current_stream[device_id] of a list
+    # of one per device; Stream.ptds (ptds=True): cudaStreamPerThread, device_id -1
+    with cupy.cuda.Device(1):
+        on_1 = cupy.cuda.Stream()
+        on_1.use()
+    assert cupy.cuda.get_current_stream(1) is on_1 and cupy.cuda.get_current_stream(-1).ptr == 0
+    assert cupy.cuda.get_current_stream(-2).ptr == 0 and cupy.cuda.get_current_stream(-1) != on_1
+    for past in (2, 7, -3):
+        with pytest.raises(IndexError):
+            cupy.cuda.get_current_stream(past)
+    assert cupy.cuda.Stream.ptds.ptr == cupy.cuda.Stream(ptds=True).ptr == 2
+    assert cupy.cuda.Stream.ptds.device_id == -1
+
+
 def test_memory_pointer_arithmetic_as_cupy_s(cupy):
     # memory.pyx MemoryPointer: __int__ is the address; __add__ takes a ptrdiff_t on
     # either side, __sub__ subtracts

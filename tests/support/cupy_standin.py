@@ -102,8 +102,21 @@ class _ThreadState(threading.local):
     in_kernel = False  # the emulator runs a launch (its own files are not the launcher's)
     streams: dict = {}  # device -> the stream made current there (else the null stream)
 
+    def __init__(self):
+        # device.pyx _ThreadLocalStack: the devices that Device.__enter__ left, this thread's
+        self.device_stack = []
+        # stream.pyx _ThreadLocal: per device the streams `with` made current (the default
+        # stream below them), and the device of each `with` (what its exit pops)
+        self.stream_stacks, self.stream_devices = {}, []
+
     def stream_of(self, device: int) -> Stream:
         return self.streams.get(device, Stream.null)
+
+    def set_stream(self, stream: Stream) -> None:
+        """``_ThreadLocal.set_current_stream``: current on its device (the null stream's:
+        the current device)."""
+        device = self.device if stream.device_id == -1 else stream.device_id
+        self.streams = {**self.streams, device: stream}
 
 
 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900
@@ -133,14 +146,15 @@ class Device:
 
     def __init__(self, device=None):
         self.id = _thread.device if device is None else int(device)
-        self._previous = []
 
     @property
     def compute_capability(self) -> str:
         return str(_side.capabilities[_check_ordinal(self.id, "cudaDeviceGetAttribute")])
 
     def __enter__(self):
-        self._previous.append(_thread.device)
+        """The device left is pushed on this thread's stack (``_ThreadLocalStack``), not on
+        this object: one Device may be entered by several threads at once."""
+        _thread.device_stack.append(_thread.device)
         _thread.device = _check_ordinal(self.id, "cudaSetDevice")
         return self
 
@@ -149,7 +163,7 @@ class Device:
         return self
 
     def __exit__(self, *exc):
-        _thread.device = self._previous.pop()
+        _thread.device = _thread.device_stack.pop()
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.id == self.id
@@ -283,6 +297,7 @@ DEVICE_ALIGN = 256
 MEMCPY_DEVICE_TO_DEVICE, MEMCPY_DEFAULT = 3, 4  # cudaMemcpyKind
 DLPACK_CPU, DLPACK_CUDA = 1, 2  # dlpack.h's kDLCPU, kDLCUDA
 CUDA_STREAM_LEGACY = 1  # cupy/cuda/stream.pyx get_default_stream_ptr: cudaStreamLegacy
+CUDA_STREAM_PER_THREAD = 2  # cudaStreamPerThread, Stream.ptds's pointer
 
 
 class _Memory:
@@ -444,24 +459,40 @@ class MemoryPool:
 streams: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> Stream
 
 
+def stream_of_current_device(ptr: int) -> bool:
+    """A kernel may be launched on the stream ``ptr`` here: a default stream (the null, the
+    legacy, the per-thread one: the current device's), or one made on the current device (a
+    launch on another device's stream fails, where a copy would not)."""
+    if ptr in (0, CUDA_STREAM_LEGACY, CUDA_STREAM_PER_THREAD):
+        return True
+    known = streams.get(ptr)
+    return known is not None and known.device_id == _thread.device
+
+
 class Stream:
     """``cupy.cuda.Stream`` (``cupy/cuda/stream.pyx``): made on the current device, or on
-    none (``device_id`` -1) for the null stream (``Stream.null``, pointer 0), which applies to
+    none (``device_id`` -1) for the null stream (``Stream.null``, pointer 0) and the
+    per-thread default stream (``Stream.ptds``, ``cudaStreamPerThread``), which apply to
     whichever device is current; ``with stream:`` and ``use()`` make it current there,
-    refusing a stream of another device (``check_stream_device_match``: RuntimeError);
-    streams compare by pointer (``_BaseStream.__eq__``)."""
+    refusing a stream of another device (``check_stream_device_match``: RuntimeError), with
+    CuPy's per-thread stacks: a ``with`` block's exit makes current the stream below it on
+    that thread's stack of that device, which a ``use()`` never pushed; streams compare by
+    pointer (``_BaseStream.__eq__``)."""
 
     null: Stream
+    ptds: Stream
 
     def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
         self.device_id = -1 if null or ptds else _thread.device
-        self.ptr = 0 if null else id(self)  # an address no other stream has
-        self._previous = []
-        if not null:
+        # an address no other stream has; the null stream's is 0, the per-thread one's 2
+        self.ptr = 0 if null else CUDA_STREAM_PER_THREAD if ptds else id(self)
+        if not (null or ptds):
             streams[self.ptr] = self  # the driver stand-in checks a CUstream's context
 
-    def _device(self) -> int:
-        current = _thread.device
+    def _device(self, current: int | None = None) -> int:
+        """``check_stream_device_match``: the device it is made current on, ``current`` (the
+        current device by default), which must be its own."""
+        current = _thread.device if current is None else current
         device = current if self.device_id == -1 else self.device_id
         if device != current:
             raise RuntimeError(f"The device that the stream is created on ({device}) does "
@@ -469,17 +500,21 @@ class Stream:
         return device
 
     def __enter__(self):
-        device = self._device()
-        self._previous.append((device, _thread.stream_of(device)))
-        _thread.streams = {**_thread.streams, device: self}
+        device = self._device()  # stream.pyx push_stream
+        _thread.stream_stacks.setdefault(device, []).append(self)
+        _thread.stream_devices.append(device)
+        _thread.set_stream(self)
         return self
 
     def __exit__(self, *exc):
-        device, previous = self._previous.pop()
-        _thread.streams = {**_thread.streams, device: previous}
+        device = _thread.stream_devices.pop()  # stream.pyx pop_stream
+        stack = _thread.stream_stacks[device]
+        stack.pop()
+        _thread.set_stream(stack[-1] if stack else Stream.null)
 
     def use(self) -> Stream:
-        _thread.streams = {**_thread.streams, self._device(): self}
+        self._device()
+        _thread.set_stream(self)
         return self
 
     def synchronize(self) -> None:
@@ -1406,6 +1441,12 @@ class Function:
             raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
                                   f"cuLaunchKernel of {raw.name} loaded on device {self.device} "
                                   f"in device {_thread.device}'s context")
+        # function.pyx _get_stream: the current stream's pointer, else the given stream's
+        stream_ptr = _thread.stream_of(_thread.device).ptr if stream is None else stream.ptr
+        if not stream_of_current_device(stream_ptr):
+            raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE,
+                                  f"cuLaunchKernel of {raw.name} on a stream of another device "
+                                  f"than the current one ({_thread.device})")
         host = [raw._argument(i, a) for i, a in enumerate(args)]
         sizes = tuple(size for _, size in host)
         if sizes != raw.param_sizes:
@@ -1432,6 +1473,7 @@ _SCALAR_TYPES = {*_PYTHON_SCALARS, *(np.dtype(c).type for c in "?bBhHiIlLqQefdgF
 
 # ---------------------------------------------------------------- the module itself
 Stream.null = Stream(null=True)
+Stream.ptds = Stream(ptds=True)
 
 
 class Event:
@@ -1486,8 +1528,15 @@ class _Cuda:
     @staticmethod
     def get_current_stream(device_id: int = -1) -> Stream:
         """``stream.pyx`` ``get_current_stream(int device_id=-1)``: of the current device by
-        default."""
-        return _thread.stream_of(_thread.device if device_id == -1 else int(device_id))
+        default; else ``current_stream[device_id]`` of a list of one per device, so an id
+        past the devices is an IndexError and one below -1 counts from the end."""
+        device_id = operator.index(device_id)
+        if device_id == -1:
+            device_id = _thread.device
+        count = len(_side.capabilities)
+        if not -count <= device_id < count:
+            raise IndexError("list index out of range")
+        return _thread.stream_of(device_id % count)
 
 
 def _as_strided(x, shape=None, strides=None):

@@ -215,10 +215,8 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     loaded = cupy_standin.handles.get(function)
     if loaded is None or loaded.device != thread.device:
         return (CUresult.CUDA_ERROR_INVALID_HANDLE,)
-    if stream not in (0, cupy_standin.CUDA_STREAM_LEGACY, 2):  # 2: CU_STREAM_PER_THREAD
-        known = cupy_standin.streams.get(stream)
-        if known is None or known.device_id != thread.device:
-            return (CUresult.CUDA_ERROR_INVALID_HANDLE,)
+    if not cupy_standin.stream_of_current_device(stream):
+        return (CUresult.CUDA_ERROR_INVALID_HANDLE,)
     if params and extra:
         return (CUresult.CUDA_ERROR_INVALID_VALUE,)
     if extra:
