@@ -28,7 +28,7 @@ import sys
 import numpy as np
 
 from .. import dtypes
-from ..arrays import backend_for, data_pointer, is_array, may_overlap
+from ..arrays import backend_for, data_pointer, device_context, is_array, may_overlap
 from ..config import enter_backend, exit_backend
 from ..elementwise.short_path import layout_id
 from ..elementwise.numpy_casts import is_float_to_int
@@ -237,11 +237,13 @@ class Array:
         if self._a.size == 0:
             raise ValueError("The truth value of an empty array is ambiguous: use x.size > 0 "
                              "to check that an Array is not empty")
-        return bool(self._a)
+        with device_context((self._a,)):  # read on the stream of its GPU (see get)
+            return bool(self._a)
 
     def __int__(self) -> int:
         """``int(self)`` of a one-element Array: its value on the host (a float truncated)."""
-        return int(self._a)
+        with device_context((self._a,)):
+            return int(self._a)
 
     def __float__(self) -> float:
         """``float(self)`` of a one-element Array: its value on the host.
@@ -252,11 +254,13 @@ class Array:
         >>> float(xp.sum(xp.asarray([1.5, 2.0], device="emulator")))
         3.5
         """
-        return float(self._a)
+        with device_context((self._a,)):
+            return float(self._a)
 
     def __complex__(self) -> complex:
         """``complex(self)`` of a one-element Array: its value on the host."""
-        return complex(self._a)
+        with device_context((self._a,)):
+            return complex(self._a)
 
     def __index__(self) -> int:
         """``operator.index(self)`` of a 0-d integer Array (``range(n)``, ``lst[i]``);
@@ -264,7 +268,8 @@ class Array:
         # checked here: CuPy's 0-d arrays have no __index__
         if self._a.ndim != 0 or self._a.dtype.kind not in "iu":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
-        return int(self._a)
+        with device_context((self._a,)):
+            return int(self._a)
 
     def __array__(self, dtype=None, copy=None):
         """``numpy.asarray(self)``: the data as a NumPy array (no copy on ``cpu`` and the
@@ -321,7 +326,8 @@ class Array:
     def __format__(self, spec: str) -> str:
         """A 0-d Array formats as its value (``f"{x:.3f}"``); others as ``str`` with no spec."""
         if self._a.ndim == 0:
-            value = self._a.item()  # one element to the host, as float(x) does
+            with device_context((self._a,)):
+                value = self._a.item()  # one element to the host, as float(x) does
             if not isinstance(value, (bool, int, float, complex)):
                 value = float(value)  # bfloat16: ml_dtypes' scalar
             return format(value, spec)

@@ -30,7 +30,7 @@ import operator
 import numpy as np
 
 from .. import dtypes
-from ..arrays import is_array, type_name
+from ..arrays import device_context, is_array, type_name
 from .array import Array, check_same_device, wrap
 from .cpu_direct import _check_copyable
 
@@ -367,7 +367,8 @@ def item(self, *args):
     """
     a = self._a
     if not args:
-        return a.item()
+        with device_context((a,)):  # read on the stream of its GPU (see get)
+            return a.item()
     if len(args) == 1 and type(args[0]) is tuple:
         args = args[0]
     index = [_item_index(i) for i in args]
@@ -382,7 +383,8 @@ def item(self, *args):
         for axis, (i, n) in enumerate(zip(index, a.shape)):
             if not -n <= i < n:
                 raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
-    return a[tuple(int(i) for i in index)].item()
+    with device_context((a,)):
+        return a[tuple(int(i) for i in index)].item()
 
 
 def _item_index(i) -> int:
@@ -398,7 +400,8 @@ def tolist(self):
     >>> xp.eye(2, dtype=xp.int8, device="cpu").tolist()
     [[1, 0], [0, 1]]
     """
-    return self._a.tolist()
+    with device_context((self._a,)):  # read on the stream of its GPU (see get)
+        return self._a.tolist()
 
 
 def get(self) -> np.ndarray:
@@ -411,7 +414,11 @@ def get(self) -> np.ndarray:
     array([1.5, 2. ])
     """
     if self._b == "cuda":
-        return self._a.get()
+        # CuPy's get reads the current GPU's current stream, then copies on it from this
+        # array's GPU (unordered after our kernels on this GPU's stream; a strided array's
+        # copy refuses the other GPU's stream): under this GPU, its stream
+        with self._a.device:
+            return self._a.get()
     return np.array(self._a, order="C")  # new memory in C order, as CuPy's
 
 

@@ -425,12 +425,15 @@ def to_device(x, device, /, *, stream=None):
     if array_api_compat.device(x) == device:
         return x
     if isinstance(device, str):  # "cpu": x is a CuPy array
-        return x.get(stream=stream)
+        with x.device:  # by default on the stream of x's GPU that our kernels wrote x on
+            return x.get(stream=stream)
     cp = require_cupy()
     if is_cupy_array(x) and not (x.flags.c_contiguous or x.flags.f_contiguous):
         with x.device:  # CuPy copies between GPUs contiguous arrays only
             x = cp.ascontiguousarray(x)
-    with device, (stream if stream is not None else cp.cuda.get_current_stream()):
+    # no `with` of the current stream: its exit would make the stream below it on CuPy's
+    # stack current, undoing a stream.use()
+    with device, (stream if stream is not None else contextlib.nullcontext()):
         # copy() lands on the current device, reading from any other; asarray uploads NumPy
         return x.copy() if is_cupy_array(x) else cp.asarray(x)
 

@@ -276,6 +276,30 @@ def test_every_call_runs_on_its_arrays_gpu_not_the_current_one(two_gpus):
     np.testing.assert_array_equal(np.asarray(moved.to_device("cpu")), np.maximum(h, 0)[:, ::2])
 
 
+def test_moves_and_host_reads_keep_the_stream_made_current_and_read_on_the_array_s_gpu(
+        two_gpus):
+    # CuPy's `with stream` exit makes current the stream below it on its stack (not one
+    # use() made current); CuPy's get reads the current GPU's stream and enters it on the
+    # array's GPU to copy a strided array (stream.pyx _ThreadLocal, core.pyx get)
+    cuda = two_gpus.cuda
+    h = np.arange(24, dtype=np.float32).reshape(4, 6)
+    chosen = cuda.Stream(non_blocking=True)
+    chosen.use()
+    try:
+        x = xp.asarray(h, device="cuda:0")
+        y = x.to_device("cuda:1")
+        back = y.to_device("cuda:0")
+        assert cuda.get_current_stream() is chosen
+        strided = y[:, ::2]  # on cuda:1, cuda:0 and `chosen` current
+        np.testing.assert_array_equal(np.asarray(strided.to_device("cpu")), h[:, ::2])
+        np.testing.assert_array_equal(strided.get(), h[:, ::2])
+        assert strided.tolist() == h[:, ::2].tolist()
+        assert float(y[1, 2]) == h[1, 2] and y[1:2, 2:3].item() == h[1, 2]
+        assert cuda.get_current_stream() is chosen and back.device == "cuda:0"
+    finally:
+        cuda.Stream.null.use()
+
+
 def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
     rng = np.random.default_rng(8)
     h = rng.standard_normal((4, 8)).astype(np.float32)

@@ -1028,7 +1028,12 @@ class ndarray:
     def get(self, stream=None, order="C", out=None, blocking=True) -> np.ndarray:
         """core.pyx ``get``: ``out`` a NumPy array of this dtype and shape, C or F contiguous
         (else TypeError, ValueError, RuntimeError); ``order`` 'C', 'F' or 'A' (any case),
-        other orders ValueError (for a non-empty array without ``out``)."""
+        other orders ValueError (for a non-empty array without ``out``). ``stream`` (by
+        default the current device's current stream, read before this array's device is
+        made current) is entered on this array's device where a contiguous copy is made
+        first: a stream of another device is then CuPy's RuntimeError."""
+        if stream is None:
+            stream = _thread.stream_of(_thread.device)
         if out is not None:
             if not isinstance(out, np.ndarray):
                 raise TypeError("Only numpy.ndarray can be obtained fromcupy.ndarray")
@@ -1037,9 +1042,12 @@ class ndarray:
             if self.shape != out.shape:
                 raise ValueError(f"Shape mismatch. Expected shape: {self.shape}, actual shape: "
                                  f"{out.shape}")
-            if not (out.flags.c_contiguous or out.flags.f_contiguous):
-                raise RuntimeError("`out` cannot be specified when copying to "
-                                   "non-contiguous ndarray")
+            if not (out.flags.c_contiguous and self.flags.c_contiguous
+                    or out.flags.f_contiguous and self.flags.f_contiguous):
+                stream._device(self.data.device_id)  # `with stream:` on this array's device
+                if not (out.flags.c_contiguous or out.flags.f_contiguous):
+                    raise RuntimeError("`out` cannot be specified when copying to "
+                                       "non-contiguous ndarray")
             refuse_in_capture("a device-to-host copy")
             out[...] = self._host
             return out
@@ -1048,8 +1056,11 @@ class ndarray:
         order = order.upper()
         if order == "A":
             order = "F" if self.flags.f_contiguous else "C"
-        if order not in ("C", "F"):
-            raise ValueError(f"unsupported order: {order}")
+        if not (order == "C" and self.flags.c_contiguous
+                or order == "F" and self.flags.f_contiguous):
+            stream._device(self.data.device_id)  # `with stream:` on this array's device
+            if order not in ("C", "F"):
+                raise ValueError(f"unsupported order: {order}")
         refuse_in_capture("a device-to-host copy")
         return np.array(self._host, order=order)
 
@@ -1141,13 +1152,25 @@ class ndarray:
                           "but in future this will result in an error. Use `array.size > 0` "
                           "to check that an array is not empty.", DeprecationWarning)
             return False
-        return bool(self._host)
+        return bool(self._host) if self.size > 1 else bool(self.get())
 
+    # core.pyx __int__, __float__, __complex__, item, tolist: through get() (its stream)
     def __int__(self):
-        return int(self._host)
+        return int(self.get())
 
     def __float__(self):
-        return float(self._host)
+        return float(self.get())
+
+    def __complex__(self):
+        return complex(self.get())
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError("can only convert an array of size 1 to a Python scalar")
+        return self.get().item()
+
+    def tolist(self):
+        return self.get().tolist()
 
     # core.pyx: repr, str and format of the values copied to the host
     def __repr__(self):
