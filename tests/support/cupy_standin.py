@@ -176,6 +176,7 @@ class Device:
     def synchronize(self) -> None:
         """``cudaDeviceSynchronize`` on this device (refused during capture)."""
         refuse_in_capture("cudaDeviceSynchronize")
+        _refuse_device_sync(self.id)
 
     def __repr__(self):
         return f"<CUDA Device {self.id} (stand-in)>"
@@ -199,10 +200,13 @@ class _Runtime:
     @staticmethod
     def deviceSynchronize() -> None:
         refuse_in_capture("cudaDeviceSynchronize")
+        _refuse_device_sync(_thread.device)
 
     @staticmethod
     def streamSynchronize(stream: int) -> None:
         refuse_in_capture("cudaStreamSynchronize")
+        if stream in streams:
+            _refuse_while_captured(streams[stream], "cudaStreamSynchronize")
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict:
@@ -239,6 +243,14 @@ class _Runtime:
         if attribute != _Runtime.cudaDevAttrMaxSharedMemoryPerBlockOptin:
             raise NotImplementedError(f"stand-in device attribute {attribute}")
         return OPTIN_LIMIT
+
+
+def _refuse_device_sync(device: int) -> None:
+    """A device-wide synchronization while one of its streams captures fails (it would
+    wait for work that is only recorded) and invalidates that capture."""
+    for stream in list(capturing_streams):
+        if stream.device_id == device:
+            _refuse_while_captured(stream, "cudaDeviceSynchronize")
 
 
 def _ensure_context() -> None:
@@ -486,6 +498,8 @@ class Stream:
         self.device_id = -1 if null or ptds else _thread.device
         # an address no other stream has; the null stream's is 0, the per-thread one's 2
         self.ptr = 0 if null else CUDA_STREAM_PER_THREAD if ptds else id(self)
+        self.non_blocking = bool(non_blocking) and not (null or ptds)
+        self._capture = None  # the launches recorded since begin_capture, while capturing
         if not (null or ptds):
             streams[self.ptr] = self  # the driver stand-in checks a CUstream's context
 
@@ -519,6 +533,36 @@ class Stream:
 
     def synchronize(self) -> None:
         refuse_in_capture("cudaStreamSynchronize")
+        _refuse_while_captured(self, "cudaStreamSynchronize")
+
+    def begin_capture(self, mode=None) -> None:
+        """``stream.pyx`` ``begin_capture``: not on the null or legacy stream (RuntimeError);
+        from now on a kernel launched on this stream is recorded, not run, until
+        :meth:`end_capture` gives the graph (relaxed mode: allocations, loads and other
+        streams' work go on as usual)."""
+        if self.ptr in (0, CUDA_STREAM_LEGACY):
+            raise RuntimeError("cannot capture on the default (legacy) stream")
+        if self.ptr == CUDA_STREAM_PER_THREAD:
+            raise NotImplementedError("the stand-in captures on streams made with Stream()")
+        if self._capture is not None:
+            raise CUDADriverError(CUDA_ERROR_ILLEGAL_STATE, "cudaStreamBeginCapture")
+        self._capture = _Capture(self.device_id)
+        capturing_streams.add(self)
+
+    def end_capture(self) -> Graph:
+        """``cudaStreamEndCapture``: the graph of the launches recorded; a capture that an
+        operation refused during it invalidated fails (cudaErrorStreamCaptureInvalidated)."""
+        capture, self._capture = self._capture, None
+        capturing_streams.discard(self)
+        if capture is None:
+            raise CUDADriverError(CUDA_ERROR_ILLEGAL_STATE, "cudaStreamEndCapture")
+        if capture.invalidated:
+            raise CUDADriverError(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
+                                  f"cudaStreamEndCapture: {capture.invalidated}")
+        return Graph(capture)
+
+    def is_capturing(self) -> bool:
+        return self._capture is not None
 
     def __eq__(self, other):
         return isinstance(other, Stream) and other.ptr == self.ptr
@@ -528,6 +572,114 @@ class Stream:
 
     def __repr__(self):
         return f"<Stream {self.ptr} (device {self.device_id})>"
+
+
+CUDA_ERROR_ILLEGAL_STATE = 401  # cudaErrorIllegalState
+CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901
+CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906  # the legacy stream while a blocking one captures
+capturing_streams: weakref.WeakSet = weakref.WeakSet()  # streams between begin and end
+
+
+class _Capture:
+    """A stream's capture: its device, the launches recorded, why it was invalidated."""
+
+    def __init__(self, device: int):
+        self.device, self.launches, self.invalidated = device, [], None
+
+
+class _Recorded:
+    """One launch in a graph: the kernel and the values of its parameters as they were at
+    the capture (the driver copies them then), the device memory its pointers reach."""
+
+    def __init__(self, raw, grid, block, args, shared_mem):
+        self.raw, self.grid, self.block, self.shared_mem = raw, grid, block, shared_mem
+        self.args = [a if isinstance(a, np.ndarray) else np.array(a).copy()[()] for a in args]
+        self.blocks = [weakref.ref(_block_holding(numpy_data_pointer(a)))
+                       for a in args if isinstance(a, np.ndarray) and a.size]
+
+    def run(self, device: int) -> None:
+        if any(block() is None for block in self.blocks):
+            # the pool reuses a freed block: the replay would write into another array
+            raise CUDADriverError(CUDA_ERROR_ILLEGAL_ADDRESS,
+                                  f"graph launch: {self.raw.name} reaches memory freed "
+                                  "since the capture")
+        _run_kernel(self.raw, device, self.grid, self.block, self.args, self.shared_mem)
+
+
+class Graph:
+    """``cupy.cuda.Graph`` (``graph.pyx``): what a capture recorded; ``launch(stream=None)``
+    runs it on the current stream, or records it into a capturing one."""
+
+    def __init__(self, capture: _Capture):
+        self._device, self._launches = capture.device, tuple(capture.launches)
+
+    def launch(self, stream=None) -> None:
+        ptr = _thread.stream_of(_thread.device).ptr if stream is None else stream.ptr
+        if not stream_of_current_device(ptr) or self._device != _thread.device:
+            raise CUDADriverError(CUDA_ERROR_INVALID_HANDLE, "cudaGraphLaunch")
+        capture = _capture_of(ptr)
+        for recorded in self._launches:
+            if capture is not None:
+                capture.launches.append(recorded)
+            else:
+                recorded.run(self._device)
+
+
+def _block_holding(pointer: int):
+    """The live block of device memory ``pointer`` lies in."""
+    for mem in list(memories):
+        if mem.ptr <= pointer < mem.ptr + max(mem.size, 1):
+            return mem
+    raise CUDADriverError(CUDA_ERROR_INVALID_VALUE, f"no device memory at {pointer:#x}")
+
+
+def _capture_of(ptr: int):
+    """The capture a launch on stream ``ptr`` of the current device joins, or None. The
+    legacy stream synchronizes with every blocking stream of the device: used while one
+    captures, it invalidates that capture and fails (cudaErrorStreamCaptureImplicit)."""
+    if ptr in (0, CUDA_STREAM_LEGACY):
+        for stream in list(capturing_streams):
+            if stream.device_id == _thread.device and not stream.non_blocking:
+                stream._capture.invalidated = "the legacy stream was used during the capture"
+                raise CUDADriverError(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
+                                      "a launch on the legacy stream while a blocking stream "
+                                      "captures")
+        return None
+    stream = streams.get(ptr)
+    return None if stream is None else stream._capture
+
+
+def _refuse_while_captured(stream: Stream, what: str) -> None:
+    """Synchronizing with a capturing stream fails and invalidates its capture."""
+    if stream._capture is not None:
+        stream._capture.invalidated = f"{what} during the capture"
+        raise CUDADriverError(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, f"{what} during capture")
+
+
+def launch_on(ptr: int, raw, grid, block, args, shared_mem) -> None:
+    """A kernel launch on stream ``ptr`` of the current device: recorded into the stream's
+    graph while it captures, else run now (the stand-in's kernels finish when launched)."""
+    capture = _capture_of(ptr)
+    if capture is not None:
+        capture.launches.append(_Recorded(raw, grid, block, args, shared_mem))
+        return
+    _run_kernel(raw, _thread.device, grid, block, args, shared_mem)
+
+
+def _run_kernel(raw, device: int, grid, block, args, shared_mem) -> None:
+    _side.launches.append((raw.name, device))
+    _thread.in_kernel = True
+    try:
+        emulator.launch(raw.module.about["source"], raw.module.about["name"], grid, block,
+                        args, shared_mem)
+    finally:
+        _thread.in_kernel = False
+
+
+def _refuse_d2h_on(stream: Stream) -> None:
+    """``memory.pyx`` ``copy_to_host_async``: not on a capturing stream."""
+    if stream._capture is not None:
+        raise RuntimeError("the current stream is capturing, so D2H transfers are disallowed")
 
 
 def _host_of(x, function: str):
@@ -1049,6 +1201,7 @@ class ndarray:
                     raise RuntimeError("`out` cannot be specified when copying to "
                                        "non-contiguous ndarray")
             refuse_in_capture("a device-to-host copy")
+            _refuse_d2h_on(stream)
             out[...] = self._host
             return out
         if self.size == 0:
@@ -1062,6 +1215,7 @@ class ndarray:
             if order not in ("C", "F"):
                 raise ValueError(f"unsupported order: {order}")
         refuse_in_capture("a device-to-host copy")
+        _refuse_d2h_on(stream)
         return np.array(self._host, order=order)
 
     def set(self, arr: np.ndarray, stream=None) -> None:
@@ -1479,13 +1633,7 @@ class Function:
             raise CUDADriverError(CUDA_ERROR_INVALID_VALUE,
                                   f"cuLaunchKernel with {shared_mem} bytes of dynamic shared "
                                   f"memory, {raw._max_dynamic[self.device]} allowed")
-        _side.launches.append((raw.name, self.device))
-        _thread.in_kernel = True
-        try:
-            emulator.launch(raw.module.about["source"], raw.module.about["name"], grid,
-                            block, [value for value, _ in host], shared_mem)
-        finally:
-            _thread.in_kernel = False
+        launch_on(stream_ptr, raw, grid, block, [value for value, _ in host], shared_mem)
 
 
 handles: dict[int, Function] = {}  # CUfunction handle -> the Function it names
@@ -1544,6 +1692,7 @@ class _Cuda:
     Stream = Stream
     MemoryPointer = MemoryPointer
     MemoryPool = MemoryPool
+    Graph = Graph
     alloc = staticmethod(_alloc)
     Event = Event
     get_elapsed_time = staticmethod(_get_elapsed_time)

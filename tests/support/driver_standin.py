@@ -49,7 +49,6 @@ import numpy as np
 
 from infini_cupy.arrays import byte_extent
 from infini_cupy.runtime import cuda_compiled
-from infini_cupy.runtime.emulate import launcher as emulator
 from tests.support import cupy_standin
 
 
@@ -227,13 +226,7 @@ def cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockD
     if shared_mem > raw._max_dynamic[loaded.device]:
         return (CUresult.CUDA_ERROR_INVALID_VALUE,)
     args = _decode(params, raw.param_sizes) if raw.param_sizes else []
-    cupy_standin._side.launches.append((raw.name, loaded.device))
-    thread.in_kernel = True
-    try:
-        emulator.launch(raw.module.about["source"], raw.module.about["name"], grid, block,
-                        args, shared_mem)
-    finally:
-        thread.in_kernel = False
+    cupy_standin.launch_on(stream, raw, grid, block, args, shared_mem)
     return (CUresult.CUDA_SUCCESS,)
 
 
