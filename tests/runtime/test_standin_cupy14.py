@@ -437,6 +437,22 @@ def test_current_stream_of_a_device_by_index_and_the_per_thread_stream(cupy):
     assert cupy.cuda.Stream.ptds.device_id == -1
 
 
+def test_the_memory_pool_counts_each_device_s_blocks(cupy):
+    # memory.pyx MemoryPool: one SingleDeviceMemoryPool per device (device_pool()), whose
+    # used_bytes, total_bytes and free_all_blocks are the current device's; cudaMemGetInfo
+    # the current device's
+    pool = cupy.get_default_memory_pool()
+    used, free = pool.used_bytes(), cupy.cuda.runtime.memGetInfo()[0]
+    with cupy.cuda.Device(1):
+        used_there = pool.used_bytes()
+        held = cupy.empty(1 << 20, np.uint8)
+        assert pool.used_bytes() == used_there + (1 << 20)
+    assert pool.used_bytes() == used and cupy.cuda.runtime.memGetInfo()[0] == free
+    del held
+    with cupy.cuda.Device(1):
+        assert pool.used_bytes() == used_there
+
+
 def test_memory_pointer_arithmetic_as_cupy_s(cupy):
     # memory.pyx MemoryPointer: __int__ is the address; __add__ takes a ptrdiff_t on
     # either side, __sub__ subtracts

@@ -46,6 +46,7 @@ parameters.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import inspect
@@ -435,10 +436,11 @@ class _Capsule:
 class MemoryPool:
     """``cupy.get_default_memory_pool()``: every allocation goes through it; a block comes
     back to it (``free_bytes``) when nothing holds it (``MemoryPool.used_bytes`` and
-    ``total_bytes`` in ``cupy/cuda/memory.pyx``)."""
+    ``total_bytes`` in ``cupy/cuda/memory.pyx``). As CuPy's, one pool per device
+    (``SingleDeviceMemoryPool``): the counts are the current device's."""
 
     def __init__(self):
-        self._used = self._total = 0
+        self._used, self._total = collections.Counter(), collections.Counter()
 
     def malloc(self, size: int) -> MemoryPointer:
         refuse_in_capture("an allocation")
@@ -448,24 +450,25 @@ class MemoryPool:
         return MemoryPointer(_Memory(size, _thread.device, self), 0)
 
     def _taken(self, mem: _Memory) -> None:
-        self._used += mem.size
-        self._total = max(self._total, self._used)
-        weakref.finalize(mem, self._given_back, mem.size)
+        device = mem.device_id
+        self._used[device] += mem.size
+        self._total[device] = max(self._total[device], self._used[device])
+        weakref.finalize(mem, self._given_back, device, mem.size)
 
-    def _given_back(self, size: int) -> None:
-        self._used -= size
+    def _given_back(self, device: int, size: int) -> None:
+        self._used[device] -= size
 
     def used_bytes(self) -> int:
-        return self._used
+        return self._used[_thread.device]
 
     def total_bytes(self) -> int:
-        return self._total
+        return self._total[_thread.device]
 
     def free_bytes(self) -> int:
-        return self._total - self._used
+        return self._total[_thread.device] - self._used[_thread.device]
 
     def free_all_blocks(self, stream=None) -> None:
-        self._total = self._used
+        self._total[_thread.device] = self._used[_thread.device]
 
 
 streams: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # ptr -> Stream
