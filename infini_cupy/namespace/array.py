@@ -296,7 +296,8 @@ class Array:
                                     ("dl_device", dl_device), ("copy", copy)) if v is not None}
         if self._b != "cuda" and dtypes.is_bfloat16(self._a.dtype):
             return _dlpack_bfloat16.to_dlpack(self._a, **kwargs)
-        return self._a.__dlpack__(**kwargs)
+        with device_context((self._a,)):  # CuPy orders the consumer after the current stream
+            return self._a.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         """``(device type, device id)`` in DLPack's numbering: ``(1, 0)`` on ``cpu`` and the
@@ -311,7 +312,10 @@ class Array:
             raise AttributeError(f"an Array on {self.device} has no __cuda_array_interface__")
         if _pending.expressions:
             _pending.evaluate_all("__cuda_array_interface__")
-        return self._a.__cuda_array_interface__
+        # CuPy names the current GPU's current stream: under this Array's GPU, the stream
+        # our kernels wrote it on, which the consumer waits for
+        with self._a.device:
+            return self._a.__cuda_array_interface__
 
     def __repr__(self) -> str:
         """``Array([...], dtype=..., device='...')``: NumPy's repr of the values, the device."""

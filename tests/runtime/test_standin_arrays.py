@@ -296,6 +296,10 @@ def test_moves_and_host_reads_keep_the_stream_made_current_and_read_on_the_array
         assert strided.tolist() == h[:, ::2].tolist()
         assert float(y[1, 2]) == h[1, 2] and y[1:2, 2:3].item() == h[1, 2]
         assert cuda.get_current_stream() is chosen and back.device == "cuda:0"
+        # core.pyx __cuda_array_interface__ names the current GPU's stream: the Array's
+        # names its own GPU's, where our kernels wrote it (the legacy stream here)
+        assert y.__cuda_array_interface__["stream"] == cupy_standin.CUDA_STREAM_LEGACY
+        assert x.__cuda_array_interface__["stream"] == chosen.ptr
     finally:
         cuda.Stream.null.use()
 

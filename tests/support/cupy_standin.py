@@ -1075,9 +1075,10 @@ class ndarray:
 
     @property
     def __cuda_array_interface__(self) -> dict:
-        """``cupy/_core/core.pyx``: version 3, the current stream (never 0: the legacy
-        default stream is 1), strides None when C-contiguous, data 0 when empty."""
-        stream = _thread.stream_of(self.device.id).ptr or CUDA_STREAM_LEGACY
+        """``cupy/_core/core.pyx``: version 3, the current stream (``get_current_stream_ptr``:
+        the current device's, whichever device the array is on; never 0: the legacy default
+        stream is 1), strides None when C-contiguous, data 0 when empty."""
+        stream = _thread.stream_of(_thread.device).ptr or CUDA_STREAM_LEGACY
         return {"shape": self.shape, "typestr": self.dtype.str, "descr": self.dtype.descr,
                 "stream": stream, "version": 3,
                 "strides": None if self._host.flags.c_contiguous else self.strides,
