@@ -834,6 +834,6 @@ def public_namespace() -> dict:
     cpu_direct.install(public)  # views, where, count_nonzero of cpu Arrays: NumPy's call
     cpu_direct.install(public, cpu_direct_delegated.DIRECT)  # reductions, sort, take, ...
     public["linalg"] = _submodule("linalg", signatures.LINALG, delegated.linalg, public,
-                                  extension_dtypes.LINALG)  # matrix_power of bfloat16
+                                  extension_dtypes.LINALG)  # bfloat16 in float32
     public["fft"] = _submodule("fft", signatures.FFT, delegated.fft, public)
     return public

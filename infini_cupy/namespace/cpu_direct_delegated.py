@@ -260,9 +260,10 @@ def searchsorted(full):
 
 def diff(full):
     def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
-        if type(x) is Array and x._b == _CPU and type(n) is int and n >= 1 \
+        if type(x) is Array and x._b == _CPU and type(n) is int and 1 <= n <= x._a.size \
                 and type(axis) is int and prepend is None and append is None:
-            # (n=0 gives x itself back: the full way's Array)
+            # (n=0 gives x itself back: the full way's Array; a larger n, the full way's
+            # bound of it: NumPy loops n times)
             return wrap_result(np.diff(x._a, n, axis), _CPU)
         return full(x, n, axis, prepend=prepend, append=append)
 

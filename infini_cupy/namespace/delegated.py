@@ -36,7 +36,7 @@ import array_api_compat.numpy as _compat_numpy
 import numpy as np
 
 from .. import config, dtypes
-from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy
+from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy, type_name
 from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
 from . import dlpack_bfloat16, index_bounds, standard_extensions
@@ -409,6 +409,11 @@ def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
     would take None as a value)."""
     extra = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     xp = namespace_of(*(a for a in (x, *extra.values()) if is_array(a)))
+    if type(n) is int and is_array(x) and x.ndim and type(axis) is int and -x.ndim <= axis < x.ndim:
+        # past the length along axis every difference is of nothing: NumPy loops n times
+        # (hours for n=2**40); a bound of that length (an array's size: at least its length)
+        length = x.shape[axis] + builtins.sum(v.size if is_array(v) else 1 for v in extra.values())
+        n = builtins.min(n, length + 1)
     return _zero_d(xp.diff(x, axis=axis, n=n, **extra))
 
 
@@ -541,6 +546,18 @@ def _bounds_checked(delegated, check, default_axis):
 
 take = _bounds_checked(take, index_bounds.check_take, None)  # noqa: F821 - made above
 take_along_axis = _bounds_checked(take_along_axis, index_bounds.check_take_along_axis, -1)  # noqa: F821
+_take_along_axis_of_arrays = take_along_axis
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """``take_along_axis``; TypeError for ``indices`` that are no array (a list: the
+    libraries read its ``.dtype``, an AttributeError)."""
+    if not is_array(indices) and not is_traced(indices):
+        raise TypeError(f"take_along_axis: indices must be an array of integers, got "
+                        f"{type_name(indices)}")
+    return _take_along_axis_of_arrays(x, indices, axis=axis)
+
+
 for _name in _FROM_DEVICE:
     globals()[_name] = _delegate_from_device(_name)
 for _name in _LIKE:
@@ -707,6 +724,8 @@ std = _spread(std)  # noqa: F821
 
 linalg = _submodule("linalg", LINALG_NAMES)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
+tensordot = _named(standard_extensions.tensordot_of_the_standard(tensordot),  # noqa: F821
+                   "tensordot", tensordot.__doc__)  # noqa: F821
 standard_extensions.hold_to_the_standard(
     linalg, fft, named=_named,
     count_nonzero=count_nonzero, broadcast_to=broadcast_to)  # noqa: F821 - made by the loops

@@ -1,7 +1,7 @@
 """The dtypes the namespace has beyond the standard: ``float16`` and ``bfloat16`` as namespace
 attributes, and the data-type functions (``result_type``, ``isdtype``, ``finfo``) answering
 for bfloat16, which array_api_compat does not know, ``where`` promoting it as they do, and
-the products (``matmul``, ``vecdot``, ``tensordot``, ``linalg.matrix_power``) of bfloat16
+the products (``matmul``, ``vecdot``, ``tensordot``) and ``linalg`` functions of bfloat16
 computed in float32 and rounded once to it.
 
 Both are extensions: the standard has neither, and ``__array_namespace_info__().dtypes()``
@@ -155,14 +155,17 @@ def finfo(type, /):  # noqa: A002  the standard's parameter name
     return delegated.finfo(type)
 
 
-def _products_in_float32(function):
-    """``function`` (a product of matrices or vectors) with bfloat16 among its array
-    arguments: ``result_type``'s dtype on every device, computed by the library in float32
-    (bfloat16 -> float32 is exact) and rounded once to bfloat16 by our cast, as CuPy's
-    cuBLAS path computes it (``gemmEx`` with ``CUBLAS_COMPUTE_32F``). NumPy's loop from
-    ml_dtypes returned float32 instead, and CuPy 14.2 has no bfloat16 batched matmul (its
-    integer kernel); with a dtype other than bfloat16 for result (float16: float32), the
-    operands in that dtype. Other dtypes: ``function`` itself."""
+def _in_float32(function):
+    """``function`` (a product of matrices or vectors, a ``linalg`` function) with bfloat16
+    among its array arguments: ``result_type``'s dtype on every device, computed by the
+    library in float32 (bfloat16 -> float32 is exact) and rounded once to bfloat16 by our
+    cast, as CuPy's cuBLAS path computes products (``gemmEx`` with ``CUBLAS_COMPUTE_32F``).
+    NumPy's loop from ml_dtypes returned float32 for products, NumPy's and CuPy's ``linalg``
+    float64 (a dtype of kind 'V' is no float to them), and CuPy 14.2 has no bfloat16 batched
+    matmul (its integer kernel); with a dtype other than bfloat16 for result (float16:
+    float32), the operands in that dtype. Results of another dtype than the one computed in
+    (``eig``'s complex64, ``matrix_rank``'s integers) are returned as they are. Other dtypes:
+    ``function`` itself."""
 
     def in_float32(*args, **kwargs):
         arrays = [a for a in args if is_array(a)]
@@ -172,17 +175,30 @@ def _products_in_float32(function):
         computed = np.dtype(np.float32) if dtypes.is_bfloat16(dtype) else dtype
         args = [data_movement.astype(a, computed, copy=False) if is_array(a) else a
                 for a in args]
-        return data_movement.astype(function(*args, **kwargs), dtype, copy=False)
+        result = function(*args, **kwargs)
+
+        def rounded(r):
+            return data_movement.astype(r, dtype, copy=False) if r.dtype == computed else r
+
+        if isinstance(result, tuple):  # eigh, qr, slogdet, svd: their named tuples kept
+            values = [rounded(r) for r in result]
+            return type(result)._make(values) if hasattr(result, "_make") else tuple(values)
+        return rounded(result)
 
     in_float32.__name__ = in_float32.__qualname__ = function.__name__
     in_float32.__doc__ = function.__doc__
     return in_float32
 
 
-matmul = _products_in_float32(delegated.matmul)
-vecdot = _products_in_float32(delegated.vecdot)
-tensordot = _products_in_float32(delegated.tensordot)
-LINALG = {"matrix_power": _products_in_float32(delegated.linalg.matrix_power)}
+matmul = _in_float32(delegated.matmul)
+vecdot = _in_float32(delegated.vecdot)
+tensordot = _in_float32(delegated.tensordot)
+# the linalg functions that compute in floating point (the others, diagonal, trace, cross,
+# outer, take bfloat16 as any dtype)
+LINALG = {name: _in_float32(getattr(delegated.linalg, name)) for name in (
+    "cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_norm",
+    "matrix_power", "matrix_rank", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+    "vector_norm")}
 
 __all__ = EXTENSION_DTYPE_NAMES + ["can_cast", "finfo", "isdtype", "matmul", "result_type",
                                    "tensordot", "vecdot", "where"]

@@ -14,7 +14,12 @@ device gives the standard's (and NumPy 2's) answer or refusal:
 - ``linalg.solve`` broadcasts the stacks (CuPy 14.2's asks for equal ones);
 - ``fft``'s n-d transforms read ``s`` without ``axes`` as the last ``len(s)`` axes and an
   ``s[i]`` of -1 as the whole axis (NumPy 2 warns at the first, CuPy drops an element at the
-  second).
+  second);
+- ``fft``'s 1-d transforms refuse an ``axis`` that ``x`` lacks (a 0-d ``x`` included) with
+  NumPy's AxisError naming it (the libraries raised a bare IndexError);
+- ``tensordot`` refuses ``axes`` that are no count or pairs of ``x1``'s and ``x2``'s axes
+  (NumPy reads a negative count as a product over no axis and raises IndexError for a count
+  past an array's dimensions).
 
 >>> import infini_cupy as xp
 >>> x = xp.zeros((2, 0, 3), device="cpu")
@@ -23,6 +28,8 @@ Array([0, 0], device='cpu')
 """
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
@@ -131,10 +138,69 @@ def _axes_of_s(transform, **_):
     return with_axes
 
 
+def _axis_of_x(transform, **_):
+    """A 1-d transform along an ``axis`` that ``x`` has; NumPy's AxisError naming the call
+    otherwise (NumPy and CuPy raise ``IndexError: tuple index out of range``, a 0-d ``x``
+    too)."""
+    name = transform.__name__
+
+    def along_axis(x, /, *, n=None, axis=-1, norm="backward"):
+        shape = getattr(x, "shape", None)
+        if shape is not None and type(axis) is int and not -len(shape) <= axis < len(shape):
+            raise np.exceptions.AxisError(axis, len(shape), f"fft.{name} of shape {shape}")
+        return transform(x, n=n, axis=axis, norm=norm)
+
+    return along_axis
+
+
+def tensordot_of_the_standard(tensordot):
+    """``tensordot`` given the standard's ``axes``: a count from 0 to the arrays' dimensions,
+    or two sequences of as many axes of ``x1`` and of ``x2``. Others are refused naming the
+    shapes, on every device (NumPy took ``axes=-1`` for a product over no axis, and raised
+    a bare IndexError for a count past the dimensions or an axis out of range)."""
+
+    def with_axes_checked(x1, x2, /, *, axes=2):
+        shapes = (getattr(x1, "shape", None), getattr(x2, "shape", None))
+        if None not in shapes and not is_traced(x1, x2):
+            _check_tensordot_axes(axes, *shapes)
+        return tensordot(x1, x2, axes=axes)
+
+    return with_axes_checked
+
+
+def _check_tensordot_axes(axes, shape1: tuple, shape2: tuple) -> None:
+    try:
+        count = operator.index(axes)
+    except TypeError:
+        count = None
+    if count is not None:
+        if not 0 <= count <= min(len(shape1), len(shape2)):
+            raise ValueError(f"tensordot: axes={count} must be from 0 to the dimensions of x1 "
+                             f"{shape1} and x2 {shape2}")
+        return
+    if not (isinstance(axes, (tuple, list)) and len(axes) == 2
+            and all(isinstance(a, (tuple, list)) for a in axes)):
+        return  # the library's own error (an int-like pair: NumPy's reading)
+    if len(axes[0]) != len(axes[1]):
+        raise ValueError(f"tensordot: axes={axes!r} names {len(axes[0])} axes of x1 "
+                         f"{shape1} and {len(axes[1])} of x2 {shape2}")
+    for which, named, shape in (("x1", axes[0], shape1), ("x2", axes[1], shape2)):
+        for a in named:
+            try:
+                a = operator.index(a)
+            except TypeError:
+                raise TypeError(f"tensordot: the axes of {which} are integers, got "
+                                f"{type(a).__name__} {a!r}") from None
+            if not -len(shape) <= a < len(shape):
+                raise np.exceptions.AxisError(a, len(shape), f"tensordot: {which} of shape "
+                                                             f"{shape}")
+
+
 _LINALG_RULES = {"pinv": _pinv_of_floats, "matrix_rank": _matrix_rank_of_empty,
                  "outer": _outer_of_vectors, "cross": _cross_of_3_vectors,
                  "qr": _qr_of_the_standard, "solve": _solve_of_broadcast_stacks}
-_FFT_RULES = dict.fromkeys(("fftn", "ifftn", "rfftn", "irfftn"), _axes_of_s)
+_FFT_RULES = {**dict.fromkeys(("fftn", "ifftn", "rfftn", "irfftn"), _axes_of_s),
+              **dict.fromkeys(("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"), _axis_of_x)}
 
 
 def hold_to_the_standard(linalg, fft, *, named, count_nonzero, broadcast_to) -> None:

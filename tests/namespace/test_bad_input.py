@@ -915,3 +915,63 @@ def test_an_array_as_dtype_is_a_type_error(on, call):
         with pytest.raises(TypeError, match=r"dtype must be a dtype, got an array \(.* of "
                                             r"dtype int8\): pass its \.dtype"):
             call(x, d)
+
+
+@pytest.mark.parametrize("indices", [[1], (0, 1), 1], ids=["list", "tuple", "int"])
+def test_take_along_axis_of_indices_that_are_no_array_is_a_type_error(on, indices):
+    """NumPy's and CuPy's ``take_along_axis`` read ``indices.dtype``: an AttributeError for a
+    list; the standard's ``indices`` is an array."""
+    x = on(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(TypeError, match=r"take_along_axis: indices must be an array of "
+                                        rf"integers, got {type(indices).__name__}"):
+        xp.take_along_axis(x, indices, axis=0)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize(("shape", "axis"), [((), -1), ((4,), 1), ((3, 4), -3)])
+def test_a_1d_transform_along_an_axis_x_lacks_is_the_axis_error(on, name, shape, axis):
+    """A 0-d ``x`` or an axis out of range: NumPy's and CuPy's transforms raised a bare
+    ``IndexError: tuple index out of range``; the AxisError names axis, call and shape."""
+    x = on(np.ones(shape, np.complex128 if name in ("ifft", "irfft", "hfft") else np.float64))
+    with pytest.raises(np.exceptions.AxisError,
+                       match=rf"fft\.{name} of shape {re.escape(str(shape))}: axis {axis} is "
+                             rf"out of bounds for array of dimension {len(shape)}"):
+        getattr(xp.fft, name)(x, axis=axis)
+
+
+@pytest.mark.parametrize(("axes", "error", "message"), [
+    (-1, ValueError, r"axes=-1 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),
+    (3, ValueError, r"axes=3 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),
+    (([1], [0, 1]), ValueError,
+     r"axes=\(\[1\], \[0, 1\]\) names 1 axes of x1 \(2, 3\) and 2 of x2 \(3, 2\)"),
+    (([1], [5]), np.exceptions.AxisError, r"x2 of shape \(3, 2\): axis 5 is out of bounds"),
+    (([1.0], [0]), TypeError, r"the axes of x1 are integers, got float 1\.0"),
+])
+def test_tensordot_refuses_axes_the_standard_refuses_naming_the_shapes(on, to_host, axes,
+                                                                       error, message):
+    """NumPy read ``axes=-1`` as a product over no axis (shape (2, 3, 3, 2)) and raised a bare
+    IndexError for a count past the dimensions (a 0-d array with ``axes=1`` too)."""
+    rng = np.random.default_rng(7)
+    x1, x2 = on(rng.random((2, 3))), on(rng.random((3, 2)))
+    with pytest.raises(error, match=f"tensordot: {message}"):
+        xp.tensordot(x1, x2, axes=axes)
+    h1, h2 = rng.random((2, 3)), rng.random((2, 3))
+    for count, second in ((0, h2), (1, h2.T), (2, h2)):  # the standard's counts: NumPy's
+        np.testing.assert_allclose(to_host(xp.tensordot(on(h1), on(second), axes=count)),
+                                   np.tensordot(h1, second, axes=count), rtol=1e-12)
+
+
+@pytest.mark.parametrize("extra", [{}, {"prepend": "x"}, {"append": 1.5}])
+def test_diff_of_more_differences_than_elements_is_empty_at_once(on, to_host, extra):
+    """``diff(x, n=2**70)``: NumPy loops ``n`` times (forever); every difference past the
+    length along the axis is of nothing, so the answer is NumPy's for that length."""
+    h = np.random.default_rng(3).random((2, 5))
+    x = on(h)
+    given = {k: (x if v == "x" else v) for k, v in extra.items()}
+    numpy_given = {k: (h if v == "x" else v) for k, v in extra.items()}
+    got = xp.diff(x, n=2**70, axis=1, **given)
+    want = np.diff(h, n=h.shape[1] + 1 + (5 if "prepend" in extra else 0)
+                   + (1 if "append" in extra else 0), axis=1, **numpy_given)
+    assert got.shape == want.shape == (2, 0) and got.dtype == want.dtype
+    np.testing.assert_array_equal(to_host(xp.diff(x, n=3, axis=1, **given)),
+                                  np.diff(h, n=3, axis=1, **numpy_given))

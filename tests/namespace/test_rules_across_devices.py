@@ -1020,3 +1020,57 @@ def test_bfloat16_products_compute_in_float32_and_round_once(on, to_host, name, 
     assert got.dtype == expected, (name, other, got.dtype)
     want = oracle(a, b).astype(expected)  # float32 sums exact; one rounding
     np.testing.assert_array_equal(to_host(got).astype(np.float32), want.astype(np.float32))
+
+
+# ---- linalg of bfloat16: computed in float32, each floating result rounded once
+def _spd(rng, n=4):
+    """A well-conditioned symmetric positive definite matrix of small integers."""
+    a = rng.integers(-3, 4, (n, n)).astype(np.float32)
+    return a @ a.T + n * np.eye(n, dtype=np.float32)
+
+
+BFLOAT16_LINALG = {  # name: (call, inputs from rng)
+    "inv": (lambda a: xp.linalg.inv(a), lambda r: [_spd(r)]),
+    "solve": (lambda a, b: xp.linalg.solve(a, b), lambda r: [_spd(r), r.random((4, 2))]),
+    "det": (lambda a: xp.linalg.det(a), lambda r: [_spd(r)]),
+    "slogdet": (lambda a: xp.linalg.slogdet(a), lambda r: [_spd(r)]),
+    "cholesky": (lambda a: xp.linalg.cholesky(a), lambda r: [_spd(r)]),
+    "eigvalsh": (lambda a: xp.linalg.eigvalsh(a), lambda r: [_spd(r)]),
+    "svdvals": (lambda a: xp.linalg.svdvals(a), lambda r: [_spd(r)]),
+    "pinv": (lambda a: xp.linalg.pinv(a), lambda r: [_spd(r)]),
+    "matrix_norm": (lambda a: xp.linalg.matrix_norm(a), lambda r: [r.random((3, 4))]),
+    "vector_norm": (lambda a: xp.linalg.vector_norm(a), lambda r: [r.random(7)]),
+    "matrix_rank": (lambda a: xp.linalg.matrix_rank(a), lambda r: [_spd(r)]),
+    "eigh": (lambda a: xp.linalg.eigh(a), lambda r: [_spd(r)]),
+    "qr": (lambda a: xp.linalg.qr(a), lambda r: [_spd(r)]),
+    "svd": (lambda a: xp.linalg.svd(a), lambda r: [_spd(r)]),
+}
+
+
+@pytest.mark.skipif(dtypes.BFLOAT16 is None, reason="bfloat16 needs ml_dtypes")
+@pytest.mark.parametrize("name", sorted(BFLOAT16_LINALG))
+def test_bfloat16_linalg_computes_in_float32_and_rounds_once(on, to_host, name):
+    """NumPy's and CuPy's linalg take bfloat16 for no float (dtype kind 'V') and gave
+    float64; the standard's result is of x's floating dtype. Oracle: the same call on the
+    float32 values (bfloat16 -> float32 is exact) rounded to bfloat16; the decompositions
+    (eigh, qr, svd: signs free) are checked by their factors' product."""
+    call, make = BFLOAT16_LINALG[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    values = [np.asarray(v, np.float32).astype(dtypes.BFLOAT16).astype(np.float32)
+              for v in make(rng)]
+    got = call(*(on(v.astype(dtypes.BFLOAT16)) for v in values))
+    want = call(*(xp.asarray(v, device="cpu") for v in values))  # float32, the oracle's way
+    got, want = (tuple(r) if isinstance(r, tuple) else (r,) for r in (got, want))
+    for g, w in zip(got, want):
+        w = np.asarray(w.to_device("cpu"))
+        assert g.dtype == (dtypes.BFLOAT16 if w.dtype == np.float32 else w.dtype), (name, g.dtype)
+        g = to_host(g).astype(np.float64)
+        if name in ("eigh", "qr", "svd"):
+            continue  # the factors' product below
+        np.testing.assert_allclose(g, w.astype(dtypes.BFLOAT16).astype(np.float64),
+                                   rtol=2**-7, atol=2**-7 * np.abs(w).max())
+    if name in ("eigh", "qr", "svd"):
+        f = [to_host(g).astype(np.float64) for g in got]
+        product = {"eigh": lambda: (f[1] * f[0]) @ f[1].T, "qr": lambda: f[0] @ f[1],
+                   "svd": lambda: (f[0] * f[1]) @ f[2]}[name]()
+        np.testing.assert_allclose(product, values[0], rtol=0.05, atol=0.05 * 8)
