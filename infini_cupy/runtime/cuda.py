@@ -46,6 +46,7 @@ import hashlib
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -181,7 +182,9 @@ def _store(stem: str, binary: bytes, about: dict) -> Path:
         return _write_entry(config.cache_dir() / "cubin", stem, binary, about)
     except OSError:
         if not _fallback_dir:
-            _fallback_dir.append(Path(tempfile.mkdtemp(prefix="infini_cupy-cubin-")))
+            folder = Path(tempfile.mkdtemp(prefix="infini_cupy-cubin-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)  # none left behind
+            _fallback_dir.append(folder)
         return _write_entry(_fallback_dir[0], stem, binary, about)
 
 

@@ -305,16 +305,24 @@ def test_binaries_and_their_lowered_names_are_cached_on_disk(side, tmp_path, mon
 
 
 def test_an_unwritable_cache_costs_a_compile_not_an_error(side, tmp_path, monkeypatch):
+    _launch_copy(side)  # the emulator's build of the kernel (it needs its cache folder), then
+    cuda.forget_kernels()  # the launcher's binaries alone without one
+    first = len(side.loaded_paths)
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     monkeypatch.setenv(config.CACHE_DIR_VAR, str(blocker))
     monkeypatch.setattr(cuda, "_fallback_dir", [])
+    at_exit = []
+    monkeypatch.setattr(cuda.atexit, "register", lambda f, *a, **k: at_exit.append((f, a, k)))
     src, dst = _launch_copy(side)
     np.testing.assert_array_equal(dst, src)
-    assert Path(side.loaded_paths[0]).parent == cuda._fallback_dir[0]
+    assert Path(side.loaded_paths[first]).parent == cuda._fallback_dir[0]
     cuda.forget_kernels()
     _launch_copy(side)  # the same process finds it in its own folder
-    assert side.loaded_paths[1] == side.loaded_paths[0]
+    assert side.loaded_paths[first + 1] == side.loaded_paths[first]
+    for f, a, k in at_exit:  # what the process runs when it ends: the folder removed
+        f(*a, **k)
+    assert len(at_exit) == 1 and not cuda._fallback_dir[0].exists()
 
 
 def test_the_opt_in_limit_is_read_once_per_device(side):
