@@ -39,7 +39,7 @@ from . import dlpack_bfloat16 as _dlpack_bfloat16
 from . import index_bounds as _index_bounds
 from . import pending as _pending
 from . import versions
-from .data_movement import astype
+from .data_movement import astype, stacked_on_gpu
 from .delegated import to_device as _native_to_device
 
 # what indexes a view (bool is an int but a boolean index: not here)
@@ -568,26 +568,7 @@ def _index_of_list(items: list, backend: str):
         return [unwrapped(w) for w in v] if type(v) is list else v
 
     natives = unwrapped(items)
-    if backend != "cuda":
-        return natives  # NumPy converts it
-    cupy = sys.modules["cupy"]
-    device = next(v for v in _leaves(natives) if isinstance(v, cupy.ndarray)).device
-
-    def on_gpu(v):
-        if type(v) is list:
-            return [on_gpu(w) for w in v]
-        return v if isinstance(v, cupy.ndarray) else cupy.asarray(v)
-
-    with device:
-        return cupy.asarray(on_gpu(natives))  # CuPy stacks GPU arrays on the GPU
-
-
-def _leaves(items: list):
-    for v in items:
-        if type(v) is list:
-            yield from _leaves(v)
-        else:
-            yield v
+    return natives if backend != "cuda" else stacked_on_gpu(natives)  # NumPy converts it
 
 
 def _library(native):

@@ -245,7 +245,16 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         dtypes.check_bfloat16_on_cupy(dtypes.dtype_or_none(dtype))
     token = numpy_casts.silence()  # 1e40 in a list into float32 is inf, silently, as our
     try:  # cast of an array gives it (floating-point warnings are silent on every device)
-        result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
+        try:
+            result = delegated.asarray(obj, dtype=dtype, device=device, copy=copy)
+        except TypeError:
+            stacked = stacked_on_gpu(obj) if isinstance(obj, (list, tuple)) else None
+            if stacked is None:
+                raise
+            if copy is False:  # NumPy's answer for a list on every other device
+                raise ValueError("asarray: a list or tuple is copied, and copy=False was "
+                                 "given") from None
+            result = delegated.asarray(stacked, dtype=dtype, device=device, copy=None)
     except (TypeError, ValueError, OverflowError) as e:
         if dtype is None and isinstance(obj, (list, tuple)):  # CuPy refuses strings its way
             host_dtype = None
@@ -262,6 +271,35 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
         numpy_casts.restore(token)
     _check_numeric(obj, result.dtype)
     return result
+
+
+def stacked_on_gpu(items):
+    """A (nested) list or tuple ``items`` holding GPU arrays beside other values (Python
+    scalars, NumPy arrays) as the array NumPy makes of such a list on the host, built on the
+    GPU arrays' GPU: each other value a 0-d (or n-d) array there first, then stacked by CuPy,
+    which promotes as NumPy's discovery does (a Python int beside float32: float64). CuPy
+    converts such a list through NumPy, which a GPU array refuses (a TypeError). None where
+    ``items`` holds no GPU array."""
+    gpu_arrays = [v for v in _leaves(items) if is_cupy_array(v)]
+    if not gpu_arrays:
+        return None
+    cupy = require_cupy()
+
+    def on_gpu(v):
+        if type(v) is list or type(v) is tuple:
+            return [on_gpu(w) for w in v]
+        return v if is_cupy_array(v) else cupy.asarray(v)
+
+    with gpu_arrays[0].device:
+        return cupy.asarray(on_gpu(items))  # CuPy stacks GPU arrays on the GPU
+
+
+def _leaves(items):
+    for v in items:
+        if type(v) is list or type(v) is tuple:
+            yield from _leaves(v)
+        else:
+            yield v
 
 
 def _native_byte_order(obj, copy):

@@ -79,6 +79,27 @@ def test_asarray_copy(to_device, same, launches, cast_launches):
             xp.asarray(x, dtype=np.dtype(target), copy=False)
 
 
+@pytest.mark.parametrize(("make", "values"), [
+    (lambda a, b, c: [0, a], lambda a, b, c: [0, a]),
+    (lambda a, b, c: [[0, 1], b], lambda a, b, c: [[0, 1], b]),
+    (lambda a, b, c: (0.5, c), lambda a, b, c: (0.5, c)),
+    (lambda a, b, c: [b, [True, False]], lambda a, b, c: [b, [True, False]]),
+], ids=["int-and-0d", "list-and-1d", "tuple-float-and-float32", "bool-list-and-1d"])
+def test_asarray_of_a_list_holding_arrays_beside_scalars(on, host, make, values):
+    """``xp.asarray([0, x])`` of Arrays beside Python scalars and lists is NumPy's array of
+    the same values on every device, promoted as NumPy's discovery promotes (a Python int
+    beside float32: float64): on a GPU it raised TypeError (CuPy converts such a list through
+    NumPy, which a GPU array refuses)."""
+    h = (np.array(1.5), np.array([1, 2]), np.array(2.5, np.float32))
+    got = xp.asarray(make(*(on(v) for v in h)))
+    want = np.asarray(values(*h))
+    assert got.dtype == want.dtype and got.device == on(h[0]).device
+    np.testing.assert_array_equal(host(got), want)
+    assert xp.asarray(make(*(on(v) for v in h)), dtype=xp.float32).dtype == xp.float32
+    with pytest.raises(ValueError, match="copy"):  # a list is copied: NumPy's refusal
+        xp.asarray(make(*(on(v) for v in h)), copy=False)
+
+
 def test_asarray_of_python_objects(same):
     same(xp.asarray([[1, 2], [3, 4]], dtype=xp.int8, device="cpu"), np.array([[1, 2], [3, 4]], np.int8))
     same(xp.asarray(2.5, device="cpu"), np.asarray(2.5))
