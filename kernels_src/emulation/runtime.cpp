@@ -19,6 +19,7 @@
 #include <mutex>
 #include <new>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <thread>
 #include <vector>
@@ -34,7 +35,8 @@ dim3 gridDim;
 // _FAULT_KINDS, the (lo, hi, writable) buffer rows, _Fault, TRACE_DTYPE, _THREAD_ORDERS)
 enum FaultKind : int32_t {
     NO_FAULT = 0, OUT_OF_BOUNDS = 1, MISALIGNED = 2, READ_ONLY = 3, BARRIER_DEADLOCK = 4,
-    SHARED_OVERRUN = 5  // a write past either end of the launch's dynamic shared memory
+    SHARED_OVERRUN = 5,  // a write past either end of the launch's dynamic shared memory
+    INTERRUPTED = 6      // SIGINT (Ctrl-C) during an interruptible launch: blocks left unrun
 };
 
 struct Buffer {
@@ -85,6 +87,12 @@ struct Job {
 
 static Job *g_job;  // the launch in progress; launches are serialized by g_launch_mutex
 static std::mutex g_launch_mutex;
+// Set by the SIGINT handler of an interruptible launch (a lock-free atomic: signal-safe);
+// the workers stop taking blocks once it is.
+static std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "read in a signal handler");
+
+static void on_interrupt(int) { g_interrupted.store(true, std::memory_order_relaxed); }
 
 enum ThreadState : uint8_t { UNSTARTED, RUNNING, AT_SYNC, AT_WARP, EXITED };
 
@@ -417,6 +425,7 @@ static void work(Job &job) {
     w.segments.clear();
     for (;;) {
         if (job.stop.load(std::memory_order_relaxed)) break;
+        if (g_interrupted.load(std::memory_order_relaxed)) break;
         uint64_t block = job.next_block.fetch_add(1);
         if (block >= job.n_blocks) break;
         run_block(w, job, block);
@@ -465,21 +474,31 @@ using namespace emu;
 
 extern "C" {
 
-__attribute__((visibility("default"))) int emu_abi_version() { return 4; }
+__attribute__((visibility("default"))) int emu_abi_version() { return 5; }
 
 // Runs every block of one launch; returns the fault kind (0: none). With tracing, *trace
 // receives a malloc'ed array of *trace_len records (free with emu_free). thread_order: 0
 // forward, 1 reversed, 2 shuffled (seeded by seed and each block's index). dynamic_shared:
-// bytes of dynamic shared memory per block.
+// bytes of dynamic shared memory per block. interruptible: SIGINT, while the launch runs,
+// stops it between blocks (fault INTERRUPTED) instead of going to the process's handler,
+// which is restored when the launch ends (Python raises KeyboardInterrupt then).
 __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), void **args,
                                                       const uint32_t *grid, const uint32_t *block,
                                                       const Buffer *buffers, int n_buffers,
                                                       int n_workers, int tracing, Fault *fault,
                                                       TraceRecord **trace, uint64_t *trace_len,
                                                       int thread_order, uint64_t seed,
-                                                      uint64_t dynamic_shared) {
+                                                      uint64_t dynamic_shared, int interruptible) {
     if (uint64_t(block[0]) * block[1] * block[2] > 1024) return -1;
     std::lock_guard<std::mutex> launch_lock(g_launch_mutex);
+    struct sigaction previous;
+    if (interruptible) {
+        g_interrupted.store(false);
+        struct sigaction handler {};
+        handler.sa_handler = on_interrupt;
+        sigemptyset(&handler.sa_mask);
+        sigaction(SIGINT, &handler, &previous);
+    }
     Job job;
     job.entry = entry;
     job.args = args;
@@ -538,6 +557,10 @@ __attribute__((visibility("default"))) int emu_launch(void (*entry)(void **), vo
         }
         *trace = out;
         *trace_len = at;
+    }
+    if (interruptible) {
+        sigaction(SIGINT, &previous, nullptr);
+        if (g_interrupted.exchange(false) && !job.fault.kind) job.fault.kind = INTERRUPTED;
     }
     *fault = job.fault;
     g_job = nullptr;

@@ -6,6 +6,8 @@ Test kernels live in tests/support/kernels/ and are compiled by NVRTC too
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -428,3 +430,53 @@ def test_test_kernels_compile_with_nvrtc(arch):
 
     program = nvrtc.compile_ptx(KERNELS, NAMES, arch)
     assert set(program.lowered_names) == set(NAMES)
+
+
+def _sigint_once_written(y: np.ndarray) -> threading.Thread:
+    """A thread sending this process SIGINT once the launch has begun writing ``y``."""
+
+    def watch():
+        while not y[::4096].any():
+            time.sleep(0.001)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_ctrl_c_stops_a_long_launch_between_blocks():
+    """Ctrl-C during a long launch: the interpreter runs its SIGINT handler only when the
+    call into the runtime returns, so the launch went on to its end (seconds of a large
+    array). It stops taking blocks and raises KeyboardInterrupt, part of the output written;
+    the process's handler is back for the next Ctrl-C."""
+    n = 1 << 24
+    x = np.ones(n, np.float32)
+    y = np.zeros_like(x)
+    timer = _sigint_once_written(y)
+    with pytest.raises(KeyboardInterrupt, match=r"kernel copy<float> stopped"):
+        launch("copy<float>", n // 128, 128, y, x, np.int64(n))
+    timer.join()
+    assert 0 < np.count_nonzero(y) < n  # it ran, and stopped before the end
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    launch("copy<float>", n // 128, 128, y, x, np.int64(n))  # the next launch runs whole
+    np.testing.assert_array_equal(y, x)
+
+
+def test_a_program_s_own_sigint_handler_is_left_to_run_after_the_launch():
+    """A program that handles SIGINT itself gets the signal as before: the launch is not
+    interrupted, and the handler runs once it returns."""
+    n = 1 << 22
+    x = np.ones(n, np.float32)
+    y = np.zeros_like(x)
+    seen = []
+    previous = signal.signal(signal.SIGINT, lambda *_: seen.append(True))
+    try:
+        timer = _sigint_once_written(y)
+        launch("copy<float>", n // 128, 128, y, x, np.int64(n))
+        timer.join()
+        time.sleep(0.01)  # the handler runs at the interpreter's next check
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    np.testing.assert_array_equal(y, x)
+    assert seen == [True]

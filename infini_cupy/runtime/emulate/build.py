@@ -358,7 +358,7 @@ def _declare_runtime(lib: ctypes.CDLL) -> None:
     p, u32p, i = ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint32), ctypes.c_int
     lib.emu_launch.argtypes = [p, p, u32p, u32p, p, i, i, i, p, ctypes.POINTER(p),
                                ctypes.POINTER(ctypes.c_uint64), i, ctypes.c_uint64,
-                               ctypes.c_uint64]
+                               ctypes.c_uint64, i]
     lib.emu_launch.restype = i
     lib.emu_free.argtypes = [p]
     lib.emu_free.restype = None

@@ -21,6 +21,7 @@ import contextvars
 import ctypes
 import itertools
 import os
+import signal
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -47,7 +48,11 @@ TRACE_DTYPE = np.dtype({
 
 _FAULT_KINDS = {1: "out-of-bounds", 2: "misaligned", 3: "read-only", 4: "barrier deadlock",
                 5: "shared-memory overrun"}
+_INTERRUPTED = 6  # runtime.cpp: INTERRUPTED, a launch stopped by Ctrl-C
 _THREAD_ORDERS = {"forward": 0, "reverse": 1, "shuffle": 2}  # runtime.cpp: ThreadOrder
+# Launches of at least this many threads (milliseconds of work) stop at Ctrl-C: the
+# interpreter runs its SIGINT handler only once the call into the runtime returns
+_INTERRUPTIBLE_THREADS = 1 << 20
 _launch_count = itertools.count()  # seeds shuffles: each launch its own permutations
 
 
@@ -188,9 +193,12 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
         buffers, len(buffers) // 3, _worker_count(n_blocks), int(bool(traces)),
         ctypes.byref(fault), ctypes.byref(trace_ptr), ctypes.byref(trace_len),
         _THREAD_ORDERS[order], next(_launch_count) if seed is None else seed, shared_mem,
+        _interruptible(n_blocks * block[0] * block[1] * block[2]),
     )
     del storage  # the launch is over: the argument values may go
     records = _take_records(lib, trace_ptr, trace_len.value) if traces else None
+    if fault.kind == _INTERRUPTED:
+        raise KeyboardInterrupt(f"kernel {name} stopped: the blocks not yet run were left")
     if fault.kind:
         raise _fault_error(kernel, fault, args)
     if records is not None:
@@ -201,6 +209,15 @@ def launch(source: str, name: str, grid, block, args, shared_mem: int = 0) -> No
             launch_trace = LaunchTrace(source, name, grid, block, records)
         for trace in traces:
             trace.launches.append(launch_trace)
+
+
+def _interruptible(threads: int) -> bool:
+    """Whether a launch of ``threads`` threads stops at Ctrl-C: a long one, from the main
+    thread (where Python raises KeyboardInterrupt), while SIGINT has Python's own handler (a
+    handler of the program's is left to run as it would)."""
+    return (threads >= _INTERRUPTIBLE_THREADS
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
 
 
 def _take_records(lib, pointer: ctypes.c_void_p, count: int) -> np.ndarray:
