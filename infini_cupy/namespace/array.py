@@ -201,8 +201,9 @@ class Array:
         ----------
         device : Device, str or cupy.cuda.Device
             ``"cpu"``, ``"emulator"``, ``"cuda"`` (CuPy's current GPU), ``"cuda:N"``.
-        stream : optional
-            The CuPy stream of a copy to or from a GPU.
+        stream : cupy.cuda.Stream, optional
+            The CuPy stream of a copy to or from a GPU: one of the GPU the copy runs on (the
+            target's; for a copy to ``cpu``, the Array's own GPU's).
 
         Returns
         -------
@@ -213,7 +214,9 @@ class Array:
         Raises
         ------
         ValueError
-            An unknown device.
+            An unknown device, or a stream of another GPU than the copy's.
+        TypeError
+            A ``stream`` that is no CuPy stream.
 
         Examples
         --------

@@ -429,6 +429,8 @@ def to_device(x, device, /, *, stream=None):
     namespace_for_device(device)  # rejects unknown devices
     if array_api_compat.device(x) == device:
         return x
+    if stream is not None:
+        _check_stream(stream, x.device if isinstance(device, str) else device)
     if isinstance(device, str):  # "cpu": x is a CuPy array
         with x.device:  # by default on the stream of x's GPU that our kernels wrote x on
             return x.get(stream=stream)
@@ -441,6 +443,19 @@ def to_device(x, device, /, *, stream=None):
     with device, (stream if stream is not None else contextlib.nullcontext()):
         # copy() lands on the current device, reading from any other; asarray uploads NumPy
         return x.copy() if is_cupy_array(x) else cp.asarray(x)
+
+
+def _check_stream(stream, gpu) -> None:
+    """TypeError unless ``stream`` is a CuPy stream, ValueError unless it is one of ``gpu``
+    (the GPU the copy runs on: the target's, or for a copy to the host the source's): CuPy
+    refuses another GPU's stream with a RuntimeError, or reads ``.ptr`` of anything else."""
+    stream_gpu = getattr(stream, "device_id", None)
+    if stream_gpu is None or not hasattr(stream, "ptr"):
+        raise TypeError(f"to_device: stream must be a cupy.cuda.Stream (or ExternalStream), "
+                        f"got {type_name(stream)}")
+    if stream_gpu not in (-1, gpu.id):  # -1: the null stream, of whichever GPU is current
+        raise ValueError(f"to_device: the copy runs on cuda:{gpu.id}, and the stream given "
+                         f"is of cuda:{stream_gpu}")
 
 
 def asarray(obj, /, *, dtype=None, device=None, copy=None):

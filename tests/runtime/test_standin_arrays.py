@@ -304,6 +304,32 @@ def test_moves_and_host_reads_keep_the_stream_made_current_and_read_on_the_array
         cuda.Stream.null.use()
 
 
+def test_to_device_takes_a_stream_of_the_gpu_the_copy_runs_on(two_gpus):
+    """The copy runs on the target GPU (to ``cpu``: on the Array's): a stream of another GPU
+    is a ValueError naming both (CuPy's RuntimeError "The device that the stream is created
+    on ..."), a stream that is no CuPy stream a TypeError (CuPy read its ``.ptr``)."""
+    cuda = two_gpus.cuda
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = xp.asarray(h, device="cuda:0")
+    with cuda.Device(1):
+        on_1 = cuda.Stream()
+    on_0 = cuda.Stream()
+    y = x.to_device("cuda:1", stream=on_1)
+    on_1.synchronize()
+    np.testing.assert_array_equal(np.asarray(y.to_device("cpu", stream=on_1)), h)
+    np.testing.assert_array_equal(np.asarray(x.to_device("cpu", stream=on_0)), h)
+    assert x.to_device("cuda:0", stream=on_1) is x  # already there: no copy, no stream
+    for array, target, stream, copy_on in ((x, "cuda:1", on_0, 1), (x, "cpu", on_1, 0),
+                                           (y, "cuda:0", on_1, 0)):
+        with pytest.raises(ValueError, match=rf"to_device: the copy runs on cuda:{copy_on}, "
+                                             rf"and the stream given is of cuda:{1 - copy_on}"):
+            array.to_device(target, stream=stream)
+    with pytest.raises(TypeError, match="stream must be a cupy.cuda.Stream .* got str"):
+        x.to_device("cuda:1", stream="fast")
+    np.testing.assert_array_equal(np.asarray(x.to_device("cuda:1", stream=cuda.Stream.null)
+                                             .to_device("cpu")), h)
+
+
 def test_remembered_calls_across_gpus_go_the_full_way(two_gpus):
     rng = np.random.default_rng(8)
     h = rng.standard_normal((4, 8)).astype(np.float32)
