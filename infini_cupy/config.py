@@ -158,9 +158,37 @@ def get_backend() -> str:
 def backend(name: str):
     """Run NumPy arrays through ``name`` inside the ``with`` block.
 
+    A context manager that sets :func:`get_backend` inside it (innermost block first): where
+    calls on plain NumPy arrays run. CuPy arrays run on ``cuda`` whatever it says; Arrays
+    carry their own device and ignore it.
+
+    Parameters
+    ----------
+    name : {"numpy", "emulate", "cuda"}
+        ``"numpy"``: NumPy computes; ``"emulate"``: our kernels, compiled for the host;
+        ``"cuda"``: NumPy inputs are an error rather than a silent CPU computation.
+
+    Yields
+    ------
+    str
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        An unknown backend name.
+
+    Examples
+    --------
     >>> import numpy as np, infini_cupy as xp
     >>> with xp.backend("emulate"):
     ...     y = xp.rearrange(np.arange(6).reshape(2, 3).T)
+    ...     xp.get_backend()
+    'emulate'
+    >>> y
+    array([[0, 3],
+           [1, 4],
+           [2, 5]])
     """
     token = _override.set(_check_name(name))
     try:

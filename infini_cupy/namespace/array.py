@@ -100,6 +100,8 @@ class Array:
     def dtype(self):
         """The data type (a ``numpy.dtype``).
 
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> xp.asarray([1, 2], dtype=xp.int8, device="cpu").dtype
         dtype('int8')
@@ -111,6 +113,8 @@ class Array:
     def shape(self) -> tuple:
         """The shape, a tuple of ints.
 
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> xp.zeros((2, 3), device="cpu").shape
         (2, 3)
@@ -122,6 +126,8 @@ class Array:
     def ndim(self) -> int:
         """The number of dimensions.
 
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> xp.zeros((2, 3), device="cpu").ndim
         2
@@ -133,6 +139,8 @@ class Array:
     def size(self) -> int:
         """The number of elements.
 
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> xp.zeros((2, 3), device="cpu").size
         6
@@ -142,9 +150,12 @@ class Array:
 
     @property
     def device(self) -> devices.Device:
-        """The :class:`~infini_cupy.Device` the Array lives on; equal to its name
-        (``x.device == 'emulator'``).
+        """The :class:`~infini_cupy.Device` the Array lives on.
 
+        Equal to its name as a string (``x.device == "emulator"``).
+
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> x = xp.asarray([1.0, 2.0], device="cpu")
         >>> x.device
@@ -162,9 +173,15 @@ class Array:
 
     @property
     def T(self) -> Array:
-        """The transpose of a 2-d Array, a view (ValueError for other ranks: use
-        ``permute_dims``).
+        """The transpose of a 2-d Array, a view.
 
+        Raises
+        ------
+        ValueError
+            An Array of other than 2 dims (``permute_dims`` permutes any axes).
+
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> x = xp.asarray([[1, 2, 3], [4, 5, 6]], device="cpu")
         >>> x.T
@@ -178,8 +195,15 @@ class Array:
 
     @property
     def mT(self) -> Array:
-        """The last two axes swapped, a view (ValueError below 2 dims).
+        """The last two axes swapped, a view: a stack of transposed matrices.
 
+        Raises
+        ------
+        ValueError
+            An Array of fewer than 2 dims.
+
+        Examples
+        --------
         >>> import infini_cupy as xp
         >>> x = xp.zeros((4, 2, 3), device="cpu")
         >>> x.mT.shape

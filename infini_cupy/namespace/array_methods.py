@@ -45,10 +45,33 @@ def _shape_argument(shape: tuple):
 
 
 def reshape(self, *shape, order="C", copy=None) -> Array:
-    """``x`` with a new shape (``x.reshape(2, 3)`` or ``x.reshape((2, 3))``): a view when the
-    strides allow, else a copy by our strided kernel (``order="C"``); ``order="F"`` or
-    ``"A"`` is the array library's.
+    """``x`` with a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
 
+    A view when the strides allow, else a copy by our strided kernel (``order="C"``);
+    ``order="F"`` or ``"A"`` is the array library's.
+
+    Parameters
+    ----------
+    *shape : int or tuple of ints
+        The new shape, one length -1 at most (inferred).
+    order : {"C", "F", "A"}, optional
+        The order in which the elements are read and placed (default ``"C"``).
+    copy : bool, optional
+        The standard's ``copy``: True always copies, False never does (ValueError where a
+        copy is needed); ``order="C"`` alone.
+
+    Returns
+    -------
+    Array
+        The reshaped Array, on this Array's device.
+
+    Raises
+    ------
+    ValueError
+        A shape of another size, or ``copy`` with ``order`` other than ``"C"``.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.arange(6, device="cpu").reshape(2, -1).shape
     (2, 3)
@@ -62,9 +85,23 @@ def reshape(self, *shape, order="C", copy=None) -> Array:
 
 
 def ravel(self, order="C") -> Array:
-    """``x`` as one contiguous dimension, as NumPy's ``ravel``: a view when the elements are
-    contiguous in that order, else a copy (code such as zarr's views the result as bytes).
+    """``x`` as one contiguous dimension, as NumPy's ``ravel``.
 
+    A view when the elements are contiguous in that order, else a copy (code such as zarr's
+    views the result as bytes).
+
+    Parameters
+    ----------
+    order : {"C", "F", "A", "K"}, optional
+        The order of the elements (default ``"C"``; others are the array library's).
+
+    Returns
+    -------
+    Array
+        A 1-d Array with unit stride, on this Array's device.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.ones((2, 2), device="cpu").ravel()
     Array([1., 1., 1., 1.], device='cpu')
@@ -87,6 +124,19 @@ def ravel(self, order="C") -> Array:
 def flatten(self, order="C") -> Array:
     """A new one-dimensional copy of ``x``.
 
+    Parameters
+    ----------
+    order : {"C", "F", "A", "K"}, optional
+        The order of the elements (default ``"C"``: our strided copy; others are the array
+        library's).
+
+    Returns
+    -------
+    Array
+        A new 1-d Array on this Array's device.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.ones((2, 1), device="cpu").flatten().shape
     (2,)
@@ -97,8 +147,22 @@ def flatten(self, order="C") -> Array:
 
 
 def round(self, decimals=0, out=None) -> Array:
-    """``infini_cupy.round(x, decimals)``.
+    """``x`` rounded to ``decimals`` decimal places: ``infini_cupy.round(x, decimals)``.
 
+    Parameters
+    ----------
+    decimals : int, optional
+        The decimal places (default 0); negative: to the left of the point.
+    out : Array, optional
+        Where to write the result.
+
+    Returns
+    -------
+    Array
+        The result in this Array's dtype (``out`` when given).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1.26, -0.5], device="cpu").round(1)
     Array([ 1.3, -0.5], device='cpu')
@@ -109,6 +173,23 @@ def round(self, decimals=0, out=None) -> Array:
 def copy(self, order="C") -> Array:
     """A C-contiguous copy of ``x`` on its device (our strided copy).
 
+    Parameters
+    ----------
+    order : {"C", "K", "A"}, optional
+        Accepted for NumPy's callers; the copy is C-contiguous.
+
+    Returns
+    -------
+    Array
+        A new Array on this Array's device.
+
+    Raises
+    ------
+    ValueError
+        ``order="F"`` or another order.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.zeros(2, device="cpu")
     >>> y = x.copy(); y[0] = 1.0; x
@@ -121,9 +202,37 @@ def copy(self, order="C") -> Array:
 
 def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
            device=None) -> Array:
-    """``infini_cupy.astype(x, dtype, copy=copy, device=device)``; NumPy's ``casting``
-    rule is checked first (TypeError where ``numpy.can_cast`` says no).
+    """``x`` cast to ``dtype``: ``infini_cupy.astype(x, dtype, copy=copy, device=device)``.
 
+    NumPy's ``casting`` rule is checked first.
+
+    Parameters
+    ----------
+    dtype : dtype or str
+        The target dtype.
+    order : {"K", "C", "A"}, optional
+        NumPy's keyword; the result is C-contiguous.
+    casting : {"unsafe", "same_kind", "safe", "equiv", "no"}, optional
+        NumPy's rule for which casts are allowed (default ``"unsafe"``).
+    subok : bool, optional
+        NumPy's keyword, without effect.
+    copy : bool, optional
+        False: ``x`` itself when it already has ``dtype`` (default True: a new Array).
+    device : Device or str, optional
+        The result's device (the standard's keyword).
+
+    Returns
+    -------
+    Array
+        The cast Array.
+
+    Raises
+    ------
+    TypeError
+        A cast that ``casting`` forbids (``numpy.can_cast`` says no).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1.7, -1.7], device="cpu").astype("int8")
     Array([ 1, -1], dtype=int8, device='cpu')
@@ -133,9 +242,32 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True, *,
 
 
 def all(self, axis=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.all(x, axis=axis, keepdims=keepdims)``: NumPy's testing
-    (``assert_allclose`` with an Array tolerance) calls it on the comparison's result.
+    """Whether every element along ``axis`` is true: ``infini_cupy.all``.
 
+    NumPy's testing (``assert_allclose`` with an Array tolerance) calls it on the
+    comparison's result.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The bool result (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> (xp.arange(3, device="cpu") >= 0).all()
     Array(True, device='cpu')
@@ -144,8 +276,31 @@ def all(self, axis=None, out=None, keepdims=False) -> Array:
 
 
 def any(self, axis=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.any(x, axis=axis, keepdims=keepdims)``.
+    """Whether any element along ``axis`` is true: ``infini_cupy.any``.
 
+    NumPy's method; ``out`` is NumPy's keyword.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The bool result (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> (xp.arange(3, device="cpu") > 1).any()
     Array(True, device='cpu')
@@ -154,9 +309,33 @@ def any(self, axis=None, out=None, keepdims=False) -> Array:
 
 
 def sum(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.sum(x, axis=axis, dtype=dtype, keepdims=keepdims)``: SciPy's
-    ``integrate.nsum`` counts with ``mask.sum(axis=-1)``.
+    """The sum along ``axis``: ``infini_cupy.sum``.
 
+    SciPy's ``integrate.nsum`` counts with ``mask.sum(axis=-1)``.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    dtype : dtype, optional
+        The dtype to accumulate and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[True, False], [True, True]], device="cpu").sum(axis=-1)
     Array([1, 2], device='cpu')
@@ -165,9 +344,31 @@ def sum(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
 
 
 def max(self, axis=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.max(x, axis=axis, keepdims=keepdims)``: numpy_groupies checks the range
-    of group indices with ``x.min()`` and ``x.max()``.
+    """The maximum along ``axis``: ``infini_cupy.max``.
 
+    numpy_groupies checks the range of group indices with ``x.min()`` and ``x.max()``.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[3, 1], [2, 5]], device="cpu").max(axis=0)
     Array([3, 5], device='cpu')
@@ -176,8 +377,31 @@ def max(self, axis=None, out=None, keepdims=False) -> Array:
 
 
 def min(self, axis=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.min(x, axis=axis, keepdims=keepdims)``.
+    """The minimum along ``axis``: ``infini_cupy.min``.
 
+    NumPy's method; ``out`` is NumPy's keyword.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[3, 1], [2, 5]], device="cpu").min()
     Array(1, device='cpu')
@@ -186,9 +410,33 @@ def min(self, axis=None, out=None, keepdims=False) -> Array:
 
 
 def mean(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.mean(x, axis=axis, dtype=dtype, keepdims=keepdims)``: scikit-learn's
-    NumPy-written functions (``r_regression``) center with ``X.mean(axis=0)``.
+    """The arithmetic mean along ``axis``: ``infini_cupy.mean``.
 
+    scikit-learn's NumPy-written functions (``r_regression``) center with ``X.mean(axis=0)``.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    dtype : dtype, optional
+        The dtype to accumulate and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="cpu").mean(axis=0)
     Array([2. , 3.5], device='cpu')
@@ -197,8 +445,37 @@ def mean(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
 
 
 def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
-    """``infini_cupy.std(x, axis=axis, correction=ddof, dtype=dtype, keepdims=keepdims)``.
+    """The standard deviation along ``axis``: ``infini_cupy.std``.
 
+    NumPy's method: ``ddof`` is the namespace's ``correction``.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    dtype : dtype, optional
+        The dtype to compute and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    ddof : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - ddof`` (the standard's ``correction``).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+    TypeError
+        ``out`` of a dtype the result does not cast to (same_kind).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").std(ddof=1) ** 2
     Array(3.33333333, device='cpu')
@@ -207,8 +484,35 @@ def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
 
 
 def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
-    """``infini_cupy.var(x, axis=axis, correction=ddof, dtype=dtype, keepdims=keepdims)``.
+    """The variance along ``axis``: ``infini_cupy.var``.
 
+    NumPy's method: ``ddof`` is the namespace's ``correction``.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    dtype : dtype, optional
+        The dtype to compute and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    ddof : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - ddof`` (the standard's ``correction``).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1.0, 2.0, 4.0, 5.0], device="cpu").var()
     Array(2.5, device='cpu')
@@ -217,8 +521,33 @@ def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False) -> Array:
 
 
 def prod(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
-    """``infini_cupy.prod(x, axis=axis, dtype=dtype, keepdims=keepdims)``.
+    """The product along ``axis``: ``infini_cupy.prod``.
 
+    NumPy's method; ``out`` is NumPy's keyword.
+
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    dtype : dtype, optional
+        The dtype to accumulate and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[1, 2], [3, 4]], device="cpu").prod(axis=1)
     Array([ 2, 12], device='cpu')
@@ -227,9 +556,33 @@ def prod(self, axis=None, dtype=None, out=None, keepdims=False) -> Array:
 
 
 def argmax(self, axis=None, out=None, *, keepdims=False) -> Array:
-    """``infini_cupy.argmax(x, axis=axis, keepdims=keepdims)``: the index of the first
-    maximum, of the flattened array where ``axis`` is None.
+    """The index of the first maximum along ``axis``: ``infini_cupy.argmax``.
 
+    Of the flattened array where ``axis`` is None, as NumPy's.
+
+    Parameters
+    ----------
+    axis : int or None, optional
+        The axis to reduce; None (default): of the flattened array.
+    out : Array, optional
+        An Array of the result's shape and an integer dtype to write the indices into.
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The indices, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+    TypeError
+        ``out`` of a dtype that does not hold an index.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[3, 1], [2, 5]], device="cpu").argmax(axis=1)
     Array([0, 1], device='cpu')
@@ -238,8 +591,33 @@ def argmax(self, axis=None, out=None, *, keepdims=False) -> Array:
 
 
 def argmin(self, axis=None, out=None, *, keepdims=False) -> Array:
-    """``infini_cupy.argmin(x, axis=axis, keepdims=keepdims)``.
+    """The index of the first minimum along ``axis``: ``infini_cupy.argmin``.
 
+    Of the flattened array where ``axis`` is None, as NumPy's.
+
+    Parameters
+    ----------
+    axis : int or None, optional
+        The axis to reduce; None (default): of the flattened array.
+    out : Array, optional
+        An Array of the result's shape and an integer dtype to write the indices into.
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+
+    Returns
+    -------
+    Array
+        The indices, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+    TypeError
+        ``out`` of a dtype that does not hold an index.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[3, 1], [2, 5]], device="cpu").argmin()
     Array(1, device='cpu')
@@ -248,9 +626,31 @@ def argmin(self, axis=None, out=None, *, keepdims=False) -> Array:
 
 
 def cumsum(self, axis=None, dtype=None, out=None) -> Array:
-    """``infini_cupy.cumulative_sum(x, axis=axis, dtype=dtype)``; with ``axis`` None, of the
-    flattened array, as NumPy's.
+    """The cumulative sum along ``axis``: ``infini_cupy.cumulative_sum``.
 
+    With ``axis`` None, of the flattened array, as NumPy's.
+
+    Parameters
+    ----------
+    axis : int or None, optional
+        The axis to accumulate along; None (default): the flattened array.
+    dtype : dtype, optional
+        The dtype to accumulate and return in.
+    out : Array, optional
+        An Array of the result's shape to write the result into (cast to its dtype).
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Raises
+    ------
+    ValueError
+        ``out`` of another shape than the result's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([[1, 2], [3, 4]], device="cpu").cumsum()
     Array([ 1,  3,  6, 10], device='cpu')
@@ -261,8 +661,20 @@ def cumsum(self, axis=None, dtype=None, out=None) -> Array:
 
 
 def nonzero(self) -> tuple:
-    """``infini_cupy.nonzero(x)``: the indices of the nonzero elements, one Array per axis.
+    """The indices of the nonzero elements: ``infini_cupy.nonzero(x)``.
 
+    Returns
+    -------
+    tuple of Array
+        One Array of indices per axis.
+
+    Raises
+    ------
+    ValueError
+        A 0-d Array.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([0, 3, 0, 4], device="cpu").nonzero()
     (Array([1, 3], device='cpu'),)
@@ -271,9 +683,29 @@ def nonzero(self) -> tuple:
 
 
 def compress(self, condition, axis=None) -> Array:
-    """The slices along ``axis`` (None: of the flattened array) where the 1-d ``condition``
-    is true, NumPy's ``compress``: the array library's (numpy_groupies selects groups so).
+    """The slices along ``axis`` where ``condition`` is true, as NumPy's ``compress``.
 
+    The array library's (numpy_groupies selects groups so).
+
+    Parameters
+    ----------
+    condition : Array or array
+        A 1-d bool array on this Array's device, at most as long as the axis.
+    axis : int, optional
+        The axis to select along; None (default): the flattened array.
+
+    Returns
+    -------
+    Array
+        A new Array of the selected slices.
+
+    Raises
+    ------
+    ValueError
+        ``condition`` on another device.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.asarray([[1, 2], [3, 4]], device="cpu")
     >>> x.compress(xp.asarray([False, True], device="cpu"), axis=0)
@@ -286,9 +718,18 @@ def compress(self, condition, axis=None) -> Array:
 
 
 def conj(self) -> Array:
-    """``infini_cupy.conj(x)``, NumPy's ``x.conj()`` (also ``x.conjugate()``): xarray's
-    ``cov`` and ``corr`` and SciPy's ``linalg.toeplitz`` call it.
+    """The complex conjugate: ``infini_cupy.conj(x)``, NumPy's ``x.conj()``.
 
+    Also ``x.conjugate()``: xarray's ``cov`` and ``corr`` and SciPy's ``linalg.toeplitz``
+    call it.
+
+    Returns
+    -------
+    Array
+        A new Array on this Array's device.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1 + 2j, 3 - 1j], device="cpu").conj()
     Array([1.-2.j, 3.+1.j], device='cpu')
@@ -297,10 +738,26 @@ def conj(self) -> Array:
 
 
 def clip(self, min=None, max=None, out=None) -> Array:
-    """``infini_cupy.clip(x, min, max)``, NumPy's ``x.clip()``: our kernel, the namespace's
-    rules for the bounds (an integer ``x`` takes integer bounds); ``out=`` the elementwise
-    functions' (NumPy's ufuncs': broadcast into, cast ``same_kind``).
+    """``x`` clamped to [``min``, ``max``]: ``infini_cupy.clip(x, min, max)``.
 
+    NumPy's ``x.clip()``: our kernel, under the namespace's rules for the bounds (an integer
+    ``x`` takes integer bounds); ``out=`` is the elementwise functions' (NumPy's ufuncs':
+    broadcast into, cast ``same_kind``).
+
+    Parameters
+    ----------
+    min, max : Array, Python scalar or None, optional
+        The bounds; None: none on that side.
+    out : Array, optional
+        Where to write the result.
+
+    Returns
+    -------
+    Array
+        The result, on this Array's device (``out`` when given).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([-1.5, 0.5, 2.5], device="cpu").clip(0.0, 1.0)
     Array([0. , 0.5, 1. ], device='cpu')
@@ -309,10 +766,33 @@ def clip(self, min=None, max=None, out=None) -> Array:
 
 
 def argsort(self, axis=-1, kind=None, order=None, *, stable=None) -> Array:
-    """``infini_cupy.argsort(x, axis=axis)``, NumPy's ``x.argsort()``: ``axis=None`` sorts
-    the flattened array; ``kind="stable"`` (or ``"mergesort"``) or ``stable=True`` keeps
-    equal elements in order. ``order`` (a structured dtype's fields) is refused.
+    """The indices that sort ``x`` along ``axis``: ``infini_cupy.argsort``.
 
+    NumPy's ``x.argsort()``, the standard's ``stable`` keyword beside NumPy's ``kind``.
+
+    Parameters
+    ----------
+    axis : int or None, optional
+        The axis to sort along (default -1); None: the flattened array.
+    kind : {None, "quicksort", "heapsort", "stable", "mergesort"}, optional
+        ``"stable"`` or ``"mergesort"`` keeps equal elements in order.
+    order : None
+        A structured dtype's fields; refused.
+    stable : bool, optional
+        True keeps equal elements in order (the standard's keyword).
+
+    Returns
+    -------
+    Array
+        The indices, on this Array's device.
+
+    Raises
+    ------
+    ValueError
+        ``order``, or an unknown ``kind``.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([3, 1, 2], device="cpu").argsort()
     Array([1, 2, 0], device='cpu')
@@ -355,11 +835,34 @@ def _into(name: str, out, result):
 
 
 def item(self, *args):
-    """One element as a Python scalar (from a GPU: a device-to-host copy of it): NumPy's
-    forms, ``item()`` of a one-element array, ``item(i)`` by flat (C-order) index,
+    """One element as a Python scalar (from a GPU: a device-to-host copy of it).
+
+    NumPy's forms: ``item()`` of a one-element array, ``item(i)`` by flat (C-order) index,
     ``item(i, j, ...)`` or ``item((i, j, ...))`` by position. Indexed here, as CuPy's
     ``item`` takes no index.
 
+    Parameters
+    ----------
+    *args : int or tuple of ints
+        None, a flat index, or one index per axis.
+
+    Returns
+    -------
+    bool, int, float or complex
+        The element.
+
+    Raises
+    ------
+    IndexError
+        An index out of bounds.
+    ValueError
+        ``item()`` of an Array of more than one element, or a number of indices that is
+        neither 1 nor ``x.ndim``.
+    TypeError
+        An index that is not an integer (a bool included).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.asarray([[1, 2], [3, 4]], device="cpu")
     >>> x.item(1, 0), x.item(-1)
@@ -396,6 +899,13 @@ def _item_index(i) -> int:
 def tolist(self):
     """The elements as nested Python lists (from a GPU: a device-to-host copy).
 
+    Returns
+    -------
+    list or scalar
+        Nested lists of Python scalars, ``x.ndim`` deep (a scalar for a 0-d Array).
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.eye(2, dtype=xp.int8, device="cpu").tolist()
     [[1, 0], [0, 1]]
@@ -405,10 +915,18 @@ def tolist(self):
 
 
 def get(self) -> np.ndarray:
-    """The data as a new NumPy array: CuPy's ``ndarray.get()`` (from a GPU a device-to-host
-    copy, which you asked for). Dask takes an Array for a CuPy array by its type's name and
-    calls it (``dask.array.utils.assert_eq``).
+    """The data as a new NumPy array: CuPy's ``ndarray.get()``.
 
+    From a GPU a device-to-host copy, which you asked for. Dask takes an Array for a CuPy
+    array by its type's name and calls it (``dask.array.utils.assert_eq``).
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous NumPy array.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.asarray([1.5, 2.0], device="emulator").get()
     array([1.5, 2. ])
@@ -423,10 +941,32 @@ def get(self) -> np.ndarray:
 
 
 def view(self, dtype=None, type=None) -> Array:
-    """A new Array over the same memory; ``dtype`` reinterprets its bytes as NumPy's
-    ``x.view(dtype)`` does (the same item size keeps the shape; another one rescales the last
-    axis, which must then be contiguous). NumPy's ``type=`` (a subclass) is not taken.
+    """A new Array over the same memory, its bytes read as ``dtype``.
 
+    As NumPy's ``x.view(dtype)``: the same item size keeps the shape; another one rescales the
+    last axis, which must then be contiguous.
+
+    Parameters
+    ----------
+    dtype : dtype, optional
+        The dtype to read the bytes as, one of the namespace's (None: this Array's).
+    type : None
+        NumPy's subclass to view as; refused.
+
+    Returns
+    -------
+    Array
+        A view on this Array's device.
+
+    Raises
+    ------
+    TypeError
+        A dtype that is not the namespace's, or ``type``.
+    ValueError
+        Another item size with a last axis that is not contiguous or does not divide.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.asarray([1.0, -2.0], dtype=xp.float32, device="cpu")
     >>> x.view(xp.int32)
@@ -443,9 +983,28 @@ def view(self, dtype=None, type=None) -> Array:
 
 
 def transpose(self, *axes) -> Array:
-    """``infini_cupy.permute_dims``: NumPy's ``x.transpose()`` (axes reversed),
-    ``x.transpose((1, 0))`` and ``x.transpose(1, 0)``; a view (zarr's buffers call it).
+    """``x`` with its axes permuted: ``infini_cupy.permute_dims``; a view.
 
+    NumPy's ``x.transpose()`` (axes reversed), ``x.transpose((1, 0))`` and
+    ``x.transpose(1, 0)`` (zarr's buffers call it).
+
+    Parameters
+    ----------
+    *axes : int, tuple of ints or None
+        A permutation of the axes; none or None: reversed.
+
+    Returns
+    -------
+    Array
+        A view of this Array.
+
+    Raises
+    ------
+    ValueError
+        Axes that are not a permutation of this Array's.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.ones((2, 3, 4), device="cpu").transpose(2, 0, 1).shape
     (4, 2, 3)
@@ -456,8 +1015,25 @@ def transpose(self, *axes) -> Array:
 
 
 def squeeze(self, axis=None) -> Array:
-    """``infini_cupy.squeeze``; ``axis=None`` drops every axis of length one, as NumPy's.
+    """``x`` without its length-1 axes: ``infini_cupy.squeeze``; a view.
 
+    Parameters
+    ----------
+    axis : int, tuple of ints or None, optional
+        The axes to remove, each of length 1; None (default): every length-1 axis, as NumPy's.
+
+    Returns
+    -------
+    Array
+        A view of this Array.
+
+    Raises
+    ------
+    ValueError
+        An axis whose length is not 1.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.ones((1, 3, 1), device="cpu").squeeze().shape
     (3,)
@@ -468,8 +1044,15 @@ def squeeze(self, axis=None) -> Array:
 
 
 def fill(self, value) -> None:
-    """``x[...] = value``: every element set to the scalar ``value`` (one strided copy).
+    """Set every element to the scalar ``value``: ``x[...] = value`` (one strided copy).
 
+    Parameters
+    ----------
+    value : bool, int, float or complex
+        The value, converted to this Array's dtype as ``x[...] = value`` converts it.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.zeros(3, device="cpu")
     >>> x.fill(2.5)
@@ -480,9 +1063,12 @@ def fill(self, value) -> None:
 
 
 def _base(self):
-    """NumPy's ``x.base``: None where ``x`` owns its memory, else the array (an Array) or
-    object whose memory it views.
+    """NumPy's ``x.base``: the array whose memory ``x`` views.
 
+    None where ``x`` owns its memory, else that array (an Array) or object.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.asarray([1, 2, 3], device="cpu")
     >>> x.base is None
@@ -497,6 +1083,8 @@ def _base(self):
 def _nbytes(self) -> int:
     """Bytes of the elements (``size * itemsize``).
 
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.zeros((2, 3), dtype=xp.int16, device="cpu").nbytes
     12
@@ -507,6 +1095,8 @@ def _nbytes(self) -> int:
 def _itemsize(self) -> int:
     """Bytes of one element.
 
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> xp.zeros(3, dtype=xp.complex64, device="cpu").itemsize
     8
@@ -515,9 +1105,12 @@ def _itemsize(self) -> int:
 
 
 def _strides(self) -> tuple:
-    """NumPy's and CuPy's ``x.strides``: the bytes from one element to the next along each
-    dim (SciPy's ``linalg.circulant`` reads them).
+    """The bytes from one element to the next along each dim.
 
+    NumPy's and CuPy's ``x.strides``; SciPy's ``linalg.circulant`` reads them.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.zeros((2, 3), dtype=xp.int16, device="cpu")
     >>> x.strides, x.T.strides

@@ -418,12 +418,37 @@ def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
 
 
 def to_device(x, device, /, *, stream=None):
-    """``x`` on ``device``: ``x`` itself when already there, else a copy (an extension: the
-    standard's ``x.to_device`` method, which CuPy arrays lack).
+    """``x`` on ``device``: ``x`` itself when already there, else a copy.
 
-    >>> import numpy as np
-    >>> x = np.ones(3)
-    >>> to_device(x, "cpu") is x
+    An extension: the standard's ``x.to_device`` method as a function, for CuPy arrays,
+    which lack the method.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    device : Device, str or cupy.cuda.Device
+        ``"cpu"``, ``"emulator"``, ``"cuda:N"``.
+    stream : cupy.cuda.Stream, optional
+        The CuPy stream of a copy to or from a GPU.
+
+    Returns
+    -------
+    Array or array
+        ``x`` itself when already on ``device``, else a copy there.
+
+    Raises
+    ------
+    ValueError
+        An unknown device.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1, 2], device="emulator")
+    >>> xp.to_device(x, "cpu")
+    Array([1, 2], device='cpu')
+    >>> xp.to_device(x, "emulator") is x
     True
     """
     namespace_for_device(device)  # rejects unknown devices

@@ -26,9 +26,26 @@ _KIND_OF_BACKEND = {b: k for k, b in _BACKEND_OF_KIND.items()}
 
 
 class Device:
-    """Where an array lives and its calls run: ``Device("cpu")``, ``Device("emulator")`` or
-    ``Device("cuda", N)``. Equal to its name as a string (``"cpu"``, ``"cuda:0"``).
+    """Where an array lives and its calls run.
 
+    ``Device("cpu")`` (NumPy computes), ``Device("emulator")`` (our kernels, compiled for
+    the host) or ``Device("cuda", N)`` (GPU ``N``). Equal to its name as a string
+    (``"cpu"``, ``"cuda:0"``).
+
+    Parameters
+    ----------
+    kind : {"cpu", "emulator", "cuda"}
+        The kind of device.
+    index : int, optional
+        The GPU's index, for ``"cuda"`` alone.
+
+    Raises
+    ------
+    ValueError
+        An unknown kind, an index with ``"cpu"`` or ``"emulator"``, or ``"cuda"`` without one.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> x = xp.asarray([1, 2], device="emulator")
     >>> x.device

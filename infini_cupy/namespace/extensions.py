@@ -51,11 +51,35 @@ def _library_of(arrays):
 # ---- functions the standard does not have
 
 def transpose(x, /, axes=None):
-    """NumPy's ``transpose``: the axes reversed, or permuted by ``axes``; a view.
+    """NumPy's ``transpose``: ``x`` with its axes reversed, or permuted by ``axes``.
 
-    >>> import numpy as np
-    >>> transpose(np.zeros((2, 3, 4))).shape
+    The standard's ``permute_dims`` with NumPy's default order; a view, no copy.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    axes : tuple of ints, optional
+        A permutation of ``range(x.ndim)``; None (default): the axes reversed.
+
+    Returns
+    -------
+    Array or array
+        A view of ``x``.
+
+    Raises
+    ------
+    ValueError
+        ``axes`` that is not a permutation of ``x``'s axes.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.zeros((2, 3, 4), device="cpu")
+    >>> xp.transpose(x).shape
     (4, 3, 2)
+    >>> xp.transpose(x, (1, 0, 2)).shape
+    (3, 2, 4)
     """
     if axes is None:
         axes = tuple(range(x.ndim - 1, -1, -1))
@@ -85,10 +109,38 @@ def pad(x, /, pad_width, mode="constant", **kwargs):
     per-axis constants are the array library's ``pad`` (``numpy.pad``, ``cupy.pad``; on
     a GPU with NumPy's arguments, and NumPy's steps where CuPy's differ: :func:`_pad_as_numpy`).
 
-    >>> import numpy as np
-    >>> pad(np.ones((1, 2), np.int8), ((0, 1), (1, 0)))
-    array([[0, 1, 1],
-           [0, 0, 0]], dtype=int8)
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    pad_width : int, pair of ints, or one pair per axis
+        The elements added before and after each axis, as NumPy's.
+    mode : str or callable, optional
+        NumPy's ``mode`` (default ``"constant"``).
+    **kwargs
+        NumPy's keywords of that mode (``constant_values``, ``stat_length``, ...).
+
+    Returns
+    -------
+    Array or array
+        A new array of ``x``'s dtype on ``x``'s device.
+
+    Raises
+    ------
+    TypeError
+        ``pad_width`` that is not integers.
+    ValueError
+        ``pad_width`` that does not fit ``x``'s dims, or a negative width.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.ones((1, 2), dtype=xp.int8, device="cpu")
+    >>> xp.pad(x, ((0, 1), (1, 0)))
+    Array([[0, 1, 1],
+           [0, 0, 0]], dtype=int8, device='cpu')
+    >>> xp.pad(xp.arange(3, device="cpu"), 1, constant_values=9)
+    Array([9, 0, 1, 2, 9], device='cpu')
     """
     value = kwargs.get("constant_values", 0)
     if mode != "constant" or set(kwargs) - {"constant_values"} or np.ndim(value) != 0:
@@ -167,11 +219,38 @@ def _pad_as_numpy(lib, x, pad_width, mode, kwargs):
 
 
 def einsum(subscripts, /, *operands, **kwargs):
-    """NumPy's ``einsum`` (subscripts form), computed by the array library.
+    """NumPy's ``einsum`` (subscripts form): Einstein summation over ``operands``.
 
-    >>> import numpy as np
-    >>> einsum("ij,j->i", np.eye(2), np.array([3.0, 4.0]))
-    array([3., 4.])
+    Computed by the array library (``numpy.einsum``, ``cupy.einsum``).
+
+    Parameters
+    ----------
+    subscripts : str
+        The subscripts (``"ij,jk->ik"``).
+    *operands : Array or array
+        The arrays, on one device.
+    **kwargs
+        NumPy's keywords (``dtype``, ``optimize``, ...).
+
+    Returns
+    -------
+    Array or array
+        The result on the operands' device (a 0-d array for a full contraction).
+
+    Raises
+    ------
+    TypeError
+        ``subscripts`` that is not a str (NumPy's operand-list form).
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> a = xp.eye(2, device="cpu")
+    >>> b = xp.asarray([3.0, 4.0], device="cpu")
+    >>> xp.einsum("ij,j->i", a, b)
+    Array([3., 4.], device='cpu')
+    >>> xp.einsum("i,i", b, b)
+    Array(25., device='cpu')
     """
     if not isinstance(subscripts, str):
         # an Array there went to NumPy's einsum, which dispatched back here without end
@@ -182,28 +261,91 @@ def einsum(subscripts, /, *operands, **kwargs):
 
 def sliding_window_view(x, /, window_shape, axis=None, **kwargs):
     """NumPy's ``lib.stride_tricks.sliding_window_view``: every window of ``window_shape``
-    along ``axis`` as a new trailing axis; a read-only view (the array library's).
+    along ``axis`` as a new trailing axis.
 
-    >>> import numpy as np
-    >>> sliding_window_view(np.arange(4), 2)
-    array([[0, 1],
+    A read-only view, the array library's (``xp.lib.stride_tricks.sliding_window_view``).
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    window_shape : int or tuple of ints
+        The window's length along each axis of ``axis``.
+    axis : int, tuple of ints or None, optional
+        The axes to slide along; None (default): every axis.
+    **kwargs
+        NumPy's keywords (``subok``, ``writeable``).
+
+    Returns
+    -------
+    Array or array
+        A view of ``x`` with the window's axes last.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.arange(4, device="cpu")
+    >>> xp.lib.stride_tricks.sliding_window_view(x, 2)
+    Array([[0, 1],
            [1, 2],
-           [2, 3]])
+           [2, 3]], device='cpu')
     """
     return _library(x).lib.stride_tricks.sliding_window_view(x, window_shape, axis, **kwargs)
 
 
-def _numpy_function(name: str, doc: str, example: str):
+# the numpydoc entries of the parameters of _LIBRARY_FUNCTIONS
+_PARAMETER_DOCS = {
+    "x": "x : Array or array\n    Input array.",
+    "q": "q : float, sequence of floats, or Array\n    The quantiles, in [0, 1].",
+    "axis": "axis : int, tuple of ints or None, optional\n    The axes to reduce; None "
+            "(default): every axis.",
+    "dtype": "dtype : dtype, optional\n    The dtype to accumulate and return in (None: "
+             "NumPy's for ``x``'s dtype).",
+    "ddof": "ddof : int or float, optional\n    Delta degrees of freedom: the divisor is "
+            "``N - ddof``.",
+    "method": "method : str, optional\n    NumPy's ``method`` of estimating a quantile "
+              "(default ``'linear'``).",
+    "keepdims": "keepdims : bool, optional\n    Keep the reduced axes, of length 1.",
+}
+_RAISES_DOCS = {"nanarg": "\nRaises\n------\nValueError\n    A slice that is all NaN.\n",
+                "quantile": "\nRaises\n------\nValueError\n    A quantile outside [0, 1].\n"}
+_ONE_AXIS_DOC = ("axis : int or None, optional\n    The axis {}; None (default): of the "
+                 "flattened array.")
+
+
+def _numpy_function(name: str, parameters: str, doc: str, example: str):
     """A function of the array library (``numpy.<name>``, ``cupy.<name>``) on ``x``, its
-    NumPy scalars returned as 0-d arrays."""
+    NumPy scalars returned as 0-d arrays; its numpydoc docstring from ``parameters`` (the
+    notation of :mod:`.signatures`) and ``example`` (``"call -> result"`` lines, ``a`` the
+    array below)."""
     def function(x, /, *args, **kwargs):
         return _zero_d(getattr(_library(x), name)(x, *args, **kwargs))
 
-    call, result = example.split(" -> ")
+    entries = []
+    for parameter in parameters.split(", "):
+        key = parameter.split("=")[0]
+        if key == "axis" and parameters == _CUMULATIVE:
+            entries.append(_ONE_AXIS_DOC.format("to accumulate along"))
+        elif key == "axis" and name.startswith("nanarg"):
+            entries.append(_ONE_AXIS_DOC.format("to search along"))
+        elif key in _PARAMETER_DOCS:
+            entries.append(_PARAMETER_DOCS[key])
+    returns = ("The indices, on ``x``'s device." if name.startswith("nanarg") else
+               "The quantiles, on ``x``'s device, ``q``'s axes first." if "quantile" in name
+               else "The result, on ``x``'s device (0-d where every axis is reduced).")
+    shown = []
+    for line in example.splitlines():  # "call -> result", then a result's further lines
+        call, arrow, result = line.partition(" -> ")
+        shown += [f">>> {call}", result] if arrow else [line]
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = (f"{doc}\n\nNumPy's ``{name}``, computed by the array library.\n\n"
-                        f">>> import numpy as np\n>>> a = np.array([[1.0, np.nan], [3.0, 4.0]])\n"
-                        f">>> {call}\n{result}\n")
+    function.__doc__ = (
+        f"{doc}\n\nNumPy's ``{name}``, computed by the array library.\n\n"
+        f"Parameters\n----------\n" + "\n".join(entries) + "\n\n"
+        f"Returns\n-------\nArray or array\n    {returns}\n"
+        + next((text for key, text in _RAISES_DOCS.items() if key in name), "")
+        + "\nExamples\n--------\n>>> import infini_cupy as xp\n"
+        ">>> a = xp.asarray([[1.0, xp.nan], [3.0, 4.0]], device=\"cpu\")\n"
+        + "\n".join(shown) + "\n")
     return function
 
 
@@ -215,40 +357,48 @@ _SPREAD = "x, /, axis=None, dtype=None, ddof=0, keepdims=False"
 _QUANTILE = "x, /, q, axis=None, method='linear', keepdims=False"
 _LIBRARY_FUNCTIONS = {  # name -> (parameters, summary, example -> its result)
     "cumsum": (_CUMULATIVE, "Cumulative sum along ``axis`` (None: of the flattened array).",
-               "cumsum(np.array([1.0, 2.0, 4.0])) -> array([1., 3., 7.])"),
+               "xp.cumsum(a[1]) -> Array([3., 7.], device='cpu')\n"
+               "xp.cumsum(a, axis=1) -> Array([[ 1., nan],\n       [ 3.,  7.]], device='cpu')"),
     "cumprod": (_CUMULATIVE, "Cumulative product along ``axis`` (None: of the flattened array).",
-                "cumprod(np.array([1.0, 2.0, 4.0])) -> array([1., 2., 8.])"),
-    "nansum": (_REDUCTION, "Sum treating NaN as zero.", "nansum(a, axis=0) -> array([4., 4.])"),
+                "xp.cumprod(a, axis=0) -> Array([[ 1., nan],\n       [ 3., nan]], device='cpu')"),
+    "nansum": (_REDUCTION, "Sum treating NaN as zero.",
+               "xp.nansum(a, axis=0) -> Array([4., 4.], device='cpu')"),
     "nanprod": (_REDUCTION, "Product treating NaN as one.",
-                "nanprod(a, axis=0) -> array([3., 4.])"),
+                "xp.nanprod(a, axis=0) -> Array([3., 4.], device='cpu')"),
     "nanmean": (_REDUCTION, "Mean ignoring NaN (NaN where a slice is all NaN).",
-                "nanmean(a, axis=0) -> array([2., 4.])"),
+                "xp.nanmean(a, axis=0) -> Array([2., 4.], device='cpu')"),
     "nanmax": (_EXTREMUM, "Maximum ignoring NaN (NaN where a slice is all NaN).",
-               "nanmax(a, axis=0) -> array([3., 4.])"),
+               "xp.nanmax(a, axis=0) -> Array([3., 4.], device='cpu')"),
     "nanmin": (_EXTREMUM, "Minimum ignoring NaN (NaN where a slice is all NaN).",
-               "nanmin(a, axis=0) -> array([1., 4.])"),
+               "xp.nanmin(a, axis=0) -> Array([1., 4.], device='cpu')"),
     "nanstd": (_SPREAD, "Standard deviation ignoring NaN, ``ddof`` degrees of freedom off.",
-               "nanstd(a, axis=0) -> array([1., 0.])"),
+               "xp.nanstd(a, axis=0) -> Array([1., 0.], device='cpu')"),
     "nanvar": (_SPREAD, "Variance ignoring NaN, ``ddof`` degrees of freedom off.",
-               "nanvar(a, axis=0) -> array([1., 0.])"),
-    "nanargmax": (_EXTREMUM, "Index of the maximum ignoring NaN (ValueError for an all-NaN "
-                  "slice).", "nanargmax(a, axis=0) -> array([1, 1])"),
-    "nanargmin": (_EXTREMUM, "Index of the minimum ignoring NaN (ValueError for an all-NaN "
-                  "slice).", "nanargmin(a, axis=0) -> array([0, 1])"),
+               "xp.nanvar(a, axis=0) -> Array([1., 0.], device='cpu')"),
+    "nanargmax": (_EXTREMUM, "Index of the maximum ignoring NaN.",
+                  "xp.nanargmax(a, axis=0) -> Array([1, 1], device='cpu')"),
+    "nanargmin": (_EXTREMUM, "Index of the minimum ignoring NaN.",
+                  "xp.nanargmin(a, axis=0) -> Array([0, 1], device='cpu')"),
     "nancumsum": (_CUMULATIVE, "Cumulative sum treating NaN as zero.",
-                  "nancumsum(a, axis=0)[1] -> array([4., 4.])"),
+                  "xp.nancumsum(a, axis=0) -> Array([[1., 0.],\n       [4., 4.]], device='cpu')"),
     "nancumprod": (_CUMULATIVE, "Cumulative product treating NaN as one.",
-                   "nancumprod(a, axis=0)[1] -> array([3., 4.])"),
+                   "xp.nancumprod(a, axis=0) -> "
+                   "Array([[1., 1.],\n       [3., 4.]], device='cpu')"),
     "median": (_EXTREMUM, "Median along ``axis``.",
-               "median(np.array([1.0, 2.0, 4.0])) -> array(2.)"),
-    "nanmedian": (_EXTREMUM, "Median ignoring NaN.", "nanmedian(a, axis=0) -> array([2., 4.])"),
+               "xp.median(a[1]) -> Array(3.5, device='cpu')\n"
+               "xp.median(a, axis=0) -> Array([ 2., nan], device='cpu')"),
+    "nanmedian": (_EXTREMUM, "Median ignoring NaN.",
+                  "xp.nanmedian(a, axis=0) -> Array([2., 4.], device='cpu')"),
     "quantile": (_QUANTILE, "The ``q``-th quantiles along ``axis`` (``q`` in [0, 1]; "
-                 "``method=`` as NumPy's).", "quantile(np.array([1.0, 2.0, 4.0]), 0.5) -> array(2.)"),
+                 "``method=`` as NumPy's).",
+                 "xp.quantile(a[1], 0.5) -> Array(3.5, device='cpu')\n"
+                 "xp.quantile(a[1], [0.0, 0.25], method='lower') -> "
+                 "Array([3., 3.], device='cpu')"),
     "nanquantile": (_QUANTILE, "The ``q``-th quantiles along ``axis``, ignoring NaN.",
-                    "nanquantile(a, 0.5, axis=0) -> array([2., 4.])"),
+                    "xp.nanquantile(a, 0.5, axis=0) -> Array([2., 4.], device='cpu')"),
 }
 for _name, (_params, _doc, _example) in _LIBRARY_FUNCTIONS.items():
-    globals()[_name] = _numpy_function(_name, _doc, _example)
+    globals()[_name] = _numpy_function(_name, _params, _doc, _example)
 del _name, _params, _doc, _example
 _NANQUANTILE_DOC = globals()["nanquantile"].__doc__.replace(
     "computed by the array library.", "computed by the array library (on CuPy, which has no "
@@ -346,7 +496,10 @@ def _nanarg(name: str):
         return getattr(lib, name[3:])(lib.where(nan, fill, x), axis=axis, keepdims=keepdims)
 
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = numpy_function.__doc__
+    function.__doc__ = numpy_function.__doc__.replace(
+        "computed by the array library.", "computed by the array library (on CuPy, its "
+        f"``{name[3:]}`` with NaN as {'-inf' if name == 'nanargmax' else 'inf'}, as NumPy "
+        "computes it).")
     return function
 
 
@@ -398,11 +551,36 @@ nanquantile.__doc__ = _NANQUANTILE_DOC
 # ---- the standard's functions with NumPy's extra keywords
 
 def mean(x, /, *, dtype=None, **kwargs):
-    """Arithmetic mean; ``dtype`` (NumPy's keyword) is the dtype it accumulates and returns in.
+    """Arithmetic mean of ``x`` along ``axis``.
 
-    >>> import numpy as np
-    >>> mean(np.array([1, 2], np.int8), dtype=np.float32)
-    array(1.5, dtype=float32)
+    The array API's ``mean`` (delegated to the array's library), with NumPy's ``dtype``
+    keyword: given, the library's ``mean`` (``numpy.mean``, ``cupy.mean``) accumulates and
+    returns in ``dtype``.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+    dtype : dtype, optional
+        The dtype to accumulate and return in (NumPy's keyword).
+
+    Returns
+    -------
+    Array or array
+        The means, on ``x``'s device (0-d where every axis is reduced).
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([[1.0, 2.0], [3.0, 5.0]], device="cpu")
+    >>> xp.mean(x, axis=0)
+    Array([2. , 3.5], device='cpu')
+    >>> xp.mean(xp.asarray([1, 2], dtype=xp.int8, device="cpu"), dtype=xp.float32)
+    Array(1.5, dtype=float32, device='cpu')
     """
     # only the keywords given go on (the boundary leaves defaults out): NumPy is slower
     # given explicit defaults
@@ -432,34 +610,123 @@ def _spread(name, x, correction, ddof, dtype, kwargs):
 
 
 def std(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
-    """Standard deviation; ``ddof`` is NumPy's name for ``correction``, ``dtype`` the dtype
-    it computes in.
+    """Standard deviation of ``x`` along ``axis``, ``correction`` degrees of freedom off.
 
-    >>> import numpy as np
-    >>> std(np.array([1.0, 3.0]), ddof=1)
-    array(1.41421356)
+    The array API's ``std`` (delegated to the array's library), with NumPy's keywords:
+    ``ddof``, NumPy's name for ``correction``, and ``dtype``, given which the library's
+    ``std`` (``numpy.std``, ``cupy.std``) computes in that dtype.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array of a floating-point dtype (or any with ``dtype``).
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    correction : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - correction`` (default 0).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+    ddof : int or float, optional
+        NumPy's name for ``correction``.
+    dtype : dtype, optional
+        The dtype to compute and return in (NumPy's keyword).
+
+    Returns
+    -------
+    Array or array
+        The result, on ``x``'s device (NaN where ``N - correction <= 0``).
+
+    Raises
+    ------
+    ValueError
+        ``correction`` and ``ddof`` that disagree.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1.0, 3.0], device="cpu")
+    >>> xp.std(x)
+    Array(1., device='cpu')
+    >>> xp.std(x, ddof=1)
+    Array(1.41421356, device='cpu')
     """
     return _spread("std", x, correction, ddof, dtype, kwargs)
 
 
 def var(x, /, *, correction=0.0, ddof=None, dtype=None, **kwargs):
-    """Variance; ``ddof`` is NumPy's name for ``correction``, ``dtype`` the dtype it
-    computes in.
+    """Variance of ``x`` along ``axis``, ``correction`` degrees of freedom off.
 
-    >>> import numpy as np
-    >>> var(np.array([1.0, 3.0]), ddof=1)
-    array(2.)
+    The array API's ``var`` (delegated to the array's library), with NumPy's keywords:
+    ``ddof``, NumPy's name for ``correction``, and ``dtype``, given which the library's
+    ``var`` (``numpy.var``, ``cupy.var``) computes in that dtype.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array of a floating-point dtype (or any with ``dtype``).
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None (default): every axis.
+    correction : int or float, optional
+        Delta degrees of freedom: the divisor is ``N - correction`` (default 0).
+    keepdims : bool, optional
+        Keep the reduced axes, of length 1.
+    ddof : int or float, optional
+        NumPy's name for ``correction``.
+    dtype : dtype, optional
+        The dtype to compute and return in (NumPy's keyword).
+
+    Returns
+    -------
+    Array or array
+        The result, on ``x``'s device (NaN where ``N - correction <= 0``).
+
+    Raises
+    ------
+    ValueError
+        ``correction`` and ``ddof`` that disagree.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([1.0, 3.0], device="cpu")
+    >>> xp.var(x)
+    Array(1., device='cpu')
+    >>> xp.var(x, ddof=1)
+    Array(2., device='cpu')
     """
     return _spread("var", x, correction, ddof, dtype, kwargs)
 
 
 def squeeze(x, /, axis=None):
-    """``x`` without the length-1 ``axis`` (an int or tuple); ``axis=None`` (NumPy's
-    default) removes every length-1 axis. A view.
+    """``x`` without its length-1 axes ``axis``; a view.
 
-    >>> import numpy as np
-    >>> squeeze(np.zeros((1, 3, 1))).shape
+    The array API's ``squeeze``, with NumPy's default ``axis=None``: every length-1 axis.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    axis : int, tuple of ints or None, optional
+        The axes to remove, each of length 1; None (default): every length-1 axis.
+
+    Returns
+    -------
+    Array or array
+        A view of ``x``.
+
+    Raises
+    ------
+    ValueError
+        An axis of ``axis`` whose length is not 1.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.zeros((1, 3, 1), device="cpu")
+    >>> xp.squeeze(x).shape
     (3,)
+    >>> xp.squeeze(x, axis=0).shape
+    (3, 1)
     """
     if axis is None:
         axis = tuple(i for i, n in enumerate(x.shape) if n == 1)
@@ -484,30 +751,77 @@ def _like(name: str):
 
 empty_like, zeros_like, ones_like, full_like = (
     _like(n) for n in ("empty_like", "zeros_like", "ones_like", "full_like"))
+_FILL_VALUE_DOC = "fill_value : bool, int, float or complex\n    The value of every element.\n"
 for _function, _what in ((empty_like, "uninitialized"), (zeros_like, "zeros"),
                          (ones_like, "ones"), (full_like, "``fill_value``")):
-    _function.__doc__ = (f"An array of {_what} like ``x`` (its shape, dtype and device); "
-                         "``shape`` (NumPy's keyword) gives another shape.")
-del _function, _what
-full_like.__doc__ += """
+    _function.__doc__ = f"""An array of {_what} like ``x``: its shape, dtype and device.
 
->>> import numpy as np
->>> full_like(np.zeros(2, np.int8), 7, shape=(1, 3))
-array([[7, 7, 7]], dtype=int8)
+The array API's ``{_function.__name__}``, with NumPy's ``shape`` keyword for another shape.
+
+Parameters
+----------
+x : Array or array
+    The array whose shape, dtype and device the result takes.
+{_FILL_VALUE_DOC if _function is full_like else ""}dtype : dtype, optional
+    The result's dtype (None: ``x``'s).
+device : Device or str, optional
+    The result's device (None: ``x``'s).
+shape : int or tuple of ints, optional
+    The result's shape (None: ``x``'s).
+
+Returns
+-------
+Array or array
+    A new array of the same kind as ``x``.
+"""
+del _function, _what, _FILL_VALUE_DOC
+full_like.__doc__ += """
+Examples
+--------
+>>> import infini_cupy as xp
+>>> x = xp.zeros(2, dtype=xp.int8, device="cpu")
+>>> xp.full_like(x, 7)
+Array([7, 7], dtype=int8, device='cpu')
+>>> xp.full_like(x, 7, shape=(1, 3))
+Array([[7, 7, 7]], dtype=int8, device='cpu')
 """
 
 
 def round(x, /, decimals=0, *, out=None):
-    """``x`` rounded to ``decimals`` decimal places, half to even (NumPy's ``round``);
-    ``decimals=0`` is the standard's ``round``.
+    """``x`` rounded to ``decimals`` decimal places, half to even (NumPy's ``round``).
 
-    Real floating ``x`` computes as NumPy does (``rint(x * 10**decimals) / 10**decimals``,
-    in x's dtype) on our elementwise kernels; integers with ``decimals >= 0`` are a copy;
-    other cases (negative decimals of integers, complex) are the array library's.
+    ``decimals=0`` is the standard's ``round``. Real floating ``x`` computes as NumPy does
+    (``rint(x * 10**decimals) / 10**decimals``, in x's dtype) on our elementwise kernels;
+    integers with ``decimals >= 0`` are a copy; other cases (negative decimals of integers,
+    complex) are the array library's.
 
-    >>> import numpy as np
-    >>> round(np.array([0.125, -2.5, 1234.0], np.float32), -2)
-    array([   0.,   -0., 1200.], dtype=float32)
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    decimals : int, optional
+        The decimal places (default 0); negative: to the left of the point.
+    out : Array or array, optional
+        Where to write the result: ``x``'s shape, a dtype ``x``'s casts to (same_kind).
+
+    Returns
+    -------
+    Array or array
+        The result in ``x``'s dtype, on ``x``'s device (``out`` when given).
+
+    Raises
+    ------
+    OverflowError
+        ``|decimals|`` beyond float64's exponent range, for a floating ``x``.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x = xp.asarray([0.125, -2.5, 1234.0], dtype=xp.float32, device="cpu")
+    >>> xp.round(x, -2)
+    Array([   0.,   -0., 1200.], dtype=float32, device='cpu')
+    >>> xp.round(xp.asarray([1.25, -0.35], device="cpu"), 1)
+    Array([ 1.2, -0.4], device='cpu')
     """
     decimals = operator.index(decimals)
     if decimals == 0:
@@ -540,28 +854,81 @@ def round(x, /, decimals=0, *, out=None):
 
 
 def gradient(f, /, *varargs, axis=None, edge_order=1):
-    """NumPy's ``gradient``: central differences inside, one-sided at the ends, of ``f``
-    along ``axis`` (None: every axis, a tuple of arrays), spacings ``varargs``; computed by
-    the array library (xarray's ``differentiate`` calls it).
+    """NumPy's ``gradient``: central differences of ``f`` inside, one-sided at the ends.
 
-    >>> import numpy as np
-    >>> gradient(np.array([1.0, 2.0, 4.0, 7.0]))
-    array([1. , 1.5, 2.5, 3. ])
+    Computed by the array library (``numpy.gradient``, ``cupy.gradient``); xarray's
+    ``differentiate`` calls it.
+
+    Parameters
+    ----------
+    f : Array or array
+        The sampled values.
+    *varargs : scalar or Array, optional
+        The spacings, one for every axis or one per axis of ``axis`` (default 1).
+    axis : int, tuple of ints or None, optional
+        The axes to differentiate along; None (default): every axis.
+    edge_order : {1, 2}, optional
+        The order of the one-sided differences at the ends.
+
+    Returns
+    -------
+    Array or array, or tuple of them
+        The derivative along one axis, or a tuple of them, one per axis.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> f = xp.asarray([1.0, 2.0, 4.0, 7.0], device="cpu")
+    >>> xp.gradient(f)
+    Array([1. , 1.5, 2.5, 3. ], device='cpu')
+    >>> xp.gradient(f, 2.0)
+    Array([0.5 , 0.75, 1.25, 1.5 ], device='cpu')
     """
     result = _library(f).gradient(f, *varargs, axis=axis, edge_order=edge_order)
     return tuple(result) if isinstance(result, (list, tuple)) else _zero_d(result)
 
 
 def cross(x1, x2, /, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """NumPy's ``cross``: the cross product of vectors of 2 or 3 components along the given
-    axes, computed by the array library (xarray's ``cross`` calls it; the standard's is
-    ``linalg.cross``, 3 components along ``axis``).
+    """NumPy's ``cross``: the cross product of vectors of 2 or 3 components.
 
-    >>> import numpy as np
-    >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
-    array([0., 0., 1.])
+    Computed by the array library (``numpy.cross``, ``cupy.cross``); xarray's ``cross`` calls
+    it. The standard's is ``linalg.cross``, 3 components along ``axis``.
+
+    Parameters
+    ----------
+    x1, x2 : Array or array
+        The vectors, along ``axisa`` and ``axisb``; the other axes broadcast.
+    axisa, axisb : int, optional
+        The axis of the vectors of ``x1`` and ``x2`` (default -1).
+    axisc : int, optional
+        The axis of the result's vectors (default -1).
+    axis : int, optional
+        Overrides the three axes.
+
+    Returns
+    -------
+    Array or array
+        The cross products (for 2-component vectors, their z components).
+
+    Raises
+    ------
+    ValueError
+        Vectors of other than 2 or 3 components.
+
+    Examples
+    --------
+    >>> import infini_cupy as xp
+    >>> x1 = xp.asarray([1.0, 0.0, 0.0], device="cpu")
+    >>> x2 = xp.asarray([0.0, 1.0, 0.0], device="cpu")
+    >>> xp.cross(x1, x2)
+    Array([0., 0., 1.], device='cpu')
     """
     return _library(x1).cross(x1, x2, axisa=axisa, axisb=axisb, axisc=axisc, axis=axis)
+
+
+_TRUTH_WORDS = {"all": "every element", "any": "any element"}
+_TRUTH_EXAMPLES = {"all": ("[False,  True]", "False"),  # of x below: along axis 1, in all
+                   "any": ("[ True,  True]", "True")}
 
 
 def _truth_reduction(name: str):
@@ -580,12 +947,41 @@ def _truth_reduction(name: str):
         return out
 
     reduction.__name__ = reduction.__qualname__ = name
-    reduction.__doc__ = (
-        f"The array API's ``{name}``, run by the array's own library (NumPy for Arrays on "
-        "``cpu`` and the emulator, CuPy on a GPU); ``out`` (NumPy's keyword, as xarray "
-        "passes it): an array of the result's shape to write the result into, and return."
-        f"\n\n>>> import numpy as np\n>>> {name}(np.array([[True, False], [True, True]]), "
-        f"axis=1)\n{getattr(np, name)(np.array([[True, False], [True, True]]), axis=1)!r}\n")
+    reduction.__doc__ = f"""Whether {_TRUTH_WORDS[name]} of ``x`` along ``axis`` is true.
+
+The array API's ``{name}``, run by the array's own library (NumPy for Arrays on ``cpu`` and
+the emulator, CuPy on a GPU), with NumPy's ``out`` keyword, as xarray passes it.
+
+Parameters
+----------
+x : Array or array
+    Input array; nonzero elements (and NaN) are true.
+axis : int, tuple of ints or None, optional
+    The axes to reduce; None (default): every axis.
+keepdims : bool, optional
+    Keep the reduced axes, of length 1.
+out : Array or array, optional
+    An array of the result's shape to write the result into.
+
+Returns
+-------
+Array or array
+    The bool result, on ``x``'s device (``out`` when given).
+
+Raises
+------
+ValueError
+    ``out`` of another shape than the result's.
+
+Examples
+--------
+>>> import infini_cupy as xp
+>>> x = xp.asarray([[True, False], [True, True]], device="cpu")
+>>> xp.{name}(x, axis=1)
+Array({_TRUTH_EXAMPLES[name][0]}, device='cpu')
+>>> xp.{name}(x)
+Array({_TRUTH_EXAMPLES[name][1]}, device='cpu')
+"""
     return reduction
 
 

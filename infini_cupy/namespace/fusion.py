@@ -54,8 +54,14 @@ _new = object.__new__
 
 
 class FusionWarning(UserWarning):
-    """A fused function ran unfused (the message names the call that stopped the trace).
+    """A fused function ran unfused.
 
+    :func:`~infini_cupy.fuse` warns so when its trace meets a call that is not an
+    elementwise function; the message names that call. The function's result is the same,
+    computed call by call.
+
+    Examples
+    --------
     >>> import warnings
     >>> import infini_cupy as xp
     >>> @xp.fuse

@@ -94,6 +94,16 @@ class Info:
 def __array_namespace_info__() -> Info:
     """The namespace's inspection object (array API 2023.12+).
 
+    Its methods name the capabilities, the default device and dtypes, the dtypes of each
+    kind and the devices of the namespace.
+
+    Returns
+    -------
+    Info
+        The inspection object.
+
+    Examples
+    --------
     >>> import infini_cupy as xp
     >>> info = xp.__array_namespace_info__()
     >>> info.default_dtypes(device="cpu")["real floating"]
