@@ -291,7 +291,21 @@ def stacked_on_gpu(items):
         return v if is_cupy_array(v) else cupy.asarray(v)
 
     with gpu_arrays[0].device:
-        return cupy.asarray(on_gpu(items))  # CuPy stacks GPU arrays on the GPU
+        stacked = on_gpu(items)
+        _nested_shape(stacked)  # CuPy stacks arrays of one shape at each level, on the GPU
+        return cupy.asarray(stacked)
+
+
+def _nested_shape(items) -> tuple:
+    """The shape of a nested list of arrays; NumPy's ValueError where it is ragged (CuPy
+    would take it through NumPy, refused for the GPU arrays: a TypeError)."""
+    if type(items) is not list:
+        return items.shape
+    shapes = {_nested_shape(v) for v in items}
+    if len(shapes) > 1:
+        raise ValueError(f"asarray: the sequence is ragged: its elements have shapes "
+                         f"{sorted(shapes)}")
+    return (len(items), *(shapes.pop() if shapes else ()))
 
 
 def _leaves(items):

@@ -98,6 +98,8 @@ def test_asarray_of_a_list_holding_arrays_beside_scalars(on, host, make, values)
     assert xp.asarray(make(*(on(v) for v in h)), dtype=xp.float32).dtype == xp.float32
     with pytest.raises(ValueError, match="copy"):  # a list is copied: NumPy's refusal
         xp.asarray(make(*(on(v) for v in h)), copy=False)
+    with pytest.raises(ValueError):  # ragged: NumPy's ValueError on every device
+        xp.asarray([[0, 1, 2], on(h[1])])
 
 
 def test_asarray_of_python_objects(same):
