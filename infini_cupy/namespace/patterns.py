@@ -272,8 +272,10 @@ def _view_reshape(x, new_shape: tuple):
     return x.reshape(new_shape)
 
 
-def apply_pattern(x, pattern: str, copy_fn, **axes_lengths):
+def apply_pattern(x, pattern: str, copy_fn, /, **axes_lengths):
     """``einops.rearrange(x, pattern, **axes_lengths)`` as views, plus ``copy_fn`` at most once.
+
+    Positional-only, so that any axis name (``x=4``, ``copy_fn=2``) can be a keyword.
 
     ``copy_fn(view)`` must return a new C-contiguous copy of ``view``; it is called only when
     the output's composed axes cannot be a view of ``x``. Works on NumPy and CuPy arrays.

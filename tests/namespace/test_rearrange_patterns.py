@@ -191,6 +191,13 @@ def test_wrong_argument_types():
         xp.rearrange(x, "b w -> w b", w=2.5)
 
 
+@pytest.mark.parametrize("name", ["x", "copy_fn", "pattern"])
+def test_an_axis_may_be_named_like_a_parameter(name, to_device, same):
+    """Axis lengths are keywords: ``x=2`` is the length of an axis named x."""
+    h = np.arange(12, dtype=np.float32).reshape(3, 4)
+    same(xp.rearrange(to_device(h), f"a (b {name}) -> a b {name}", **{name: 2}), h.reshape(3, 2, 2))
+
+
 def test_rearrange_into_stays_as_is(to_device, same, launches):
     """``rearrange_(y, x)``: the destination-passing form, one launch."""
     h = np.arange(6, dtype=np.float32).reshape(2, 3)
