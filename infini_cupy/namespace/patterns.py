@@ -90,7 +90,8 @@ def _parse_side(pattern: str, side: str, which: str) -> tuple:
     seen: set = set()
 
     def add(token: str) -> None:
-        if token == "1":  # an anonymous axis of length 1: an empty group, or nothing inside one
+        if token.isdecimal() and int(token) == 1:  # an anonymous axis of length 1 (einops
+            # reads "01" as 1 too): an empty group, or nothing inside one
             if group is None:
                 composition.append(())
             return

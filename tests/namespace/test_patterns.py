@@ -141,6 +141,7 @@ def test_seeded_patterns_match_einops():
         ("b h w -> b 1 h w 1", (2, 3, 4), {}),
         ("b 1 h w -> b (h w)", (2, 1, 3, 4), {}),
         ("b () h -> h () b ()", (2, 1, 3), {}),
+        ("b 01 h -> h (b 001) 01", (2, 1, 3), {}),  # einops reads any decimal 1 as 1
         ("b (h 1 w) -> (b 1) h w", (2, 12), {"w": 4}),
         ("b h w c -> (b h) (w c)", (2, 3, 4, 5), {}),
         ("b h w c -> (w b) (c h)", (2, 3, 4, 5), {}),
