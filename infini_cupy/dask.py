@@ -302,10 +302,7 @@ def _groups(pattern: str, shape: tuple, axes_lengths: dict):
     """Input and output groups of elementary axis names (the ellipsis expanded) and every
     axis' length; pattern errors name the pattern and the input shape."""
     try:
-        recipe = patterns.plan_pattern(pattern, shape, tuple(sorted(axes_lengths.items())))
-    except TypeError as e:  # unhashable or non-integer lengths
-        raise patterns.PatternError(f"rearrange pattern {pattern!r}: axis lengths must be "
-                                    f"integers, got {axes_lengths}") from e
+        recipe = patterns.plan_pattern(pattern, shape, patterns.lengths_key(pattern, axes_lengths))
     except patterns.PatternError as e:
         if str(shape) in str(e):
             raise

@@ -230,6 +230,18 @@ def plan_pattern(pattern: str, shape: tuple, axes_lengths: tuple = ()) -> Patter
     )
 
 
+def lengths_key(pattern: str, axes_lengths: dict) -> tuple:
+    """``axes_lengths`` as :func:`plan_pattern` takes them: sorted ``(name, int)`` pairs.
+
+    Any integer counts (``numpy.int64``, a 0-d integer array, as einops takes them); the
+    ints make the key hashable. PatternError for a length that is no integer.
+    """
+    try:
+        return tuple(sorted((name, operator.index(n)) for name, n in axes_lengths.items()))
+    except TypeError as e:
+        raise _error(pattern, f"axis lengths must be integers, got {axes_lengths}") from e
+
+
 @functools.lru_cache(maxsize=4096)  # a pure function of three small tuples: a repeat is a lookup
 def reshape_strides(shape: tuple, strides: tuple, new_shape: tuple) -> tuple | None:
     """Strides of ``new_shape`` viewing the same elements in C order, or None if a copy is needed.
@@ -287,10 +299,7 @@ def apply_pattern(x, pattern: str, copy_fn, /, **axes_lengths):
     >>> y.shape, np.shares_memory(x, apply_pattern(x, "b h w -> (b h) w", None))
     ((2, 12), True)
     """
-    try:
-        recipe = plan_pattern(pattern, tuple(x.shape), tuple(sorted(axes_lengths.items())))
-    except TypeError as e:  # unhashable or non-integer lengths
-        raise _error(pattern, f"axis lengths must be integers, got {axes_lengths}") from e
+    recipe = plan_pattern(pattern, tuple(x.shape), lengths_key(pattern, axes_lengths))
     view = _view_reshape(x, recipe.elementary_shape)
     if recipe.permutation != tuple(range(len(recipe.permutation))):
         view = view.transpose(recipe.permutation)

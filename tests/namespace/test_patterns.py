@@ -159,6 +159,12 @@ def test_named_patterns(pattern, shape, axes_lengths):
         check(np.asfortranarray(x), pattern, **axes_lengths)
 
 
+@pytest.mark.parametrize("length", [np.int64(3), np.array(3)])
+def test_any_integer_is_an_axis_length(length):
+    """einops takes a 0-d integer array as a length: our plan's cache key must not hash it."""
+    check(np.arange(30, dtype=np.float32).reshape(6, 5), "(b h) w -> b h w", h=length)
+
+
 def test_views_and_copies():
     x = np.arange(24).reshape(2, 3, 4)
     copy = CountingCopy()
