@@ -28,11 +28,22 @@ from dataclasses import dataclass
 ELLIPSIS = "..."
 
 
-class PatternError(ValueError):
+def _einops_error() -> tuple:
+    """``(einops.EinopsError,)`` where einops is installed, else ``()``."""
+    try:
+        from einops import EinopsError
+    except ImportError:
+        return ()
+    return (EinopsError,)
+
+
+class PatternError(ValueError, *_einops_error()):
     """A malformed pattern, or a pattern that does not fit the input shape or axis lengths.
 
     Raised by :func:`infini_cupy.rearrange`; a ``ValueError``, so code that catches the
-    standard's errors catches it too. The message names the pattern and what is wrong.
+    standard's errors catches it too, and where einops is installed an ``EinopsError`` (a
+    ``RuntimeError``), so code written for ``einops.rearrange`` catches it as well. The message
+    names the pattern and what is wrong.
 
     Examples
     --------

@@ -174,6 +174,7 @@ def test_malformed_patterns_are_value_errors_quoting_the_pattern(pattern, shape,
     with pytest.raises(ValueError, match=message) as info:
         xp.rearrange(to_device(np.zeros(shape)), pattern, **axes_lengths)
     assert re.search(re.escape(repr(pattern)), str(info.value))
+    assert isinstance(info.value, einops.EinopsError)  # what code written for einops catches
     assert not launches
 
 
