@@ -259,6 +259,7 @@ def test_parsed_structure():
         ("b w -> w b", (6, 5), {"w": 4}, "length 5 in shape"),
         ("1 w -> w", (6, 5), {}, "length 6 in shape"),
         ("b w -> w b", (6, 5), {"q": 4}, "axis 'q', which is not in the pattern"),
+        ("b ... -> ... b", (6, 5), {"...": 4}, r"length given for the ellipsis '\.\.\.'"),
         ("b 2 -> b", (6, 2), {}, "anonymous axis 2 is not supported"),
         ("b 1x -> b 1x", (6, 2), {}, "'1x' is not a valid axis name"),
         ("b _x -> b _x", (6, 2), {}, "should not start or end with '_'"),
