@@ -136,16 +136,19 @@ def plan_arguments(fx, inputs) -> tuple:
 
 
 def scalar_slots(fx):
-    """(``ic::Scalars`` with the constants, per-call slots (slot, argument, converter))."""
-    record = np.zeros((), scalars_dtype(len(fx.slots)))
+    """(``ic::Scalars`` with the constants, per-call slots (byte offset, argument,
+    converter)); a slot the kernel does not read has offset None (only converted)."""
+    record = np.zeros((), scalars_dtype(fx.kernel_slots))
     buffer = bytearray(record.tobytes())
     arg_slots = []
     for j, (dtype, value, index, convert) in enumerate(fx.slots):
+        read = j < fx.kernel_slots
         if index is None:
-            data = value.tobytes()
-            buffer[16 * j:16 * j + len(data)] = data
+            if read:
+                data = value.tobytes()
+                buffer[16 * j:16 * j + len(data)] = data
         else:
-            arg_slots.append((16 * j, index, convert))
+            arg_slots.append((16 * j if read else None, index, convert))
     return np.frombuffer(buffer, record.dtype)[0], tuple(arg_slots)
 
 

@@ -329,7 +329,9 @@ class FusedExpression:
 
     inputs: the function's argument index of each kernel input ``ic::In<K>``.
     output_inputs: per output, the kernel inputs it reads (its broadcast shape).
-    slots: (dtype, constant value or None, argument index, converter) per ``ic::Scalar<J>``.
+    slots: (dtype, constant value or None, argument index, converter) per ``ic::Scalar<J>``,
+        the ``kernel_slots`` the kernel reads first, then those of calls no output reads (their
+        arguments still converted per call: a value the unfused call refuses is refused).
     returns: "one", "tuple" or "list": how the function returned its arrays.
     """
 
@@ -340,22 +342,24 @@ class FusedExpression:
     output_inputs: tuple
     slots: tuple
     returns: str
+    kernel_slots: int
 
     @property
     def operand_ctypes(self) -> tuple:
         return tuple(dtypes.ctype(d) for d in self.output_dtypes + self.input_dtypes)
 
 
-def _cpp(node, inputs) -> str:
+def _cpp(node, inputs, slots) -> str:
     kind = node[0]
     if kind == "in":
         return f"ic::In<{inputs[node[1]]}>"
     if kind == "scalar":
-        return f"ic::Scalar<{node[1]}, {node[2]}>"
+        return f"ic::Scalar<{slots[node[1]]}, {node[2]}>"
     if kind == "where":
-        return f"ic::Where<{node[1]}, {', '.join(_cpp(n, inputs) for n in node[2:])}>"
+        return f"ic::Where<{node[1]}, {', '.join(_cpp(n, inputs, slots) for n in node[2:])}>"
     _, functor, out_ctype, in_ctype, children = node
-    return f"ic::Expr<{functor}, {out_ctype}, {in_ctype}, {', '.join(_cpp(n, inputs) for n in children)}>"
+    return (f"ic::Expr<{functor}, {out_ctype}, {in_ctype}, "
+            f"{', '.join(_cpp(n, inputs, slots) for n in children)}>")
 
 
 def _children(node) -> tuple:
@@ -413,12 +417,17 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
     if not used:
         raise ReadsNoArray("the outputs read no array argument")
     position = {k: i for i, k in enumerate(used)}
-    fused = f"ic::Fused<{', '.join(_cpp(r.node, position) for r in outputs)}>"
+    # the kernel's ic::Scalars holds the slots the outputs read (1 + its highest J), numbered
+    # first: a call no output reads (``xp.where(c, s, s)`` left unused) has slots too
+    read = sorted({n[1] for tree in nodes for n in tree if n[0] == "scalar"})
+    order = read + [j for j in range(len(builder.slots)) if j not in set(read)]
+    slot_of = {j: i for i, j in enumerate(order)}
+    fused = f"ic::Fused<{', '.join(_cpp(r.node, position, slot_of) for r in outputs)}>"
     output_inputs = tuple(tuple(sorted({position[n[1]] for n in tree if n[0] == "in"}))
                           for tree in nodes)
     return FusedExpression(fused, tuple(used), tuple(signature[k][1] for k in used),
                            tuple(r.dtype for r in outputs), output_inputs,
-                           tuple(builder.slots), returns)
+                           tuple(builder.slots[j] for j in order), returns, len(read))
 
 
 def stopping_call(error: BaseException, function) -> str:

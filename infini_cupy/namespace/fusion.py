@@ -111,7 +111,8 @@ def scalar_slots_filled(prepared, args):
     try:
         for j, k, convert in prepared.arg_slots:
             value = convert(args[k] if k >= 0 else args).tobytes()  # -1: computed
-            buffer[j:j + len(value)] = value
+            if j is not None:  # None: a slot no output reads, converted as the unfused call
+                buffer[j:j + len(value)] = value
     except (Untraceable, OverflowError):
         return None
     return np.void(bytes(buffer))

@@ -341,6 +341,26 @@ def test_arguments_the_results_do_not_read_take_no_part(to_device, same):
     same(xp.fuse(first, strict=True)(x, unused), first(x, unused))
 
 
+@pytest.mark.parametrize("s", [np.uint8(3), 3, 2.5])
+def test_scalars_of_a_call_no_result_reads_are_not_passed(s, to_device, same):
+    """A call left unused has scalar slots the kernel does not read: the kernel's scalars are
+    those of the calls its results read (they were all passed: a parameter of the wrong size)."""
+    def f(x, s):
+        result = xp.where(x < 1, xp.exp(x), s)
+        xp.where(x > 0, s, s)  # slots after the last one the result reads
+        return result
+
+    x = to_device(X)
+    for _ in range(2):  # the first call, then the cached one
+        same(xp.fuse(f, strict=True)(x, s), f(x, s))
+    small = xp.asarray(to_device(np.ones(3, np.int8)))
+    with pytest.raises(OverflowError) as unfused:  # an unused call's scalar still refused
+        small + 300
+    with pytest.raises(OverflowError) as fused:
+        xp.fuse(lambda x, s: (x + s, -x)[1])(small, 300)
+    assert str(fused.value) == str(unfused.value)
+
+
 def test_python_arithmetic_of_scalar_arguments_is_computed_per_call(to_device, same):
     def lerp(x, y, a):
         return xp.add(xp.multiply(x, 1 - a), xp.multiply(y, a))
