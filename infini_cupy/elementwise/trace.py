@@ -404,6 +404,8 @@ def trace_function(function, signature, keywords=()) -> FusedExpression:
     result = function(*args[:positional], **dict(zip(keywords, args[positional:])))
     returns = "tuple" if type(result) is tuple else "list" if type(result) is list else "one"
     outputs = list(result) if returns != "one" else [result]
+    if outputs and all(type(r) is ScalarArg or dtypes.is_python_scalar(r) for r in outputs):
+        raise ReadsNoArray("the outputs are scalars")  # ``return alpha * 2``: unfused, silently
     for r in outputs:
         if type(r) is not Traced:
             raise Untraceable(f"the function returns a {type(r).__name__}, not arrays")

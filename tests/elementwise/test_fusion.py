@@ -121,6 +121,18 @@ def test_untraceable_functions_run_unfused_with_a_warning(body, call):
             xp.fuse(body, strict=True)(x)
 
 
+@pytest.mark.parametrize("body", [lambda x, a: a * 2 - 1, lambda x, a: ((a == a) | a, 0.5),
+                                  lambda x, a: 1.5])
+def test_results_of_scalars_alone_run_unfused_without_a_warning(body):
+    """Results that read no array argument (Python arithmetic of a scalar argument) are the
+    unfused call's, silently, as the guide says: they warned that they were not arrays."""
+    x = xp.asarray(np.asarray([2.0]), device="emulator")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in (-1, 3):
+            assert xp.fuse(body)(x, a) == body(x, a)
+
+
 @pytest.mark.parametrize("dtypes", [(np.float32, np.int8), (np.float64, np.uint8),
                                     (np.float16, np.int16)], ids=str)
 def test_numpy_ufuncs_fuse_as_the_namespace_s_functions(dtypes):
