@@ -589,13 +589,13 @@ class FusedFunction:
         if not any(is_array(a) for a in natives):
             return None  # no array to fuse over: the unfused calls
         fx = self._expression(natives, keywords)
+        if type(fx) is _Nothing:
+            return None  # the results read scalars alone: no array of theirs has a device
         read = operands if isinstance(fx, str) else [operands[k] for k in fx.inputs]
         _, backend, _ = elementwise_operands(read if out is None else (*read, out))
         wrapped = any(type(a) is Array for a in read)  # results of the calls (out aside)
         if backend == "numpy":
             return _NUMPY_COMPUTES  # nothing to plan
-        if type(fx) is _Nothing:
-            return None  # the results read scalars alone
         if isinstance(fx, str):
             return fx
         inputs = [natives[k] for k in fx.inputs]

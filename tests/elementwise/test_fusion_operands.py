@@ -341,6 +341,19 @@ def test_arguments_the_results_do_not_read_take_no_part(to_device, same):
     same(xp.fuse(first, strict=True)(x, unused), first(x, unused))
 
 
+def test_results_of_scalars_alone_beside_an_unread_array_of_another_device():
+    """Results that read no array run unfused, silently, whatever the devices of the arrays
+    they do not read (it warned that the arrays were on different devices)."""
+    def f(x, unused, s):
+        return (s > 1) * 2.5  # NumPy's arithmetic of a NumPy scalar: no array read
+
+    x, unused = xp.asarray(X, device="emulator"), xp.asarray(np.ones(2), device="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for s in (np.uint8(3), np.uint8(0)):
+            assert xp.fuse(f)(x, unused, s) == f(x, unused, s)
+
+
 @pytest.mark.parametrize("s", [np.uint8(3), 3, 2.5])
 def test_scalars_of_a_call_no_result_reads_are_not_passed(s, to_device, same):
     """A call left unused has scalar slots the kernel does not read: the kernel's scalars are
