@@ -199,7 +199,8 @@ def plan_pattern(pattern: str, shape: tuple, axes_lengths: tuple = ()) -> Patter
     known = {}
     for name, length in axes_lengths:
         if name == ELLIPSIS:  # its axes are the input's: a length for it would go unused
-            raise _error(pattern, "length given for the ellipsis '...' (its axes take the input's lengths)")
+            raise _error(pattern, "length given for the ellipsis '...' (its axes take the "
+                                  "input's lengths)")
         if name not in _names(parsed.left):
             raise _error(pattern, f"length given for axis {name!r}, which is not in the pattern")
         length = operator.index(length)

@@ -1,4 +1,4 @@
-"""The standard's ``linalg`` and ``fft`` where the library's functions answer otherwise.
+"""The standard's ``linalg``, ``fft`` and ``tensordot`` where the libraries answer otherwise.
 
 array_api_compat hands most of the two extensions to NumPy's or CuPy's functions as they
 are. Where those take what the standard refuses, answer what it does not, or differ between

@@ -40,6 +40,9 @@ import infini_cupy as xp
 
 SHORT = settings(max_examples=50, deadline=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+# the 38 function/dtype cases of complex math: 25 arrays each by default (3 minutes of the
+# suite at 50), the long run's many more with -m slow
+MATH_SHORT = settings(SHORT, max_examples=25)
 # max_examples from the profile in force ("long" when the slow tests are selected)
 LONG = settings(deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -608,7 +611,7 @@ MATH_CASES = [(name, dtype) for name in sorted(MATH_ORACLES) for dtype in (np.co
 
 
 @pytest.mark.parametrize(("name", "dtype"), MATH_CASES)
-@SHORT
+@MATH_SHORT
 @given(data=st.data())
 def test_complex_math_matches_oracle_short(name, dtype, data, to_device, to_host):
     check_math(name, dtype, data.draw(complex_arrays(dtype), label="z"), to_device, to_host)

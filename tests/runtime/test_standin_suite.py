@@ -45,6 +45,16 @@ SKIPPED = ["--ignore=tests/runtime/test_nvrtc.py", "--ignore=tests/runtime/test_
            "--ignore=tests/readers/test_bank_conflicts.py",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_variant",
            "--deselect=tests/elementwise/test_kernels.py::test_nvrtc_compiles_every_bfloat16_variant"]
+# What the stand-in run would repeat bit for bit: the emulator's own tests (they take no
+# backend), and the kernels' numerics against their oracles (special cases, ulps, the
+# accuracy table), whose kernels run in the emulator in both runs: the same compiled code,
+# the same answers. (A GPU runs them for real with --backend cuda; the stand-in run's
+# test_ops, test_bfloat16 and the others take every kernel family through the launcher.)
+SAME_EITHER_WAY = ["--ignore=tests/runtime/test_emulate.py",
+                   "--ignore=tests/runtime/test_emulate_cache.py",
+                   "--ignore=tests/elementwise/test_numerics.py",
+                   "--ignore=tests/elementwise/test_standard_special_cases.py",
+                   "--ignore=tests/elementwise/test_accuracy.py"]
 # The main session runs gpu-check's whole sequence: its steps are shares of a time budget, and
 # beside the main session (both cores busy) the sample's share passes too few tests to judge;
 # its launches run in gpu-check's own subprocesses, which this run's coverage does not see.
@@ -127,7 +137,8 @@ def _run(folder: Path, branch_files: list[str]):
     include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *branch_files))
     launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
     pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",
-                   f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED, *TIMED]
+                   f"--ignore={Path(__file__).relative_to(REPO)}", *SKIPPED, *SAME_EITHER_WAY,
+                   *TIMED]
     coverage = [sys.executable, "-m", "coverage"]
     end_to_end = background.run(
         [*coverage, "run", f"--include={include}", "-m", "pytest", "--backend",
