@@ -453,13 +453,19 @@ def test_ctrl_c_stops_a_long_launch_between_blocks():
     n = 1 << 24
     x = np.ones(n, np.float32)
     y = np.zeros_like(x)
-    timer = _sigint_once_written(y)
-    with pytest.raises(KeyboardInterrupt, match=r"kernel copy<float> stopped"):
-        launch("copy<float>", n // 128, 128, y, x, np.int64(n))
-    timer.join()
-    assert 0 < np.count_nonzero(y) < n  # it ran, and stopped before the end
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    launch("copy<float>", n // 128, 128, y, x, np.int64(n))  # the next launch runs whole
+    # Python's own handler (what a program has unless it sets one; the session's earlier
+    # tests may have left another)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = _sigint_once_written(y)
+        with pytest.raises(KeyboardInterrupt, match=r"kernel copy<float> stopped"):
+            launch("copy<float>", n // 128, 128, y, x, np.int64(n))
+        timer.join()
+        assert 0 < np.count_nonzero(y) < n  # it ran, and stopped before the end
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        launch("copy<float>", n // 128, 128, y, x, np.int64(n))  # the next launch runs whole
+    finally:
+        signal.signal(signal.SIGINT, previous)
     np.testing.assert_array_equal(y, x)
 
 
