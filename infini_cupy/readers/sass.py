@@ -17,7 +17,8 @@ Per kernel variant, :func:`read_kernel` gives a :class:`KernelSass`:
 
 Compiling and disassembling take about a second per variant, so results are cached on disk
 under ``$INFINI_CUPY_CACHE_DIR/sass``, keyed by the expanded source, the name expression,
-the architecture and the NVRTC version.
+the architecture and the NVRTC version; :func:`read_kernels` reads many variants at once, from
+one program (:func:`read_program`: one ``nvdisasm`` run for them all).
 
 >>> k = read_kernel("transpose.cu", "tiled_copy<4, 1, 1, 0, 0>")
 >>> k.registers, k.spills, k.main_load.load_widths, k.helper_calls
@@ -41,7 +42,7 @@ from pathlib import Path
 from .. import config
 from ..runtime.nvrtc import compile_program, nvrtc_version
 from ..runtime.sources import expanded_source
-from ..runtime.elf import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, info_values, sections
+from ..runtime.elf import EIATTR_FRAME_SIZE, EIATTR_REGCOUNT, info_by_code, sections, symbols
 
 NVDISASM_HINT = "pip install nvidia-cuda-nvdisasm (the wheel of NVRTC's CUDA major version)"
 
@@ -65,12 +66,14 @@ def nvdisasm() -> str:
     raise RuntimeError(f"reading SASS needs nvdisasm: {NVDISASM_HINT}")
 
 
-def disassemble(cubin: bytes) -> str:
-    """``nvdisasm -c`` of a cubin (its code sections only)."""
+def disassemble(cubin: bytes, functions=()) -> str:
+    """``nvdisasm -c`` of a cubin (its code sections only); of the code sections of
+    ``functions`` alone (symbol indices, :func:`infini_cupy.runtime.elf.symbols`) when given."""
     with tempfile.TemporaryDirectory(prefix="infini_cupy-sass-") as folder:
         path = Path(folder) / "kernel.cubin"
         path.write_bytes(cubin)
-        done = subprocess.run([nvdisasm(), "-c", "-g", str(path)], capture_output=True,
+        only = ["-fun", ",".join(map(str, functions))] if functions else []
+        done = subprocess.run([nvdisasm(), "-c", "-g", *only, str(path)], capture_output=True,
                               text=True, timeout=120)
     if done.returncode:
         raise RuntimeError(f"nvdisasm failed: {done.stderr.strip()}")
@@ -435,38 +438,101 @@ def _from_json(data: dict) -> KernelSass:
     return KernelSass(**data, loops=loops)
 
 
+def _code_listings(text: str) -> dict[str, str]:
+    """``.text.<lowered name> -> its listing`` of an ``nvdisasm -c`` listing of several code
+    sections: each kernel's code with the subroutines it calls, offsets from 0 in each."""
+    listings: dict[str, list[str]] = {}
+    current: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("\t.section\t.text."):
+            current = listings.setdefault(line.split("\t")[2].split(",")[0], [])
+        current.append(line)
+    return {section: "\n".join(lines) for section, lines in listings.items()}
+
+
+def read_program(program, names=None) -> dict[str, KernelSass]:
+    """``name -> KernelSass`` of ``names`` (default: all) of a compiled program for an
+    ``sm_XX`` (:class:`infini_cupy.runtime.nvrtc.CompiledProgram`), each as a program of that
+    name alone gives it: NVRTC compiles each name expression's kernel apart, and one
+    ``nvdisasm`` run prints the code sections of them all."""
+    names = list(dict.fromkeys(program.lowered_names if names is None else names))
+    cubin = program.binary
+    found = sections(cubin)
+    table = symbols(cubin, found)
+    wanted = {f".text.{program.lowered_names[name]}" for name in names}
+    listings = _code_listings(disassemble(cubin, [index for index, (symbol, section)
+                                                  in enumerate(table) if section in wanted
+                                                  and symbol == section[len(".text."):]]))
+    registers = info_by_code(cubin, found, EIATTR_REGCOUNT)
+    frames = info_by_code(cubin, found, EIATTR_FRAME_SIZE)
+    read = {}
+    for name in names:
+        lowered = program.lowered_names[name]
+        code = f".text.{lowered}"
+        shared = found.get(f".nv.shared.{lowered}")
+        instructions, spills, loops, per_block = analyze(listings.get(code, ""))
+        read[name] = KernelSass(program.source, name, program.arch,
+                                max(registers.get(code, ()), default=0),
+                                shared[2] if shared else 0, max(frames.get(code, ()), default=0),
+                                spills, instructions, tuple(loops), per_block)
+    return read
+
+
+def compile_and_read_all(source: str, names, arch: str = ARCH) -> dict[str, KernelSass]:
+    """:func:`read_program` of ``names`` compiled together in one NVRTC program (no cache)."""
+    return read_program(compile_program(source, list(dict.fromkeys(names)), arch))
+
+
 def compile_and_read(source: str, name: str, arch: str = ARCH) -> KernelSass:
     """Compile one name expression with NVRTC and read its cubin and SASS (no cache)."""
-    program = compile_program(source, [name], arch)
-    cubin = program.binary  # whole: compile_program checks it (runtime/elf.py)
-    found = sections(cubin)
-    lowered = program.lowered_names[name]
-    shared = found.get(f".nv.shared.{lowered}")
-    instructions, spills, loops, per_block = analyze(disassemble(cubin))
-    return KernelSass(source, name, arch,
-                      max(info_values(cubin, found, EIATTR_REGCOUNT), default=0),
-                      shared[2] if shared else 0,
-                      max(info_values(cubin, found, EIATTR_FRAME_SIZE), default=0), spills,
-                      instructions, tuple(loops), per_block)
+    return compile_and_read_all(source, [name], arch)[name]
 
 
-@functools.lru_cache(maxsize=None)
+_read: dict[tuple[str, str, str], KernelSass] = {}  # this process's, beside the disk's
+
+
+def read_kernels(source: str, names, arch: str = ARCH, compile=None) -> dict[str, KernelSass]:
+    """:func:`read_kernel` of each of ``names``. Those neither this process nor the disk cache
+    holds are compiled together in one program (:func:`compile_and_read_all`: one NVRTC parse
+    and one ``nvdisasm`` run, most of a variant's second, for them all), or taken from
+    ``compile(those names)``: compiled programs holding them, built with the run time's
+    options or with options that change no code (ptxas's report), as a caller that compiled
+    them already for another reason has them."""
+    read, missing = {}, []
+    for name in dict.fromkeys(names):
+        key = (source, name, arch)
+        if key not in _read:
+            try:
+                _read[key] = _from_json(json.loads(_cache_path(*key).read_text()))
+            except (OSError, ValueError, TypeError, KeyError):
+                missing.append(name)
+                continue
+        read[name] = _read[key]
+    if not missing:
+        return read
+    found = {}
+    for program in (compile(missing) if compile is not None else ()):
+        held = [name for name in missing if name in program.lowered_names and name not in found]
+        if held and (program.source, program.arch) == (source, arch):
+            found.update(read_program(program, held))
+    rest = [name for name in missing if name not in found]
+    found.update(compile_and_read_all(source, rest, arch) if rest else {})
+    for name, kernel in found.items():
+        _read[(source, name, arch)] = read[name] = kernel
+        path = _cache_path(source, name, arch)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(asdict(kernel)))
+            os.replace(temporary, path)
+        except OSError:  # an unwritable cache costs time, not results
+            pass
+    return read
+
+
 def read_kernel(source: str, name: str, arch: str = ARCH) -> KernelSass:
     """:func:`compile_and_read`, cached on disk (and in memory) per kernel variant."""
-    path = _cache_path(source, name, arch)
-    try:
-        return _from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError):
-        pass
-    kernel = compile_and_read(source, name, arch)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(asdict(kernel)))
-        os.replace(temporary, path)
-    except OSError:  # an unwritable cache costs time, not results
-        pass
-    return kernel
+    return read_kernels(source, [name], arch)[name]
 
 
 def kernel_sass(source: str, name: str):

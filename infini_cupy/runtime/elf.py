@@ -21,6 +21,7 @@ import struct
 EM_CUDA = 190  # ELF e_machine of NVIDIA GPU code
 _HEADER = struct.Struct("<HHIQQQIHHHHHH")  # e_type .. e_shstrndx, after the 16-byte e_ident
 _SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
+_SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym: name, info, other, section, value, size
 SHT_NOBITS = 8
 EIATTR_FRAME_SIZE, EIATTR_REGCOUNT = 0x11, 0x2F  # .nv.info attributes: stack bytes, registers
 
@@ -66,31 +67,66 @@ def _section_headers(binary: bytes) -> list[tuple]:
     return [_SECTION.unpack_from(binary, shoff + k * shentsize) for k in range(shnum)]
 
 
+def _section_names(binary: bytes, headers: list[tuple]) -> list[str]:
+    shstrndx = _HEADER.unpack_from(binary, 16)[-1]
+    names_at = headers[shstrndx][4]
+    return [binary[names_at + header[0]:binary.index(b"\0", names_at + header[0])].decode()
+            for header in headers]
+
+
 def sections(binary: bytes) -> dict[str, tuple[int, int, int, int]]:
     """name -> (type, offset, size, info) of every section of a cubin."""
     headers = _section_headers(binary)
-    shstrndx = _HEADER.unpack_from(binary, 16)[-1]
-    names_at = headers[shstrndx][4]
-    out = {}
-    for name, kind, _flags, _addr, offset, size, _link, info, _align, _entsize in headers:
-        end = binary.index(b"\0", names_at + name)
-        out[binary[names_at + name:end].decode()] = (kind, offset, size, info)
-    return out
+    return {name: (kind, offset, size, info) for name, (_, kind, _flags, _addr, offset, size,
+                                                         _link, info, _align, _entsize)
+            in zip(_section_names(binary, headers), headers)}
+
+
+def _info_entries(binary: bytes, found: dict, attribute: int):
+    """(symbol index, value) of each (symbol, value) entry of ``attribute`` in .nv.info."""
+    if ".nv.info" not in found:
+        return
+    _, offset, size, _ = found[".nv.info"]
+    at, end = offset, offset + size
+    while at + 4 <= end:
+        fmt, attr, length = struct.unpack_from("<BBH", binary, at)
+        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
+            if attr == attribute and length >= 8:
+                yield struct.unpack_from("<II", binary, at + 4)
+            at += 4 + length
+        else:
+            at += 4
 
 
 def info_values(binary: bytes, found: dict, attribute: int) -> list[int]:
     """The values of one (symbol, value) attribute of the .nv.info section: stack bytes
     (EIATTR_FRAME_SIZE) or registers (EIATTR_REGCOUNT) per function."""
-    if ".nv.info" not in found:
+    return [value for _, value in _info_entries(binary, found, attribute)]
+
+
+def symbols(binary: bytes, found: dict) -> list[tuple[str, str]]:
+    """(name, name of the section it lies in) of each symbol of ``.symtab``, by symbol index
+    (what .nv.info entries and ``nvdisasm -fun`` point at): a kernel and the subroutines it
+    calls (``$__internal_*`` division helpers) lie in the kernel's ``.text.<lowered name>``."""
+    if ".symtab" not in found or ".strtab" not in found:
         return []
-    _, offset, size, _ = found[".nv.info"]
-    at, end, values = offset, offset + size, []
-    while at + 4 <= end:
-        fmt, attr, length = struct.unpack_from("<BBH", binary, at)
-        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
-            if attr == attribute and length >= 8:
-                values.append(struct.unpack_from("<I", binary, at + 8)[0])
-            at += 4 + length
-        else:
-            at += 4
-    return values
+    section_names = _section_names(binary, _section_headers(binary))
+    _, offset, size, _ = found[".symtab"]
+    _, strings, _, _ = found[".strtab"]
+    out = []
+    for at in range(offset, offset + size - _SYMBOL.size + 1, _SYMBOL.size):
+        name, _info, _other, index, _value, _size = _SYMBOL.unpack_from(binary, at)
+        out.append((binary[strings + name:binary.index(b"\0", strings + name)].decode(),
+                    section_names[index] if index < len(section_names) else ""))
+    return out
+
+
+def info_by_code(binary: bytes, found: dict, attribute: int) -> dict[str, list[int]]:
+    """``.text.<lowered name> -> values`` of one .nv.info attribute (:func:`info_values`) for
+    the functions in each code section: a cubin of several kernels, read kernel by kernel."""
+    where = [section for _, section in symbols(binary, found)]
+    out: dict[str, list[int]] = {}
+    for index, value in _info_entries(binary, found, attribute):
+        if index < len(where) and where[index].startswith(".text."):
+            out.setdefault(where[index], []).append(value)
+    return out

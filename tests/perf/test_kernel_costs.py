@@ -15,6 +15,7 @@ from infini_cupy.strided.seed_planner import all_kernel_names
 from infini_cupy.strided.tile_planner import all_tiled_kernel_names
 from infini_cupy.readers import sass
 from infini_cupy.tools.warmup.record_costs import recorded_kernels
+from tests.support import nvrtc_programs
 from tests.support.nvrtc_records import (OTHER_NVRTC_IN_FLIGHT_FACTOR, OTHER_NVRTC_TOLERANCE,
                                          recorded_here)
 
@@ -37,6 +38,16 @@ def _source(name):
 
 
 pytestmark = pytest.mark.usefixtures("sass_tools")
+HEAVIEST = ["rearrange<1, 1, 1, 0, int>", "rearrange<1, 3, 2, 1, int>",
+            "rearrange<4, 5, 4, 2, long long>"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _read_together(request, sass_tools):
+    """The selected variants' SASS, read at once from the session's NVRTC programs."""
+    nvrtc_programs.read_sass({(_source(item.callspec.params["name"]), item.callspec.params["name"])
+                              for item in request.session.items
+                              if item.module is request.module and hasattr(item, "callspec")})
 
 
 def test_every_variant_the_planners_return_has_a_cost():
@@ -80,8 +91,7 @@ def test_grouped_variants_keep_the_plain_variants_loads_in_flight():
             >= kernel_costs.kernel_cost(plain).bytes_in_flight, name
 
 
-@pytest.mark.parametrize("name", ["rearrange<1, 1, 1, 0, int>", "rearrange<1, 3, 2, 1, int>",
-                                  "rearrange<4, 5, 4, 2, long long>"])
+@pytest.mark.parametrize("name", HEAVIEST)
 def test_the_heaviest_seed_variant_bounds_the_others(name):
     assert kernel_costs.table_key(name) != name
     code = sass.read_kernel("rearrange.cu", name)

@@ -13,6 +13,9 @@ import pytest
 
 from infini_cupy.perf import devices, kernel_costs
 from infini_cupy.readers import sass
+from infini_cupy.runtime import elf
+from infini_cupy.runtime.nvrtc import compile_program
+from tests.support import nvrtc_programs
 from tests.support.nvrtc_records import OTHER_NVRTC_TOLERANCE, recorded_here
 
 COSTS_NVRTC = json.loads(kernel_costs.TABLE.read_text())["nvrtc"]  # whose code the bounds hold for
@@ -149,6 +152,29 @@ def test_rare_code_after_the_common_path_is_left_out_too():
     assert per_tile == 3
 
 
+def test_kernels_read_from_one_program_read_as_each_alone():
+    """A program of several kernels is read kernel by kernel (nvdisasm of their code sections,
+    .nv.info per function) as a program of one name, whole, reads."""
+    names = ["ew_contig<ic::OpAdd, float, float>",  # its code calls a division helper
+             "ew_contig<ic::OpAdd, ic::half_t, ic::half_t>",
+             "ew_strided<ic::OpAdd, float, float, 2, int>"]
+    together = sass.compile_and_read_all("elementwise.cu", names)
+    for name in names:
+        alone = compile_program("elementwise.cu", [name], sass.ARCH)
+        found = elf.sections(alone.binary)
+        listing = sass.disassemble(alone.binary)
+        instructions, spills, loops, per_block = sass.analyze(listing)
+        shared = found.get(f".nv.shared.{alone.lowered_names[name]}")
+        assert together[name] == sass.KernelSass(
+            "elementwise.cu", name, sass.ARCH,
+            max(elf.info_values(alone.binary, found, elf.EIATTR_REGCOUNT)),
+            shared[2] if shared else 0,
+            max(elf.info_values(alone.binary, found, elf.EIATTR_FRAME_SIZE)), spills,
+            instructions, tuple(loops), per_block), name
+    assert "__cuda_sm20_div" in sass.disassemble(compile_program(
+        "elementwise.cu", names[:1], sass.ARCH).binary)
+
+
 # ---- the checks per kernel family, on representative variants
 
 VARIANTS = {  # family -> (source, name expression)
@@ -188,6 +214,14 @@ def _params(checks, families=VARIANTS):
 
 
 pytestmark = pytest.mark.usefixtures("sass_tools")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _read_together(request, sass_tools):
+    """The selected variants' SASS, read at once from the session's NVRTC programs."""
+    nvrtc_programs.read_sass({(item.callspec.params["source"], item.callspec.params["name"])
+                              for item in request.session.items
+                              if item.module is request.module and hasattr(item, "callspec")})
 
 
 @pytest.mark.parametrize("source, name", _params(["division"]))

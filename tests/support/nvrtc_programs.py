@@ -1,7 +1,8 @@
 """NVRTC programs compiled once per session and shared by the tests that read them: the NVRTC
 checks (tests/runtime/test_nvrtc.py), the bfloat16 names on their own
-(tests/elementwise/test_kernels.py) and the register report (tests/runtime/test_ptx.py) ask
-for the same name expressions, and compiling them costs minutes.
+(tests/elementwise/test_kernels.py), the register report (tests/runtime/test_ptx.py) and the
+SASS checks (tests/readers/test_sass.py, tests/perf/test_kernel_costs.py: :func:`read_sass`)
+ask for the same name expressions, and compiling them costs minutes.
 
 They are compiled with the options of the run time and, for a cubin (``sm_XX``), ptxas's
 report (:data:`REPORT`: registers, stack frame and spills of every kernel, in the program's
@@ -158,6 +159,21 @@ def programs(source: str, names, arch: str) -> list:
 def every_variant(source: str, arch: str) -> list:
     """The programs holding every registered name expression of ``source`` for ``arch``."""
     return programs(source, list(variants.all_variants()[source]), arch)
+
+
+def read_sass(pairs) -> None:
+    """Read the SASS of ``(source, name)`` pairs (:func:`infini_cupy.readers.sass.read_kernels`)
+    from this session's programs for :data:`CURRENT`: the NVRTC checks compile every variant
+    for it, so reading a variant costs its share of one ``nvdisasm`` run, not a compile."""
+    from infini_cupy.readers import sass
+
+    by_source: dict[str, list] = {}
+    for source, name in pairs:
+        by_source.setdefault(source, []).append(name)
+    for source, names in by_source.items():
+        sass.read_kernels(source, names, CURRENT,
+                          compile=lambda missing, source=source: programs(source, missing,
+                                                                          CURRENT))
 
 
 def kernel_bodies(found: list, names=None) -> dict[str, str]:
