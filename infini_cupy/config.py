@@ -40,6 +40,7 @@ BACKEND_VAR = "INFINI_CUPY_BACKEND"
 CACHE_DIR_VAR = "INFINI_CUPY_CACHE_DIR"
 EMULATOR_THREADS_VAR = "INFINI_CUPY_EMULATOR_THREADS"
 THREAD_ORDER_VAR = "INFINI_CUPY_EMULATOR_THREAD_ORDER"
+EMULATOR_OPTIMIZE_VAR = "INFINI_CUPY_EMULATOR_OPTIMIZE"
 THREAD_ORDERS = ("forward", "reverse", "shuffle")
 LAZY_VAR = "INFINI_CUPY_LAZY"
 LAUNCH_VAR = "INFINI_CUPY_LAUNCH"
@@ -225,6 +226,27 @@ def emulator_threads(default: int) -> int:
     if threads < 1:
         raise ValueError(f"{EMULATOR_THREADS_VAR}={env!r}: expected a positive number of threads")
     return threads
+
+
+# g++'s optimization level for the emulator's kernel libraries: -O1 has most of -O2's speed
+# at about half its compile time; -O0 compiles 2.5 times faster again and runs kernels about
+# 2.5 times slower (for many kernels on small arrays: a test suite)
+EMULATOR_OPTIMIZE_LEVELS = ("1", "0", "2")
+
+
+def emulator_optimization() -> str:
+    """``$INFINI_CUPY_EMULATOR_OPTIMIZE``: g++'s optimization level for the emulator's kernels,
+    ``"1"`` (default), ``"0"`` or ``"2"``, read at each compile. The results are the same bits
+    at every level (ISO C++ without fast-math or contraction); a library's cache key holds it.
+
+    >>> emulator_optimization()                                  # doctest: +SKIP
+    '1'
+    """
+    env = os.environ.get(EMULATOR_OPTIMIZE_VAR, "").strip()
+    if env and env not in EMULATOR_OPTIMIZE_LEVELS:
+        raise ValueError(f"{EMULATOR_OPTIMIZE_VAR}={env!r}: expected one of "
+                         f"{', '.join(EMULATOR_OPTIMIZE_LEVELS)} (g++'s -O level)")
+    return env or EMULATOR_OPTIMIZE_LEVELS[0]
 
 
 def emulator_thread_order() -> tuple[str, int | None]:

@@ -398,3 +398,63 @@ def test_a_broken_name_expression_fails_with_and_without_the_header(cache):
         emulator_build.kernel_library(KERNELS, ("copy<no_such_type>",))
     assert "no_such_type" in str(info.value) and "emulator_kernels.cu" in str(info.value)
     assert _count("prefix discarded") == discarded and _prefix(cache).exists()
+
+
+# ---------------------------------------------------------------- the optimization level
+# What both levels compute: one fused kernel per dtype through many of libm's functions and
+# the float16/bfloat16 conversions, a division, a cast to int8 (its saturation), a remainder.
+LEVELS_SCRIPT = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import infini_cupy as xp
+
+    @xp.fuse
+    def chain(x, y):
+        a = xp.exp(xp.sin(x) * y) / xp.hypot(x, y) + xp.sqrt(xp.abs(x))
+        return a - xp.log1p(xp.abs(y)) * xp.atan2(y, x) + xp.remainder(x, y)
+
+    rng = np.random.default_rng(5)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3.5, 250.0, 7e4]
+    out = {}
+    for dtype in ("float16", "bfloat16", "float32", "float64"):
+        values = np.concatenate([rng.standard_normal(247) * 30, special]).astype(np.float64)
+        x = xp.asarray(values, device="emulator").astype(getattr(xp, dtype))
+        y = xp.asarray(values[::-1].copy(), device="emulator").astype(getattr(xp, dtype))
+        out[dtype] = np.asarray(chain(x, y).astype(xp.float64))
+        out[dtype + "-int8"] = np.asarray((x * 3).astype(xp.int8))
+        out[dtype + "-divide"] = np.asarray((x / y).astype(xp.float64))
+    np.savez(sys.argv[1], **out)
+""")
+
+
+def test_the_level_keys_the_library_and_a_bad_one_is_refused(cache, monkeypatch):
+    built = {}
+    for level in ("0", "1"):
+        monkeypatch.setenv(config.EMULATOR_OPTIMIZE_VAR, level)
+        emulator.forget_loaded()
+        emulator.prepare(KERNELS, ["copy<float>"])
+        built[level] = _libraries(cache)
+    assert len(built["0"]) == 1 and len(built["1"]) == 2  # one library per level
+    monkeypatch.setenv(config.EMULATOR_OPTIMIZE_VAR, "3")
+    emulator.forget_loaded()
+    with pytest.raises(ValueError, match=f"{config.EMULATOR_OPTIMIZE_VAR}='3'"):
+        emulator.prepare(KERNELS, ["copy<float>"])
+
+
+def test_every_level_gives_the_same_bits(tmp_path, backend_name):
+    """The suite builds at -O0 (tests/conftest.py), users at -O1: both builds of the same
+    kernels give the same bits (ISO C++17 without fast-math or contraction, no -march)."""
+    if backend_name != "emulate":
+        pytest.skip("compares the emulator's builds")
+    results = {}
+    for level in ("0", "1"):
+        env = dict(os.environ, **{config.EMULATOR_OPTIMIZE_VAR: level,
+                                  config.BACKEND_VAR: "emulate"})
+        done = subprocess.run([sys.executable, "-c", LEVELS_SCRIPT, str(tmp_path / level)],
+                              env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-3000:]
+        results[level] = dict(np.load(tmp_path / f"{level}.npz"))
+    assert results["0"].keys() == results["1"].keys()
+    for name, at_0 in results["0"].items():
+        np.testing.assert_array_equal(at_0.view(f"u{at_0.itemsize}"),
+                                      results["1"][name].view(f"u{at_0.itemsize}"), name)

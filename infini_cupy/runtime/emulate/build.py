@@ -52,10 +52,11 @@ from ...errors import KernelCompileError
 from ..sources import kernels_dir, numbered, read_source, source_digest
 
 CXX = "g++"
-# -O1: most of -O2's speed at about half its compile time. No -march: cached files may be
-# shared between machines. -fno-strict-aliasing: kernels reinterpret bytes freely, as CUDA allows.
+# The -O level comes from config.emulator_optimization() (-O1 by default). No -march: cached
+# files may be shared between machines. -fno-strict-aliasing: kernels reinterpret bytes
+# freely, as CUDA allows.
 KERNEL_OPTIONS = (
-    "-std=c++17", "-O1", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
+    "-std=c++17", "-fPIC", "-shared", "-fno-strict-aliasing", "-fvisibility=hidden",
     "-DINFINI_EMULATION",
 )
 RUNTIME_OPTIONS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-pthread", "-fvisibility=hidden")
@@ -320,7 +321,10 @@ _tls_options: tuple[str, ...] = ()
 
 
 def kernel_options() -> tuple[str, ...]:
-    return KERNEL_OPTIONS + _tls_options
+    """g++'s options for kernel libraries: :data:`KERNEL_OPTIONS`, the -O level of
+    ``$INFINI_CUPY_EMULATOR_OPTIMIZE`` and the dynamic-TLS fallback's."""
+    first, *rest = KERNEL_OPTIONS  # (the default's options in their order: the keys of -O1's)
+    return (first, f"-O{config.emulator_optimization()}", *rest, *_tls_options)
 
 
 def runtime_library() -> ctypes.CDLL:
