@@ -13,9 +13,11 @@ notebook takes when CuPy finds a device run in CI too.
 
 from __future__ import annotations
 
+import atexit
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -38,6 +40,7 @@ def _kernel_env() -> dict[str, str]:
     """JUPYTER_PATH with a kernel spec running ``sys.executable``, and MPLBACKEND."""
     if not _jupyter_path:
         root = Path(tempfile.mkdtemp(prefix="infini_cupy-jupyter-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)  # the run's kernels are gone
         spec_dir = root / "kernels" / KERNEL_NAME
         spec_dir.mkdir(parents=True)
         (spec_dir / "kernel.json").write_text(json.dumps({

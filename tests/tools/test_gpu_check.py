@@ -348,6 +348,26 @@ def test_a_cache_dir_that_is_not_there_or_no_archive_is_refused(standin_steps, t
     assert "not an archive of warmup --archive" in capsys.readouterr().out
 
 
+def test_an_archive_is_unpacked_for_the_steps_and_removed_after(tmp_path, monkeypatch):
+    """warmup --archive's file is the steps' cache in a temporary folder, gone afterwards
+    with the cache folder of before in force again (one was left in /tmp per run)."""
+    from pathlib import Path
+
+    from infini_cupy.config import CACHE_DIR_VAR
+    from infini_cupy.tools.warmup import warm_cache
+
+    (tmp_path / "warm" / "cubin").mkdir(parents=True)
+    (tmp_path / "warm" / "cubin" / "k.cubin").write_bytes(b"a cubin")
+    packed = tmp_path / "warm.tar.xz"
+    warm_cache.archive(tmp_path / "warm", packed)
+    monkeypatch.setenv(CACHE_DIR_VAR, str(tmp_path / "mine"))
+    with gpu_check._cache_folder(str(packed)) as problem:
+        assert problem is None
+        during = Path(os.environ[CACHE_DIR_VAR])
+        assert (during / "cubin" / "k.cubin").read_bytes() == b"a cubin"
+    assert not during.exists() and os.environ[CACHE_DIR_VAR] == str(tmp_path / "mine")
+
+
 @pytest.mark.parametrize("overhead", [0, 1, 2])
 def test_with_the_default_budget_every_step_up_to_bench_starts(overhead):
     """Each step taking all the time it is given, and ``overhead`` seconds more: every step

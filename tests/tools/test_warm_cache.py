@@ -67,7 +67,7 @@ def test_warmup_writes_the_cache_and_its_archive(tmp_path, capsys):
     assert "2 of 2 variants" in out and "MiB" in out and "archive:" in out
     about = [json.loads(p.read_text()) for p in (folder / "cubin").glob("*.json")]
     assert {a["arch"] for a in about} == {"sm_90"} and all(a["nvrtc"] for a in about)
-    unpacked = warm_cache.unpacked(packed)
+    unpacked = warm_cache.unpacked(packed, tmp_path / "unpacked")
     assert sorted(p.read_bytes() for p in (unpacked / "cubin").iterdir()) == \
         sorted(p.read_bytes() for p in (folder / "cubin").iterdir())
     assert main(["warmup", "--cache-dir", str(folder)]) == 2  # needs --arch
@@ -85,7 +85,7 @@ def test_warmup_carries_the_compiled_hot_path_for_another_python(tmp_path, capsy
                  "--archive", str(packed)]) == 0
     built = native.library_path(folder)
     assert built.is_file() and f"compiled hot path for {sys.executable}" in capsys.readouterr().out
-    unpacked = warm_cache.unpacked(packed)
+    unpacked = warm_cache.unpacked(packed, tmp_path / "unpacked")
     assert native.library_path(unpacked).read_bytes() == built.read_bytes()
     assert main(["warmup", "--arch", "sm_90", "--cache-dir", str(folder), "--variants", "all",
                  "--source", "packed.cu", "--limit", "1", "--native-python",

@@ -33,6 +33,7 @@ a GPU, a driver or CuPy, one line says which and the exit status is 2, within se
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import os
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ...config import LAUNCH_VAR
+from ...config import CACHE_DIR_VAR, LAUNCH_VAR
 from ...runtime import cuda
 from ...runtime.cuda_compiled import MECHANISM as COMPILED_LAUNCH
 from ...runtime.availability import cuda_unavailable
@@ -127,25 +128,50 @@ def run(args) -> int:
     return run_steps(args)
 
 
+@contextlib.contextmanager
+def _cache_folder(cache_dir):
+    """``--cache-dir`` in force as ``INFINI_CUPY_CACHE_DIR`` while the steps run: a folder as
+    it is, warmup --archive's file unpacked into a temporary folder removed afterwards.
+    Yields None, or why the archive cannot be read."""
+    if not cache_dir:
+        yield None
+        return
+    import tarfile
+
+    from ..warmup.warm_cache import unpacked
+
+    before = os.environ.get(CACHE_DIR_VAR)
+    with tempfile.TemporaryDirectory(prefix="infini_cupy-warm-") as temporary:
+        folder = Path(cache_dir)
+        if folder.is_file():
+            try:
+                folder = unpacked(folder, Path(temporary))
+            except (tarfile.TarError, OSError) as e:
+                yield f"--cache-dir {cache_dir}: not an archive of warmup --archive ({e})"
+                return
+        os.environ[CACHE_DIR_VAR] = str(folder.resolve())
+        try:
+            yield None
+        finally:
+            if before is None:
+                os.environ.pop(CACHE_DIR_VAR, None)
+            else:
+                os.environ[CACHE_DIR_VAR] = before
+
+
 def run_steps(args) -> int:
     """Every selected step within the budget, the report rewritten after each."""
+    with _cache_folder(args.cache_dir) as problem:
+        if problem is not None:
+            print(f"gpu-check: {problem}")
+            return 2
+        return _run_selected(args)
+
+
+def _run_selected(args) -> int:
     start = time.monotonic()
     report_path = Path(args.report)
     report_path.parent.mkdir(parents=True, exist_ok=True)
-    if args.cache_dir:
-        folder = Path(args.cache_dir)
-        if folder.is_file():  # warmup --archive's file
-            import tarfile
-
-            from ..warmup.warm_cache import unpacked
-
-            try:
-                folder = unpacked(folder)
-            except (tarfile.TarError, OSError) as e:
-                print(f"gpu-check: --cache-dir {args.cache_dir}: not an archive of warmup "
-                      f"--archive ({e})")
-                return 2
-        os.environ["INFINI_CUPY_CACHE_DIR"] = str(folder.resolve())
     report = {"budget_s": args.budget, "started": _now(), "steps": {}}
     failed = 0
     names = [name for name in STEPS if not args.step or name in args.step]

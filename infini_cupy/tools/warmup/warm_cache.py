@@ -210,12 +210,12 @@ def archive(folder: Path, path: Path) -> int:
     return path.stat().st_size
 
 
-def unpacked(path: Path) -> Path:
-    """A cache folder from :func:`archive`'s file, extracted into a new temporary folder."""
+def unpacked(path: Path, folder: Path) -> Path:
+    """``folder`` holding the cache folder of :func:`archive`'s file (its cubins and compiled
+    hot path, nothing else)."""
     import tarfile
-    import tempfile
 
-    folder = Path(tempfile.mkdtemp(prefix="infini_cupy-warm-"))
+    folder.mkdir(parents=True, exist_ok=True)
     with tarfile.open(path, "r:xz") as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(("cubin", NATIVE))
                    and (m.isfile() or m.isdir()) and ".." not in Path(m.name).parts]
