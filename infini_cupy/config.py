@@ -229,24 +229,45 @@ def emulator_threads(default: int) -> int:
 
 
 # g++'s optimization level for the emulator's kernel libraries: -O1 has most of -O2's speed
-# at about half its compile time; -O0 compiles 2.5 times faster again and runs kernels about
-# 2.5 times slower (for many kernels on small arrays: a test suite)
+# at about half its compile time; -O0 compiles big batches of kernels 2.5 times faster and
+# runs them about 2.5 times slower (for a batch of many kernels run on small arrays)
 EMULATOR_OPTIMIZE_LEVELS = ("1", "0", "2")
+_optimize_override: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "infini_cupy_emulator_optimize", default=None)
 
 
 def emulator_optimization() -> str:
-    """``$INFINI_CUPY_EMULATOR_OPTIMIZE``: g++'s optimization level for the emulator's kernels,
-    ``"1"`` (default), ``"0"`` or ``"2"``, read at each compile. The results are the same bits
-    at every level (ISO C++ without fast-math or contraction); a library's cache key holds it.
+    """g++'s optimization level for the emulator's kernels compiled now: that of an enclosing
+    :func:`emulator_optimized` block, else ``$INFINI_CUPY_EMULATOR_OPTIMIZE``: ``"1"``
+    (default), ``"0"`` or ``"2"``. The results are the same bits at every level (ISO C++
+    without fast-math or contraction); a library's cache key holds it.
 
     >>> emulator_optimization()                                  # doctest: +SKIP
     '1'
     """
+    level = _optimize_override.get()
+    if level is not None:
+        return level
     env = os.environ.get(EMULATOR_OPTIMIZE_VAR, "").strip()
     if env and env not in EMULATOR_OPTIMIZE_LEVELS:
         raise ValueError(f"{EMULATOR_OPTIMIZE_VAR}={env!r}: expected one of "
                          f"{', '.join(EMULATOR_OPTIMIZE_LEVELS)} (g++'s -O level)")
     return env or EMULATOR_OPTIMIZE_LEVELS[0]
+
+
+@contextlib.contextmanager
+def emulator_optimized(level: str):
+    """The emulator's kernels compiled in this block (this thread or task) at g++'s ``-O``
+    ``level``, whatever ``$INFINI_CUPY_EMULATOR_OPTIMIZE`` says: the test suite builds its
+    batches of kernels at ``"0"``."""
+    if level not in EMULATOR_OPTIMIZE_LEVELS:
+        raise ValueError(f"emulator optimization level {level!r}: expected one of "
+                         f"{', '.join(EMULATOR_OPTIMIZE_LEVELS)}")
+    token = _optimize_override.set(level)
+    try:
+        yield
+    finally:
+        _optimize_override.reset(token)
 
 
 def emulator_thread_order() -> tuple[str, int | None]:

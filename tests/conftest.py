@@ -27,13 +27,6 @@ import infini_cupy
 from infini_cupy import arrays, config
 from tests.support import background, device, nvrtc_programs
 
-# The suite builds about two thousand emulator libraries and runs them on small arrays: at g++'s
-# -O0 they compile 2.5 times faster than at the default -O1 (most of a cold test run's time)
-# and give the same bits (tests/runtime/test_emulator_optimization.py builds the default's
-# too). Set before any compile; the suite's subprocesses (stand-in run, conformance suite,
-# notebooks) inherit it. INFINI_CUPY_EMULATOR_OPTIMIZE=1 runs the suite on the default's.
-os.environ.setdefault(config.EMULATOR_OPTIMIZE_VAR, "0")
-
 # Hypothesis profiles. "ci" (the default): each test's own example count. "long": the long
 # property runs (tests marked slow, tests/test_properties_long.py), many examples each.
 # HYPOTHESIS_PROFILE=<name> or hypothesis's --hypothesis-profile=<name> picks one; a run that

@@ -47,7 +47,8 @@ def _read_together(request, sass_tools):
     """The selected variants' SASS, read at once from the session's NVRTC programs."""
     nvrtc_programs.read_sass({(_source(item.callspec.params["name"]), item.callspec.params["name"])
                               for item in request.session.items
-                              if item.module is request.module and hasattr(item, "callspec")})
+                              if getattr(item, "module", None) is request.module
+                              and hasattr(item, "callspec")})
 
 
 def test_every_variant_the_planners_return_has_a_cost():

@@ -221,7 +221,8 @@ def _read_together(request, sass_tools):
     """The selected variants' SASS, read at once from the session's NVRTC programs."""
     nvrtc_programs.read_sass({(item.callspec.params["source"], item.callspec.params["name"])
                               for item in request.session.items
-                              if item.module is request.module and hasattr(item, "callspec")})
+                              if getattr(item, "module", None) is request.module
+                              and hasattr(item, "callspec")})
 
 
 @pytest.mark.parametrize("source, name", _params(["division"]))

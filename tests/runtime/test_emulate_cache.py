@@ -435,6 +435,12 @@ def test_the_level_keys_the_library_and_a_bad_one_is_refused(cache, monkeypatch)
         emulator.prepare(KERNELS, ["copy<float>"])
         built[level] = _libraries(cache)
     assert len(built["0"]) == 1 and len(built["1"]) == 2  # one library per level
+    with config.emulator_optimized("0"):  # a block's own level, over the variable's
+        assert "-O0" in emulator_build.kernel_options()
+        emulator.forget_loaded()
+        emulator.prepare(KERNELS, ["copy<float>"])
+        assert _libraries(cache) == built["1"]  # the level-0 library, from the disk cache
+    assert "-O1" in emulator_build.kernel_options()
     monkeypatch.setenv(config.EMULATOR_OPTIMIZE_VAR, "3")
     emulator.forget_loaded()
     with pytest.raises(ValueError, match=f"{config.EMULATOR_OPTIMIZE_VAR}='3'"):

@@ -39,6 +39,7 @@ from infini_cupy.readers.sampled_launches import launch_plan
 from infini_cupy.tools.plan_command import describe_plan
 from tests.strided.test_transpose_kernels import aligned_empty, random_fill
 from tests.support import dtype_cases
+from tests.support.batches import batch_built
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
 ORDERS = ("forward", "reverse", "shuffle")
@@ -52,7 +53,8 @@ def _emulation_only(backend_name):
 
 @pytest.fixture(scope="module", autouse=True)
 def _compiled():
-    plan_cache.warm("emulate", all_packed_kernel_names())  # one g++ run for the family
+    with batch_built():
+        plan_cache.warm("emulate", all_packed_kernel_names())  # one g++ run for the family
 
 
 def copy_and_check(y, x):

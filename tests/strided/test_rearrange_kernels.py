@@ -17,6 +17,7 @@ from infini_cupy.runtime.launch import launch
 from infini_cupy.runtime.structs import CONSTRAINT, array_struct
 from infini_cupy.strided import plan_cache as rearrange_module
 from infini_cupy.strided.plan_cache import general_args
+from tests.support.batches import batch_built
 from infini_cupy.strided.seed_planner import INDEX_TYPES, GeneralRearrangePlan, all_kernel_names, general_kernel_name, rearrange_kernel_name
 
 UNITS = (1, 2, 4, 8, 16, 32)
@@ -115,7 +116,8 @@ def launch_matrix_variant(unit, n_block, n_grid, n_constraints, rng, backend, to
 @pytest.fixture(scope="module")
 def compiled_matrix(backend_name):
     """All variants up front (emulation: one library, one g++ run instead of 456)."""
-    rearrange_module.warm(backend_name, all_kernel_names())
+    with batch_built():
+        rearrange_module.warm(backend_name, all_kernel_names())
 
 
 @pytest.mark.parametrize("unit", UNITS)

@@ -35,13 +35,15 @@ from infini_cupy.strided.tile_planner import TilePlan, all_tiled_kernel_names
 from infini_cupy.readers import bank_conflicts
 from infini_cupy.readers import coalescing
 from tests.support import dtype_cases
+from tests.support.batches import batch_built
 
 DTYPE_OF_UNIT = dtype_cases.OF_UNIT
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _compiled(backend_name):
-    rearrange_module.warm(backend_name, all_tiled_kernel_names())  # emulate: one g++ run
+    with batch_built():
+        rearrange_module.warm(backend_name, all_tiled_kernel_names())  # emulate: one g++ run
 
 
 def aligned_empty(shape, dtype, offset=0, align=256):

@@ -23,6 +23,7 @@ from infini_cupy.elementwise import kernels as ek
 from infini_cupy.elementwise.ops import OPS
 from infini_cupy.elementwise.resolution import result_of_loop
 from infini_cupy.runtime import launch
+from tests.support.batches import batch_built
 
 # Float functions whose real results are exact under IEEE 754 (no libm approximation).
 EXACT_REAL = {
@@ -173,7 +174,8 @@ def prepare(backend_name: str, *groups: str) -> None:
     for group in groups:
         if group not in _prepared:
             names = ek.cast_variant_names() if group == "cast" else ek.op_variant_names(group)
-            launch.prepare(ek.SOURCE, names, backend="emulate")
+            with batch_built():
+                launch.prepare(ek.SOURCE, names, backend="emulate")
             _prepared.add(group)
 
 
