@@ -24,6 +24,7 @@ _SECTION = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym: name, info, other, section, value, size
 SHT_NOBITS = 8
 EIATTR_FRAME_SIZE, EIATTR_REGCOUNT = 0x11, 0x2F  # .nv.info attributes: stack bytes, registers
+EIATTR_KPARAM_INFO = 0x17  # .nv.info.<kernel>: one entry per parameter (ordinal, offset, size)
 
 
 def problem(binary: bytes, arch: str | None = None) -> str | None:
@@ -129,4 +130,28 @@ def info_by_code(binary: bytes, found: dict, attribute: int) -> dict[str, list[i
     for index, value in _info_entries(binary, found, attribute):
         if index < len(where) and where[index].startswith(".text."):
             out.setdefault(where[index], []).append(value)
+    return out
+
+
+def parameter_sizes(binary: bytes) -> dict[str, tuple[int, ...]]:
+    """``kernel -> byte size of each parameter`` of every kernel of a cubin (lowered names),
+    as the driver reads them: the EIATTR_KPARAM_INFO entries of each kernel's
+    ``.nv.info.<kernel>`` section (ordinal at bytes 4-5 of the payload, size in the top 14
+    bits of its last word), what PTX declares as the entry's ``.param``s."""
+    found = sections(binary)
+    out = {}
+    for name, (_, offset, size, _) in found.items():
+        if not name.startswith(".nv.info."):
+            continue
+        sizes, at = {}, offset
+        while at + 4 <= offset + size:
+            fmt, attr, length = struct.unpack_from("<BBH", binary, at)
+            if fmt != 0x04:  # not EIFMT_SVAL: no payload
+                at += 4
+                continue
+            if attr == EIATTR_KPARAM_INFO and length >= 12:
+                _, ordinal, _, flags = struct.unpack_from("<IHHI", binary, at + 4)
+                sizes[ordinal] = (flags >> 18) & 0x3FFF
+            at += 4 + length
+        out[name[len(".nv.info."):]] = tuple(sizes[k] for k in sorted(sizes))
     return out

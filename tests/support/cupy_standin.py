@@ -34,14 +34,14 @@ What it models (read from CuPy's ``cupy/_core/raw.pyx``, ``cupy/cuda/function.py
   CuPy's ``_pointer`` rules (``None``, a ``cupy.ndarray`` or a ``MemoryPointer`` (on the
   current device: a GPU would fault on another's memory), a NumPy array of size one, Python
   and NumPy scalars (a Python int from 2**63 up a uint64: ``_scalar.pyx``);
-  anything else TypeError), their number and byte sizes against the ``.param`` list of the
-  kernel's PTX, dynamic shared memory above 48 KiB only after the kernel was opted in on
+  anything else TypeError), their number and byte sizes against the kernel's parameters
+  (a cubin's .nv.info, as the driver reads them; a PTX module's ``.param`` list), dynamic shared memory above 48 KiB only after the kernel was opted in on
   that device, never above the device's limit.
 
 The launch runs in the emulator: the launcher's cache entry beside the binary
-(``<key>.json``) names the source and name expression; the kernel's PTX (the binary itself
-for a PTX device, else compiled by NVRTC for the device's architecture) gives the
-parameters.
+(``<key>.json``) names the source and name expression. A cubin's parameters are its
+.nv.info's (``runtime/elf.py parameter_sizes``); its static shared memory, where asked,
+its PTX's (compiled by NVRTC for the device's architecture).
 """
 
 from __future__ import annotations
@@ -1483,11 +1483,18 @@ class RawModule:
                 self._ptx_text = self.binary.decode()
         return self._ptx_text
 
+    def _parameters(self) -> dict[str, tuple[int, ...]]:
+        """Each kernel's parameter sizes: a cubin's as the driver reads them (its .nv.info,
+        no compile), PTX's from its ``.entry`` declarations."""
+        if self.binary.startswith(b"\x7fELF"):
+            return elf.parameter_sizes(self.binary)
+        return ptx_parameters(self._ptx())
+
     def get_function(self, name: str) -> RawKernel:
         if type(name) is not str:
             raise TypeError(f"Argument 'name' has incorrect type (expected str, got "
                             f"{type(name).__name__})")
-        params = ptx_parameters(self._ptx())
+        params = self._parameters()
         if name not in params or name.encode() not in self.binary:
             raise CUDADriverError(500, f"cuModuleGetFunction({name!r})")  # NOT_FOUND
         kernel = RawKernel(self, name, params[name])
