@@ -463,8 +463,8 @@ def read_program(program, names=None) -> dict[str, KernelSass]:
     listings = _code_listings(disassemble(cubin, [index for index, (symbol, section)
                                                   in enumerate(table) if section in wanted
                                                   and symbol == section[len(".text."):]]))
-    registers = info_by_code(cubin, found, EIATTR_REGCOUNT)
-    frames = info_by_code(cubin, found, EIATTR_FRAME_SIZE)
+    registers = info_by_code(cubin, found, table, EIATTR_REGCOUNT)
+    frames = info_by_code(cubin, found, table, EIATTR_FRAME_SIZE)
     read = {}
     for name in names:
         lowered = program.lowered_names[name]
@@ -491,11 +491,12 @@ def compile_and_read(source: str, name: str, arch: str = ARCH) -> KernelSass:
 _read: dict[tuple[str, str, str], KernelSass] = {}  # this process's, beside the disk's
 
 
-def read_kernels(source: str, names, arch: str = ARCH, compile=None) -> dict[str, KernelSass]:
+def read_kernels(source: str, names, arch: str = ARCH,
+                 programs_for=None) -> dict[str, KernelSass]:
     """:func:`read_kernel` of each of ``names``. Those neither this process nor the disk cache
     holds are compiled together in one program (:func:`compile_and_read_all`: one NVRTC parse
     and one ``nvdisasm`` run, most of a variant's second, for them all), or taken from
-    ``compile(those names)``: compiled programs holding them, built with the run time's
+    ``programs_for(those names)``: compiled programs holding them, built with the run time's
     options or with options that change no code (ptxas's report), as a caller that compiled
     them already for another reason has them."""
     read, missing = {}, []
@@ -511,7 +512,7 @@ def read_kernels(source: str, names, arch: str = ARCH, compile=None) -> dict[str
     if not missing:
         return read
     found = {}
-    for program in (compile(missing) if compile is not None else ()):
+    for program in (programs_for(missing) if programs_for is not None else ()):
         held = [name for name in missing if name in program.lowered_names and name not in found]
         if held and (program.source, program.arch) == (source, arch):
             found.update(read_program(program, held))

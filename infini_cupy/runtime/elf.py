@@ -83,20 +83,27 @@ def sections(binary: bytes) -> dict[str, tuple[int, int, int, int]]:
             in zip(_section_names(binary, headers), headers)}
 
 
+def _values(binary: bytes, offset: int, size: int):
+    """(attribute, payload offset, payload length) of each EIFMT_SVAL entry of the .nv.info
+    section at ``offset`` (the others carry no payload to read)."""
+    at, end = offset, offset + size
+    while at + 4 <= end:
+        fmt, attr, length = struct.unpack_from("<BBH", binary, at)
+        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
+            yield attr, at + 4, length
+            at += 4 + length
+        else:
+            at += 4
+
+
 def _info_entries(binary: bytes, found: dict, attribute: int):
     """(symbol index, value) of each (symbol, value) entry of ``attribute`` in .nv.info."""
     if ".nv.info" not in found:
         return
     _, offset, size, _ = found[".nv.info"]
-    at, end = offset, offset + size
-    while at + 4 <= end:
-        fmt, attr, length = struct.unpack_from("<BBH", binary, at)
-        if fmt == 0x04:  # EIFMT_SVAL: a payload of `length` bytes
-            if attr == attribute and length >= 8:
-                yield struct.unpack_from("<II", binary, at + 4)
-            at += 4 + length
-        else:
-            at += 4
+    for attr, payload, length in _values(binary, offset, size):
+        if attr == attribute and length >= 8:
+            yield struct.unpack_from("<II", binary, payload)
 
 
 def info_values(binary: bytes, found: dict, attribute: int) -> list[int]:
@@ -122,14 +129,15 @@ def symbols(binary: bytes, found: dict) -> list[tuple[str, str]]:
     return out
 
 
-def info_by_code(binary: bytes, found: dict, attribute: int) -> dict[str, list[int]]:
+def info_by_code(binary: bytes, found: dict, table: list,
+                 attribute: int) -> dict[str, list[int]]:
     """``.text.<lowered name> -> values`` of one .nv.info attribute (:func:`info_values`) for
-    the functions in each code section: a cubin of several kernels, read kernel by kernel."""
-    where = [section for _, section in symbols(binary, found)]
+    the functions in each code section (``table``: :func:`symbols`): a cubin of several
+    kernels, read kernel by kernel."""
     out: dict[str, list[int]] = {}
     for index, value in _info_entries(binary, found, attribute):
-        if index < len(where) and where[index].startswith(".text."):
-            out.setdefault(where[index], []).append(value)
+        if index < len(table) and table[index][1].startswith(".text."):
+            out.setdefault(table[index][1], []).append(value)
     return out
 
 
@@ -143,15 +151,10 @@ def parameter_sizes(binary: bytes) -> dict[str, tuple[int, ...]]:
     for name, (_, offset, size, _) in found.items():
         if not name.startswith(".nv.info."):
             continue
-        sizes, at = {}, offset
-        while at + 4 <= offset + size:
-            fmt, attr, length = struct.unpack_from("<BBH", binary, at)
-            if fmt != 0x04:  # not EIFMT_SVAL: no payload
-                at += 4
-                continue
+        sizes = {}
+        for attr, payload, length in _values(binary, offset, size):
             if attr == EIATTR_KPARAM_INFO and length >= 12:
-                _, ordinal, _, flags = struct.unpack_from("<IHHI", binary, at + 4)
+                _, ordinal, _, flags = struct.unpack_from("<IHHI", binary, payload)
                 sizes[ordinal] = (flags >> 18) & 0x3FFF
-            at += 4 + length
         out[name[len(".nv.info."):]] = tuple(sizes[k] for k in sorted(sizes))
     return out

@@ -448,8 +448,9 @@ def test_the_level_keys_the_library_and_a_bad_one_is_refused(cache, monkeypatch)
 
 
 def test_every_level_gives_the_same_bits(tmp_path, backend_name):
-    """The suite builds at -O0 (tests/conftest.py), users at -O1: both builds of the same
-    kernels give the same bits (ISO C++17 without fast-math or contraction, no -march)."""
+    """The suite builds its batches at -O0 (tests/support/batches.py), users at -O1: both
+    builds of the same kernels give the same bits (ISO C++17 without fast-math or
+    contraction, no -march)."""
     if backend_name != "emulate":
         pytest.skip("compares the emulator's builds")
     results = {}

@@ -172,8 +172,8 @@ def read_sass(pairs) -> None:
         by_source.setdefault(source, []).append(name)
     for source, names in by_source.items():
         sass.read_kernels(source, names, CURRENT,
-                          compile=lambda missing, source=source: programs(source, missing,
-                                                                          CURRENT))
+                          programs_for=lambda missing, source=source: programs(source, missing,
+                                                                               CURRENT))
 
 
 def kernel_bodies(found: list, names=None) -> dict[str, str]:

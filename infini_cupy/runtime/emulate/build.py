@@ -321,8 +321,8 @@ _tls_options: tuple[str, ...] = ()
 
 
 def kernel_options() -> tuple[str, ...]:
-    """g++'s options for kernel libraries: :data:`KERNEL_OPTIONS`, the -O level of
-    ``$INFINI_CUPY_EMULATOR_OPTIMIZE`` and the dynamic-TLS fallback's."""
+    """g++'s options for kernel libraries: :data:`KERNEL_OPTIONS`, the -O level in force
+    (:func:`infini_cupy.config.emulator_optimization`) and the dynamic-TLS fallback's."""
     first, *rest = KERNEL_OPTIONS  # (the default's options in their order: the keys of -O1's)
     return (first, f"-O{config.emulator_optimization()}", *rest, *_tls_options)
 
