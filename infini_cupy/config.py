@@ -140,6 +140,20 @@ def get_backend() -> str:
     it says, and asking for ``cuda`` here makes NumPy inputs an error rather than a silent
     CPU computation. Arrays carry their own device and ignore it.
 
+    Parameters
+    ----------
+    None
+
+    Returns
+    -------
+    str
+        ``"numpy"``, ``"emulate"`` or ``"cuda"``.
+
+    Raises
+    ------
+    ValueError
+        A ``$INFINI_CUPY_BACKEND`` that names no backend.
+
     Examples
     --------
     >>> import infini_cupy as xp

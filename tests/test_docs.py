@@ -117,6 +117,19 @@ def test_every_public_function_has_an_example():
     assert len(found) > 200
 
 
+def test_every_public_function_has_a_parameters_section():
+    """Each public function of the namespace has numpydoc's "Parameters" section, as the API
+    reference renders it (the generated docstrings take theirs from
+    ``namespace/parameters.py``)."""
+    import inspect
+
+    functions = {name: getattr(infini_cupy, name) for name in infini_cupy.__all__}
+    missing = sorted(name for name, value in functions.items()
+                     if callable(value) and not isinstance(value, type)
+                     and "Parameters\n----------\n" not in (inspect.getdoc(value) or ""))
+    assert not missing, f"public functions without a Parameters section: {missing}"
+
+
 def test_every_example_is_a_numpydoc_examples_section():
     """An example (``>>>``) in a public docstring is under numpydoc's "Examples" heading, so
     the API reference renders it as the others."""

@@ -399,14 +399,57 @@ def finfo(type, /):
 
 
 def iinfo(type, /):
-    """Machine limits of an integer dtype (or an array's)."""
+    """Machine limits of an integer dtype (or an array's).
+
+    Parameters
+    ----------
+    type : dtype, Array or array
+        An integer dtype (or its name), or an array of one.
+
+    Returns
+    -------
+    iinfo
+        The library's ``iinfo``: ``bits``, ``min``, ``max`` (Python ints) and ``dtype``.
+
+    Raises
+    ------
+    TypeError
+        None, a Python scalar or a sequence.
+    ValueError
+        A dtype that is not an integer dtype (bool included).
+    """
     type = _check_info_kind("iinfo", type, "iu", "an integer")
     return namespace_of(*([type] if is_array(type) else [])).iinfo(type)
 
 
 def diff(x, /, n=1, axis=-1, *, prepend=None, append=None):
     """``n``-th differences along ``axis``; None for ``prepend``/``append`` is no array (NumPy
-    would take None as a value)."""
+    would take None as a value).
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array of at least one dimension (the standard's: of a numeric dtype).
+    n : int, default 1
+        How many times to take differences; 0 gives ``x``. ``n`` and ``axis`` may also be
+        given by position, in NumPy's order (an extension: the standard's are keyword-only).
+    axis : int, default -1
+        The axis to take differences along.
+    prepend, append : Array, array or Python scalar, optional
+        Values put before (after) ``x`` along ``axis`` first: ``x``'s shape but along
+        ``axis``, or a scalar (one value); None (default): none.
+
+    Returns
+    -------
+    Array or array
+        The differences, of ``x``'s dtype, on ``x``'s device: ``x``'s shape but along
+        ``axis``, ``n`` shorter than ``x``, ``prepend`` and ``append`` together (at least 0).
+
+    Raises
+    ------
+    ValueError
+        A 0-d ``x``, a negative ``n``, or arrays on different devices.
+    """
     extra = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
     xp = namespace_of(*(a for a in (x, *extra.values()) if is_array(a)))
     if type(n) is int and is_array(x) and x.ndim and type(axis) is int and -x.ndim <= axis < x.ndim:
@@ -510,7 +553,34 @@ _DLPACK_CUDA_DEVICE_TYPES = (2, 3, 13)  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
 
 def from_dlpack(x, /, *, device=None, copy=None):
     """``from_dlpack`` into the library of ``device``, or of the producer's device if None;
-    on the host, bfloat16 too (:mod:`.dlpack_bfloat16`: NumPy's ``from_dlpack`` has none)."""
+    on the host, bfloat16 too (:mod:`.dlpack_bfloat16`: NumPy's ``from_dlpack`` has none).
+
+    Parameters
+    ----------
+    x : object
+        A DLPack producer, with ``__dlpack__`` and ``__dlpack_device__``: an Array, a NumPy
+        or CuPy array, a tensor of another library.
+    device : Device, str or cupy.cuda.Device, optional
+        ``"cpu"``, ``"emulator"``, ``"cuda"``/``"cuda:N"``; None: the producer's (an Array's
+        own; other host data: the emulator under the ``emulate`` backend, else ``cpu``).
+    copy : bool, optional
+        True: always copy; False: never (ValueError where the data must move); None
+        (default): where needed.
+
+    Returns
+    -------
+    Array
+        The producer's data (shared where no copy is made), on that device.
+
+    Raises
+    ------
+    AttributeError
+        An ``x`` without ``__dlpack__``.
+    BufferError
+        Data the producer cannot export.
+    ValueError
+        ``copy=False`` where the data must move, or an unknown device.
+    """
     # the producer is not necessarily a NumPy or CuPy array: ask it where its data lives
     if device is None and hasattr(x, "__dlpack_device__"):
         on_cuda = x.__dlpack_device__()[0] in _DLPACK_CUDA_DEVICE_TYPES
@@ -591,7 +661,30 @@ _take_along_axis_of_arrays = take_along_axis
 
 def take_along_axis(x, indices, /, *, axis=-1):
     """``take_along_axis``; TypeError for ``indices`` that are no array (a list: the
-    libraries read its ``.dtype``, an AttributeError)."""
+    libraries read its ``.dtype``, an AttributeError).
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array.
+    indices : Array or array
+        Integer indices along ``axis`` (negative ones count from the end), of as many
+        dimensions as ``x``, with whose other axes they broadcast.
+    axis : int, default -1
+        The axis to take along.
+
+    Returns
+    -------
+    Array or array
+        The elements of ``x`` at ``indices``, of ``x``'s dtype, on ``x``'s device.
+
+    Raises
+    ------
+    TypeError
+        ``indices`` that are no array.
+    IndexError
+        An index out of range, on every device (CuPy's kernel would wrap it).
+    """
     if not is_array(indices) and not is_traced(indices):
         raise TypeError(f"take_along_axis: indices must be an array of integers, got "
                         f"{type_name(indices)}")

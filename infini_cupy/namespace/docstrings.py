@@ -1,6 +1,6 @@
 """numpydoc docstrings generated from the op table: the elementwise functions, the Array's
-operators, and the delegated functions (what they delegate to, on which device, and an
-example from :data:`.examples.EXAMPLES`).
+operators, and the delegated functions (what they delegate to, on which device, their
+parameters from :data:`.parameters.PARAMETERS` and an example from :data:`.examples.EXAMPLES`).
 
 Generated rather than written out 67 times: one template per kind, the op table's row for
 what differs (dtype group, result dtype, the NumPy function of the same meaning), and an
@@ -19,6 +19,7 @@ from ..elementwise.resolution import result_of_loop
 from .array import Array, wrap
 from .examples import EXAMPLES
 from .operators import BINARY, COMPARISONS, UNARY
+from .parameters import PARAMETERS
 
 _GROUP_WORDS = {
     "all": "any dtype",
@@ -252,6 +253,13 @@ def examples_section(name: str) -> str:
     return f"\nExamples\n--------\n>>> import infini_cupy as xp\n{example}"
 
 
+def parameters_section(name: str) -> str:
+    """The numpydoc "Parameters", "Returns" and "Raises" sections of ``name`` from
+    :data:`.parameters.PARAMETERS`; "" for a name without them."""
+    sections = PARAMETERS.get(name)
+    return "" if sections is None else f"\n{sections}"
+
+
 def delegated_doc(name: str, summary: str) -> str:
     """A delegated function's docstring: the standard's function, whose library runs it."""
     return (f"{summary}\n\nDelegated: the array API's ``{name}`` from array-api-compat, run by "
@@ -259,7 +267,7 @@ def delegated_doc(name: str, summary: str) -> str:
             "for Arrays on ``cpu`` and on the emulator, ``array_api_compat.cupy."
             f"{name}`` (CuPy's kernels, on the array's GPU) for Arrays on a GPU. Arrays in give "
             "Arrays out; plain NumPy or CuPy arrays give the same kind back.\n"
-            + examples_section(name))
+            + parameters_section(name) + examples_section(name))
 
 
 def _operators() -> list[tuple[str, str, str]]:
@@ -289,7 +297,9 @@ __test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array)
 
 def install(public: dict, delegated_names) -> None:
     """Set the generated docstrings on the public functions and the Array's operators, and
-    the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none."""
+    the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none
+    (after the parameters of :data:`.parameters.PARAMETERS` where the docstring is generated:
+    the creation functions')."""
     for name, doc in ELEMENTWISE_DOCS.items():
         public[name].__doc__ = doc
     for dunder, doc in OPERATOR_DOCS.items():
@@ -306,7 +316,7 @@ def install(public: dict, delegated_names) -> None:
         function = getattr(public[module], short) if module else public[name]
         if ">>>" not in (function.__doc__ or ""):
             written = inspect.cleandoc(function.__doc__ or "")
-            function.__doc__ = f"{written}\n{examples_section(name)}"
+            function.__doc__ = f"{written}\n{parameters_section(name)}{examples_section(name)}"
         if module and function is not public.get(short):
             # not a name of the module infini_cupy, whose doctests pytest collects: here
             __test__[name] = function.__doc__

@@ -93,8 +93,6 @@ def _clip_bound(x, bound, is_min: bool):
 def clip(x, /, min=None, max=None, *, out=None):
     """x clamped to [min, max] elementwise (NaN propagates); the result has x's dtype.
 
-    ``min``/``max``: arrays broadcastable to ``x``, Python or NumPy scalars, or None (no bound).
-
     Bounds of another dtype than x (the standard leaves them to the implementation; NumPy
     would promote the result): the result is the exact clip of x's values, brought into
     x's dtype by saturation (integers) or rounding (floating point). So a bound beyond x's
@@ -104,6 +102,30 @@ def clip(x, /, min=None, max=None, *, out=None):
     bound gives NaN. A floating bound with integer x, or a complex bound, is a TypeError.
     The ``numpy`` backend calls NumPy's clip, by the kernels' order of signed zeros (+0
     above -0) where a bound is a zero.
+
+    Parameters
+    ----------
+    x : Array or array
+        Input array of a real numeric dtype (integers and real floating point).
+    min, max : Array, array, Python or NumPy scalar, or None, optional
+        The bounds: arrays broadcastable to ``x``, Python or NumPy scalars, or None
+        (default: no bound).
+    out : Array or array, optional
+        Where to write the result (an extension): of the result's shape, and its dtype or
+        one it casts to (same_kind).
+
+    Returns
+    -------
+    Array or array
+        The clipped values, of ``x``'s dtype, on the arrays' device (``out`` when given).
+
+    Raises
+    ------
+    TypeError
+        An ``x`` of bool or complex dtype, a complex bound, or a floating bound of integer
+        ``x``.
+    ValueError
+        Shapes that do not broadcast, or arrays on different devices.
     """
     if (out is None and type(x) is np.ndarray and type(min) in _SCALAR_BOUND_TYPES
             and type(max) in _SCALAR_BOUND_TYPES):  # the cpu device's hot path

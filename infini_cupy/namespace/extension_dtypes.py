@@ -60,7 +60,27 @@ def result_type(*arrays_and_dtypes):
     our elementwise functions apply: as float16's, bfloat16 with float16 giving float32.
 
     Arrays count by their dtypes alone, on any device: a NumPy scalar (a 0-d array once
-    through the boundary) beside GPU arrays is a dtype, as CuPy's ``result_type`` takes it."""
+    through the boundary) beside GPU arrays is a dtype, as CuPy's ``result_type`` takes it.
+
+    Parameters
+    ----------
+    *arrays_and_dtypes : Array, array, dtype or Python scalar
+        At least one. A dtype may be given by its name; Python scalars (bool, int, float,
+        complex) are weak: beside an array or a dtype of their kind they take its dtype.
+
+    Returns
+    -------
+    dtype
+        The promoted dtype.
+
+    Raises
+    ------
+    TypeError
+        An argument of another kind (None, a list), or a dtype that arrays of every device
+        do not hold.
+    ValueError
+        No argument.
+    """
     dtypes_and_scalars = [_checked_part("result_type", a) for a in arrays_and_dtypes]
     if _involves_bfloat16(dtypes_and_scalars):
         return dtypes.result_type(*dtypes_and_scalars)
@@ -82,7 +102,26 @@ def _checked_part(what: str, value):
 
 def can_cast(from_, to, /):
     """The standard's ``can_cast``, of dtypes (or an array's) that arrays of every device hold
-    (TypeError for others: NumPy answers for strings and objects)."""
+    (TypeError for others: NumPy answers for strings and objects).
+
+    Parameters
+    ----------
+    from_ : dtype, Array or array
+        The dtype to cast from (or its name), or an array of it.
+    to : dtype
+        The dtype to cast to (or its name).
+
+    Returns
+    -------
+    bool
+        Whether ``from_`` casts to ``to`` by the promotion rules: NumPy's "safe" casting,
+        which also lets integers and bools cast to floating point.
+
+    Raises
+    ------
+    TypeError
+        A dtype that arrays of every device do not hold, or a ``from_`` of another kind.
+    """
     return delegated.can_cast(_checked_part("can_cast", from_), dtypes.check_held("can_cast", to))
 
 
@@ -90,7 +129,31 @@ def where(condition, x1=None, x2=None, /):
     """The standard's ``where``; with bfloat16, ``result_type``'s promotion on every device:
     CuPy's ``where`` has no bfloat16 loop (it would select in float32), so bfloat16 values
     are selected as their bits (uint16). ``where(condition)`` alone is ``nonzero(condition)``,
-    as NumPy's."""
+    as NumPy's.
+
+    Parameters
+    ----------
+    condition : Array or array
+        True (nonzero) where to take ``x1``'s value, false where ``x2``'s.
+    x1, x2 : Array, array, Python or NumPy scalar, optional
+        The values where ``condition`` is true, and where it is false; ``condition``, ``x1``
+        and ``x2`` broadcast together. Neither given (an extension): ``nonzero(condition)``.
+
+    Returns
+    -------
+    Array or array
+        The values chosen, of ``result_type(x1, x2)``, on the arrays' device (without
+        ``x1`` and ``x2``: ``nonzero``'s tuple).
+
+    Raises
+    ------
+    TypeError
+        A ``condition`` that is no array, or an ``x1`` or ``x2`` neither an array nor a
+        scalar.
+    ValueError
+        One of ``x1`` and ``x2`` without the other, shapes that do not broadcast, or arrays
+        on different devices.
+    """
     if x1 is None or x2 is None:
         if x1 is not None or x2 is not None:
             raise ValueError("where: give both x1 and x2, or neither (where(condition) is "
@@ -134,7 +197,29 @@ _BFLOAT16_KINDS = frozenset({"real floating", "numeric"})
 
 
 def isdtype(dtype, kind):
-    """The standard's ``isdtype``; bfloat16 is of kinds ``"real floating"`` and ``"numeric"``."""
+    """The standard's ``isdtype``; bfloat16 is of kinds ``"real floating"`` and ``"numeric"``.
+
+    Parameters
+    ----------
+    dtype : dtype
+        The dtype to test (of an array: its ``.dtype``).
+    kind : str, dtype or tuple of them
+        A dtype, a kind (``"bool"``, ``"signed integer"``, ``"unsigned integer"``,
+        ``"integral"``, ``"real floating"``, ``"complex floating"``, ``"numeric"``), or a
+        tuple of them, any of which may match.
+
+    Returns
+    -------
+    bool
+        Whether ``dtype`` is ``kind`` or of it.
+
+    Raises
+    ------
+    TypeError
+        A ``dtype`` that is no dtype (an array, a name).
+    ValueError
+        An unknown kind.
+    """
     if _involves_bfloat16((dtype,)):
         kinds = kind if isinstance(kind, tuple) else (kind,)
         others = tuple(k for k in kinds if not dtypes.is_bfloat16(_dtype_of(k)))
@@ -146,7 +231,27 @@ def isdtype(dtype, kind):
 
 
 def finfo(type, /):  # noqa: A002  the standard's parameter name
-    """The standard's ``finfo``; for bfloat16 (a dtype or an array of it), ml_dtypes'."""
+    """The standard's ``finfo``; for bfloat16 (a dtype or an array of it), ml_dtypes'.
+
+    Parameters
+    ----------
+    type : dtype, Array or array
+        A floating-point dtype (or its name), or an array of one; a complex dtype stands for
+        its real dtype.
+
+    Returns
+    -------
+    finfo_object
+        A named tuple of ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal`` (Python
+        numbers) and ``dtype`` (the real dtype).
+
+    Raises
+    ------
+    TypeError
+        None, a Python scalar or a sequence.
+    ValueError
+        A dtype that is not floating-point.
+    """
     if _involves_bfloat16((type,)):
         info = dtypes.ml_dtypes.finfo(dtypes.BFLOAT16)  # its fields bfloat16 scalars
         return delegated.finfo_object(int(info.bits), float(info.eps), float(info.max),

@@ -97,6 +97,10 @@ def __array_namespace_info__() -> Info:
     Its methods name the capabilities, the default device and dtypes, the dtypes of each
     kind and the devices of the namespace.
 
+    Parameters
+    ----------
+    None
+
     Returns
     -------
     Info
