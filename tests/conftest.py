@@ -72,7 +72,8 @@ def pytest_addoption(parser):
 
 
 def _slow_selected(config) -> bool:
-    """True for --run-slow, or a -m expression that selects tests marked slow (-m slow)."""
+    """True for --run-slow, or a -m expression that selects tests marked slow and not those
+    without a mark (-m slow, not -m "not gpu")."""
     if config.getoption("--run-slow"):
         return True
     markexpr = config.getoption("markexpr", "") or ""
@@ -81,7 +82,9 @@ def _slow_selected(config) -> bool:
     try:
         from _pytest.mark.expression import Expression
 
-        return bool(Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow"))
+        expression = Expression.compile(markexpr)
+        return bool(expression.evaluate(lambda name, **_: name == "slow")
+                    and not expression.evaluate(lambda name, **_: False))
     except Exception:  # pragma: no cover - another pytest's private API
         return "slow" in markexpr and "not slow" not in markexpr
 

@@ -11,12 +11,14 @@ few that pass, through the same known-failure check.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 from pathlib import Path
 
 import pytest
 
+from tests.support import background
 from tests.support.ci import skip_outside_ci
 from tests.support.foreign_suites import check_known, failed_tests, run_on_arrays
 
@@ -55,7 +57,7 @@ def _test_files() -> list[str]:
     return found
 
 
-def run_scipy_on_arrays(targets: list[str], lazy: bool = False) -> list[str]:
+def run_scipy_on_arrays(targets: list[str], lazy: bool = False, folder=None) -> list[str]:
     """Run SciPy's array-API tests ``targets`` (``--pyargs`` names) on emulator Arrays
     (``lazy``: inside ``xp.lazy()`` throughout, by its switch); the ids of those that fail."""
     done = run_on_arrays(["-m", "array_api_backends", "-rfE", "--tb=no", "--pyargs", *targets],
@@ -80,9 +82,21 @@ def test_the_quick_run_holds_every_known_failure():
         assert any(target.endswith(f"::{known}") for target in QUICK), known
 
 
+def background_runs(config, items):
+    """The quick runs selected start when collection ends, beside the rest of the session
+    (tests/support/background.py)."""
+    if config.getoption("--backend") != "emulate" or importlib.util.find_spec("scipy") is None:
+        return {}
+    modes = {item.callspec.params["lazy"] for item in items
+             if item.originalname == "test_scipy_known_failures_on_emulator_arrays"}
+    return {("scipy", lazy): functools.partial(run_scipy_on_arrays, QUICK, lazy)
+            for lazy in modes}
+
+
 @pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
-def test_scipy_known_failures_on_emulator_arrays(scipy_on_emulator, lazy):
-    check_known(run_scipy_on_arrays(QUICK, lazy), KNOWN)
+def test_scipy_known_failures_on_emulator_arrays(scipy_on_emulator, lazy, pytestconfig):
+    check_known(background.result(pytestconfig, ("scipy", lazy),
+                                  functools.partial(run_scipy_on_arrays, QUICK, lazy)), KNOWN)
 
 
 @pytest.mark.slow

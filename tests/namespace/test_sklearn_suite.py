@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import background
 from tests.support.ci import skip_outside_ci
 from tests.support.foreign_suites import check_known, failed_tests, run_on_arrays
 
@@ -42,13 +43,28 @@ def _test_modules() -> list[str]:
     return [*found, "sklearn.tests.test_common"]
 
 
-def test_sklearn_array_api_tests_on_arrays(backend_name):
+def _run(folder=None):
+    return run_on_arrays(["-k", "array_api_strict", "-rfE", "--tb=line", "--pyargs",
+                          *_test_modules()], ("sklearn_devices",), timeout=1200,
+                         env={"SCIPY_ARRAY_API": "1"})
+
+
+def _runs_here(config) -> bool:
+    return (config.getoption("--backend") == "emulate"
+            and importlib.util.find_spec("sklearn") is not None)
+
+
+def background_runs(config, items):
+    """The run starts when collection ends, beside the rest of the session
+    (tests/support/background.py)."""
+    return {"sklearn": _run} if _runs_here(config) else {}
+
+
+def test_sklearn_array_api_tests_on_arrays(backend_name, pytestconfig):
     if importlib.util.find_spec("sklearn") is None:
         skip_outside_ci("scikit-learn is not installed (pip install -e '.[test]')")
     if backend_name != "emulate":
         pytest.skip("runs on emulator Arrays")
-    done = run_on_arrays(["-k", "array_api_strict", "-rfE", "--tb=line", "--pyargs",
-                          *_test_modules()], ("sklearn_devices",), timeout=1200,
-                         env={"SCIPY_ARRAY_API": "1"})
+    done = background.result(pytestconfig, "sklearn", _run)
     assert re.search(r"\b(\d{3,}) passed", done.stdout), done.stdout[-3000:]
     check_known(failed_tests(done), KNOWN)

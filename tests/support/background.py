@@ -6,7 +6,10 @@ thread has reached it runs at once in that test, beside the thread's current run
 
 A test module takes part by defining ``background_runs(items) -> {key: function}``: given its
 selected items, the runs they will read, each ``function(folder)`` taking a fresh temporary
-folder and returning what the tests read. The tests read a result with
+folder and returning what the tests read. The thread takes the runs of modules that set
+``background_first = True`` first (the longest), then the others from the last module's
+backwards, while the session reaches the waiting tests from the first module's on: a run the
+thread has not reached by then runs in the session, so the two ends share the runs left. The tests read a result with
 ``result(config, key, function)``, which also runs ``function`` where nothing started it (a
 single test run on its own). A run's subprocesses go through :func:`run`, so that a session
 that ends early (``-x``, an interrupt) kills them instead of leaving them running.
@@ -165,13 +168,20 @@ def last(items) -> list:
             + [item for item in items if id(item) in waiting])
 
 
+def in_thread_order(modules: dict) -> list:
+    """``(module, items)`` of ``modules`` (in the session's order) in the order the thread
+    takes their runs: those with ``background_first`` first, then the others from the last."""
+    return sorted(list(modules.items())[::-1],
+                  key=lambda found: not getattr(found[0], "background_first", False))
+
+
 def start(config, items) -> None:
     """Queue the runs the selected ``items`` will read (called when collection ends; not
     for ``--collect-only``)."""
     if config.option.collectonly:
         return
     runs = {}
-    for module, selected in modules_with_runs(items).items():
+    for module, selected in in_thread_order(modules_with_runs(items)):
         runs.update(module.background_runs(config, selected))
     if runs:
         _session_runs(config).submit(runs)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from infini_cupy.namespace.device import Device
+from tests.support import background
 
 REPO = Path(__file__).resolve().parents[2]
 STANDIN = REPO / "tests" / "support" / "strict_standin"
@@ -29,8 +30,7 @@ def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env:
     loaded = [arg for plugin in ("array_api_strict", *plugins) for arg in ("-p", plugin)]
     command = [sys.executable, "-m", "pytest", *loaded, "-p", "no:cacheprovider",
                "-o", "addopts=", *pytest_args]
-    done = subprocess.run(command, env=environment, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO / "tests")
+    done = background.run(command, env=environment, timeout=timeout, cwd=REPO / "tests")
     assert f"array_api_strict stand-in: infini_cupy on {device}\n" in done.stdout, done.stdout[-3000:]
     assert " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
     return done
