@@ -32,11 +32,12 @@ def _launcher_sample(pairs) -> set:
     loop, and one op of each (arity, loop dtype, result dtype). A kernel's parameters depend
     on its dtypes and its path, not on its functor; the rest of the pairs would only check the
     kernels' numerics again, in the same emulator (``same_either_way``)."""
-    kept, signatures = set(), set()
+    kept, functions, signatures = set(), set(), set()
     for name, dtype in pairs:
         signature = (OPS[name].arity, dtype, result_of_loop(OPS[name].name, np.dtype(dtype)))
-        if name not in {n for n, _ in kept} or signature not in signatures:
+        if name not in functions or signature not in signatures:
             kept.add((name, dtype))
+            functions.add(name)
             signatures.add(signature)
     return kept
 

@@ -57,9 +57,10 @@ SAME_EITHER_WAY = ["--ignore=tests/runtime/test_emulate.py",
                    "--ignore=tests/elementwise/test_numerics.py",
                    "--ignore=tests/elementwise/test_standard_special_cases.py",
                    "--ignore=tests/elementwise/test_accuracy.py",
-                   # and the tests marked so: every (function, dtype) of test_ops beyond one
-                   # function per dtype signature, every staged-copy variant (one parameter
-                   # list for all of them), whose kernels' parameters the sample covers
+                   # and the tests marked so: test_ops' (function, dtype) pairs beyond each
+                   # function once and one function per dtype signature, every staged-copy
+                   # variant (one parameter list for all), the rearrange matrix beyond one
+                   # unit: their kernels' parameter lists are those of kernels the rest launch
                    "-m", "not same_either_way"]
 # The main session runs gpu-check's whole sequence: its steps are shares of a time budget, and
 # beside the main session (both cores busy) the sample's share passes too few tests to judge;

@@ -9,9 +9,9 @@ selected items, the runs they will read, each ``function(folder)`` taking a fres
 folder and returning what the tests read. The thread takes the runs of modules that set
 ``background_first = True`` first (the longest), then the others from the last module's
 backwards, while the session reaches the waiting tests from the first module's on: a run the
-thread has not reached by then runs in the session, so the two ends share the runs left. The tests read a result with
-``result(config, key, function)``, which also runs ``function`` where nothing started it (a
-single test run on its own). A run's subprocesses go through :func:`run`, so that a session
+thread has not reached by then runs in the session, so the two ends share the runs left.
+The tests read a result with ``result(config, key, function)``, which also runs
+``function`` where nothing started it (a single test run on its own). A run's subprocesses go through :func:`run`, so that a session
 that ends early (``-x``, an interrupt) kills them instead of leaving them running.
 """
 
