@@ -117,17 +117,55 @@ def test_every_public_function_has_an_example():
     assert len(found) > 200
 
 
+def _public_functions() -> dict:
+    """The public functions of the namespace, ``linalg`` and ``fft`` (by their qualified
+    name), classes left out."""
+    return {name: value for name, value in _public_documented().items()
+            if not name.startswith("Array.") and not isinstance(value, type)}
+
+
 def test_every_public_function_has_a_parameters_section():
-    """Each public function of the namespace has numpydoc's "Parameters" section, as the API
-    reference renders it (the generated docstrings take theirs from
-    ``namespace/parameters.py``)."""
+    """Each public function of the namespace, ``linalg`` and ``fft`` has numpydoc's
+    "Parameters" section, as the API reference renders it (the generated docstrings take
+    theirs from ``namespace/parameters.py``)."""
     import inspect
 
-    functions = {name: getattr(infini_cupy, name) for name in infini_cupy.__all__}
+    functions = _public_functions()
+    assert {"linalg.cholesky", "fft.fft", "sum"} <= functions.keys()
     missing = sorted(name for name, value in functions.items()
-                     if callable(value) and not isinstance(value, type)
-                     and "Parameters\n----------\n" not in (inspect.getdoc(value) or ""))
+                     if "Parameters\n----------\n" not in (inspect.getdoc(value) or ""))
     assert not missing, f"public functions without a Parameters section: {missing}"
+
+
+def test_the_parameters_tables_follow_the_signatures():
+    """The Parameters section that ``namespace/parameters.py`` gives a function names its
+    parameters as ``inspect.signature`` does, in that order (``*arrays`` with its star), and
+    a summary of its own (``SUMMARIES``) stands where a generated docstring starts."""
+    import inspect
+
+    from infini_cupy.namespace.parameters import PARAMETERS, SUMMARIES
+
+    functions = _public_functions()
+    for name, sections in PARAMETERS.items():
+        parameters = inspect.signature(functions[name]).parameters.values()
+        listed = sections.split("Parameters\n----------\n")[1].split("\n\n")[0]
+        documented = [part.strip() for line in listed.splitlines() if not line.startswith(" ")
+                      for part in line.split(" : ")[0].split(",")]
+        assert documented == [("*" if p.kind is p.VAR_POSITIONAL else "") + p.name
+                              for p in parameters], name
+    for name, summary in SUMMARIES.items():
+        assert inspect.getdoc(functions[name]).splitlines()[0] == summary, name
+
+
+def test_no_summary_only_repeats_the_name():
+    """No public docstring starts with the bare "The array API's ``name``.": the generated
+    ones start with the standard's summary (``namespace/parameters.py``'s ``SUMMARIES``)."""
+    import inspect
+
+    bare = sorted(name for name, value in _public_documented().items()
+                  if re.fullmatch(r"The array API's ``[\w.]+``\.",
+                                  (inspect.getdoc(value) or "").split("\n", 1)[0]))
+    assert not bare, f"public docstrings whose summary only names the function: {bare}"
 
 
 def test_every_example_is_a_numpydoc_examples_section():

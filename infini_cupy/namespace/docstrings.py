@@ -19,7 +19,7 @@ from ..elementwise.resolution import result_of_loop
 from .array import Array, wrap
 from .examples import EXAMPLES
 from .operators import BINARY, COMPARISONS, UNARY
-from .parameters import PARAMETERS
+from .parameters import PARAMETERS, SUMMARIES
 
 _GROUP_WORDS = {
     "all": "any dtype",
@@ -296,8 +296,8 @@ __test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array)
 
 
 def install(public: dict, delegated_names) -> None:
-    """Set the generated docstrings on the public functions and the Array's operators, and
-    the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none
+    """Set the generated docstrings on the public functions and the Array's operators (the
+    delegated functions' summaries from :data:`.parameters.SUMMARIES`), and the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none
     (after the parameters of :data:`.parameters.PARAMETERS` where the docstring is generated:
     the creation functions')."""
     for name, doc in ELEMENTWISE_DOCS.items():
@@ -310,7 +310,8 @@ def install(public: dict, delegated_names) -> None:
                       for name in public[module].__all__]
     for name, function in functions:
         if callable(function) and "of the arrays' library" in (function.__doc__ or ""):
-            function.__doc__ = delegated_doc(name, f"The array API's ``{name}``.")
+            summary = SUMMARIES.get(name, f"The array API's ``{name}``.")  # (tests/test_docs.py)
+            function.__doc__ = delegated_doc(name, summary)
     for name in EXAMPLES:  # written docstrings (finfo, arange, clip, ...): examples appended
         module, _, short = name.rpartition(".")
         function = getattr(public[module], short) if module else public[name]

@@ -1,7 +1,9 @@
 """The numpydoc "Parameters", "Returns" and "Raises" sections of the functions whose
-docstrings :mod:`.docstrings` generates: the functions delegated to array-api-compat and the
-creation functions made from ``device=``. :func:`.docstrings.install` puts each between the
-generated prose and the function's "Examples" (:data:`.examples.EXAMPLES`).
+docstrings :mod:`.docstrings` generates: the functions delegated to array-api-compat (those
+of ``linalg`` and ``fft`` by their qualified names, ``"linalg.det"``) and the creation
+functions made from ``device=``. :func:`.docstrings.install` puts each between the generated
+prose and the function's "Examples" (:data:`.examples.EXAMPLES`); the delegated functions'
+one-line summaries are :data:`SUMMARIES`, the standard's words.
 
 The parameters are the standard's (2025.12): its names, defaults and kinds (positional-only
 before ``/``, keyword-only after ``*``, as ``inspect.signature`` reports them:
@@ -34,9 +36,11 @@ _ON_X = "on ``x``'s device"
 _ON_THEIRS = "on the arrays' device"
 
 
-def _reducing(what: str, x: str = _REAL_X, dtype: str = "", raises: Sequence[str] = ()) -> str:
-    """A reduction's sections: ``x``, ``axis``, ``dtype`` (when given), ``keepdims``."""
-    return _sections([x, _AXES, *([dtype] if dtype else []), _KEEPDIMS],
+def _reducing(what: str, x: str = _REAL_X, dtype: str = "", raises: Sequence[str] = (),
+              more: Sequence[str] = ()) -> str:
+    """A reduction's sections: ``x``, ``axis``, ``dtype`` (when given), ``keepdims``, then
+    ``more``."""
+    return _sections([x, _AXES, *([dtype] if dtype else []), _KEEPDIMS, *more],
                      f"Array or array\n    {what}, {_ON_X} (0-d where every axis is reduced).",
                      raises)
 
@@ -84,10 +88,14 @@ _SORT_PARAMETERS = [
 ]
 
 
+def _matrices(kind: str = "", shape: str = "(..., M, N)", note: str = "") -> str:
+    """``x``: a matrix (``kind``: ``"square "``, ...) or a stack of them, with ``note``."""
+    return f"x : Array or array\n    A {kind}matrix or a stack of them, shape ``{shape}``{note}."
+
+
 def _triangle(part: str, side: str) -> str:
     return _sections(
-        ["x : Array or array\n    A matrix or a stack of them, shape ``(..., M, N)`` (a 1-d "
-         "``x``: NumPy's square matrix whose rows are ``x``).",
+        [_matrices(note=" (a 1-d ``x``: NumPy's square matrix whose rows are ``x``)"),
          f"k : int, default 0\n    The diagonal {side} which elements become zero: 0 the "
          "main one, positive above it, negative below."],
         f"Array or array\n    A new array of ``x``'s shape and dtype, its {part} triangle "
@@ -115,11 +123,13 @@ _DEVICE = ('device : Device, str or cupy.cuda.Device, optional\n    ``"cpu"``, `
 
 
 def _created(parameters: Sequence[str], what: str, raises: Sequence[str] = (), *,
-             type_error: str = "", negative: str = "a negative length") -> str:
-    """A creation function's sections: ``parameters``, then ``device``; the refusals of
-    every creation (``type_error``, ``negative``: the function's own), then ``raises``."""
+             type_error: str = "", negative: str = "a negative length",
+             after_device: Sequence[str] = ()) -> str:
+    """A creation function's sections: ``parameters``, then ``device`` (then
+    ``after_device``, in the signature's order); the refusals of every creation
+    (``type_error``, ``negative``: the function's own), then ``raises``."""
     return _sections(
-        [*parameters, _DEVICE], f"Array\n    {what}, on ``device``.",
+        [*parameters, _DEVICE, *after_device], f"Array\n    {what}, on ``device``.",
         ["TypeError\n    A dtype that arrays of every device do not hold (strings, objects)"
          + (f", or {type_error}." if type_error else "."),
          "ValueError\n    An unknown device" + (f", or {negative}." if negative else "."),
@@ -131,6 +141,114 @@ def _filled(what: str) -> str:
 
 
 _IN_FLOAT32 = "bfloat16 computed in float32 and rounded once"
+_VECTOR_AXIS = "axis : int, default -1\n    The axis of the vectors (the standard's: negative)."
+
+
+# linalg: the standard's inputs are of floating-point dtypes; integers compute in float64.
+_FLOATING = " (the standard's: of a floating-point dtype; integers compute in float64)"
+_SQUARE = _matrices("square ", "(..., M, M)", _FLOATING)
+_GENERAL = _matrices(note=_FLOATING)
+_HERMITIAN = _matrices("Hermitian (real: symmetric) ", "(..., M, M)",
+                       _FLOATING + "; only its lower triangle is read")
+# The dtypes of the results of a given precision (integers: float64's).
+_COMPLEX_OF_X = "complex64 for a float32 or complex64 ``x``, else complex128"
+_REAL_OF_X = "float32 for a float32 or complex64 ``x``, else float64"
+_OFFSET = ("offset : int, default 0\n    The diagonal: 0 the main one, positive above it, "
+           "negative below.")
+_RTOL = ("rtol : float or Array, optional\n    Singular values at most ``rtol`` times the "
+         "largest count as zero; None (default): ``max(M, N)`` times the machine epsilon of "
+         "``x``'s dtype.")
+
+
+def _returned(what: str, where: str = _ON_X) -> str:
+    """A Returns entry of one array: ``what``, on ``where``."""
+    return f"Array or array\n    {what}, {where}."
+
+
+def _failing(what: str) -> str:
+    """The LinAlgError of a failed factorization, raised on every device (CuPy's solvers
+    answer NaN silently unless asked: :func:`.delegated._cupy_linalg_raises`)."""
+    return (f"numpy.linalg.LinAlgError\n    {what}, on every device, in NumPy's words.")
+
+
+_NOT_CONVERGING = _failing("The algorithm does not converge")
+
+
+def _eigen(values: str, vectors: str = "", nonsymmetric: bool = True) -> str:
+    """The sections of ``eig``, ``eigh``, ``eigvals``, ``eigvalsh``."""
+    returns = (f"eigenvalues : Array or array\n    Shape ``(..., M)``, {values}, {_ON_X}.\n"
+               f"eigenvectors : Array or array\n    {vectors}, shape ``(..., M, M)``: column "
+               "``i`` the eigenvector of eigenvalue ``i``, of unit norm." if vectors
+               else _returned(f"The eigenvalues, shape ``(..., M)``, {values}"))
+    raises = [_NOT_CONVERGING]
+    if nonsymmetric:
+        raises.append("NotImplementedError\n    On a GPU whose CuPy lacks ``linalg.eig`` "
+                      "(older versions).")
+    return _sections([_SQUARE if nonsymmetric else _HERMITIAN], returns, raises)
+
+
+_SINGULAR = "A singular matrix"
+_SVD_SHAPES = "``K = min(M, N)``"
+
+# fft: the standard's transforms of complex inputs (real ones and integers are taken as
+# complex), and of real ones for rfft and ihfft.
+_FFT_X = ("x : Array or array\n    Input array (the standard's: of a complex floating-point "
+          "dtype; real ones are taken as complex).")
+_RFFT_X = "x : Array or array\n    Input array (the standard's: of a real floating-point dtype)."
+_HALF_X = ("x : Array or array\n    The nonnegative-frequency terms of a Hermitian-symmetric "
+           "signal (the standard's: of a complex floating-point dtype).")
+_N = ("n : int, optional\n    The length of the transformed axis of the input: ``x`` cut or "
+      "zero-padded to it; None (default): ``x``'s length.")
+_N_OUT = ("n : int, optional\n    The length of the output along ``axis``: ``x`` cut or "
+          "zero-padded to ``n // 2 + 1`` terms; None (default): ``2 * (m - 1)``, ``m`` "
+          "``x``'s length.")
+_S = ("s : sequence of ints, optional\n    The length of each transformed axis of the input "
+      "(-1: the axis' own), ``x`` cut or zero-padded to it; None (default): their lengths.")
+_S_OUT = ("s : sequence of ints, optional\n    The length of each transformed axis of the "
+          "output (-1: as without ``s``); ``x`` cut or zero-padded to them, the last to "
+          "``s[-1] // 2 + 1`` terms; None (default): ``x``'s lengths, the last ``2 * (m - 1)``.")
+_FFT_AXES = ("axes : sequence of ints, optional\n    The axes to transform; None (default): "
+             "every axis, or the last ``len(s)`` with ``s``.")
+_NORM = ("norm : {'backward', 'ortho', 'forward'}, default 'backward'\n    The scaling: none "
+         "on the forward transform and ``1/n`` on the inverse (``'backward'``), ``1/sqrt(n)`` "
+         "on both (``'ortho'``), ``1/n`` on the forward (``'forward'``).")
+
+
+def _transform(what: str, x: str = _FFT_X, n: str = _N, *, complex_out: bool = True,
+               along: str = "``n``") -> str:
+    """A 1-d transform's sections: ``x``, ``n``, ``axis``, ``norm``."""
+    dtype = _COMPLEX_OF_X if complex_out else _REAL_OF_X
+    return _sections(
+        [x, n, "axis : int, default -1\n    The axis to transform.", _NORM],
+        _returned(f"{what}, of ``x``'s shape but {along} along ``axis``, {dtype}"),
+        ["numpy.exceptions.AxisError\n    An ``axis`` that ``x`` lacks (a 0-d ``x`` has "
+         "none)."])
+
+
+def _transform_n(what: str, x: str = _FFT_X, s: str = _S, *, complex_out: bool = True,
+                 along: str = "``s[i]`` along ``axes[i]``") -> str:
+    """An n-d transform's sections: ``x``, ``s``, ``axes``, ``norm``."""
+    dtype = _COMPLEX_OF_X if complex_out else _REAL_OF_X
+    return _sections([x, s, _FFT_AXES, _NORM],
+                     _returned(f"{what}, of ``x``'s shape but {along}, {dtype}"))
+
+
+def _shift(what: str) -> str:
+    return _sections(
+        [_X, "axes : int, sequence of ints or None, optional\n    The axes to shift; None "
+             "(default): every axis."],
+        _returned(f"``x`` rolled by {what} of each axis' length ``n``, of its shape and dtype"))
+
+
+def _frequencies(what: str, negative: str) -> str:
+    """``fftfreq``'s and ``rfftfreq``'s sections (creation functions: on ``device``)."""
+    return _created(
+        ["n : int\n    The window length.",
+         "d : float, default 1.0\n    The sample spacing (the inverse of the sampling rate).",
+         "dtype : dtype, optional\n    The result's dtype (the standard's: a real "
+         "floating-point one); None (default): float64."],
+        f"A new 1-d Array of {what}", negative=negative)
+
 
 PARAMETERS: dict[str, str] = {
     "arange": _created(
@@ -208,9 +326,9 @@ PARAMETERS: dict[str, str] = {
          "of the interval, excluded.",
          "num : int\n    The number of values, at least 0.",
          "dtype : dtype, optional\n    The result's dtype; None (default): complex128 where "
-         "``start`` or ``stop`` is complex, else float64.",
-         "endpoint : bool, default True\n    Whether ``stop`` is the last value."],
-        "A new 1-d Array of ``num`` evenly spaced values", negative="a negative ``num``"),
+         "``start`` or ``stop`` is complex, else float64."],
+        "A new 1-d Array of ``num`` evenly spaced values", negative="a negative ``num``",
+        after_device=["endpoint : bool, default True\n    Whether ``stop`` is the last value."]),
     "matmul": _sections(
         ["x1, x2 : Array or array\n    Operands of at least one dimension (the standard's: of "
          "numeric dtypes): stacks of matrices, whose stacks broadcast; a 1-d ``x1`` is a "
@@ -220,7 +338,7 @@ PARAMETERS: dict[str, str] = {
         ["ValueError\n    A 0-d operand, inner lengths that differ, stacks that do not "
          "broadcast, or arrays on different devices."]),
     "matrix_transpose": _sections(
-        ["x : Array or array\n    A matrix or a stack of them, shape ``(..., M, N)``."],
+        [_matrices()],
         f"Array or array\n    A view of ``x``, shape ``(..., N, M)``, {_ON_X}.",
         ["ValueError\n    An ``x`` of fewer than two dimensions."]),
     "max": _extremum("largest"),
@@ -297,10 +415,212 @@ PARAMETERS: dict[str, str] = {
     "vecdot": _sections(
         ["x1, x2 : Array or array\n    Vectors along ``axis``, of one length there; the other "
          "axes broadcast (the standard's: of floating-point dtypes).",
-         "axis : int, default -1\n    The axis of the vectors (the standard's: negative)."],
+         _VECTOR_AXIS],
         "Array or array\n    The dot products ``sum(conj(x1) * x2)`` along ``axis``, of the "
         f"promoted dtype ({_IN_FLOAT32}), {_ON_THEIRS}.",
         ["ValueError\n    Vectors of different lengths, other axes that do not broadcast, or "
          "arrays on different devices."]),
     "zeros": _filled("zeros"),
+    "linalg.cholesky": _sections(
+        [_matrices("symmetric (complex: Hermitian) positive-definite ", "(..., M, M)",
+                   _FLOATING),
+         "upper : bool, default False\n    Return the upper triangular factor ``U`` "
+         "(``x = U^H U``) rather than the lower ``L`` (``x = L L^H``)."],
+        _returned("The triangular factors, of ``x``'s shape and floating-point dtype"),
+        [_failing("A matrix that is not positive definite")]),
+    "linalg.cross": _sections(
+        ["x1, x2 : Array or array\n    3-element vectors along ``axis``; the other axes "
+         "broadcast (the standard's: of numeric dtypes).", _VECTOR_AXIS],
+        _returned("The cross products, of the promoted dtype", _ON_THEIRS),
+        ["ValueError\n    Vectors of other than 3 elements along ``axis``, or arrays on "
+         "different devices."]),
+    "linalg.det": _sections(
+        [_SQUARE], _returned("The determinants, shape ``(...)``, of ``x``'s floating-point "
+                             "dtype")),
+    "linalg.diagonal": _sections(
+        [_matrices(), _OFFSET],
+        _returned("The diagonals, shape ``(..., K)``, of ``x``'s dtype")),
+    "linalg.eig": _eigen(f"of {_COMPLEX_OF_X}", "Of the eigenvalues' dtype"),
+    "linalg.eigh": _eigen(f"in ascending order, real ({_REAL_OF_X})", "Orthonormal, of "
+                          "``x``'s floating-point dtype", nonsymmetric=False),
+    "linalg.eigvals": _eigen(f"of {_COMPLEX_OF_X}"),
+    "linalg.eigvalsh": _eigen(f"in ascending order, real ({_REAL_OF_X})", nonsymmetric=False),
+    "linalg.inv": _sections(
+        [_SQUARE], _returned("The inverses, of ``x``'s shape and floating-point dtype"),
+        [_failing(_SINGULAR)]),
+    "linalg.matrix_norm": _sections(
+        [_GENERAL, _KEEPDIMS,
+         "ord : {'fro', 'nuc', 1, -1, 2, -2, inf, -inf}, default 'fro'\n    The norm: "
+         "Frobenius, nuclear (the sum of the singular values), the largest or smallest column "
+         "sum of absolute values (1, -1), singular value (2, -2) or row sum (inf, -inf)."],
+        _returned(f"The norms, shape ``(...)`` (``(..., 1, 1)`` with ``keepdims``), real "
+                  f"({_REAL_OF_X})")),
+    "linalg.matrix_power": _sections(
+        [_matrices("square ", "(..., M, M)"),
+         "n : int\n    The exponent: 0 gives identity matrices, a negative one powers of the "
+         "inverse."],
+        _returned("The powers, of ``x``'s shape and dtype")),
+    "linalg.matrix_rank": _sections(
+        [_GENERAL, _RTOL],
+        _returned("The ranks (int64): the numbers of nonzero singular values, shape ``(...)`` "
+                  "(0 for an empty matrix)")),
+    "linalg.outer": _sections(
+        ["x1 : Array or array\n    A vector of ``N`` elements (the standard's: of a numeric "
+         "dtype).", "x2 : Array or array\n    A vector of ``M`` elements."],
+        _returned("The outer product, shape ``(N, M)``, of the promoted dtype", _ON_THEIRS),
+        ["ValueError\n    An ``x1`` or ``x2`` of other than one dimension, or arrays on "
+         "different devices."]),
+    "linalg.pinv": _sections(
+        [_GENERAL, _RTOL],
+        _returned("The pseudo-inverses, shape ``(..., N, M)``, of ``x``'s floating-point "
+                  "dtype"),
+        [_NOT_CONVERGING]),
+    "linalg.qr": _sections(
+        [_GENERAL,
+         "mode : {'reduced', 'complete'}, default 'reduced'\n    ``'reduced'``: ``Q`` of shape "
+         f"``(..., M, K)`` and ``R`` of ``(..., K, N)``, {_SVD_SHAPES}; ``'complete'``: ``Q`` "
+         "of ``(..., M, M)`` and ``R`` of ``(..., M, N)``."],
+        "Q : Array or array\n    Orthonormal columns, of ``x``'s floating-point dtype, "
+        f"{_ON_X}.\nR : Array or array\n    Upper triangular, of the same dtype.",
+        ["ValueError\n    Another ``mode``."]),
+    "linalg.slogdet": _sections(
+        [_SQUARE],
+        "sign : Array or array\n    The signs of the determinants, shape ``(...)``: -1, 0 or "
+        f"1 (a complex ``x``'s: of modulus 1, or 0), {_ON_X}.\nlogabsdet : Array or array\n"
+        f"    The natural logarithms of their absolute values (-inf for 0), real ({_REAL_OF_X})."),
+    "linalg.solve": _sections(
+        ["x1 : Array or array\n    The coefficients: a square matrix or a stack of them, shape "
+         f"``(..., M, M)``{_FLOATING}.",
+         "x2 : Array or array\n    The ordinates: one vector of shape ``(M,)`` for every "
+         "matrix, or matrices of shape ``(..., M, K)`` whose stack broadcasts with "
+         "``x1``'s."],
+        _returned("The solutions ``x`` of ``x1 @ x = x2``, of ``x2``'s shape in the broadcast "
+                  "stack, of the promoted floating-point dtype", _ON_THEIRS),
+        [_failing(_SINGULAR),
+         "ValueError\n    Stacks that do not broadcast, or arrays on different devices."]),
+    "linalg.svd": _sections(
+        [_GENERAL,
+         "full_matrices : bool, default True\n    ``U`` of shape ``(..., M, M)`` and ``Vh`` of "
+         f"``(..., N, N)``; False: ``(..., M, K)`` and ``(..., K, N)``, {_SVD_SHAPES}."],
+        "U : Array or array\n    The left singular vectors (columns), of ``x``'s "
+        f"floating-point dtype, {_ON_X}.\nS : Array or array\n    The singular values, shape "
+        f"``(..., K)``, in descending order, real ({_REAL_OF_X}).\nVh : Array or array\n"
+        "    The right singular vectors (rows), of ``U``'s dtype.",
+        [_NOT_CONVERGING]),
+    "linalg.svdvals": _sections(
+        [_GENERAL],
+        _returned(f"The singular values, shape ``(..., K)``, {_SVD_SHAPES}, in descending "
+                  f"order, real ({_REAL_OF_X})"),
+        [_NOT_CONVERGING]),
+    "linalg.trace": _sections(
+        [_matrices(note=" (the standard's: of a numeric dtype)"), _OFFSET,
+         _accumulated_dtype("sums")],
+        _returned("The sums along the diagonal, shape ``(...)``")),
+    "linalg.vector_norm": _reducing(
+        f"The norms, real ({_REAL_OF_X})",
+        "x : Array or array\n    Input array (the standard's: of a floating-point dtype; "
+        "integers compute in float64).",
+        more=["ord : int, float, inf or -inf, default 2\n    The norm: ``sum(abs(x)**ord)**"
+              "(1/ord)``; inf the largest absolute value, -inf the smallest, 0 the number of "
+              "nonzero elements."]),
+    "fft.fft": _transform("The transform"),
+    "fft.ifft": _transform("The inverse transform"),
+    "fft.fftn": _transform_n("The transform"),
+    "fft.ifftn": _transform_n("The inverse transform"),
+    "fft.rfft": _transform("The transform's nonnegative-frequency terms", _RFFT_X,
+                           along="``n // 2 + 1``"),
+    "fft.irfft": _transform("The real signal", _HALF_X, _N_OUT, complex_out=False),
+    "fft.rfftn": _transform_n("The transform's nonnegative-frequency terms", _RFFT_X,
+                              along="``s[i]`` along ``axes[i]`` (``s[-1] // 2 + 1`` along "
+                                    "the last)"),
+    "fft.irfftn": _transform_n("The real signal", _HALF_X, _S_OUT, complex_out=False),
+    "fft.hfft": _transform("The real spectrum", _HALF_X, _N_OUT, complex_out=False),
+    "fft.ihfft": _transform("The inverse transform's nonnegative-frequency terms", _RFFT_X,
+                            along="``n // 2 + 1``"),
+    "fft.fftfreq": _frequencies(
+        "the ``n`` sample frequencies ``k / (d * n)`` of the discrete Fourier transform, "
+        "nonnegative ``k`` first", negative="a negative ``n``"),
+    "fft.rfftfreq": _frequencies(
+        "the ``n // 2 + 1`` nonnegative sample frequencies ``k / (d * n)`` of ``rfft``",
+        negative=""),
+    "fft.fftshift": _shift("``n // 2``"),
+    "fft.ifftshift": _shift("``-(n // 2)``"),
+}
+
+# The one-line summaries of the delegated functions' docstrings, the standard's words (keyed
+# as PARAMETERS; linalg's matmul, matrix_transpose, tensordot and vecdot are the namespace's).
+SUMMARIES: dict[str, str] = {
+    "argmax": "The indices of the maximum values of ``x`` along ``axis``.",
+    "argmin": "The indices of the minimum values of ``x`` along ``axis``.",
+    "argsort": "The indices that sort ``x`` along ``axis``.",
+    "broadcast_arrays": "Broadcast one or more arrays against one another.",
+    "broadcast_to": "Broadcast ``x`` to the shape ``shape``.",
+    "count_nonzero": "The number of nonzero elements of ``x`` along ``axis``.",
+    "cumulative_prod": "The cumulative product of the elements of ``x`` along ``axis``.",
+    "cumulative_sum": "The cumulative sum of the elements of ``x`` along ``axis``.",
+    "expand_dims": "Expand the shape of ``x`` with axes of length one at ``axis``.",
+    "flip": "Reverse the order of the elements of ``x`` along ``axis``, keeping its shape.",
+    "isin": "Whether each element of ``x1`` is among the elements of ``x2``.",
+    "matmul": "The matrix product of ``x1`` and ``x2``.",
+    "matrix_transpose": "Transpose a matrix (or a stack of matrices) ``x``.",
+    "max": "The maximum value of ``x`` along ``axis``.",
+    "meshgrid": "Coordinate matrices from coordinate vectors.",
+    "min": "The minimum value of ``x`` along ``axis``.",
+    "moveaxis": "Move the axes ``source`` of ``x`` to the positions ``destination``.",
+    "nonzero": "The indices of the nonzero elements of ``x``.",
+    "permute_dims": "Permute the axes of ``x``.",
+    "prod": "Product of the elements of ``x`` along ``axis``.",
+    "searchsorted": ("The indices into the sorted ``x1`` before which the elements of ``x2`` "
+                     "keep it sorted."),
+    "sort": "A sorted copy of ``x`` along ``axis``.",
+    "sum": "Sum of the elements of ``x`` along ``axis``.",
+    "take": "The elements of ``x`` at ``indices`` along ``axis``.",
+    "tensordot": "The tensor contraction of ``x1`` and ``x2`` over ``axes``.",
+    "tril": "The lower triangular part of a matrix (or a stack of matrices) ``x``.",
+    "triu": "The upper triangular part of a matrix (or a stack of matrices) ``x``.",
+    "unique_all": ("The unique elements of ``x``, the index of each one's first occurrence, "
+                   "the inverse indices and the counts."),
+    "unique_counts": "The unique elements of ``x`` and the number of times each occurs.",
+    "unique_inverse": "The unique elements of ``x`` and the indices that reconstruct ``x``.",
+    "unique_values": "The unique elements of ``x``.",
+    "vecdot": "The (vector) dot product of ``x1`` and ``x2`` along ``axis``.",
+    "linalg.cholesky": ("The lower (or upper) Cholesky decomposition of each symmetric or "
+                        "Hermitian positive-definite matrix of ``x``."),
+    "linalg.cross": "The cross product of the 3-element vectors ``x1`` and ``x2``.",
+    "linalg.det": "The determinant of each square matrix of ``x``.",
+    "linalg.diagonal": "The diagonal ``offset`` of each matrix of ``x``.",
+    "linalg.eig": "The eigenvalues and eigenvectors of each square matrix of ``x``.",
+    "linalg.eigh": ("The eigenvalues and eigenvectors of each Hermitian or real symmetric "
+                    "matrix of ``x``."),
+    "linalg.eigvals": "The eigenvalues of each square matrix of ``x``.",
+    "linalg.eigvalsh": "The eigenvalues of each Hermitian or real symmetric matrix of ``x``.",
+    "linalg.inv": "The inverse of each square matrix of ``x``.",
+    "linalg.matrix_norm": "The matrix norm of each matrix of ``x``.",
+    "linalg.matrix_power": "Each square matrix of ``x`` raised to the integer power ``n``.",
+    "linalg.matrix_rank": ("The rank (the number of nonzero singular values) of each matrix "
+                           "of ``x``."),
+    "linalg.outer": "The outer product of the vectors ``x1`` and ``x2``.",
+    "linalg.pinv": "The (Moore-Penrose) pseudo-inverse of each matrix of ``x``.",
+    "linalg.qr": "The QR decomposition of each full-rank matrix of ``x``.",
+    "linalg.slogdet": ("The sign and the natural logarithm of the absolute value of the "
+                       "determinant of each square matrix of ``x``."),
+    "linalg.solve": "The solution of the square system of linear equations ``x1 @ x = x2``.",
+    "linalg.svd": "The singular value decomposition of each matrix of ``x``.",
+    "linalg.svdvals": "The singular values of each matrix of ``x``.",
+    "linalg.trace": "The sum along the diagonal ``offset`` of each matrix of ``x``.",
+    "linalg.vector_norm": "The vector norm of ``x`` along ``axis``.",
+    "fft.fft": "The one-dimensional discrete Fourier transform of ``x``.",
+    "fft.ifft": "The one-dimensional inverse discrete Fourier transform of ``x``.",
+    "fft.fftn": "The n-dimensional discrete Fourier transform of ``x``.",
+    "fft.ifftn": "The n-dimensional inverse discrete Fourier transform of ``x``.",
+    "fft.rfft": "The one-dimensional discrete Fourier transform of the real-valued ``x``.",
+    "fft.irfft": "The one-dimensional inverse of ``rfft``, for complex-valued ``x``.",
+    "fft.rfftn": "The n-dimensional discrete Fourier transform of the real-valued ``x``.",
+    "fft.irfftn": "The n-dimensional inverse of ``rfftn``, for complex-valued ``x``.",
+    "fft.hfft": ("The one-dimensional discrete Fourier transform of a signal with Hermitian "
+                 "symmetry."),
+    "fft.ihfft": ("The one-dimensional inverse discrete Fourier transform of a signal with "
+                  "Hermitian symmetry."),
+    "fft.fftshift": "Shift the zero-frequency component of ``x`` to the center of the spectrum.",
+    "fft.ifftshift": "The inverse of ``fftshift``.",
 }
