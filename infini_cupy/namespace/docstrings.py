@@ -297,9 +297,10 @@ __test__.update({f"Array.{name}": member.__doc__ for name, member in vars(Array)
 
 def install(public: dict, delegated_names) -> None:
     """Set the generated docstrings on the public functions and the Array's operators (the
-    delegated functions' summaries from :data:`.parameters.SUMMARIES`), and the examples of :data:`.examples.EXAMPLES` on the functions whose docstrings have none
-    (after the parameters of :data:`.parameters.PARAMETERS` where the docstring is generated:
-    the creation functions')."""
+    delegated functions' summaries from :data:`.parameters.SUMMARIES`), and the examples of
+    :data:`.examples.EXAMPLES` on the functions whose docstrings have none (after the
+    parameters of :data:`.parameters.PARAMETERS` where the docstring is generated: the
+    creation functions')."""
     for name, doc in ELEMENTWISE_DOCS.items():
         public[name].__doc__ = doc
     for dunder, doc in OPERATOR_DOCS.items():
