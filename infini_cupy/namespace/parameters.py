@@ -226,11 +226,18 @@ def _transform(what: str, x: str = _FFT_X, n: str = _N, *, complex_out: bool = T
 
 
 def _transform_n(what: str, x: str = _FFT_X, s: str = _S, *, complex_out: bool = True,
-                 along: str = "``s[i]`` along ``axes[i]``") -> str:
-    """An n-d transform's sections: ``x``, ``s``, ``axes``, ``norm``."""
+                 along: str = "``s[i]`` along ``axes[i]``", real: bool = False) -> str:
+    """An n-d transform's sections: ``x``, ``s``, ``axes``, ``norm`` (``real``: rfftn's and
+    irfftn's, which refuse to transform no axis)."""
     dtype = _COMPLEX_OF_X if complex_out else _REAL_OF_X
+    none = ("; no axis to transform (a 0-d ``x``, ``axes=()``): the last one is the half "
+            "spectrum" if real else "")
     return _sections([x, s, _FFT_AXES, _NORM],
-                     _returned(f"{what}, of ``x``'s shape but {along}, {dtype}"))
+                     _returned(f"{what}, of ``x``'s shape but {along}, {dtype}"),
+                     ["numpy.exceptions.AxisError\n    An axis of ``axes`` that ``x`` lacks.",
+                      "TypeError\n    ``axes`` that are not integers.",
+                      "ValueError\n    An axis named twice in ``axes``; more lengths in ``s`` "
+                      f"than ``x`` has axes, without ``axes``{none}."])
 
 
 def _shift(what: str) -> str:
@@ -240,14 +247,16 @@ def _shift(what: str) -> str:
         _returned(f"``x`` rolled by {what} of each axis' length ``n``, of its shape and dtype"))
 
 
-def _frequencies(what: str, negative: str) -> str:
+def _frequencies(what: str) -> str:
     """``fftfreq``'s and ``rfftfreq``'s sections (creation functions: on ``device``)."""
     return _created(
         ["n : int\n    The window length.",
          "d : float, default 1.0\n    The sample spacing (the inverse of the sampling rate).",
-         "dtype : dtype, optional\n    The result's dtype (the standard's: a real "
-         "floating-point one); None (default): float64."],
-        f"A new 1-d Array of {what}", negative=negative)
+         "dtype : dtype, optional\n    The result's dtype, a real floating-point one; None "
+         "(default): float64."],
+        f"A new 1-d Array of {what}",
+        type_error="an ``n`` that is not an integer (a float, a bool)",
+        negative="an ``n`` below 1, a ``d`` of 0 or a ``dtype`` that is not real floating-point")
 
 
 PARAMETERS: dict[str, str] = {
@@ -532,17 +541,17 @@ PARAMETERS: dict[str, str] = {
     "fft.irfft": _transform("The real signal", _HALF_X, _N_OUT, complex_out=False),
     "fft.rfftn": _transform_n("The transform's nonnegative-frequency terms", _RFFT_X,
                               along="``s[i]`` along ``axes[i]`` (``s[-1] // 2 + 1`` along "
-                                    "the last)"),
-    "fft.irfftn": _transform_n("The real signal", _HALF_X, _S_OUT, complex_out=False),
+                                    "the last)", real=True),
+    "fft.irfftn": _transform_n("The real signal", _HALF_X, _S_OUT, complex_out=False,
+                               real=True),
     "fft.hfft": _transform("The real spectrum", _HALF_X, _N_OUT, complex_out=False),
     "fft.ihfft": _transform("The inverse transform's nonnegative-frequency terms", _RFFT_X,
                             along="``n // 2 + 1``"),
     "fft.fftfreq": _frequencies(
         "the ``n`` sample frequencies ``k / (d * n)`` of the discrete Fourier transform, "
-        "nonnegative ``k`` first", negative="a negative ``n``"),
+        "nonnegative ``k`` first"),
     "fft.rfftfreq": _frequencies(
-        "the ``n // 2 + 1`` nonnegative sample frequencies ``k / (d * n)`` of ``rfft``",
-        negative=""),
+        "the ``n // 2 + 1`` nonnegative sample frequencies ``k / (d * n)`` of ``rfft``"),
     "fft.fftshift": _shift("``n // 2``"),
     "fft.ifftshift": _shift("``-(n // 2)``"),
 }

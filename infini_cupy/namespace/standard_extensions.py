@@ -17,6 +17,14 @@ device gives the standard's (and NumPy 2's) answer or refusal:
   second);
 - ``fft``'s 1-d transforms refuse an ``axis`` that ``x`` lacks (a 0-d ``x`` included) with
   NumPy's AxisError naming it (the libraries raised a bare IndexError);
+- ``fft``'s n-d transforms refuse so an axis of ``axes`` that ``x`` lacks, and an axis named
+  twice (the standard leaves it unspecified; with ``s`` NumPy and CuPy answer apart);
+- ``fft.fftn`` and ``ifftn`` over no axis (a 0-d ``x``, ``axes=()``) give ``x`` as the
+  complex dtype they give over an axis (the libraries gave it back real), and ``rfftn`` and
+  ``irfftn``, whose last axis is the half spectrum, refuse it (ValueError, not IndexError);
+- ``fft.fftfreq`` and ``rfftfreq`` take an integer ``n`` of at least 1, a ``d`` other than 0
+  and a real floating-point ``dtype`` (NumPy divided by zero, CuPy answered an empty array or
+  inf, a negative ``n`` gave ``rfftfreq`` an empty array, an integer dtype truncated);
 - ``tensordot`` refuses ``axes`` that are no count or pairs of ``x1``'s and ``x2``'s axes
   (NumPy reads a negative count as a product over no axis and raises IndexError for a count
   past an array's dimensions).
@@ -33,6 +41,7 @@ import operator
 
 import numpy as np
 
+from .. import dtypes
 from ..elementwise.trace import is_traced
 
 
@@ -123,19 +132,54 @@ def _axes_of_s(transform, **_):
     come), and SciPy's ``scipy.fft.rfftn(x, s=...)`` passes ``axes=None``. An ``s[i]`` of -1,
     the standard's whole axis, goes to the library as that axis' length, as NumPy reads it:
     CuPy's ``_cook_shape`` takes -1 for a length (a slice to -1, the last element dropped,
-    silently)."""
+    silently). The axes are checked first (:func:`_fft_axes`); over none, ``fftn`` and
+    ``ifftn`` are ``x`` itself, complex, and ``rfftn`` and ``irfftn`` have no last axis to
+    halve or extend."""
+    name = transform.__name__
 
     def with_axes(x, /, *, s=None, axes=None, norm="backward"):
-        if s is not None and axes is None:
-            axes = tuple(range(-len(s), 0))
         shape = getattr(x, "shape", None)
-        if (s is not None and -1 in s and shape is not None and len(s) == len(axes)
-                and all(type(a) is int and -len(shape) <= a < len(shape) for a in axes)):
-            # (other axes: the library's error)
-            s = tuple(shape[a] if n == -1 else n for n, a in zip(s, axes))
+        if s is not None and axes is None:
+            if shape is not None and len(s) > len(shape):
+                raise ValueError(f"fft.{name}: s={tuple(s)} names {len(s)} axes, x of shape "
+                                 f"{shape} has {len(shape)}")
+            axes = tuple(range(-len(s), 0))
+        resolved = None if shape is None else _fft_axes(name, axes, shape)
+        if resolved == () and not s:  # (lengths for no axis: the library's error)
+            if name in ("rfftn", "irfftn"):
+                raise ValueError(f"fft.{name}: no axis to transform (x of shape {shape}, "
+                                 f"axes={axes!r}); its last axis is the half spectrum")
+            # the transform over no axis is x, but complex (the libraries gave x back): over
+            # an added axis of length 1, whose transform is the identity, in the library's
+            # dtype for x's and with its check of norm
+            return transform(x[..., None], axes=(-1,), norm=norm)[..., 0]
+        if s is not None and -1 in s and resolved is not None and len(s) == len(resolved):
+            # (other lengths: the library's error)
+            s = tuple(shape[a] if n == -1 else n for n, a in zip(s, resolved))
         return transform(x, s=s, axes=axes, norm=norm)
 
     return with_axes
+
+
+def _fft_axes(name: str, axes, shape: tuple) -> tuple | None:
+    """The axes of ``x`` (of ``shape``) that ``axes`` names, from 0: every one for None,
+    None for what is no sequence (the library's error). NumPy's AxisError naming the call for
+    an axis ``x`` lacks (NumPy and CuPy raised a bare IndexError); ValueError for one named
+    twice, which the standard leaves unspecified: NumPy transforms it again, CuPy pads or
+    cuts it to every ``s[i]`` first (another shape), SciPy's ``scipy.fft`` refuses it."""
+    ndim = len(shape)
+    if axes is None:
+        return tuple(range(ndim))
+    if not isinstance(axes, (tuple, list)):
+        return None
+    resolved = []
+    for a in axes:
+        a = _checked_axis(a, ndim, f"fft.{name}: the axes", f"fft.{name} of shape {shape}")
+        if a % ndim in resolved:
+            raise ValueError(f"fft.{name}: axes={tuple(axes)} names axis {a % ndim} of x of "
+                             f"shape {shape} twice")
+        resolved.append(a % ndim)
+    return tuple(resolved)
 
 
 def _axis_of_x(transform, **_):
@@ -151,6 +195,35 @@ def _axis_of_x(transform, **_):
         return transform(x, n=n, axis=axis, norm=norm)
 
     return along_axis
+
+
+def _frequencies_checked(frequencies, **_):
+    """``fftfreq``'s or ``rfftfreq``'s ``k / (d * n)`` for the standard's arguments alone,
+    refused alike on every device: an integer ``n`` of at least 1 (NumPy divided by zero for
+    0, its ``rfftfreq`` and CuPy gave an empty array for a negative one), a ``d`` other than
+    0 (NumPy's ZeroDivisionError, CuPy's inf) and a real floating-point ``dtype`` (the
+    libraries cast to any: int64 frequencies truncated to 0)."""
+    name = frequencies.__name__
+
+    def checked(n, /, *, d=1.0, dtype=None, device=None):
+        try:
+            count = None if type(n) is bool else operator.index(n)
+        except TypeError:
+            count = None
+        if count is None:
+            raise TypeError(f"fft.{name}: n must be an integer, got {type(n).__name__} {n!r}")
+        if count < 1:
+            raise ValueError(f"fft.{name}: n must be a positive integer, got {count}")
+        if isinstance(d, (int, float, np.number)) and d == 0:
+            raise ValueError(f"fft.{name}: d must not be 0 (the frequencies are k / (d * n)), "
+                             f"got {d!r}")
+        held = None if dtype is None else dtypes.dtype_or_none(dtype)
+        if held in dtypes.DTYPE_TABLE and not dtypes.is_in(held, "real floating-point"):
+            raise ValueError(f"fft.{name}: dtype must be a real floating-point dtype, got "
+                             f"{held}")
+        return frequencies(count, d=d, dtype=dtype, device=device)
+
+    return checked
 
 
 def tensordot_of_the_standard(tensordot):
@@ -186,21 +259,28 @@ def _check_tensordot_axes(axes, shape1: tuple, shape2: tuple) -> None:
                          f"{shape1} and {len(axes[1])} of x2 {shape2}")
     for which, named, shape in (("x1", axes[0], shape1), ("x2", axes[1], shape2)):
         for a in named:
-            try:
-                a = operator.index(a)
-            except TypeError:
-                raise TypeError(f"tensordot: the axes of {which} are integers, got "
-                                f"{type(a).__name__} {a!r}") from None
-            if not -len(shape) <= a < len(shape):
-                raise np.exceptions.AxisError(a, len(shape), f"tensordot: {which} of shape "
-                                                             f"{shape}")
+            _checked_axis(a, len(shape), f"tensordot: the axes of {which}",
+                          f"tensordot: {which} of shape {shape}")
+
+
+def _checked_axis(axis, ndim: int, named: str, where: str) -> int:
+    """``axis`` as an int, one of an array of ``ndim`` dimensions: a TypeError saying that
+    ``named`` are integers, or NumPy's AxisError naming ``where``, otherwise."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{named} are integers, got {type(axis).__name__} {axis!r}") from None
+    if not -ndim <= axis < ndim:
+        raise np.exceptions.AxisError(axis, ndim, where)
+    return axis
 
 
 _LINALG_RULES = {"pinv": _pinv_of_floats, "matrix_rank": _matrix_rank_of_empty,
                  "outer": _outer_of_vectors, "cross": _cross_of_3_vectors,
                  "qr": _qr_of_the_standard, "solve": _solve_of_broadcast_stacks}
 _FFT_RULES = {**dict.fromkeys(("fftn", "ifftn", "rfftn", "irfftn"), _axes_of_s),
-              **dict.fromkeys(("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"), _axis_of_x)}
+              **dict.fromkeys(("fft", "ifft", "rfft", "irfft", "hfft", "ihfft"), _axis_of_x),
+              **dict.fromkeys(("fftfreq", "rfftfreq"), _frequencies_checked)}
 
 
 def hold_to_the_standard(linalg, fft, *, named, count_nonzero, broadcast_to) -> None:

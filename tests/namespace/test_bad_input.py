@@ -939,6 +939,74 @@ def test_a_1d_transform_along_an_axis_x_lacks_is_the_axis_error(on, name, shape,
         getattr(xp.fft, name)(x, axis=axis)
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+@pytest.mark.parametrize(("shape", "axes", "axis"), [
+    ((), (0,), 0), ((3, 4), (0, 2), 2), ((3, 4), (-3, 1), -3)])
+def test_an_nd_transform_over_an_axis_x_lacks_is_the_axis_error(on, name, shape, axes, axis):
+    """As for the 1-d transforms: NumPy and CuPy raised a bare IndexError (``index 2 is out of
+    bounds for axis 0 with size 2``, of ``axes`` itself)."""
+    x = on(np.ones(shape, np.complex128 if name in ("ifftn", "irfftn") else np.float64))
+    with pytest.raises(np.exceptions.AxisError,
+                       match=rf"fft\.{name} of shape {re.escape(str(shape))}: axis {axis} is "
+                             rf"out of bounds for array of dimension {len(shape)}"):
+        getattr(xp.fft, name)(x, axes=axes)
+
+
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_an_nd_transform_refuses_more_lengths_than_axes_and_an_axis_twice(on, name):
+    """``s`` without ``axes`` for more axes than ``x`` has (the last ``len(s)`` of none), and
+    an axis named twice in ``axes``, which the standard leaves unspecified: NumPy transforms
+    it again, CuPy pads or cuts it to every ``s[i]`` before any transform (another shape)."""
+    x = on(np.ones((3, 4), np.complex128 if name in ("ifftn", "irfftn") else np.float64))
+    with pytest.raises(ValueError, match=rf"fft\.{name}: s=\(2, 2, 2\) names 3 axes, x of "
+                                         r"shape \(3, 4\) has 2"):
+        getattr(xp.fft, name)(x, s=(2, 2, 2))
+    for axes, axis in (((0, 0), 0), ((1, 0, -1), 1)):
+        with pytest.raises(ValueError, match=rf"fft\.{name}: axes={re.escape(str(axes))} names "
+                                             rf"axis {axis} of x of shape \(3, 4\) twice"):
+            getattr(xp.fft, name)(x, axes=axes)
+    with pytest.raises(TypeError, match=rf"fft\.{name}: the axes are integers, got float 1\.0"):
+        getattr(xp.fft, name)(x, axes=(1.0,))
+
+
+@pytest.mark.parametrize("name", ["rfftn", "irfftn"])
+@pytest.mark.parametrize(("shape", "axes"), [((), None), ((3, 4), ()), ((3, 4), None)])
+def test_a_real_nd_transform_over_no_axis_is_a_value_error(on, name, shape, axes):
+    """Their last axis is the half spectrum: over none (a 0-d ``x``, ``axes=()``, ``s=()``)
+    NumPy and CuPy raised ``IndexError: list index out of range``."""
+    x = on(np.ones(shape, np.complex128 if name == "irfftn" else np.float64))
+    s = () if shape and axes is None else None
+    with pytest.raises(ValueError, match=rf"fft\.{name}: no axis to transform \(x of shape "
+                                         rf"{re.escape(str(shape))}, axes="):
+        getattr(xp.fft, name)(x, s=s, axes=axes)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize(("given", "error", "message"), [
+    ({"n": 0}, ValueError, "n must be a positive integer, got 0"),
+    ({"n": -3}, ValueError, "n must be a positive integer, got -3"),
+    ({"n": 2.5}, TypeError, r"n must be an integer, got float 2\.5"),
+    ({"n": True}, TypeError, "n must be an integer, got bool True"),
+    ({"n": 4, "d": 0}, ValueError, r"d must not be 0 \(the frequencies are k / \(d \* n\)\), "
+                                   "got 0"),
+    ({"n": 4, "d": 0.0}, ValueError, r"d must not be 0 .*, got 0\.0"),
+    ({"n": 4, "dtype": xp.int64}, ValueError,
+     "dtype must be a real floating-point dtype, got int64"),
+    ({"n": 4, "dtype": xp.complex64}, ValueError,
+     "dtype must be a real floating-point dtype, got complex64"),
+    ({"n": 4, "dtype": xp.bool}, ValueError,
+     "dtype must be a real floating-point dtype, got bool"),
+])
+def test_fftfreq_refuses_what_the_standard_refuses(on, name, given, error, message):
+    """NumPy divided by zero for ``n=0`` or ``d=0`` (ZeroDivisionError) and CuPy answered an
+    empty array or inf; a negative ``n`` gave NumPy's ``rfftfreq`` an empty array; an integer
+    dtype truncated the frequencies to 0 (array-api-strict refuses it, ValueError)."""
+    given = dict(given)
+    n = given.pop("n")
+    with pytest.raises(error, match=rf"fft\.{name}: {message}"):
+        getattr(xp.fft, name)(n, device=on(np.empty(0)).device, **given)
+
+
 @pytest.mark.parametrize(("axes", "error", "message"), [
     (-1, ValueError, r"axes=-1 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),
     (3, ValueError, r"axes=3 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),

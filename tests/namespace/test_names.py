@@ -391,6 +391,38 @@ def test_fftn_s_of_minus_one_is_the_whole_axis(name, on, host, monkeypatch):
     np.testing.assert_allclose(host(got), expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn"])
+@pytest.mark.parametrize(("shape", "axes"), [((), None), ((2, 3), ())])
+@pytest.mark.parametrize(("dtype", "complex_dtype"), [
+    (np.float32, np.complex64), (np.float64, np.complex128),
+    (np.complex64, np.complex64), (np.complex128, np.complex128)])
+def test_fftn_over_no_axis_is_x_as_complex(name, shape, axes, dtype, complex_dtype, on, host):
+    """Over no axis (a 0-d ``x``, ``axes=()``) the transform is ``x`` itself in the complex
+    dtype of ``x``'s precision, the standard's result dtype: NumPy and CuPy gave ``x`` back
+    (float64 stayed real), whatever ``norm``."""
+    h = rng.standard_normal(shape).astype(dtype)
+    if h.dtype.kind == "c":
+        h += 1j * rng.standard_normal(shape)
+    for norm in ("backward", "ortho", "forward"):
+        got = host(getattr(xp.fft, name)(on(h), axes=axes, norm=norm))
+        assert got.dtype == complex_dtype and got.shape == shape
+        np.testing.assert_array_equal(got, getattr(np.fft, name)(h, axes=axes, norm=norm))
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+@pytest.mark.parametrize("dtype", [None, np.float32, np.float64])
+def test_fftfreq_of_the_standard_arguments_is_numpys(name, dtype, on, host):
+    """The checks of ``n``, ``d`` and ``dtype`` pass the standard's arguments on as they
+    are (an ``n`` of 1 included), on ``cpu`` and on the suite's device."""
+    device = on(np.empty(0)).device
+    for n in (1, 2, 7, np.int64(8)):
+        d = float(rng.uniform(0.1, 2.0))
+        got = host(getattr(xp.fft, name)(n, d=d, dtype=dtype, device=device))
+        expected = getattr(np.fft, name)(int(n), d=d)
+        assert got.dtype == (dtype or np.float64)
+        np.testing.assert_allclose(got, expected, rtol=1e-6 if dtype is np.float32 else 1e-15)
+
+
 def test_data_type_functions(to_device, to_host):
     assert xp.result_type(xp.int8, xp.float32) == np.float32
     assert xp.result_type(to_device(np.zeros(2, np.int16)),
