@@ -312,10 +312,13 @@ def _delegate_from_device(name: str, submodule: str | None = None):
         elif type(device) is str and device == "cpu":
             return on_cpu(*args, **kwargs)
         xp = namespace_for_device(device)
+        # array_api_compat's fft.fftfreq and rfftfreq take no GPU for device ("Unsupported
+        # device"): the context makes it current, where CuPy creates
+        given = None if submodule == "fft" else device
         try:
             with _current(device):
                 return getattr(getattr(xp, submodule) if submodule else xp, name)(
-                    *args, device=device, **kwargs)
+                    *args, device=given, **kwargs)
         except Exception as e:
             check_gpu_found(name, e)
             raise
