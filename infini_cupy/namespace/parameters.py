@@ -151,8 +151,10 @@ _GENERAL = _matrices(note=_FLOATING)
 _HERMITIAN = _matrices("Hermitian (real: symmetric) ", "(..., M, M)",
                        _FLOATING + "; only its lower triangle is read")
 # The dtypes of the results of a given precision (integers: float64's).
-_COMPLEX_OF_X = "complex64 for a float32 or complex64 ``x``, else complex128"
-_REAL_OF_X = "float32 for a float32 or complex64 ``x``, else float64"
+_COMPLEX_OF_X = ("complex64 for a complex64 ``x`` or a float32, float16 or bfloat16 one, else "
+                 "complex128")
+_REAL_OF_X = ("float32 for a complex64 ``x``, float64 for a complex128 one (a real floating-point "
+              "``x`` keeps its dtype, an integer one gives float64)")
 _OFFSET = ("offset : int, default 0\n    The diagonal: 0 the main one, positive above it, "
            "negative below.")
 _RTOL = ("rtol : float or Array, optional\n    Singular values at most ``rtol`` times the "
@@ -235,7 +237,7 @@ def _transform_n(what: str, x: str = _FFT_X, s: str = _S, *, complex_out: bool =
     return _sections([x, s, _FFT_AXES, _NORM],
                      _returned(f"{what}, of ``x``'s shape but {along}, {dtype}"),
                      ["numpy.exceptions.AxisError\n    An axis of ``axes`` that ``x`` lacks.",
-                      "TypeError\n    ``axes`` that are not integers.",
+                      "TypeError\n    ``axes`` that are no sequence of integers (an int).",
                       "ValueError\n    An axis named twice in ``axes``; more lengths in ``s`` "
                       f"than ``x`` has axes, without ``axes``{none}."])
 

@@ -37,6 +37,7 @@ Array([0, 0], device='cpu')
 
 from __future__ import annotations
 
+import contextlib
 import operator
 
 import numpy as np
@@ -144,6 +145,9 @@ def _axes_of_s(transform, **_):
                 raise ValueError(f"fft.{name}: s={tuple(s)} names {len(s)} axes, x of shape "
                                  f"{shape} has {len(shape)}")
             axes = tuple(range(-len(s), 0))
+        elif axes is not None and not isinstance(axes, (str, bytes)):
+            with contextlib.suppress(TypeError):  # any sequence (a range, an array), read once
+                axes = tuple(axes)
         resolved = None if shape is None else _fft_axes(name, axes, shape)
         if resolved == () and not s:  # (lengths for no axis: the library's error)
             if name in ("rfftn", "irfftn"):
@@ -161,17 +165,18 @@ def _axes_of_s(transform, **_):
     return with_axes
 
 
-def _fft_axes(name: str, axes, shape: tuple) -> tuple | None:
-    """The axes of ``x`` (of ``shape``) that ``axes`` names, from 0: every one for None,
-    None for what is no sequence (the library's error). NumPy's AxisError naming the call for
+def _fft_axes(name: str, axes, shape: tuple) -> tuple:
+    """The axes of ``x`` (of ``shape``) that ``axes`` names, from 0: every one for None;
+    a TypeError for what is no tuple of integers (an int, a str). NumPy's AxisError naming the call for
     an axis ``x`` lacks (NumPy and CuPy raised a bare IndexError); ValueError for one named
     twice, which the standard leaves unspecified: NumPy transforms it again, CuPy pads or
     cuts it to every ``s[i]`` first (another shape), SciPy's ``scipy.fft`` refuses it."""
     ndim = len(shape)
     if axes is None:
         return tuple(range(ndim))
-    if not isinstance(axes, (tuple, list)):
-        return None
+    if not isinstance(axes, tuple):  # (an int: NumPy's "object is not iterable")
+        raise TypeError(f"fft.{name}: axes must be a sequence of integers, got "
+                        f"{type(axes).__name__} {axes!r}")
     resolved = []
     for a in axes:
         a = _checked_axis(a, ndim, f"fft.{name}: the axes", f"fft.{name} of shape {shape}")

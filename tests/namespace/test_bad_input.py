@@ -969,6 +969,22 @@ def test_an_nd_transform_refuses_more_lengths_than_axes_and_an_axis_twice(on, na
         getattr(xp.fft, name)(x, axes=(1.0,))
 
 
+@pytest.mark.parametrize("name", ["fftn", "ifftn", "rfftn", "irfftn"])
+def test_an_nd_transform_takes_a_sequence_of_axes_and_refuses_an_int(on, name, host):
+    """``axes`` is a sequence (a range, a list, an array of integers answer as the tuple);
+    an int or a str is a TypeError naming it (NumPy's "'int' object is not iterable")."""
+    h = np.random.default_rng(7).standard_normal((3, 4))
+    x = on(h.astype(np.complex128) if name in ("ifftn", "irfftn") else h)
+    transform = getattr(xp.fft, name)
+    expected = host(transform(x, axes=(0,)))
+    for axes in (range(1), [0], np.array([0])):
+        np.testing.assert_array_equal(host(transform(x, axes=axes)), expected)
+    for axes, named in ((0, "int 0"), ("0", "str '0'")):
+        with pytest.raises(TypeError, match=rf"fft\.{name}: axes must be a sequence of "
+                                            rf"integers, got {named}"):
+            transform(x, axes=axes)
+
+
 @pytest.mark.parametrize("name", ["rfftn", "irfftn"])
 @pytest.mark.parametrize(("shape", "axes"), [((), None), ((3, 4), ()), ((3, 4), None)])
 def test_a_real_nd_transform_over_no_axis_is_a_value_error(on, name, shape, axes):
