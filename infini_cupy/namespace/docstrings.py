@@ -313,6 +313,11 @@ def install(public: dict, delegated_names) -> None:
         if callable(function) and "of the arrays' library" in (function.__doc__ or ""):
             summary = SUMMARIES.get(name, f"The array API's ``{name}``.")  # (tests/test_docs.py)
             function.__doc__ = delegated_doc(name, summary)
+        elif callable(function) and (function.__doc__ or "").startswith(f"``{name}`` on "):
+            # the creation functions ("``eye`` on ``device`` (None: ...)", delegated.py's
+            # _delegate_from_device): what they make first, then where
+            where = function.__doc__[len(f"``{name}`` o"):]
+            function.__doc__ = f"{SUMMARIES[name]}\n\nO{where}"
     for name in EXAMPLES:  # written docstrings (finfo, arange, clip, ...): examples appended
         module, _, short = name.rpartition(".")
         function = getattr(public[module], short) if module else public[name]

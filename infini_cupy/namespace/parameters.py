@@ -561,6 +561,16 @@ PARAMETERS: dict[str, str] = {
 # The one-line summaries of the delegated functions' docstrings, the standard's words (keyed
 # as PARAMETERS; linalg's matmul, matrix_transpose, tensordot and vecdot are the namespace's).
 SUMMARIES: dict[str, str] = {
+    "arange": "Evenly spaced values within the half-open interval ``[start, stop)``, as a 1-d "
+              "Array.",
+    "empty": "A new Array of shape ``shape``, its values not initialized.",
+    "eye": "A 2-d Array with ones on the ``k``-th diagonal and zeros elsewhere.",
+    "full": "A new Array of shape ``shape`` filled with ``fill_value``.",
+    "linspace": "``num`` evenly spaced numbers over the interval from ``start`` to ``stop``.",
+    "ones": "A new Array of shape ``shape`` filled with ones.",
+    "zeros": "A new Array of shape ``shape`` filled with zeros.",
+    "fft.fftfreq": "The discrete Fourier transform's sample frequencies.",
+    "fft.rfftfreq": "The sample frequencies of ``rfft`` and ``irfft``: the nonnegative ones.",
     "argmax": "The indices of the maximum values of ``x`` along ``axis``.",
     "argmin": "The indices of the minimum values of ``x`` along ``axis``.",
     "argsort": "The indices that sort ``x`` along ``axis``.",
