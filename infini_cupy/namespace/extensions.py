@@ -307,8 +307,12 @@ _PARAMETER_DOCS = {
               "(default ``'linear'``).",
     "keepdims": "keepdims : bool, optional\n    Keep the reduced axes, of length 1.",
 }
+_OUTSIDE = "\nRaises\n------\nValueError\n    A quantile outside [0, 1].\n"
 _RAISES_DOCS = {"nanarg": "\nRaises\n------\nValueError\n    A slice that is all NaN.\n",
-                "quantile": "\nRaises\n------\nValueError\n    A quantile outside [0, 1].\n"}
+                # (the first key in the name: nanquantile's NaN over no values, quantile's error)
+                "nanquantile": _OUTSIDE,
+                "quantile": _OUTSIDE + "IndexError\n    No values along ``axis`` (NumPy's "
+                                       "error, naming the shape).\n"}
 _ONE_AXIS_DOC = ("axis : int or None, optional\n    The axis {}; None (default): of the "
                  "flattened array.")
 
@@ -446,7 +450,7 @@ def _quantile_as_numpy(lib, x, q, axis=None, method="linear", keepdims=False):
     kept = tuple(x.shape[a] for a in range(x.ndim) if a not in axes)
     n = math.prod(x.shape[a] for a in axes)
     if n == 0:
-        raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+        _refuse_no_values(x, axis)
     arr = lib.moveaxis(x, axes, tuple(range(len(axes)))).reshape((n, *kept))
     arr = lib.sort(arr, axis=0)  # NaN last, as NumPy's partition leaves it
     virtual = np.asanyarray(props["get_virtual_index"](n, q))
@@ -470,10 +474,24 @@ def _quantile_as_numpy(lib, x, q, axis=None, method="linear", keepdims=False):
     return result
 
 
+def _refuse_no_values(x, axis) -> None:
+    """NumPy's IndexError for quantiles over no values, saying so (NumPy's own words are
+    "index -1 is out of bounds for axis 0 with size 0")."""
+    raise IndexError(f"quantile over no values: x of shape {tuple(x.shape)}, axis={axis!r} "
+                     "(NumPy: index -1 is out of bounds for axis 0 with size 0)")
+
+
 def quantile(x, /, q, axis=None, method="linear", keepdims=False):
     if is_cupy_array(x):
         return _quantile_as_numpy(require_cupy(), x, q, axis, method, keepdims)
-    return _zero_d(np.quantile(x, q, axis=axis, method=method, keepdims=keepdims))
+    try:
+        return _zero_d(np.quantile(x, q, axis=axis, method=method, keepdims=keepdims))
+    except np.exceptions.AxisError:
+        raise
+    except IndexError:
+        if 0 in getattr(x, "shape", ()):
+            _refuse_no_values(x, axis)
+        raise
 
 
 quantile.__doc__ = _QUANTILE_DOC
