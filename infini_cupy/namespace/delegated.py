@@ -736,6 +736,14 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     for value in (start, stop, step):
         if isinstance(value, (complex, np.complexfloating)):  # NumPy: an empty complex array
             raise TypeError(f"arange: start, stop and step are real numbers, got {value!r}")
+        # (numbers only: a 0-d GPU array is read where the library reads it)
+        if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+            # NumPy: "Maximum allowed size exceeded" or "cannot compute length"; CuPy:
+            # OverflowError for an infinity
+            raise ValueError(f"arange: start, stop and step must be finite, got start={start!r}"
+                             f", stop={stop!r}, step={step!r}")
+    if isinstance(step, (int, float, np.number)) and step == 0:  # (the libraries divide by 0)
+        raise ValueError(f"arange: step must not be 0, got {step!r}")
     return _arange(start, stop, step, dtype=dtype, device=device)
 
 

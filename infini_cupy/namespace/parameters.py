@@ -272,7 +272,8 @@ PARAMETERS: dict[str, str] = {
          "``start``, ``stop`` and ``step`` are ints, else float64."],
         "A new 1-d Array of ``ceil((stop - start) / step)`` values (none where that is "
         "not positive)",
-        type_error="a complex ``start``, ``stop`` or ``step``", negative=""),
+        type_error="a complex ``start``, ``stop`` or ``step``",
+        negative="a ``step`` of 0, or an infinite or NaN ``start``, ``stop`` or ``step``"),
     "argmax": _index_of("maximum"),
     "argmin": _index_of("minimum"),
     "argsort": _sections(

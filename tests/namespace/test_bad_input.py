@@ -1023,6 +1023,33 @@ def test_fftfreq_refuses_what_the_standard_refuses(on, name, given, error, messa
         getattr(xp.fft, name)(n, device=on(np.empty(0)).device, **given)
 
 
+@pytest.mark.parametrize(("args", "error", "message"), [
+    ((0, 10, 0), ValueError, "step must not be 0, got 0"),
+    ((0.0, 1.0, 0.0), ValueError, r"step must not be 0, got 0\.0"),
+    ((0, 10, np.float32(0)), ValueError, "step must not be 0"),
+    ((np.nan,), ValueError, "start, stop and step must be finite, got start=nan, stop=None, step=1"),
+    ((0, np.inf), ValueError, "start, stop and step must be finite, got start=0, stop=inf, step=1"),
+    ((0, 1, -np.inf), ValueError, "start, stop and step must be finite, got start=0, stop=1, step=-inf"),
+    ((0, 1j), TypeError, r"start, stop and step are real numbers, got 1j"),
+])
+def test_arange_refuses_what_has_no_length(on, args, error, message):
+    """A step of 0 (NumPy and CuPy divided by zero: ZeroDivisionError) and an infinite or NaN
+    bound or step (NumPy's ValueError "Maximum allowed size exceeded" or "cannot compute
+    length", CuPy's OverflowError for an infinity): one clear error on every device."""
+    with pytest.raises(error, match=rf"arange: {message}"):
+        xp.arange(*args, device=on(np.empty(0)).device)
+
+
+def test_arange_of_the_standard_arguments_is_numpys(on, host):
+    """What the checks let through answers as NumPy does (a negative step, an empty range)."""
+    device = on(np.empty(0)).device
+    for args in ((5,), (2, 9, 3), (9, 2, -2), (0.5, 3.0, 0.75), (3, 1), (1.0, 1.0)):
+        expected = np.arange(*args)
+        got = host(xp.arange(*args, device=device))
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
 @pytest.mark.parametrize(("axes", "error", "message"), [
     (-1, ValueError, r"axes=-1 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),
     (3, ValueError, r"axes=3 must be from 0 to the dimensions of x1 \(2, 3\) and x2 \(3, 2\)"),
