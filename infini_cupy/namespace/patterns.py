@@ -219,7 +219,8 @@ def plan_pattern(pattern: str, shape: tuple, axes_lengths: tuple = ()) -> Patter
     for group, length in zip(left, shape):
         unknown = [name for name in group if name not in known]
         product = math.prod(known[name] for name in group if name in known)
-        shown = "(" + " ".join(group) + ")" if len(group) != 1 else group[0]
+        # (an anonymous 1 on the left is the empty group)
+        shown = group[0] if len(group) == 1 else "(" + " ".join(group) + ")" if group else "1"
         if not unknown:
             if product != length:
                 values = " * ".join(f"{n}={known[n]}" for n in group) or "1"
@@ -227,7 +228,11 @@ def plan_pattern(pattern: str, shape: tuple, axes_lengths: tuple = ()) -> Patter
         elif len(unknown) > 1:
             raise _error(pattern, f"cannot infer the lengths of {' and '.join(unknown)} in {shown} "
                                   f"(length {length}): give all but one of them as keywords")
-        elif product == 0 or length % product:
+        elif product == 0:
+            given = " * ".join(f"{n}={known[n]}" for n in group if n in known)
+            raise _error(pattern, f"axis {shown} has length {length} in shape {shape}: "
+                                  f"{unknown[0]} cannot be inferred beside {given}")
+        elif length % product:
             raise _error(pattern, f"axis {shown} has length {length} in shape {shape}, "
                                   f"not divisible by {product} for {unknown[0]}")
         else:
