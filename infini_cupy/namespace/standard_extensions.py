@@ -166,10 +166,10 @@ def _axes_of_s(transform, **_):
 
 
 def _fft_axes(name: str, axes, shape: tuple) -> tuple:
-    """The axes of ``x`` (of ``shape``) that ``axes`` names, from 0: every one for None;
-    a TypeError for what is no tuple of integers (an int, a str). NumPy's AxisError naming the call for
-    an axis ``x`` lacks (NumPy and CuPy raised a bare IndexError); ValueError for one named
-    twice, which the standard leaves unspecified: NumPy transforms it again, CuPy pads or
+    """The axes of ``x`` (of ``shape``) that ``axes`` names, from 0: every one for None; a
+    TypeError for what is no tuple of integers (an int, a str). NumPy's AxisError naming the
+    call for an axis ``x`` lacks (NumPy and CuPy raised a bare IndexError); ValueError for one
+    named twice, which the standard leaves unspecified: NumPy transforms it again, CuPy pads or
     cuts it to every ``s[i]`` first (another shape), SciPy's ``scipy.fft`` refuses it."""
     ndim = len(shape)
     if axes is None:

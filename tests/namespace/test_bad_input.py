@@ -1023,13 +1023,16 @@ def test_fftfreq_refuses_what_the_standard_refuses(on, name, given, error, messa
         getattr(xp.fft, name)(n, device=on(np.empty(0)).device, **given)
 
 
+_FINITE = "start, stop and step must be finite, got "
+
+
 @pytest.mark.parametrize(("args", "error", "message"), [
     ((0, 10, 0), ValueError, "step must not be 0, got 0"),
     ((0.0, 1.0, 0.0), ValueError, r"step must not be 0, got 0\.0"),
     ((0, 10, np.float32(0)), ValueError, "step must not be 0"),
-    ((np.nan,), ValueError, "start, stop and step must be finite, got start=nan, stop=None, step=1"),
-    ((0, np.inf), ValueError, "start, stop and step must be finite, got start=0, stop=inf, step=1"),
-    ((0, 1, -np.inf), ValueError, "start, stop and step must be finite, got start=0, stop=1, step=-inf"),
+    ((np.nan,), ValueError, _FINITE + "start=nan, stop=None, step=1"),
+    ((0, np.inf), ValueError, _FINITE + "start=0, stop=inf, step=1"),
+    ((0, 1, -np.inf), ValueError, _FINITE + "start=0, stop=1, step=-inf"),
     ((0, 1j), TypeError, r"start, stop and step are real numbers, got 1j"),
 ])
 def test_arange_refuses_what_has_no_length(on, args, error, message):
