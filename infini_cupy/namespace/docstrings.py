@@ -316,8 +316,8 @@ def install(public: dict, delegated_names) -> None:
         elif callable(function) and (function.__doc__ or "").startswith(f"``{name}`` on "):
             # the creation functions ("``eye`` on ``device`` (None: ...)", delegated.py's
             # _delegate_from_device): what they make first, then where
-            where = function.__doc__[len(f"``{name}`` o"):]
-            function.__doc__ = f"{SUMMARIES[name]}\n\nO{where}"
+            where = function.__doc__.split(" on ", 1)[1]
+            function.__doc__ = f"{SUMMARIES[name]}\n\nOn {where}"
     for name in EXAMPLES:  # written docstrings (finfo, arange, clip, ...): examples appended
         module, _, short = name.rpartition(".")
         function = getattr(public[module], short) if module else public[name]
