@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import types
 
 from tests.support import background
@@ -30,3 +31,12 @@ def test_a_run_the_thread_has_not_reached_runs_in_the_session(tmp_path):
         assert runs.result("key", lambda folder: folder.is_dir()) is True
     finally:
         runs.stop()
+
+
+def test_a_runs_of_its_own_stopped_leaves_the_sessions_subprocesses_alone(tmp_path):
+    # A test's Runs once stopped the session's subprocesses too: the foreign suites that
+    # started after it failed with "the session is ending".
+    runs = background.Runs()
+    runs.stop()
+    done = background.run([sys.executable, "-c", "print(6 * 7)"], timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "42"

@@ -30,12 +30,12 @@ import pytest
 
 _processes: set[subprocess.Popen] = set()
 _processes_lock = threading.Lock()
-_stopping = threading.Event()  # set by Runs.stop: no new subprocess starts after it
+_stopping = threading.Event()  # set by stop(config): no new subprocess starts after it
 
 
 def run(command, *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
     """``subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)``,
-    in a process group of its own that :meth:`Runs.stop` kills."""
+    in a process group of its own that :func:`stop` kills."""
     with _processes_lock:
         if _stopping.is_set():
             raise RuntimeError("the session is ending: no new background subprocess")
@@ -77,7 +77,6 @@ class Runs:
         self._folder = Path(tempfile.mkdtemp(prefix="infini_cupy-background-"))
         self._stopped = False
         self._thread: threading.Thread | None = None
-        _stopping.clear()
 
     def submit(self, runs: dict) -> None:
         with self._lock:
@@ -136,13 +135,10 @@ class Runs:
         return found.value
 
     def stop(self) -> None:
-        """Drop what has not started and kill the subprocesses still running."""
+        """Drop what has not started and wait for the thread's current run (which ends at
+        once where :func:`stop` killed its subprocesses)."""
         with self._lock:
             self._stopped = True
-        with _processes_lock:
-            _stopping.set()
-            for proc in list(_processes):
-                _kill(proc)
         if self._thread is not None:
             self._thread.join(timeout=60)
         shutil.rmtree(self._folder, ignore_errors=True)
@@ -195,10 +191,18 @@ def result(config, key, function):
 
 def _session_runs(config) -> Runs:
     if _KEY not in config.stash:
+        _stopping.clear()  # a new session in this process (pytester) starts subprocesses again
         config.stash[_KEY] = Runs()
     return config.stash[_KEY]
 
 
 def stop(config) -> None:
+    """The session's end: no subprocess starts after it, those running are killed, the runs
+    not started are dropped. Only the session stops the subprocesses: a :class:`Runs` of a
+    test's own stops its queue alone."""
+    with _processes_lock:
+        _stopping.set()
+        for proc in list(_processes):
+            _kill(proc)
     if _KEY in config.stash:
         config.stash[_KEY].stop()
