@@ -361,9 +361,7 @@ def test_disk_cache(tmp_path, monkeypatch):
     (library,) = (tmp_path / "emulator").glob("[0-9a-f]*.so")
 
     emulator.forget_loaded()
-    start = time.perf_counter()
-    emulator.prepare(KERNELS, names)
-    assert time.perf_counter() - start < 0.2  # loaded, not compiled
+    emulator.prepare(KERNELS, names)  # loaded from the disk, not compiled (no timing: CI is busy)
     assert emulator_build.cache_info().get("compiled", 0) == before.get("compiled", 0) + 1
 
     # A truncated file (a crash mid-write elsewhere) is detected and rebuilt. Replaced, not
