@@ -317,7 +317,7 @@ def test_bad_input(chunked):
 
 
 
-def test_chunk_by_chunk_calls_take_unknown_chunk_sizes(chunked, to_host):
+def test_chunk_by_chunk_calls_take_unknown_chunk_sizes(chunked, to_device, to_host):
     """After a boolean mask (chunk sizes nan) the elementwise functions, astype, where and
     asarray work chunk by chunk, as Dask's own do; before, they asked for
     compute_chunk_sizes(), which only rearrange and matmul need."""
@@ -326,7 +326,7 @@ def test_chunk_by_chunk_calls_take_unknown_chunk_sizes(chunked, to_host):
     unknown, rows = x[x[:, 0] > 5], h[h[:, 0] > 5]
     # exp: NumPy's own differs by machine (its AVX-512 loop and libm's differ in the last
     # bit), so the kernel's exp of the whole rows is the bit-for-bit oracle, NumPy's the close one
-    whole = to_host(xp.exp(xp.asarray(rows)))
+    whole = to_host(xp.exp(xp.asarray(to_device(rows))))
     np.testing.assert_allclose(whole, np.exp(rows), rtol=RTOL["float64"], atol=0)
     for got, expected in [(xd.exp(unknown), whole), (xd.add(unknown, x[0]), rows + h[0]),
                           (xd.multiply(unknown, unknown), rows * rows),

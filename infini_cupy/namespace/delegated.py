@@ -39,7 +39,7 @@ from .. import config, dtypes
 from ..arrays import backend_for, device_of, is_array, is_cupy_array, require_cupy, type_name
 from ..elementwise.numpy_casts import float_to_int, restore, silence
 from ..elementwise.trace import is_traced, traced_call
-from . import dlpack_bfloat16, index_bounds, standard_extensions
+from . import dlpack_bfloat16, evenly_spaced, index_bounds, standard_extensions
 from .info import __array_namespace_info__
 
 
@@ -744,7 +744,57 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
                              f", stop={stop!r}, step={step!r}")
     if isinstance(step, (int, float, np.number)) and step == 0:  # (the libraries divide by 0)
         raise ValueError(f"arange: step must not be 0, got {step!r}")
+    on_kernels = _on_kernels("arange", dtype, device, (start, stop, step))
+    if on_kernels is not None:
+        start, stop = (0, start) if stop is None else (start, stop)
+        return evenly_spaced.arange(*_host_values(start, stop, step), dtype, on_kernels)
     return _arange(start, stop, step, dtype=dtype, device=device)
+
+
+def _on_kernels(name, dtype, device, values) -> evenly_spaced.OnDevice | None:
+    """Where ``arange`` or ``linspace`` makes its values with our kernels (the ``emulate`` and
+    ``cuda`` backends, numbers or 0-d arrays for values): how they reach the device; None
+    where the library's own function makes them (``cpu``, other values)."""
+    if not builtins.all(isinstance(v, (int, float, complex, np.generic)) or v is None
+                        or (is_array(v) and getattr(v, "ndim", None) == 0) for v in values):
+        return None
+    if dtype is not None:
+        dtypes.check_held(name, dtype)
+    if device is None:
+        device = next((v.device for v in values if is_cupy_array(v)), None)
+    backend = config.get_backend() if device is None or (type(device) is str
+                                                         and device == "cpu") else "cuda"
+    if backend == "emulate":
+        return _EMULATOR_VALUES
+    if backend != "cuda" or (device is not None and type(device) is str and device == "cpu"):
+        return None
+
+    def on_gpu(make):
+        def made(*args):
+            try:
+                with _current(device):
+                    return make(*args)
+            except Exception as e:
+                check_gpu_found(name, e)
+                raise
+
+        return made
+
+    return evenly_spaced.OnDevice(
+        on_gpu(lambda start, stop, step, dtype: require_cupy().arange(start, stop, step, dtype)),
+        on_gpu(lambda host: require_cupy().asarray(host)))
+
+
+_EMULATOR_VALUES = evenly_spaced.OnDevice(
+    lambda start, stop, step, dtype: np.arange(start, stop, step, dtype=dtype),
+    lambda host: host.copy())
+
+
+def _host_values(*values):
+    """Numbers as they are; a 0-d array as a NumPy scalar of its dtype (what NumPy reads
+    of it: no Python number's weak promotion)."""
+    return tuple(v if not is_array(v) else np.asarray(v.get() if is_cupy_array(v) else v)[()]
+                 for v in values)
 
 
 arange.__doc__ = _arange.__doc__
@@ -753,6 +803,10 @@ _linspace = linspace  # noqa: F821 - made by the loops above
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    on_kernels = _on_kernels("linspace", dtype, device, (start, stop))
+    if on_kernels is not None:
+        return evenly_spaced.linspace(*_host_values(start, stop), num, dtype, endpoint,
+                                      on_kernels)
     token = silence()  # linspace(0, inf, 3): NaN silently, as on every device
     try:
         return _linspace(start, stop, num, dtype=dtype, device=device, endpoint=endpoint)

@@ -1780,6 +1780,78 @@ class CupyStandin:
         """``cupy.take`` (``cupy/_indexing/indexing.py``): ``a.take``, which wraps."""
         return a.take(indices, axis, out)
 
+    def arange(self, start, stop=None, step=1, dtype=None) -> ndarray:
+        """``cupy.arange`` (``cupy/_creation/ranges.py``), line for line: float64 where a
+        value's type is a float one, else int64; ``ceil((stop - start) / step)`` elements;
+        ``start + i * step`` in the dtype (``_arange_ufunc``: ``typ(start)``, ``typ(step)``,
+        an integer product in ``ptrdiff_t``), not NumPy's ``start + i * delta``. Not modelled:
+        NVRTC's contraction of the float loops into an FMA, and CuPy's float16 arithmetic
+        (here in float32)."""
+        if dtype is None:
+            if any(np.dtype(type(val)).kind == "f" for val in (start, stop, step)):
+                dtype = float
+            else:
+                dtype = int
+        if stop is None:
+            stop = start
+            start = 0
+        if step is None:
+            step = 1
+        size = int(np.ceil((stop - start) / step))
+        if size <= 0:
+            return self.empty((0,), dtype=dtype)
+        if np.dtype(dtype).type == np.bool_:
+            if size > 2:
+                raise TypeError("arange() is only supported for booleans when the result has "
+                                "at most length 2.")
+            return self.array([start, start - step][:size], dtype=np.bool_)
+        ret = self.empty((size,), dtype=dtype)
+        typ = np.dtype(dtype).type
+        first, by, i = typ(start), typ(step), np.arange(size)
+        with np.errstate(all="ignore"):
+            if ret.dtype.kind in "iu":
+                wide = np.uint64 if ret.dtype == np.uint64 else np.int64
+                ret._host[...] = (wide(first) + i.astype(wide) * wide(by)).astype(ret.dtype)
+            elif ret.dtype == np.float16:
+                ret._host[...] = np.float32(first) + i.astype(np.float32) * np.float32(by)
+            else:
+                ret._host[...] = first + i.astype(ret.dtype) * by
+        return ret
+
+    def linspace(self, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+        """``cupy.linspace`` (``cupy/_creation/ranges.py``) of scalar ends, line for line
+        (``_linspace_scalar``): ``float(stop - start) / div`` for the step (a TypeError for
+        complex ends), ``start + i * step`` in float64, the last value ``float(stop)``;
+        array ends: NumPy's."""
+        if num < 0:
+            raise ValueError("linspace with num<0 is not supported")
+        if not (np.isscalar(start) and np.isscalar(stop)):
+            return _numpy_name("cupy", np, "linspace")(
+                start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
+        dt = np.result_type(start, stop, float(num))
+        dtype = dt if dtype is None else dtype
+        ret = self.empty((num,), dtype=dt)
+        div = (num - 1) if endpoint else num
+        with np.errstate(all="ignore"):
+            if div <= 0:
+                if num > 0:
+                    ret._host[...] = start
+                step = float("nan")
+            else:
+                step = float(stop - start) / div
+                stop = float(stop)
+                i = np.arange(num, dtype=np.float64)
+                if step == 0.0:  # _linspace_ufunc_underflow: in0 + i * in1 / in2
+                    ret._host[...] = start + i * (stop - start) / div
+                else:
+                    ret._host[...] = np.float64(start) + i * step
+                if endpoint:
+                    ret._host[-1] = stop
+            if np.issubdtype(dtype, np.integer):
+                np.floor(ret._host, out=ret._host)
+        ret = ret.astype(dtype, copy=False)
+        return (ret, step) if retstep else ret
+
     def take_along_axis(self, a, indices, axis):
         """``cupy.take_along_axis`` (``cupy/_indexing/indexing.py``), line for line: an index
         array per axis, ``a[tuple(fancy_index)]``, whose indices wrap."""
