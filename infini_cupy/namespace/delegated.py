@@ -755,18 +755,26 @@ def _on_kernels(name, dtype, device, values) -> evenly_spaced.OnDevice | None:
     """Where ``arange`` or ``linspace`` makes its values with our kernels (the ``emulate`` and
     ``cuda`` backends, numbers or 0-d arrays for values): how they reach the device; None
     where the library's own function makes them (``cpu``, other values)."""
-    if not builtins.all(isinstance(v, (int, float, complex, np.generic)) or v is None
-                        or (is_array(v) and getattr(v, "ndim", None) == 0) for v in values):
+    if not builtins.all(_is_number(v) or v is None or _is_0d_array(v) for v in values):
+        return None
+    held_on = {str(v.device) for v in values if _is_0d_array(v)}
+    if len(held_on) > 1:  # refused by the library's own function, naming the devices
         return None
     if dtype is not None:
         dtypes.check_held(name, dtype)
     if device is None:
-        device = next((v.device for v in values if is_cupy_array(v)), None)
-    backend = config.get_backend() if device is None or (type(device) is str
-                                                         and device == "cpu") else "cuda"
+        device = next((v.device for v in values if _is_0d_array(v)), None)
+    if device is None:
+        backend = config.get_backend()
+    elif type(device) is str and device == "cpu":  # NumPy's name of the host's memory: the
+        backend = "emulate" if config.get_backend() == "emulate" else "numpy"  # emulator's too
+    else:
+        from .device import parse  # device imports this module's neighbours: imported at use
+
+        backend = parse(device).backend
     if backend == "emulate":
         return _EMULATOR_VALUES
-    if backend != "cuda" or (device is not None and type(device) is str and device == "cpu"):
+    if backend != "cuda":
         return None
 
     def on_gpu(make):
@@ -790,11 +798,27 @@ _EMULATOR_VALUES = evenly_spaced.OnDevice(
     lambda host: host.copy())
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float, complex, np.generic))
+
+
+def _is_0d_array(value) -> bool:
+    """A 0-d array of a library or an Array (generic code's computed ends and spacings)."""
+    return (not _is_number(value) and getattr(value, "shape", None) == ()
+            and hasattr(value, "device"))
+
+
 def _host_values(*values):
     """Numbers as they are; a 0-d array as a NumPy scalar of its dtype (what NumPy reads
-    of it: no Python number's weak promotion)."""
-    return tuple(v if not is_array(v) else np.asarray(v.get() if is_cupy_array(v) else v)[()]
-                 for v in values)
+    of it: no Python number's weak promotion), read from its device."""
+    def read(v):
+        if not _is_0d_array(v):
+            return v
+        if is_cupy_array(v):
+            return v.get()[()]
+        return np.asarray(v.to_device("cpu") if hasattr(v, "to_device") else v)[()]
+
+    return tuple(read(v) for v in values)
 
 
 arange.__doc__ = _arange.__doc__
@@ -922,6 +946,23 @@ std = _spread(std)  # noqa: F821
 
 linalg = _submodule("linalg", LINALG_NAMES)
 fft = _submodule("fft", FFT_NAMES, from_device=("fftfreq", "rfftfreq"))
+
+
+def _frequencies_on_kernels(delegated, real: bool):
+    """``fft.fftfreq``/``rfftfreq`` with NumPy's values on the kernels' devices too
+    (:func:`.evenly_spaced.frequencies`; CuPy's divide where NumPy multiplies)."""
+
+    def frequencies(n, /, *, d=1.0, dtype=None, device=None):
+        on_kernels = _on_kernels(f"fft.{delegated.__name__}", dtype, device, (d,))
+        if on_kernels is not None:
+            return evenly_spaced.frequencies(n, *_host_values(d), dtype, real, on_kernels)
+        return delegated(n, d=d, dtype=dtype, device=device)
+
+    return _named(frequencies, delegated.__name__, delegated.__doc__)
+
+
+fft.fftfreq = _frequencies_on_kernels(fft.fftfreq, real=False)
+fft.rfftfreq = _frequencies_on_kernels(fft.rfftfreq, real=True)
 tensordot = _named(standard_extensions.tensordot_of_the_standard(tensordot),  # noqa: F821
                    "tensordot", tensordot.__doc__)  # noqa: F821
 standard_extensions.hold_to_the_standard(

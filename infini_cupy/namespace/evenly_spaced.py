@@ -1,12 +1,12 @@
-"""``arange`` and ``linspace`` on the kernels' devices (``emulator``, ``cuda``): NumPy's
-arithmetic, step by step, in our elementwise kernels, so that the values are the same bits on
-every device.
+"""``arange``, ``linspace`` and ``fft.fftfreq``/``rfftfreq`` on the kernels' devices
+(``emulator``, ``cuda``): NumPy's arithmetic, step by step, in our elementwise kernels, so
+that the values are the same bits on every device.
 
 The libraries compute these values apart: NumPy's ``arange`` fills ``start + i * delta`` in
 the dtype, with ``delta`` the difference of its first two values (in float32 for float16),
-and its ``linspace`` ``i * step + start`` in float64; CuPy computes ``start + i * step`` with
-the step as given and lets NVRTC contract it into one fused multiply-add (its ``linspace``
-also cannot take complex ends). Here the host decides what NumPy decides on the host (the
+and its ``linspace`` ``i * step + start`` in float64, its ``fftfreq`` ``k * (1.0 / (n * d))``;
+CuPy computes ``start + i * step`` with the step as given and lets NVRTC contract it into one
+fused multiply-add (its ``linspace`` also cannot take complex ends), and ``k / (n * d)``. Here the host decides what NumPy decides on the host (the
 length, the dtype, the first two values, ``delta``, ``step``), and the kernels do the
 per-element arithmetic NumPy's loops do, each operation rounded on its own (our kernels are
 compiled without contraction): an integer index ``i`` (exact in every library) cast to the
@@ -161,3 +161,15 @@ def _write_at(values, position: int, host: np.ndarray) -> None:
     else:
         values[position:position + host.size] = host
 
+
+def frequencies(n: int, d, dtype, real: bool, device: OnDevice):
+    """``fft.fftfreq(n, d=d, dtype=dtype)`` (``rfftfreq`` where ``real``) as NumPy's
+    ``fft/_helper.py`` computes it: the integers ``0, 1, ..., -(n // 2), ..., -1`` times
+    ``1.0 / (n * d)``, then cast to ``dtype``. ``n`` and ``d`` are checked already."""
+    scale = 1.0 / (n * d)
+    k = device.arange(0, n // 2 + 1 if real else n, 1, np.dtype(np.int64))
+    if not real:
+        negative = k[(n - 1) // 2 + 1:]
+        ew.subtract(negative, n, out=negative)  # -(n // 2), ..., -1
+    values = ew.multiply(k, scale)
+    return values if dtype is None or np.dtype(dtype) == values.dtype else cast(values, dtype)

@@ -1,6 +1,6 @@
-"""``arange`` and ``linspace`` on the suite's device give NumPy's values bit for bit (the
-kernels do NumPy's arithmetic: ``namespace/evenly_spaced.py``), and refuse what NumPy
-refuses, with its exception types."""
+"""``arange``, ``linspace`` and ``fft.fftfreq``/``rfftfreq`` on the suite's device give
+NumPy's values bit for bit (the kernels do NumPy's arithmetic: ``namespace/evenly_spaced.py``),
+and refuse what NumPy refuses, with its exception types."""
 
 from __future__ import annotations
 
@@ -105,6 +105,29 @@ def test_linspace_of_0d_arrays_reads_their_dtype(device, arr):
     assert got.device == start.device
     np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), np.linspace(h[0], h[1], 11))
     assert got.dtype == np.float32
+
+
+@settings(deadline=None)
+@given(n=st.integers(1, 300), d=st.one_of(
+    st.floats(1e-3, 1e3), st.sampled_from([0.1, 1 / 3, -0.7]),
+    st.floats(0.125, 1e3, width=32).map(np.float32)), dtype=st.sampled_from([None, np.float32]))
+def test_fft_frequencies_are_numpy_s_bit_for_bit(device, n, d, dtype):
+    """NumPy multiplies the integers by ``1.0 / (n * d)``, CuPy divides them by ``n * d``:
+    other bits for most ``n`` and ``d``."""
+    for name in ("fftfreq", "rfftfreq"):
+        ours = getattr(xp.fft, name)
+        numpy_s = getattr(np.fft, name)
+        _same_or_same_error(
+            lambda: ours(n, d=d, dtype=dtype, device=device),
+            lambda: numpy_s(n, d).astype(np.float64 if dtype is None else dtype))
+
+
+def test_fft_frequencies_of_a_0d_array_spacing(device, arr):
+    d = np.float32(0.3)
+    spacing = arr(np.asarray(d))
+    got = xp.fft.fftfreq(10, d=spacing)
+    assert got.device == spacing.device
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), np.fft.fftfreq(10, d))
 
 
 @pytest.mark.parametrize("call, error", [

@@ -2321,8 +2321,21 @@ def _cupy_pad(array, pad_width, mode="constant", **kwargs):
     return padded
 
 
+def _cupy_fftfreq(n, d=1.0):
+    """``cupy.fft.fftfreq`` (``cupy/fft/_fft.py``): the integers divided by ``n * d``, where
+    NumPy multiplies them by ``1.0 / (n * d)`` (other roundings)."""
+    return np.hstack((np.arange(0, (n - 1) // 2 + 1, dtype=np.float64),
+                      np.arange(-(n // 2), 0, dtype=np.float64))) / (n * d)
+
+
+def _cupy_rfftfreq(n, d=1.0):
+    """``cupy.fft.rfftfreq`` (``cupy/fft/_fft.py``): divided, as ``fftfreq``."""
+    return np.arange(0, n // 2 + 1, dtype=np.float64) / (n * d)
+
+
 # (path, name) -> CuPy's answer where it is not NumPy's
 _AS_CUPY = {
+    ("cupy.fft", "fftfreq"): _cupy_fftfreq, ("cupy.fft", "rfftfreq"): _cupy_rfftfreq,
     ("cupy", "quantile"): _cupy_quantile, ("cupy", "percentile"): _cupy_percentile,
     ("cupy", "nanargmax"): _cupy_nanarg(np.nanargmax),
     ("cupy", "nanargmin"): _cupy_nanarg(np.nanargmin),
