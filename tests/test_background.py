@@ -40,3 +40,13 @@ def test_a_runs_of_its_own_stopped_leaves_the_sessions_subprocesses_alone(tmp_pa
     runs.stop()
     done = background.run([sys.executable, "-c", "print(6 * 7)"], timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "42"
+
+
+def test_a_run_gets_the_environment_the_session_began_with(monkeypatch):
+    """A test's ``monkeypatch.setenv`` while a run starts on the background thread is not the
+    run's: the runs' subprocesses get the environment as the session's runs were queued."""
+    monkeypatch.setitem(background._session_environ, "INFINI_CUPY_SEEN", "as the session began")
+    monkeypatch.setenv("INFINI_CUPY_SEEN", "a test's own")
+    done = background.run([sys.executable, "-c",
+                           "import os; print(os.environ['INFINI_CUPY_SEEN'])"], timeout=60)
+    assert done.stdout.strip() == "as the session began"

@@ -776,21 +776,31 @@ def _on_kernels(name, dtype, device, values) -> evenly_spaced.OnDevice | None:
         return _EMULATOR_VALUES
     if backend != "cuda":
         return None
+    return evenly_spaced.OnDevice(_on_gpu(_cupy_arange, name, device),
+                                  _on_gpu(_cupy_asarray, name, device))
 
-    def on_gpu(make):
-        def made(*args):
-            try:
-                with _current(device):
-                    return make(*args)
-            except Exception as e:
-                check_gpu_found(name, e)
-                raise
 
-        return made
+def _on_gpu(make, name, device):
+    """``make`` run with ``device`` current; where CuPy finds no usable GPU, the ValueError
+    of :func:`check_gpu_found` naming ``name``."""
 
-    return evenly_spaced.OnDevice(
-        on_gpu(lambda start, stop, step, dtype: require_cupy().arange(start, stop, step, dtype)),
-        on_gpu(lambda host: require_cupy().asarray(host)))
+    def made(*args):
+        try:
+            with _current(device):
+                return make(*args)
+        except Exception as e:
+            check_gpu_found(name, e)
+            raise
+
+    return made
+
+
+def _cupy_arange(start, stop, step, dtype):
+    return require_cupy().arange(start, stop, step, dtype)
+
+
+def _cupy_asarray(host):
+    return require_cupy().asarray(host)
 
 
 _EMULATOR_VALUES = evenly_spaced.OnDevice(

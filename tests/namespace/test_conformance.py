@@ -69,10 +69,11 @@ def run_suite(tmp_path: Path, version: str = VERSIONS[0], *extra: str,
     """The suite's JSON report for infini_cupy at ``version``, its Arrays on ``backend``'s
     device (``emulate``: the emulator; ``numpy``: cpu)."""
     report = tmp_path / f"infini_cupy-{version}-{backend}.json"
-    env = dict(os.environ, ARRAY_API_TESTS_MODULE=suite_module(version),
+    base = background.environ()
+    env = dict(base, ARRAY_API_TESTS_MODULE=suite_module(version),
                ARRAY_API_TESTS_VERSION=version, INFINI_CUPY_BACKEND=backend,
                HYPOTHESIS_STORAGE_DIRECTORY=str(tmp_path / "hypothesis"),
-               PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([str(REPO), base.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pytest", str(SUITE / "array_api_tests"),
                f"--rootdir={SUITE}", "-p", "no:cacheprovider", "-q", "--tb=line",
                f"--max-examples={EXAMPLES}", "--hypothesis-disable-deadline",

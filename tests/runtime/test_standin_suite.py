@@ -22,7 +22,6 @@ import ast
 import functools
 import importlib.util
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -140,7 +139,7 @@ def _run(folder: Path, branch_files: list[str]):
     beside another thread's (its AST constructor keeps one recursion count per interpreter,
     CPython gh-106905: "AST constructor recursion depth mismatch" in CI, while the main
     thread ran tests)."""
-    env = dict(os.environ, COVERAGE_FILE=str(folder / ".coverage"))
+    env = dict(background.environ(), COVERAGE_FILE=str(folder / ".coverage"))
     include = ",".join(f"*/{path}" for path in (*LAUNCHERS, *branch_files))
     launchers = ",".join(f"*/{path}" for path in LAUNCHERS)
     pytest_args = ["-q", "-p", "no:cacheprovider", "-o", "addopts=-ra",

@@ -29,13 +29,26 @@ from pathlib import Path
 import pytest
 
 _processes: set[subprocess.Popen] = set()
+# os.environ as the session's runs were queued: what their subprocesses get (environ())
+_session_environ: dict[str, str] = {}
 _processes_lock = threading.Lock()
 _stopping = threading.Event()  # set by stop(config): no new subprocess starts after it
 
 
+def environ() -> dict[str, str]:
+    """A copy of the environment as the session's runs were queued, before any test: the
+    base of every run's ``env``. The runs start on their own thread while tests change
+    ``os.environ`` (``monkeypatch.setenv`` of the cache folder, the notebooks' PYTHONPATH), and
+    a subprocess started then inherited the change: a run built the compiled hot path into a
+    test's cache folder while that test damaged the file on purpose."""
+    return dict(_session_environ or os.environ)
+
+
 def run(command, *, timeout: float, **kwargs) -> subprocess.CompletedProcess:
     """``subprocess.run(command, capture_output=True, text=True, timeout=timeout, **kwargs)``,
-    in a process group of its own that :func:`stop` kills."""
+    in a process group of its own that :func:`stop` kills; ``env`` :func:`environ` where
+    none is given."""
+    kwargs.setdefault("env", environ())
     with _processes_lock:
         if _stopping.is_set():
             raise RuntimeError("the session is ending: no new background subprocess")
@@ -176,6 +189,8 @@ def start(config, items) -> None:
     for ``--collect-only``)."""
     if config.option.collectonly:
         return
+    _session_environ.clear()
+    _session_environ.update(os.environ)
     runs = {}
     for module, selected in in_thread_order(modules_with_runs(items)):
         runs.update(module.background_runs(config, selected))

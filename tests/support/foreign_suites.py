@@ -23,10 +23,11 @@ def run_on_arrays(pytest_args: list[str], plugins: tuple[str, ...] = (), *, env:
     """``python -m pytest pytest_args`` with the stand-in loaded first, then ``plugins`` (from
     the stand-in's folder), on Arrays of ``device`` (``emulator`` or ``cpu``); ``env`` adds to
     the environment. Checks that the stand-in answered and that some test passed."""
-    environment = dict(os.environ, **(env or {}),
+    base = background.environ()
+    environment = dict(base, **(env or {}),
                        INFINI_CUPY_BACKEND=Device(device).backend,
                        PYTHONPATH=os.pathsep.join([str(STANDIN), str(REPO),
-                                                   os.environ.get("PYTHONPATH", "")]))
+                                                   base.get("PYTHONPATH", "")]))
     loaded = [arg for plugin in ("array_api_strict", *plugins) for arg in ("-p", plugin)]
     command = [sys.executable, "-m", "pytest", *loaded, "-p", "no:cacheprovider",
                "-o", "addopts=", *pytest_args]
