@@ -219,7 +219,9 @@ def _frequencies_checked(frequencies, **_):
             raise TypeError(f"fft.{name}: n must be an integer, got {type(n).__name__} {n!r}")
         if count < 1:
             raise ValueError(f"fft.{name}: n must be a positive integer, got {count}")
-        if isinstance(d, (int, float, np.number)) and d == 0:
+        spacing = d if isinstance(d, (int, float, np.number)) else (
+            float(d) if getattr(d, "shape", None) == () and not is_traced(d) else None)
+        if spacing is not None and spacing == 0:  # (a 0-d array's value read from its device)
             raise ValueError(f"fft.{name}: d must not be 0 (the frequencies are k / (d * n)), "
                              f"got {d!r}")
         held = None if dtype is None else dtypes.dtype_or_none(dtype)

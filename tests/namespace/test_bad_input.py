@@ -1023,6 +1023,16 @@ def test_fftfreq_refuses_what_the_standard_refuses(on, name, given, error, messa
         getattr(xp.fft, name)(n, device=on(np.empty(0)).device, **given)
 
 
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+def test_fftfreq_refuses_a_0d_array_spacing_of_0(on, name):
+    """A computed spacing (a 0-d array) of 0 is refused as the number 0 is: NumPy and the
+    kernels answered inf and NaN."""
+    spacing = on(np.asarray(0.0, np.float32))
+    with pytest.raises(ValueError, match=rf"fft\.{name}: d must not be 0 .*, got Array\(0\."):
+        getattr(xp.fft, name)(4, d=spacing)
+    assert getattr(xp.fft, name)(4, d=on(np.asarray(0.5))).device == spacing.device
+
+
 _FINITE = "start, stop and step must be finite, got "
 
 
