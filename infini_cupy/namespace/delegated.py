@@ -736,7 +736,7 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     for value in (start, stop, step):
         if isinstance(value, (complex, np.complexfloating)):  # NumPy: an empty complex array
             raise TypeError(f"arange: start, stop and step are real numbers, got {value!r}")
-        # (numbers only: a 0-d GPU array is read where the library reads it)
+        # (numbers only: a 0-d array's value is read where it is used)
         if isinstance(value, (float, np.floating)) and not math.isfinite(value):
             # NumPy: "Maximum allowed size exceeded" or "cannot compute length"; CuPy:
             # OverflowError for an infinity
@@ -752,9 +752,10 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 
 def _on_kernels(name, dtype, device, values) -> evenly_spaced.OnDevice | None:
-    """Where ``arange`` or ``linspace`` makes its values with our kernels (the ``emulate`` and
-    ``cuda`` backends, numbers or 0-d arrays for values): how they reach the device; None
-    where the library's own function makes them (``cpu``, other values)."""
+    """Where ``arange``, ``linspace`` or ``fft.fftfreq``/``rfftfreq`` (``name``) makes its
+    values with our kernels (the ``emulate`` and ``cuda`` backends, numbers or 0-d arrays for
+    ``values``): how they reach the device; None where the library's own function makes them
+    (``cpu``, other values, 0-d arrays of two devices)."""
     if not builtins.all(_is_number(v) or v is None or _is_0d_array(v) for v in values):
         return None
     held_on = {str(v.device) for v in values if _is_0d_array(v)}

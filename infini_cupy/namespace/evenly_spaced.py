@@ -6,12 +6,13 @@ The libraries compute these values apart: NumPy's ``arange`` fills ``start + i *
 the dtype, with ``delta`` the difference of its first two values (in float32 for float16),
 and its ``linspace`` ``i * step + start`` in float64, its ``fftfreq`` ``k * (1.0 / (n * d))``;
 CuPy computes ``start + i * step`` with the step as given and lets NVRTC contract it into one
-fused multiply-add (its ``linspace`` also cannot take complex ends), and ``k / (n * d)``. Here the host decides what NumPy decides on the host (the
-length, the dtype, the first two values, ``delta``, ``step``), and the kernels do the
-per-element arithmetic NumPy's loops do, each operation rounded on its own (our kernels are
-compiled without contraction): an integer index ``i`` (exact in every library) cast to the
-working dtype, a multiply, an add, then NumPy's own first, second or last values written
-over the computed ones, as NumPy writes them.
+fused multiply-add (its ``linspace`` also cannot take complex ends), and ``k / (n * d)``.
+Here the host decides what NumPy decides on the host (the length, the dtype, the first two
+values, ``delta``, ``step``), and the kernels do the per-element arithmetic NumPy's loops do,
+each operation rounded on its own (our kernels are compiled without contraction): an integer
+index ``i`` (exact in every library) cast to the working dtype, a multiply, an add, then
+NumPy's own first, second or last values written over the computed ones, as NumPy writes
+them.
 
 >>> import numpy as np, infini_cupy as xp
 >>> x = xp.arange(1.0, 2.0, 0.1, dtype=xp.float32, device="emulator")
